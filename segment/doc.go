@@ -1,0 +1,68 @@
+// Package segment implements jetwal's append-only segment files: the bottom
+// layer of the stream store.
+//
+// A stream's messages live in a directory of segment files, each named by the
+// first sequence it may hold, zero-padded so names sort in sequence order:
+//
+//	00000000000000000001.seg      active or sealed, plain
+//	00000000000001048577.seg.s2   sealed and S2-compressed
+//
+// # Segment header (32 bytes, little endian)
+//
+//	offset size field
+//	0      4    magic "JWS1"
+//	4      1    format version (1)
+//	5      1    flags (bit 0: body is S2 compressed; see below)
+//	6      2    reserved, zero
+//	8      8    base sequence: the first sequence this segment may hold
+//	16     8    creation time, unix nanoseconds
+//	24     8    xxhash64 of bytes [0, 24)
+//
+// # Record (variable length, little endian), directly after the header
+//
+//	offset   size field
+//	0        4    total length L of the record, these 4 bytes and the checksum included
+//	4        2    flags (bit 0: tombstone, bit 1: erased)
+//	6        2    subject length S
+//	8        8    sequence
+//	16       8    timestamp, unix nanoseconds
+//	24       4    header length H
+//	28       S    subject
+//	28+S     H    NATS header block
+//	28+S+H   P    payload, P = L - 36 - S - H
+//	L-8      8    xxhash64 of bytes [0, L-8) of the record
+//
+// The checksum covers every byte of the record, its lengths included, so a
+// torn or bit-flipped record is always detected. A zero length marks the end
+// of the written data in a preallocated (zero-filled) segment.
+//
+// A tombstone record (flag bit 0) deletes the sequences [sequence,
+// sequence+count) where count is its 8-byte payload; its subject and header
+// are empty. Tombstones are how deletes, filtered purges and truncates survive
+// a restart; they refer to sequences at or below the segment's own messages.
+// An erased record (flag bit 1) is a message whose subject, header and payload
+// bytes were overwritten with zeros on request, checksum rewritten.
+//
+// # Sealed compressed segments
+//
+// A sealed segment may be rewritten as header (flag bit 0 set) followed by one
+// S2 block (github.com/klauspost/compress/s2) holding every record byte after
+// the header. It is decoded into memory when first read. Compressed segments
+// are read-only: erasing a record in one only writes a tombstone.
+//
+// # Writing, reading and the lifetime of read slices
+//
+// Appends are encoded into an in-memory write buffer and written with one
+// pwrite per flush (WriteAt) into a file preallocated with fallocate, so a full
+// disk surfaces as ENOSPC from a system call rather than SIGBUS from a store
+// into a mapping; where preallocation is unsupported the file is grown with
+// ftruncate and the same pwrite path reports ENOSPC. Reads go through a
+// read-only shared mapping (mmap-go), which sees pwritten bytes immediately.
+//
+// Record views returned by ReadAt and Scan alias the mapping: they are valid
+// until the segment is closed or removed. Package wal guarantees that by
+// copying out under a read lock and unmapping only under its write lock; any
+// other caller must give the same guarantee.
+//
+// All constants in format.go are part of the on-disk format.
+package segment

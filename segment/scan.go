@@ -1,0 +1,91 @@
+package segment
+
+import (
+	"encoding/binary"
+)
+
+// ScanResult is what Scan found.
+type ScanResult struct {
+	// End is the offset after the last valid record before the first damage
+	// (or after the last record when there was none).
+	End int64
+	// Damage lists the damaged ranges found. When Scan was asked to stop at
+	// the first damage it holds at most one entry.
+	Damage []Damage
+}
+
+// Damage is a range of bytes that holds no valid record.
+type Damage struct {
+	Err    *CorruptError
+	Offset int64 // first damaged byte
+	Resync int64 // offset of the next valid record, or -1 if none was found
+}
+
+// Scan calls fn for every valid record in order, from the header on.
+//
+// Damage never stops the scan silently: an invalid record (bad length, bad
+// checksum, torn record, or a zero length followed by non-zero bytes) is
+// recorded, and Scan searches forward for the next record proven valid by its
+// checksum. A damage entry with Resync == -1 is a tail: nothing valid follows
+// it. Whether a tail is an expected torn write or corruption is the caller's
+// policy (package wal: expected only in the newest segment). A zero length
+// followed by zeros only is the end of written data. fn may stop the scan by
+// returning an error, which Scan returns.
+func (s *Segment) Scan(fn func(off int64, r *Record) error) (ScanResult, error) {
+	b, err := s.bytes()
+	if err != nil {
+		return ScanResult{}, err
+	}
+	res := ScanResult{End: HeaderSize}
+	var lastSeq uint64
+	off := int64(HeaderSize)
+	for off < int64(len(b)) {
+		r, n, st, reason, want, got := decodeRecord(b[off:])
+		if st == decodeEnd {
+			if allZero(b[off:]) {
+				break
+			}
+			st, reason = decodeBad, "zero record length followed by non-zero bytes"
+		}
+		if st == decodeOK {
+			if !r.Tombstone() {
+				lastSeq = r.Seq
+			}
+			if err := fn(off, &r); err != nil {
+				return res, err
+			}
+			off += int64(n)
+			res.End = off
+			continue
+		}
+		d := Damage{Err: &CorruptError{File: s.path, Offset: off, Reason: reason, Expected: want, Actual: got}, Offset: off}
+		d.Resync = findNext(b, off+1, lastSeq)
+		res.Damage = append(res.Damage, d)
+		if d.Resync < 0 {
+			break
+		}
+		off = d.Resync
+	}
+	return res, nil
+}
+
+// findNext searches b from off for the start of a valid record carrying a
+// sequence above after (or a tombstone). Every candidate is proven by its
+// checksum, so a false match needs a 64-bit collision.
+func findNext(b []byte, off int64, after uint64) int64 {
+	for ; off+RecordMinSize <= int64(len(b)); off++ {
+		l := binary.LittleEndian.Uint32(b[off:])
+		if l < RecordMinSize || l > MaxRecordSize || off+int64(l) > int64(len(b)) {
+			continue
+		}
+		seq := binary.LittleEndian.Uint64(b[off+8:])
+		flags := binary.LittleEndian.Uint16(b[off+4:])
+		if flags&FlagTombstone == 0 && seq <= after {
+			continue
+		}
+		if _, _, st, _, _, _ := decodeRecord(b[off:]); st == decodeOK {
+			return off
+		}
+	}
+	return -1
+}

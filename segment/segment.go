@@ -1,0 +1,370 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/jetwal/jetwal/vfs"
+)
+
+// ErrFull is returned by Append when the record does not fit.
+var ErrFull = errors.New("segment: full")
+
+// ErrSealed is returned when writing to a sealed segment.
+var ErrSealed = errors.New("segment: sealed")
+
+// Segment is one segment file. It is not safe for concurrent mutation; the
+// owner (package wal) serialises writers and keeps readers out of Close.
+// ReadAt may run concurrently with other ReadAt calls.
+type Segment struct {
+	fs   vfs.FS
+	path string
+	f    vfs.File
+	hdr  segHeader
+
+	m        vfs.Mapping // nil for compressed segments
+	data     []byte      // mapped or decoded bytes; valid in [0, end)
+	capacity int64       // bytes reserved for the file
+	end      int64       // bytes written to the file (header included)
+	wbuf     []byte      // encoded records not yet written, at file offset end
+
+	sealed     bool
+	compressed bool
+
+	decodeMu  sync.Mutex // guards lazy decoding of a compressed body
+	decodeErr error
+}
+
+// Create makes a new segment for sequences from base, reserving capacity
+// bytes on disk. The directory entry is synced before Create returns.
+func Create(fs vfs.FS, dir string, base uint64, created int64, capacity int64) (*Segment, error) {
+	if capacity < HeaderSize+RecordMinSize {
+		return nil, fmt.Errorf("segment: capacity %d too small", capacity)
+	}
+	path := filepath.Join(dir, FileName(base, false))
+	f, err := fs.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("segment: create %s: %w", path, err)
+	}
+	s := &Segment{fs: fs, path: path, f: f, hdr: segHeader{base: base, created: created}, capacity: capacity, end: HeaderSize}
+	fail := func(err error) (*Segment, error) {
+		f.Close()
+		fs.Remove(path)
+		return nil, err
+	}
+	if err := f.Allocate(0, capacity); err != nil {
+		if !errors.Is(err, vfs.ErrAllocUnsupported) {
+			return fail(fmt.Errorf("segment: preallocate %s: %w", path, err))
+		}
+		// No preallocation here: grow the file sparsely. Writes go through
+		// pwrite, so a full disk is an ENOSPC error, not a SIGBUS.
+		if err := f.Truncate(capacity); err != nil {
+			return fail(fmt.Errorf("segment: size %s: %w", path, err))
+		}
+	}
+	if _, err := f.WriteAt(encodeHeader(base, created, 0), 0); err != nil {
+		return fail(fmt.Errorf("segment: write header %s: %w", path, err))
+	}
+	if err := f.Sync(); err != nil {
+		return fail(fmt.Errorf("segment: sync %s: %w", path, err))
+	}
+	if err := fs.SyncDir(dir); err != nil {
+		return fail(fmt.Errorf("segment: sync dir %s: %w", dir, err))
+	}
+	m, err := f.Map(int(capacity))
+	if err != nil {
+		return fail(fmt.Errorf("segment: map %s: %w", path, err))
+	}
+	s.m, s.data = m, m.Bytes()
+	return s, nil
+}
+
+// Open opens an existing segment file. Records are not validated; call Scan.
+// A plain segment opened with writable set continues to accept appends after
+// the end that Scan found (see SetEnd).
+func Open(fs vfs.FS, path string, writable bool) (*Segment, error) {
+	var (
+		f   vfs.File
+		err error
+	)
+	if writable {
+		f, err = fs.OpenRW(path)
+	} else {
+		f, err = fs.Open(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("segment: open %s: %w", path, err)
+	}
+	size, err := f.Size()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("segment: stat %s: %w", path, err)
+	}
+	h := make([]byte, HeaderSize)
+	if size >= HeaderSize {
+		if _, err := f.ReadAt(h, 0); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("segment: read header %s: %w", path, err)
+		}
+	} else {
+		h = h[:size]
+		if size > 0 {
+			f.ReadAt(h, 0)
+		}
+	}
+	hdr, err := decodeHeader(path, h)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s := &Segment{fs: fs, path: path, f: f, hdr: hdr, capacity: size, end: size}
+	if hdr.flags&SegFlagCompressed != 0 {
+		s.compressed, s.sealed = true, true
+		return s, nil
+	}
+	m, err := f.Map(int(size))
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("segment: map %s: %w", path, err)
+	}
+	s.m, s.data = m, m.Bytes()
+	if !writable {
+		s.sealed = true
+	}
+	return s, nil
+}
+
+// Path is the segment's file path.
+func (s *Segment) Path() string { return s.path }
+
+// Base is the first sequence the segment may hold.
+func (s *Segment) Base() uint64 { return s.hdr.base }
+
+// Created is the segment's creation time in unix nanoseconds.
+func (s *Segment) Created() int64 { return s.hdr.created }
+
+// Sealed reports whether the segment accepts no more appends.
+func (s *Segment) Sealed() bool { return s.sealed }
+
+// Compressed reports whether the segment is a compressed sealed segment.
+func (s *Segment) Compressed() bool { return s.compressed }
+
+// End is the offset after the last record, including buffered ones.
+func (s *Segment) End() int64 { return s.end + int64(len(s.wbuf)) }
+
+// Flushed is the offset up to which records have been written to the file.
+func (s *Segment) Flushed() int64 { return s.end }
+
+// Buffered is the number of encoded bytes waiting for Flush.
+func (s *Segment) Buffered() int { return len(s.wbuf) }
+
+// Room reports whether a record of n encoded bytes fits.
+func (s *Segment) Room(n int) bool {
+	return !s.sealed && s.End()+int64(n) <= s.capacity
+}
+
+// SetEnd sets the end of valid data after recovery scanned a reopened segment.
+// Bytes after end are zeroed in the file so a later scan stops there.
+func (s *Segment) SetEnd(end int64) error {
+	if end < HeaderSize || end > s.capacity {
+		return fmt.Errorf("segment: %s: end %d out of range", s.path, end)
+	}
+	if s.compressed {
+		return ErrSealed
+	}
+	if end < s.capacity && !allZero(s.data[end:min(s.capacity, end+4096)]) {
+		// Torn tail: zero it so the next scan ends at end. Zero in chunks.
+		zero := make([]byte, 64<<10)
+		for off := end; off < s.capacity; {
+			n := min(int64(len(zero)), s.capacity-off)
+			if allZero(s.data[off : off+n]) {
+				off += n
+				continue
+			}
+			if _, err := s.f.WriteAt(zero[:n], off); err != nil {
+				return fmt.Errorf("segment: %s: zero torn tail at %d: %w", s.path, off, err)
+			}
+			off += n
+		}
+		if err := s.f.Sync(); err != nil {
+			return fmt.Errorf("segment: %s: sync: %w", s.path, err)
+		}
+	}
+	s.end = end
+	return nil
+}
+
+// Append encodes a record into the write buffer and returns its offset.
+func (s *Segment) Append(flags uint16, seq uint64, ts int64, subject string, hdr, data []byte) (int64, error) {
+	if s.sealed {
+		return 0, ErrSealed
+	}
+	n := EncodedSize(len(subject), len(hdr), len(data))
+	if s.End()+int64(n) > s.capacity {
+		return 0, ErrFull
+	}
+	off := s.End()
+	s.wbuf = AppendRecord(s.wbuf, flags, seq, ts, subject, hdr, data)
+	return off, nil
+}
+
+// Flush writes buffered records to the file (not necessarily to disk).
+func (s *Segment) Flush() error {
+	if len(s.wbuf) == 0 {
+		return nil
+	}
+	n, err := s.f.WriteAt(s.wbuf, s.end)
+	if err == nil && n != len(s.wbuf) {
+		err = fmt.Errorf("short write (%d of %d bytes)", n, len(s.wbuf))
+	}
+	if err != nil {
+		return fmt.Errorf("segment: write %s at offset %d: %w", s.path, s.end, err)
+	}
+	s.end += int64(n)
+	if cap(s.wbuf) > 4<<20 {
+		s.wbuf = nil
+	} else {
+		s.wbuf = s.wbuf[:0]
+	}
+	return nil
+}
+
+// Sync flushes and makes the file's contents durable.
+func (s *Segment) Sync() error {
+	if err := s.Flush(); err != nil {
+		return err
+	}
+	if err := s.f.Sync(); err != nil {
+		return fmt.Errorf("segment: sync %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// bytes returns the readable record bytes [0, end).
+func (s *Segment) bytes() ([]byte, error) {
+	if !s.compressed {
+		return s.data[:s.end], nil
+	}
+	s.decodeMu.Lock()
+	defer s.decodeMu.Unlock()
+	if s.data == nil && s.decodeErr == nil {
+		s.data, s.decodeErr = decodeCompressed(s.f, s.path, s.capacity)
+		if s.decodeErr == nil {
+			s.end = int64(len(s.data))
+		}
+	}
+	return s.data, s.decodeErr
+}
+
+// ReadAt decodes the record at off. The record aliases the segment's bytes
+// (see the package doc for how long that is valid). The caller must have
+// flushed the record first (off < Flushed()).
+func (s *Segment) ReadAt(off int64) (Record, int, error) {
+	b, err := s.bytes()
+	if err != nil {
+		return Record{}, 0, err
+	}
+	if off < HeaderSize || off >= int64(len(b)) {
+		return Record{}, 0, fmt.Errorf("segment: %s: offset %d outside written data [%d, %d): %w",
+			s.path, off, HeaderSize, len(b), ErrCorrupt)
+	}
+	r, n, st, reason, want, got := decodeRecord(b[off:])
+	if st != decodeOK {
+		if st == decodeEnd {
+			reason = "zero length where a record was expected"
+		}
+		return Record{}, 0, &CorruptError{File: s.path, Offset: off, Reason: reason, Expected: want, Actual: got}
+	}
+	return r, n, nil
+}
+
+// Erase overwrites the subject, header and payload of the record at off with
+// zeros, sets FlagErased and rewrites its checksum.
+func (s *Segment) Erase(off int64) error {
+	if s.compressed {
+		return ErrSealed
+	}
+	var rec []byte
+	if off >= s.end {
+		i := off - s.end
+		if i >= int64(len(s.wbuf)) {
+			return fmt.Errorf("segment: %s: erase offset %d past end", s.path, off)
+		}
+		rec = s.wbuf[i:]
+	} else {
+		rec = s.data[off:s.end]
+	}
+	r, n, err := s.ReadAtBuf(rec, off)
+	if err != nil {
+		return err
+	}
+	nb := AppendRecord(make([]byte, 0, n), r.Flags|FlagErased, r.Seq, r.Time,
+		string(make([]byte, len(r.Subject))), make([]byte, len(r.Header)), make([]byte, len(r.Data)))
+	if off >= s.end {
+		copy(rec, nb)
+		return nil
+	}
+	if _, err := s.f.WriteAt(nb, off); err != nil {
+		return fmt.Errorf("segment: erase %s at offset %d: %w", s.path, off, err)
+	}
+	return nil
+}
+
+// ReadAtBuf decodes the record at the start of b, which sits at offset off of
+// this segment (used for error messages).
+func (s *Segment) ReadAtBuf(b []byte, off int64) (Record, int, error) {
+	r, n, st, reason, want, got := decodeRecord(b)
+	if st != decodeOK {
+		return Record{}, 0, &CorruptError{File: s.path, Offset: off, Reason: reason, Expected: want, Actual: got}
+	}
+	return r, n, nil
+}
+
+// Seal flushes the segment, trims the file to its used length and syncs it.
+// No appends are accepted afterwards.
+func (s *Segment) Seal() error {
+	if s.sealed {
+		return nil
+	}
+	if err := s.Flush(); err != nil {
+		return err
+	}
+	if err := s.f.Truncate(s.end); err != nil {
+		return fmt.Errorf("segment: trim %s to %d: %w", s.path, s.end, err)
+	}
+	if err := s.f.Sync(); err != nil {
+		return fmt.Errorf("segment: sync %s: %w", s.path, err)
+	}
+	s.capacity = s.end
+	s.sealed = true
+	return nil
+}
+
+// Close releases the mapping and the file. Record views become invalid.
+func (s *Segment) Close() error {
+	var err error
+	if s.m != nil {
+		err = s.m.Unmap()
+		s.m = nil
+	}
+	s.data = nil
+	if s.f != nil {
+		if cerr := s.f.Close(); err == nil {
+			err = cerr
+		}
+		s.f = nil
+	}
+	return err
+}
+
+// Remove closes the segment and deletes its file. The caller syncs the
+// directory.
+func (s *Segment) Remove() error {
+	cerr := s.Close()
+	if err := s.fs.Remove(s.path); err != nil {
+		return fmt.Errorf("segment: remove %s: %w", s.path, err)
+	}
+	return cerr
+}
