@@ -1,0 +1,191 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/jetwal/jetwal/store"
+)
+
+// Checkpoint format constants (part of the on-disk format).
+const (
+	CheckpointMagic   = "JWIX"
+	CheckpointVersion = 1
+	checkpointHead    = 16
+)
+
+// ErrCorrupt is the engine's corruption sentinel.
+var ErrCorrupt = store.ErrCorrupt
+
+// Encode serialises the index with an opaque trailer owned by the store.
+func Encode(x *Index, trailer []byte) []byte {
+	b := make([]byte, checkpointHead, checkpointHead+x.MemBytes()+len(trailer)+64)
+	copy(b, CheckpointMagic)
+	b[4] = CheckpointVersion
+	le := binary.LittleEndian
+	b = le.AppendUint32(b, uint32(len(x.Seqs.blocks)))
+	for _, bl := range x.Seqs.blocks {
+		b = le.AppendUint32(b, uint32(bl.seg))
+		b = le.AppendUint64(b, bl.base)
+		b = le.AppendUint32(b, uint32(len(bl.offs)))
+		for _, o := range bl.offs {
+			b = le.AppendUint32(b, o)
+		}
+		b = le.AppendUint32(b, uint32(len(bl.del)))
+		for _, w := range bl.del {
+			b = le.AppendUint64(b, w)
+		}
+	}
+	b = le.AppendUint32(b, uint32(len(x.Subj.byName)))
+	for name, s := range x.Subj.byName {
+		b = le.AppendUint16(b, uint16(len(name)))
+		b = append(b, name...)
+		b = le.AppendUint64(b, s.Msgs)
+		b = le.AppendUint64(b, s.First)
+		b = le.AppendUint64(b, s.Last)
+		b = le.AppendUint32(b, uint32(s.list.n))
+		b = le.AppendUint64(b, s.list.last)
+		b = le.AppendUint32(b, uint32(len(s.list.marks)))
+		for _, m := range s.list.marks {
+			b = le.AppendUint64(b, m.seq)
+			b = le.AppendUint32(b, m.off)
+		}
+		b = le.AppendUint32(b, uint32(len(s.list.buf)))
+		b = append(b, s.list.buf...)
+	}
+	b = le.AppendUint32(b, uint32(len(trailer)))
+	b = append(b, trailer...)
+	le.PutUint64(b[8:], uint64(len(b)-checkpointHead))
+	return le.AppendUint64(b, xxhash.Sum64(b))
+}
+
+type reader struct {
+	b   []byte
+	p   int
+	err error
+}
+
+var errShort = errors.New("truncated")
+
+func (r *reader) take(n int) []byte {
+	if r.err != nil || n < 0 || r.p+n > len(r.b) {
+		r.err = errShort
+		return nil
+	}
+	v := r.b[r.p : r.p+n]
+	r.p += n
+	return v
+}
+func (r *reader) u16() uint16 {
+	if v := r.take(2); v != nil {
+		return binary.LittleEndian.Uint16(v)
+	}
+	return 0
+}
+func (r *reader) u32() uint32 {
+	if v := r.take(4); v != nil {
+		return binary.LittleEndian.Uint32(v)
+	}
+	return 0
+}
+func (r *reader) u64() uint64 {
+	if v := r.take(8); v != nil {
+		return binary.LittleEndian.Uint64(v)
+	}
+	return 0
+}
+
+// count reads a length and checks that at least n*unit bytes remain, so a
+// damaged count cannot make Decode allocate wildly.
+func (r *reader) count(unit int) int {
+	n := int(r.u32())
+	if r.err == nil && n*unit > len(r.b)-r.p {
+		r.err = fmt.Errorf("count %d exceeds remaining %d bytes", n, len(r.b)-r.p)
+		return 0
+	}
+	return n
+}
+
+// Decode parses a checkpoint. Any damage yields an error wrapping ErrCorrupt.
+func Decode(file string, b []byte) (*Index, []byte, error) {
+	bad := func(off int, why string) error {
+		return fmt.Errorf("index checkpoint %s: offset %d: %s: %w", file, off, why, ErrCorrupt)
+	}
+	if len(b) < checkpointHead+8 || string(b[:4]) != CheckpointMagic {
+		return nil, nil, bad(0, "bad magic or too short")
+	}
+	if b[4] != CheckpointVersion {
+		return nil, nil, bad(4, fmt.Sprintf("unsupported version %d", b[4]))
+	}
+	body := binary.LittleEndian.Uint64(b[8:])
+	if body != uint64(len(b)-checkpointHead-8) {
+		return nil, nil, bad(8, fmt.Sprintf("body length %d does not match file size %d", body, len(b)))
+	}
+	end := len(b) - 8
+	if want, got := binary.LittleEndian.Uint64(b[end:]), xxhash.Sum64(b[:end]); want != got {
+		return nil, nil, fmt.Errorf("index checkpoint %s: offset %d: checksum mismatch (stored %016x, computed %016x): %w", file, end, want, got, ErrCorrupt)
+	}
+	r := &reader{b: b[:end], p: checkpointHead}
+	x := New()
+	nb := r.count(20)
+	var prevEnd uint64
+	for i := 0; i < nb && r.err == nil; i++ {
+		bl := &block{seg: SegID(r.u32()), base: r.u64()}
+		n := r.count(4)
+		bl.offs = make([]uint32, n)
+		for j := range bl.offs {
+			bl.offs[j] = r.u32()
+		}
+		nw := r.count(8)
+		if nw > 0 {
+			bl.del = make([]uint64, nw)
+			for j := range bl.del {
+				bl.del[j] = r.u64()
+			}
+			for j := range bl.offs {
+				if bl.deleted(j) {
+					bl.ndel++
+				}
+			}
+		}
+		if r.err == nil && (bl.base < prevEnd || n == 0) {
+			return nil, nil, bad(r.p, "blocks out of order")
+		}
+		prevEnd = bl.end()
+		x.Seqs.blocks = append(x.Seqs.blocks, bl)
+		x.Seqs.live += bl.live()
+	}
+	ns := r.count(2)
+	for i := 0; i < ns && r.err == nil; i++ {
+		name := string(r.take(int(r.u16())))
+		s := &subj{name: name}
+		s.Msgs, s.First, s.Last = r.u64(), r.u64(), r.u64()
+		s.list.n = int(r.u32())
+		s.list.last = r.u64()
+		nm := r.count(12)
+		s.list.marks = make([]listMark, nm)
+		for j := range s.list.marks {
+			s.list.marks[j] = listMark{seq: r.u64(), off: r.u32()}
+		}
+		s.list.buf = append([]byte(nil), r.take(r.count(1))...)
+		if r.err == nil && (s.Msgs == 0 || nm == 0 || (s.list.n+listBlock-1)/listBlock != nm) {
+			return nil, nil, bad(r.p, "inconsistent subject entry "+name)
+		}
+		for _, m := range s.list.marks {
+			if int(m.off) > len(s.list.buf) {
+				return nil, nil, bad(r.p, "subject list mark out of range")
+			}
+		}
+		x.Subj.byName[name] = s
+	}
+	trailer := append([]byte(nil), r.take(r.count(1))...)
+	if r.err != nil {
+		return nil, nil, bad(r.p, r.err.Error())
+	}
+	if r.p != end {
+		return nil, nil, bad(r.p, "trailing bytes")
+	}
+	return x, trailer, nil
+}

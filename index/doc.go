@@ -1,0 +1,40 @@
+// Package index holds the in-memory indexes of a stream store: where each
+// sequence lives, and which sequences each subject has.
+//
+// # Sequence index
+//
+// Sequences are dense, so the sequence index is a list of blocks, each a run
+// of consecutive sequences in one segment: a base sequence, one uint32
+// segment offset per sequence, and a deletion bitmap allocated on the first
+// delete (1 bit per sequence). Lookup is a binary search over blocks (there is
+// about one per segment) and an array index: O(1) in practice, 4 bytes and
+// 1 bit per message.
+//
+// # Subject index
+//
+// Every subject has its message count, first and last sequence, and the list
+// of its sequences, delta-encoded as uvarints in blocks of 32 entries with a
+// (sequence, byte offset) mark per block, so "the first sequence >= S of
+// subject X" is a binary search over marks plus at most 31 varint decodes,
+// and costs 1–3 bytes per message. Entries of deleted messages stay in a list
+// until dead entries outnumber live ones, when the list is rebuilt.
+//
+// Filters with wildcards are resolved to the matching subjects (cached until
+// the subject set changes). When a filter matches few subjects the store walks
+// their lists; when it matches many, it walks sequences and checks subjects.
+//
+// # Checkpoint format (little endian)
+//
+//	offset size  field
+//	0      4     magic "JWIX"
+//	4      1     version (1)
+//	5      3     reserved
+//	8      8     body length B
+//	16     B     body (see checkpoint.go: blocks, then subjects, then the
+//	             store's opaque trailer)
+//	16+B   8     xxhash64 of bytes [0, 16+B)
+//
+// A checkpoint whose checksum fails is ignored and the store rebuilds the
+// index by scanning its segments. These constants are part of the on-disk
+// format.
+package index

@@ -1,0 +1,295 @@
+package index
+
+import (
+	"math/bits"
+	"sort"
+)
+
+// SegID names a segment within one store. Package wal assigns them.
+type SegID uint32
+
+// Loc is where a message's record starts.
+type Loc struct {
+	Seg SegID
+	Off uint32
+}
+
+type block struct {
+	seg  SegID
+	base uint64
+	offs []uint32
+	del  []uint64 // deletion bitmap; nil until the first delete
+	ndel int
+}
+
+func (b *block) end() uint64 { return b.base + uint64(len(b.offs)) } // one past the last
+
+func (b *block) deleted(i int) bool {
+	return i>>6 < len(b.del) && b.del[i>>6]&(1<<(uint(i)&63)) != 0
+}
+
+func (b *block) markDeleted(i int) bool {
+	if b.deleted(i) {
+		return false
+	}
+	if b.del == nil {
+		b.del = make([]uint64, (cap(b.offs)+63)/64)
+	}
+	for i>>6 >= len(b.del) {
+		b.del = append(b.del, 0)
+	}
+	b.del[i>>6] |= 1 << (uint(i) & 63)
+	b.ndel++
+	return true
+}
+
+// trim drops spare capacity once a block can no longer grow.
+func (b *block) trim() {
+	if cap(b.offs) > len(b.offs) {
+		b.offs = append([]uint32(nil), b.offs...)
+	}
+}
+
+func (b *block) live() int { return len(b.offs) - b.ndel }
+
+// countLive counts live entries with index >= i.
+func (b *block) countLive(i int) int {
+	if i >= len(b.offs) {
+		return 0
+	}
+	n := len(b.offs) - i
+	if b.ndel == 0 {
+		return n
+	}
+	dead := 0
+	for j := i; j < len(b.offs); {
+		if j&63 == 0 && j+64 <= len(b.offs) {
+			if j>>6 < len(b.del) {
+				dead += bits.OnesCount64(b.del[j>>6])
+			}
+			j += 64
+			continue
+		}
+		if b.deleted(j) {
+			dead++
+		}
+		j++
+	}
+	return n - dead
+}
+
+// Seqs maps sequences to locations. It is not safe for concurrent mutation;
+// the store's lock guards it.
+type Seqs struct {
+	blocks []*block
+	live   int
+}
+
+// Add records seq at loc. seq must be greater than every sequence added
+// before.
+func (x *Seqs) Add(seq uint64, loc Loc) {
+	if n := len(x.blocks); n > 0 {
+		b := x.blocks[n-1]
+		if b.seg == loc.Seg && b.end() == seq {
+			b.offs = append(b.offs, loc.Off)
+			x.live++
+			return
+		}
+	}
+	if n := len(x.blocks); n > 0 {
+		x.blocks[n-1].trim()
+	}
+	x.blocks = append(x.blocks, &block{seg: loc.Seg, base: seq, offs: append(make([]uint32, 0, 1024), loc.Off)})
+	x.live++
+}
+
+// find returns the block holding seq and its index in it.
+func (x *Seqs) find(seq uint64) (int, int, bool) {
+	bi := sort.Search(len(x.blocks), func(i int) bool { return x.blocks[i].end() > seq })
+	if bi == len(x.blocks) || x.blocks[bi].base > seq {
+		return bi, 0, false
+	}
+	return bi, int(seq - x.blocks[bi].base), true
+}
+
+// Lookup returns the location of a live sequence.
+func (x *Seqs) Lookup(seq uint64) (Loc, bool) {
+	bi, i, ok := x.find(seq)
+	if !ok {
+		return Loc{}, false
+	}
+	b := x.blocks[bi]
+	if b.deleted(i) {
+		return Loc{}, false
+	}
+	return Loc{Seg: b.seg, Off: b.offs[i]}, true
+}
+
+// Live reports whether seq is stored and not deleted.
+func (x *Seqs) Live(seq uint64) bool {
+	_, ok := x.Lookup(seq)
+	return ok
+}
+
+// Delete marks seq deleted. It reports whether it was live.
+func (x *Seqs) Delete(seq uint64) bool {
+	bi, i, ok := x.find(seq)
+	if !ok {
+		return false
+	}
+	if x.blocks[bi].markDeleted(i) {
+		x.live--
+		return true
+	}
+	return false
+}
+
+// Len is the number of live sequences.
+func (x *Seqs) Len() int { return x.live }
+
+// First returns the lowest live sequence.
+func (x *Seqs) First() (uint64, bool) { return x.Next(0) }
+
+// Last returns the highest live sequence.
+func (x *Seqs) Last() (uint64, bool) { return x.Prev(^uint64(0)) }
+
+// Next returns the lowest live sequence >= seq.
+func (x *Seqs) Next(seq uint64) (uint64, bool) {
+	bi := sort.Search(len(x.blocks), func(i int) bool { return x.blocks[i].end() > seq })
+	for ; bi < len(x.blocks); bi++ {
+		b := x.blocks[bi]
+		if b.live() == 0 {
+			continue
+		}
+		i := 0
+		if seq > b.base {
+			i = int(seq - b.base)
+		}
+		for ; i < len(b.offs); i++ {
+			if b.ndel == 0 || !b.deleted(i) {
+				return b.base + uint64(i), true
+			}
+			// skip whole deleted words
+			if i&63 == 0 && i>>6 < len(b.del) && b.del[i>>6] == ^uint64(0) {
+				i += 63
+			}
+		}
+	}
+	return 0, false
+}
+
+// Prev returns the highest live sequence <= seq.
+func (x *Seqs) Prev(seq uint64) (uint64, bool) {
+	bi := sort.Search(len(x.blocks), func(i int) bool { return x.blocks[i].base > seq }) - 1
+	for ; bi >= 0; bi-- {
+		b := x.blocks[bi]
+		if b.live() == 0 {
+			continue
+		}
+		i := len(b.offs) - 1
+		if seq < b.end()-1 {
+			i = int(seq - b.base)
+		}
+		for ; i >= 0; i-- {
+			if !b.deleted(i) {
+				return b.base + uint64(i), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// CountFrom counts live sequences >= seq.
+func (x *Seqs) CountFrom(seq uint64) int {
+	bi := sort.Search(len(x.blocks), func(i int) bool { return x.blocks[i].end() > seq })
+	n := 0
+	for ; bi < len(x.blocks); bi++ {
+		b := x.blocks[bi]
+		if seq > b.base {
+			n += b.countLive(int(seq - b.base))
+		} else {
+			n += b.live()
+		}
+	}
+	return n
+}
+
+// Deleted calls fn for every deleted sequence between the first and last
+// live ones, in order.
+func (x *Seqs) Deleted(fn func(seq uint64)) {
+	first, ok := x.First()
+	if !ok {
+		return
+	}
+	last, _ := x.Last()
+	prevEnd := first
+	for _, b := range x.blocks {
+		if b.end() <= first || b.base > last {
+			continue
+		}
+		for s := max(prevEnd, first); s < b.base && s < last; s++ {
+			fn(s) // gap between blocks (a compacted jump)
+		}
+		for i := range b.offs {
+			s := b.base + uint64(i)
+			if s > first && s < last && b.deleted(i) {
+				fn(s)
+			}
+		}
+		prevEnd = b.end()
+	}
+}
+
+// DropDead removes blocks without live entries (except the newest, which
+// appends extend) and returns the segments no remaining block refers to.
+func (x *Seqs) DropDead() []SegID {
+	keep := x.blocks[:0]
+	var dropped []SegID
+	for _, b := range x.blocks {
+		if b.live() == 0 && b != x.blocks[len(x.blocks)-1] {
+			dropped = append(dropped, b.seg)
+			continue
+		}
+		keep = append(keep, b)
+	}
+	for i := len(keep); i < len(x.blocks); i++ {
+		x.blocks[i] = nil
+	}
+	x.blocks = keep
+	// A segment is free only if no remaining block uses it.
+	out := dropped[:0]
+	for _, s := range dropped {
+		used := false
+		for _, b := range x.blocks {
+			if b.seg == s {
+				used = true
+				break
+			}
+		}
+		if !used && (len(out) == 0 || out[len(out)-1] != s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// SegLive reports the live count of each segment, for deciding which
+// segments can be removed.
+func (x *Seqs) SegLive(seg SegID) int {
+	n := 0
+	for _, b := range x.blocks {
+		if b.seg == seg {
+			n += b.live()
+		}
+	}
+	return n
+}
+
+// MemBytes estimates the heap the index uses.
+func (x *Seqs) MemBytes() int {
+	n := cap(x.blocks) * 8
+	for _, b := range x.blocks {
+		n += 64 + cap(b.offs)*4 + cap(b.del)*8
+	}
+	return n
+}
