@@ -2,6 +2,7 @@ package segment
 
 import (
 	"encoding/binary"
+	"fmt"
 )
 
 // ScanResult is what Scan found.
@@ -32,13 +33,21 @@ type Damage struct {
 // followed by zeros only is the end of written data. fn may stop the scan by
 // returning an error, which Scan returns.
 func (s *Segment) Scan(fn func(off int64, r *Record) error) (ScanResult, error) {
+	return s.ScanFrom(HeaderSize, 0, fn)
+}
+
+// ScanFrom is Scan starting at offset from, where the last message sequence
+// before from was lastSeq.
+func (s *Segment) ScanFrom(from int64, lastSeq uint64, fn func(off int64, r *Record) error) (ScanResult, error) {
 	b, err := s.bytes()
 	if err != nil {
 		return ScanResult{}, err
 	}
-	res := ScanResult{End: HeaderSize}
-	var lastSeq uint64
-	off := int64(HeaderSize)
+	if from < HeaderSize || from > int64(len(b)) {
+		return ScanResult{}, fmt.Errorf("segment: %s: scan from %d outside [%d, %d]", s.path, from, HeaderSize, len(b))
+	}
+	res := ScanResult{End: from}
+	off := from
 	for off < int64(len(b)) {
 		r, n, st, reason, want, got := decodeRecord(b[off:])
 		if st == decodeEnd {
@@ -74,6 +83,11 @@ func (s *Segment) Scan(fn func(off int64, r *Record) error) (ScanResult, error) 
 // checksum, so a false match needs a 64-bit collision.
 func findNext(b []byte, off int64, after uint64) int64 {
 	for ; off+RecordMinSize <= int64(len(b)); off++ {
+		// Eight zero bytes rule out records starting at off..off+4 (their
+		// length field would be zero): skip zero runs quickly.
+		for off+RecordMinSize+8 <= int64(len(b)) && binary.LittleEndian.Uint64(b[off:]) == 0 {
+			off += 5
+		}
 		l := binary.LittleEndian.Uint32(b[off:])
 		if l < RecordMinSize || l > MaxRecordSize || off+int64(l) > int64(len(b)) {
 			continue

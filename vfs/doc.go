@@ -19,4 +19,32 @@
 // region. On the OS this is a real mmap (github.com/edsrzf/mmap-go); on MemFS it
 // is a view of the in-memory contents. Callers must treat mapped bytes as
 // read-only and must not use them after Unmap.
+//
+// # The crash model
+//
+// MemFS keeps, per file, current and durable bytes, and per directory, a
+// current and a durable table of name -> inode. After a crash
+// (MemFS.CrashClone) a file is present only if every directory on its path
+// was SyncDir'ed after the entry appeared, and it holds exactly the bytes of
+// its last File.Sync. So the engine's rules are the ones a real disk needs:
+//
+//   - After creating, renaming or removing a file, SyncDir its directory
+//     before relying on the change. After MkdirAll, SyncDir each parent that
+//     gained an entry.
+//   - Write a file's bytes and Sync them before the rename that publishes it.
+//   - A rename between two directories becomes durable in halves, one per
+//     SyncDir; a crash in between can leave the file under both names.
+//
+// MemFS.CrashCloneTorn additionally keeps a seeded random prefix of each
+// file's unsynced appended bytes, which is what a torn tail looks like.
+// Unsynced overwrites inside the synced length are always lost.
+//
+// # Fault injection
+//
+// ErrorFS.Inject takes a Fault: an Op, a path substring, how many matching
+// calls succeed first (After), how many then fail (Times, 0 for every one),
+// and the error (wrapped in *os.PathError, so errors.Is(err,
+// syscall.ENOSPC) holds). A failed call does not reach the inner FS, except
+// that a Short write writes the first half of its bytes, and Close always
+// closes the inner file.
 package vfs

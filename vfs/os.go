@@ -121,7 +121,12 @@ func (o *osFile) Sync() error {
 	}
 }
 
+// Allocate calls fallocate mode 0, which extends the file size. A zero
+// length is a no-op (fallocate itself rejects it with EINVAL).
 func (o *osFile) Allocate(off, length int64) error {
+	if length == 0 && off >= 0 {
+		return nil
+	}
 	for {
 		err := unix.Fallocate(int(o.f.Fd()), 0, off, length)
 		switch {
@@ -145,18 +150,37 @@ func (o *osFile) Size() (int64, error) {
 	return fi.Size(), nil
 }
 
-type osMapping struct{ m mmap.MMap }
+type osMapping struct {
+	m    mmap.MMap
+	name string // file the mapping came from, for errors
+}
 
 func (m *osMapping) Bytes() []byte { return m.m }
-func (m *osMapping) Unmap() error  { return m.m.Unmap() }
+
+// Unmap releases the mapping. An empty mapping (Map(0), or one already
+// unmapped) owns no memory: munmap would reject it with EINVAL, so it is a
+// no-op.
+func (m *osMapping) Unmap() error {
+	if len(m.m) == 0 {
+		return nil
+	}
+	if err := m.m.Unmap(); err != nil {
+		return &os.PathError{Op: "munmap", Path: m.name, Err: err}
+	}
+	return nil
+}
 
 func (o *osFile) Map(length int) (Mapping, error) {
-	if length == 0 {
+	switch {
+	case length < 0:
+		// mmap-go would map the whole file; the interface means length bytes.
+		return nil, &os.PathError{Op: "mmap", Path: o.f.Name(), Err: unix.EINVAL}
+	case length == 0:
 		return &osMapping{}, nil
 	}
 	m, err := mmap.MapRegion(o.f, length, mmap.RDONLY, 0, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "mmap", Path: o.f.Name(), Err: err}
 	}
-	return &osMapping{m: m}, nil
+	return &osMapping{m: m, name: o.f.Name()}, nil
 }
