@@ -293,3 +293,26 @@ func (x *Seqs) MemBytes() int {
 	}
 	return n
 }
+
+// HasSeg reports whether any block points into seg.
+func (x *Seqs) HasSeg(seg SegID) bool {
+	for _, b := range x.blocks {
+		if b.seg == seg {
+			return true
+		}
+	}
+	return false
+}
+
+// RemapSegs rewrites segment ids (after a restart renumbers segments). It
+// reports false if fn does not know an id.
+func (x *Seqs) RemapSegs(fn func(SegID) (SegID, bool)) bool {
+	for _, b := range x.blocks {
+		id, ok := fn(b.seg)
+		if !ok {
+			return false
+		}
+		b.seg = id
+	}
+	return true
+}

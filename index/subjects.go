@@ -180,6 +180,19 @@ func (x *Subjects) PlanFor(filter string) Plan {
 	return Plan{subs: m}
 }
 
+// PlanSubjects is PlanFor but always resolves the matching subjects, even
+// when many match (for counting, where walking lists beats reading records).
+func (x *Subjects) PlanSubjects(filter string) Plan {
+	if filter == "" || filter == ">" {
+		m := make([]*subj, 0, len(x.byName))
+		for _, s := range x.byName {
+			m = append(m, s)
+		}
+		return Plan{subs: m}
+	}
+	return Plan{subs: x.match(filter)}
+}
+
 // Empty reports whether the plan can match nothing.
 func (p Plan) Empty() bool { return !p.All && !p.Wide && len(p.subs) == 0 }
 
@@ -262,4 +275,25 @@ func (x *Subjects) MemBytes() int {
 		n += len(name) + 48 + 96 + s.list.memBytes()
 	}
 	return n
+}
+
+// SubjectOf finds the subject whose list holds seq (slow: for records whose
+// subject bytes were erased).
+func (x *Subjects) SubjectOf(seq uint64) string {
+	for name, s := range x.byName {
+		if seq < s.First || seq > s.Last {
+			continue
+		}
+		it := s.list.from(seq)
+		for {
+			q, ok := it.next()
+			if !ok || q > seq {
+				break
+			}
+			if q == seq {
+				return name
+			}
+		}
+	}
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/jetwal/jetwal/vfs"
@@ -83,15 +84,12 @@ func Create(fs vfs.FS, dir string, base uint64, created int64, capacity int64) (
 
 // Open opens an existing segment file. Records are not validated; call Scan.
 // A plain segment opened with writable set continues to accept appends after
-// the end that Scan found (see SetEnd).
+// the end that Scan found (see SetEnd); otherwise it is sealed.
 func Open(fs vfs.FS, path string, writable bool) (*Segment, error) {
-	var (
-		f   vfs.File
-		err error
-	)
-	if writable {
-		f, err = fs.OpenRW(path)
-	} else {
+	// Plain segments open read-write even when sealed, so Erase can
+	// overwrite a record in place; compressed ones are read-only.
+	f, err := fs.OpenRW(path)
+	if err != nil && strings.HasSuffix(path, SuffixCompressed) {
 		f, err = fs.Open(path)
 	}
 	if err != nil {
@@ -367,4 +365,25 @@ func (s *Segment) Remove() error {
 		return fmt.Errorf("segment: remove %s: %w", s.path, err)
 	}
 	return cerr
+}
+
+// SyncFile fsyncs the file without flushing the write buffer. It may run
+// concurrently with Append and Flush (group commit syncs outside the
+// owner's lock); it must not run concurrently with Close.
+func (s *Segment) SyncFile() error {
+	if err := s.f.Sync(); err != nil {
+		return fmt.Errorf("segment: sync %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// ReadBuffered decodes a record that is still in the write buffer. The view
+// is valid only until the next Append or Flush.
+func (s *Segment) ReadBuffered(off int64) (Record, error) {
+	i := off - s.end
+	if i < 0 || i >= int64(len(s.wbuf)) {
+		return Record{}, fmt.Errorf("segment: %s: offset %d not buffered", s.path, off)
+	}
+	r, _, err := s.ReadAtBuf(s.wbuf[i:], off)
+	return r, err
 }

@@ -1,0 +1,283 @@
+package wal
+
+import (
+	"fmt"
+
+	"github.com/jetwal/jetwal/index"
+	"github.com/jetwal/jetwal/segment"
+	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/subject"
+)
+
+// Append stores a message and returns once it is durable under the sync
+// policy.
+func (s *Store) Append(subj string, hdr, data []byte) (uint64, int64, error) {
+	type result struct {
+		seq uint64
+		ts  int64
+		err error
+	}
+	if s.opts.Sync != SyncAlways {
+		var r result
+		err := s.AppendAsync(subj, hdr, data, func(seq uint64, ts int64, err error) { r = result{seq, ts, err} })
+		if err != nil {
+			return 0, 0, err
+		}
+		return r.seq, r.ts, r.err
+	}
+	ch := make(chan result, 1)
+	if err := s.AppendAsync(subj, hdr, data, func(seq uint64, ts int64, err error) { ch <- result{seq, ts, err} }); err != nil {
+		return 0, 0, err
+	}
+	r := <-ch
+	return r.seq, r.ts, r.err
+}
+
+// AppendAsync stores a message; done fires once it is durable. With
+// SyncInterval and SyncNever, done is called before AppendAsync returns.
+func (s *Store) AppendAsync(subj string, hdr, data []byte, done store.AppendDone) error {
+	if !subject.ValidLiteral(subj) || len(subj) > segment.MaxSubjectLen {
+		return fmt.Errorf("%w: %q", store.ErrInvalidSubject, subj)
+	}
+	size := store.RecordSize(subj, hdr, data)
+	if n := segment.EncodedSize(len(subj), len(hdr), len(data)); int64(n) > s.opts.SegmentSize-segment.HeaderSize || n > segment.MaxRecordSize {
+		return fmt.Errorf("%w: %d bytes does not fit a segment", store.ErrMaxMsgSize, n)
+	}
+	s.mu.Lock()
+	seq, ts, err := s.appendLocked(subj, hdr, data, size)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if s.opts.Sync == SyncAlways {
+		s.waiters = append(s.waiters, waiter{seq: seq, ts: ts, size: size, done: done})
+		s.pendB += size
+		s.mu.Unlock()
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+		return nil
+	}
+	s.visible, s.visTS = seq, ts
+	s.mu.Unlock()
+	if done != nil {
+		done(seq, ts, nil)
+	}
+	return nil
+}
+
+func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64, int64, error) {
+	if s.closed {
+		return 0, 0, store.ErrClosed
+	}
+	if s.werr != nil {
+		return 0, 0, s.werr
+	}
+	if err := s.checkDiscardNewLocked(subj, size, len(hdr)+len(data)); err != nil {
+		return 0, 0, err
+	}
+	seq := s.last + 1
+	ts := s.opts.Now().UnixNano()
+	if ts < s.lastTS {
+		ts = s.lastTS // timestamps never go backwards, so SeqForTime can bisect
+	}
+	n := segment.EncodedSize(len(subj), len(hdr), len(data))
+	if !s.active.seg.Room(n) {
+		if err := s.rollLocked(seq); err != nil {
+			return 0, 0, s.failLocked(err)
+		}
+	}
+	off, err := s.active.seg.Append(0, seq, ts, subj, hdr, data)
+	if err != nil {
+		return 0, 0, s.failLocked(err)
+	}
+	if s.active.seg.Buffered() >= flushThreshold {
+		if err := s.active.seg.Flush(); err != nil {
+			return 0, 0, s.failLocked(err)
+		}
+	}
+	wasEmpty := s.msgs == 0
+	s.idx.Add(seq, index.Loc{Seg: s.active.id, Off: uint32(off)}, subj)
+	s.last, s.lastTS = seq, ts
+	s.msgs++
+	s.bytes += size
+	s.dirty, s.unsynced = true, true
+	s.enforceLimitsLocked(subj)
+	if wasEmpty {
+		s.scheduleAgeLocked()
+	}
+	return seq, ts, nil
+}
+
+// rollLocked seals the active segment and starts a new one at base.
+func (s *Store) rollLocked(base uint64) error {
+	if err := s.writeTombsLocked(); err != nil {
+		return err
+	}
+	old := s.active
+	if err := old.seg.Seal(); err != nil {
+		return err
+	}
+	s.unsynced = false
+	// Waiters in the sealed segment are durable now; the next group commit
+	// (already kicked by their appends) releases them outside the lock.
+	if s.opts.Compress && old != s.syncing {
+		if c, err := segment.Compress(old.seg); err == nil {
+			old.seg = c
+		} else {
+			return err
+		}
+	}
+	seg, err := segment.Create(s.fs, s.dir, base, s.opts.Now().UnixNano(), s.opts.SegmentSize)
+	if err != nil {
+		return err
+	}
+	s.nextID++
+	s.active = &segEntry{id: s.nextID, seg: seg}
+	s.segs = append(s.segs, s.active)
+	return s.checkpointLocked()
+}
+
+// groupCommit flushes pending appends and fsyncs once for all of them.
+// Appends keep going into the buffer while the fsync runs.
+func (s *Store) groupCommit() {
+	s.mu.Lock()
+	if s.closed || len(s.waiters) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	fail := func(err error) {
+		ws := s.takeAllWaitersLocked()
+		s.mu.Unlock()
+		notify(ws, err)
+	}
+	if s.werr != nil {
+		fail(s.werr)
+		return
+	}
+	if err := s.writeTombsLocked(); err != nil {
+		fail(s.failLocked(err))
+		return
+	}
+	if err := s.active.seg.Flush(); err != nil {
+		fail(s.failLocked(err))
+		return
+	}
+	target := s.last
+	ent := s.active
+	s.syncing = ent
+	s.unsynced = false
+	s.mu.Unlock()
+
+	err := ent.seg.SyncFile()
+
+	s.mu.Lock()
+	s.syncing = nil
+	for _, d := range s.deferred {
+		d.seg.Close()
+	}
+	s.deferred = nil
+	if err != nil {
+		fail(s.failLocked(err))
+		return
+	}
+	batch := s.takeWaitersLocked(target)
+	s.mu.Unlock()
+	notify(batch, nil)
+	// More may have arrived during the fsync.
+	s.mu.Lock()
+	more := len(s.waiters) > 0
+	s.mu.Unlock()
+	if more {
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// takeWaitersLocked makes appends up to target visible and returns their
+// waiters for the caller to notify outside the lock.
+func (s *Store) takeWaitersLocked(target uint64) []waiter {
+	i := 0
+	for i < len(s.waiters) && s.waiters[i].seq <= target {
+		s.pendB -= min(s.pendB, s.waiters[i].size)
+		i++
+	}
+	batch := s.waiters[:i:i]
+	s.waiters = append([]waiter(nil), s.waiters[i:]...)
+	if target > s.visible {
+		s.visible = target
+		if i > 0 && batch[i-1].seq == target {
+			s.visTS = batch[i-1].ts
+		} else if target == s.last {
+			s.visTS = s.lastTS
+		}
+	}
+	return batch
+}
+
+// takeAllWaitersLocked removes every waiter, for failing them.
+func (s *Store) takeAllWaitersLocked() []waiter {
+	ws := s.waiters
+	s.waiters = nil
+	s.pendB = 0
+	return ws
+}
+
+// notify calls the done callbacks of ws; never with mu held, so callbacks
+// may use the store.
+func notify(ws []waiter, err error) {
+	for _, w := range ws {
+		if w.done == nil {
+			continue
+		}
+		if err != nil {
+			w.done(0, 0, err)
+		} else {
+			w.done(w.seq, w.ts, nil)
+		}
+	}
+}
+
+// writeTombsLocked appends tombstones for pending limit evictions.
+func (s *Store) writeTombsLocked() error {
+	for len(s.tombs) > 0 {
+		t := s.tombs[0]
+		if err := s.appendTombLocked(t.first, t.count); err != nil {
+			return err
+		}
+		s.tombs = s.tombs[1:]
+	}
+	s.tombs = nil
+	return nil
+}
+
+func (s *Store) appendTombLocked(first, count uint64) error {
+	n := segment.EncodedSize(0, 0, 8)
+	if !s.active.seg.Room(n) {
+		if err := s.rollLockedNoTombs(s.last + 1); err != nil {
+			return err
+		}
+	}
+	_, err := s.active.seg.Append(segment.FlagTombstone, first, s.lastTS, "", nil, le64(count))
+	s.unsynced, s.dirty = true, true
+	return err
+}
+
+func (s *Store) rollLockedNoTombs(base uint64) error {
+	saved := s.tombs
+	s.tombs = nil
+	err := s.rollLocked(base)
+	s.tombs = saved
+	return err
+}
+
+func le64(v uint64) []byte {
+	b := make([]byte, 8)
+	for i := range 8 {
+		b[i] = byte(v >> (8 * i))
+	}
+	return b
+}

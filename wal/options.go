@@ -1,0 +1,101 @@
+package wal
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/vfs"
+)
+
+// SyncMode is when appended bytes are made durable.
+type SyncMode int
+
+const (
+	// SyncAlways acknowledges an append only once its bytes are on disk.
+	// Concurrent appends share fsyncs (group commit). The default.
+	SyncAlways SyncMode = iota
+	// SyncInterval fsyncs at most SyncInterval after a write.
+	SyncInterval
+	// SyncNever leaves flushing to the operating system (tests, benches).
+	SyncNever
+)
+
+func (m SyncMode) String() string {
+	switch m {
+	case SyncAlways:
+		return "always"
+	case SyncInterval:
+		return "interval"
+	case SyncNever:
+		return "never"
+	}
+	return fmt.Sprintf("SyncMode(%d)", int(m))
+}
+
+// Defaults.
+const (
+	// DefaultSegmentSize is the preallocated size of a segment. 64 MiB keeps
+	// a million 128-byte messages in three segments (few files, few blocks
+	// in the index, rare rolls) while limits and purges that drop whole
+	// segments still free space in steps small next to a default stream.
+	// BenchmarkAppend/segment=* measures the cost of smaller choices.
+	DefaultSegmentSize  = 64 << 20
+	DefaultSyncInterval = 200 * time.Millisecond
+	// DefaultCheckpointEvery is how often a dirty index is checkpointed in
+	// the background, bounding how much a crash recovery must scan.
+	DefaultCheckpointEvery = 30 * time.Second
+	// flushThreshold is the write-buffer size at which appends are written
+	// to the file even before a sync is due.
+	flushThreshold = 256 << 10
+)
+
+// Options configures a Store. The zero value means the defaults; Open never
+// modifies the caller's copy.
+type Options struct {
+	FS              vfs.FS // default vfs.Default
+	Sync            SyncMode
+	SyncInterval    time.Duration // for SyncInterval; default 200ms
+	Limits          store.Limits
+	SegmentSize     int64         // default DefaultSegmentSize
+	Compress        bool          // S2-compress sealed segments
+	CheckpointEvery time.Duration // default DefaultCheckpointEvery; <0 disables
+	// Now returns the time assigned to appends; default time.Now.
+	Now func() time.Time
+}
+
+// Validate reports a configuration error.
+func (o Options) Validate() error {
+	if o.Sync < SyncAlways || o.Sync > SyncNever {
+		return fmt.Errorf("wal: invalid sync mode %d", o.Sync)
+	}
+	if o.SegmentSize != 0 && o.SegmentSize < 4096 {
+		return fmt.Errorf("wal: segment size %d below 4096", o.SegmentSize)
+	}
+	if o.SegmentSize > 1<<32-1 {
+		return fmt.Errorf("wal: segment size %d above 4 GiB", o.SegmentSize)
+	}
+	if o.SyncInterval < 0 {
+		return fmt.Errorf("wal: negative sync interval")
+	}
+	return nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.SyncInterval == 0 {
+		o.SyncInterval = DefaultSyncInterval
+	}
+	if o.SegmentSize == 0 {
+		o.SegmentSize = DefaultSegmentSize
+	}
+	if o.CheckpointEvery == 0 {
+		o.CheckpointEvery = DefaultCheckpointEvery
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}

@@ -1,0 +1,258 @@
+package wal
+
+import (
+	"fmt"
+
+	"github.com/jetwal/jetwal/index"
+	"github.com/jetwal/jetwal/segment"
+	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/subject"
+)
+
+// readRecordLocked returns the record view for a live sequence. mu must be
+// held (shared or exclusive). needFlush reports that the record is still in
+// the write buffer and the caller must flush under the exclusive lock.
+func (s *Store) readRecordLocked(seq uint64) (rec segment.Record, needFlush bool, err error) {
+	loc, ok := s.idx.Seqs.Lookup(seq)
+	if !ok {
+		return rec, false, store.ErrNotFound
+	}
+	return s.readLocLocked(loc)
+}
+
+func (s *Store) readLocLocked(loc index.Loc) (rec segment.Record, needFlush bool, err error) {
+	seg := s.segByID(loc.Seg)
+	if seg == nil {
+		return rec, false, fmt.Errorf("wal: %s: index names missing segment %d: %w", s.dir, loc.Seg, store.ErrCorrupt)
+	}
+	if int64(loc.Off) >= seg.Flushed() {
+		return rec, true, nil
+	}
+	rec, _, err = seg.ReadAt(int64(loc.Off))
+	return rec, false, err
+}
+
+// withRecord runs fn on the record of a live, visible sequence, flushing the
+// write buffer first if the record is still in it.
+func (s *Store) withRecord(seq uint64, fn func(r *segment.Record)) error {
+	for attempt := 0; ; attempt++ {
+		s.mu.RLock()
+		if s.closed {
+			s.mu.RUnlock()
+			return store.ErrClosed
+		}
+		if seq > s.visible {
+			s.mu.RUnlock()
+			return store.ErrNotFound
+		}
+		rec, needFlush, err := s.readRecordLocked(seq)
+		if err == nil && !needFlush {
+			fn(&rec)
+		}
+		s.mu.RUnlock()
+		if !needFlush || attempt > 0 {
+			if needFlush {
+				return fmt.Errorf("wal: %s: sequence %d unreadable after flush: %w", s.dir, seq, store.ErrCorrupt)
+			}
+			return err
+		}
+		if err := s.flushForRead(); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *Store) flushForRead() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.ErrClosed
+	}
+	if s.werr != nil {
+		return s.werr
+	}
+	if err := s.active.seg.Flush(); err != nil {
+		return s.failLocked(err)
+	}
+	return nil
+}
+
+func copyMsg(m *store.Msg, r *segment.Record) {
+	m.Seq = r.Seq
+	m.Time = r.Time
+	if string(r.Subject) != m.Subject {
+		m.Subject = string(r.Subject)
+	}
+	if len(r.Header) == 0 {
+		m.Header = m.Header[:0]
+		if m.Header != nil && cap(m.Header) == 0 {
+			m.Header = nil
+		}
+	} else {
+		m.Header = append(m.Header[:0], r.Header...)
+	}
+	m.Data = append(m.Data[:0], r.Data...)
+}
+
+// Load reads message seq into m.
+func (s *Store) Load(seq uint64, m *store.Msg) error {
+	err := s.withRecord(seq, func(r *segment.Record) { copyMsg(m, r) })
+	if err == store.ErrNotFound {
+		return fmt.Errorf("wal: sequence %d: %w", seq, store.ErrNotFound)
+	}
+	return err
+}
+
+// LoadNext reads the first message >= start matching filter.
+func (s *Store) LoadNext(filter string, start uint64, m *store.Msg) error {
+	if start == 0 {
+		start = 1
+	}
+	for {
+		seq, err := s.nextMatch(filter, start)
+		if err != nil {
+			return err
+		}
+		err = s.withRecord(seq, func(r *segment.Record) { copyMsg(m, r) })
+		if err == store.ErrNotFound {
+			start = seq + 1 // deleted in between; look again
+			continue
+		}
+		return err
+	}
+}
+
+// nextMatch finds the first live visible sequence >= start matching filter.
+func (s *Store) nextMatch(filter string, start uint64) (uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0, store.ErrClosed
+	}
+	seq, ok, err := s.nextMatchLocked(filter, start, s.visible)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, store.ErrEOF
+	}
+	return seq, nil
+}
+
+func (s *Store) nextMatchLocked(filter string, start, limit uint64) (uint64, bool, error) {
+	if start > limit {
+		return 0, false, nil
+	}
+	p := s.idx.Subj.PlanFor(filter)
+	switch {
+	case p.Empty():
+		return 0, false, nil
+	case p.All:
+		q, ok := s.idx.Seqs.Next(start)
+		return q, ok && q <= limit, nil
+	case p.Wide:
+		for q, ok := s.idx.Seqs.Next(start); ok && q <= limit; q, ok = s.idx.Seqs.Next(q + 1) {
+			subj, err := s.subjectLocked(q)
+			if err != nil {
+				return 0, false, err
+			}
+			if subject.Match(filter, subj) {
+				return q, true, nil
+			}
+		}
+		return 0, false, nil
+	default:
+		q, ok := p.NextIn(start, s.idx.Seqs.Live)
+		return q, ok && q <= limit, nil
+	}
+}
+
+// subjectLocked returns the subject of a live sequence, reading buffered
+// records from the write buffer if needed.
+func (s *Store) subjectLocked(seq uint64) (string, error) {
+	loc, ok := s.idx.Seqs.Lookup(seq)
+	if !ok {
+		return "", store.ErrNotFound
+	}
+	r, err := s.recordAnyLocked(loc)
+	if err != nil {
+		return "", err
+	}
+	return string(r.Subject), nil
+}
+
+// recordAnyLocked reads a record wherever it is, including the write buffer.
+func (s *Store) recordAnyLocked(loc index.Loc) (segment.Record, error) {
+	seg := s.segByID(loc.Seg)
+	if seg == nil {
+		return segment.Record{}, fmt.Errorf("wal: %s: index names missing segment %d: %w", s.dir, loc.Seg, store.ErrCorrupt)
+	}
+	if int64(loc.Off) >= seg.Flushed() {
+		return seg.ReadBuffered(int64(loc.Off))
+	}
+	r, _, err := seg.ReadAt(int64(loc.Off))
+	return r, err
+}
+
+// LoadLast reads the last message matching filter.
+func (s *Store) LoadLast(filter string, m *store.Msg) error {
+	s.mu.RLock()
+	lim := s.visible
+	s.mu.RUnlock()
+	return s.LoadPrev(filter, lim, m)
+}
+
+// LoadPrev reads the last message <= seq matching filter.
+func (s *Store) LoadPrev(filter string, seq uint64, m *store.Msg) error {
+	for {
+		q, err := s.prevMatch(filter, seq)
+		if err != nil {
+			return err
+		}
+		err = s.withRecord(q, func(r *segment.Record) { copyMsg(m, r) })
+		if err == store.ErrNotFound && q > 1 {
+			seq = q - 1
+			continue
+		}
+		return err
+	}
+}
+
+func (s *Store) prevMatch(filter string, seq uint64) (uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0, store.ErrClosed
+	}
+	seq = min(seq, s.visible)
+	p := s.idx.Subj.PlanFor(filter)
+	var (
+		q  uint64
+		ok bool
+	)
+	switch {
+	case p.Empty():
+	case p.All:
+		q, ok = s.idx.Seqs.Prev(seq)
+	case p.Wide:
+		for q, ok = s.idx.Seqs.Prev(seq); ok; q, ok = s.idx.Seqs.Prev(q - 1) {
+			subj, err := s.subjectLocked(q)
+			if err != nil {
+				return 0, err
+			}
+			if subject.Match(filter, subj) {
+				break
+			}
+			if q == 1 {
+				ok = false
+				break
+			}
+		}
+	default:
+		q, ok = p.PrevIn(seq, s.idx.Seqs.Live)
+	}
+	if !ok || q == 0 {
+		return 0, fmt.Errorf("wal: no message matching %q at or before %d: %w", filter, seq, store.ErrNotFound)
+	}
+	return q, nil
+}

@@ -1,0 +1,393 @@
+package wal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jetwal/jetwal/index"
+	"github.com/jetwal/jetwal/segment"
+	"github.com/jetwal/jetwal/store"
+)
+
+// RecoveryReport says what Open found.
+type RecoveryReport struct {
+	UsedCheckpoint bool   // the index came from a checkpoint
+	CheckpointErr  error  // why a checkpoint present on disk was not used
+	Segments       int    // segments opened
+	Scanned        int    // segments (or tails of one) scanned record by record
+	Records        uint64 // records scanned
+	// TornTail is set when the newest segment ended in an invalid record,
+	// the expected result of a crash mid-write; the tail was truncated.
+	TornTail      *segment.CorruptError
+	TruncatedFrom int64
+	// Corrupt lists damage anywhere else: reported, never served, never
+	// silently skipped. The messages lost are in State().Lost.
+	Corrupt []*segment.CorruptError
+}
+
+const maxLostList = 100000
+
+type segFile struct {
+	base       uint64
+	path       string
+	compressed bool
+}
+
+func (s *Store) listSegments() ([]segFile, error) {
+	names, err := s.fs.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("wal: list %s: %w", s.dir, err)
+	}
+	byBase := map[uint64]segFile{}
+	for _, n := range names {
+		p := filepath.Join(s.dir, n)
+		if strings.HasSuffix(n, ".tmp") {
+			s.fs.Remove(p) // an interrupted checkpoint or compression
+			continue
+		}
+		var num string
+		comp := false
+		switch {
+		case strings.HasSuffix(n, segment.SuffixCompressed):
+			num, comp = strings.TrimSuffix(n, segment.SuffixCompressed), true
+		case strings.HasSuffix(n, segment.SuffixPlain):
+			num = strings.TrimSuffix(n, segment.SuffixPlain)
+		default:
+			continue
+		}
+		base, err := strconv.ParseUint(num, 10, 64)
+		if err != nil {
+			continue
+		}
+		if prev, ok := byBase[base]; ok {
+			// Both copies exist: compression finished (the .s2 file is
+			// complete before it is renamed into place), the plain one was
+			// not yet removed.
+			plain := prev.path
+			if !prev.compressed {
+				byBase[base] = segFile{base: base, path: p, compressed: comp}
+			} else {
+				plain = p
+			}
+			s.fs.Remove(plain)
+			continue
+		}
+		byBase[base] = segFile{base: base, path: p, compressed: comp}
+	}
+	out := make([]segFile, 0, len(byBase))
+	for _, f := range byBase {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].base < out[j].base })
+	return out, nil
+}
+
+// recover opens the segments and rebuilds the index: from the checkpoint
+// plus what was written after it when possible, by a full scan otherwise.
+func (s *Store) recover() error {
+	files, err := s.listSegments()
+	if err != nil {
+		return err
+	}
+	for i, f := range files {
+		writable := i == len(files)-1 && !f.compressed
+		seg, err := segment.Open(s.fs, f.path, writable)
+		if err != nil {
+			if i == len(files)-1 && errors.Is(err, store.ErrCorrupt) {
+				// A new segment whose header never reached the disk.
+				s.report.Corrupt = append(s.report.Corrupt, asCorrupt(err))
+				s.fs.Remove(f.path)
+				continue
+			}
+			return err
+		}
+		s.nextID++
+		s.segs = append(s.segs, &segEntry{id: s.nextID, seg: seg})
+	}
+	s.report.Segments = len(s.segs)
+
+	start, lastSeq, ok := s.loadCheckpoint()
+	if !ok {
+		s.idx = index.New()
+		s.last, s.msgs, s.bytes, s.lastTS, s.lost = 0, 0, 0, 0, nil
+		start = 0
+		if len(s.segs) > 0 {
+			s.last = s.segs[0].seg.Base() - 1
+		}
+	}
+	if err := s.scanFrom(start, lastSeq); err != nil {
+		return err
+	}
+	if len(s.segs) > 0 {
+		// Sequences never go backwards: a segment's base is one past the
+		// last sequence handed out when it was created.
+		s.last = max(s.last, s.segs[len(s.segs)-1].seg.Base()-1)
+	}
+	if len(s.segs) == 0 || s.segs[len(s.segs)-1].seg.Sealed() {
+		seg, err := segment.Create(s.fs, s.dir, s.last+1, s.opts.Now().UnixNano(), s.opts.SegmentSize)
+		if err != nil {
+			return err
+		}
+		s.nextID++
+		s.segs = append(s.segs, &segEntry{id: s.nextID, seg: seg})
+	}
+	s.active = s.segs[len(s.segs)-1]
+	s.visible, s.visTS = s.last, s.lastTS
+	// Limits are deterministic: evictions whose tombstones a crash lost are
+	// redone here.
+	s.enforceLimitsLocked("")
+	s.expireLocked()
+	return nil
+}
+
+func asCorrupt(err error) *segment.CorruptError {
+	var ce *segment.CorruptError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return &segment.CorruptError{Reason: err.Error()}
+}
+
+// scanFrom replays records of segment index i (from offset off of the first)
+// onward into the index.
+func (s *Store) scanFrom(segIdx int, lastSeq uint64) error {
+	if segIdx >= len(s.segs) {
+		return nil
+	}
+	off := s.ckptOff
+	if off == 0 {
+		off = segment.HeaderSize
+	}
+	var lostFrom uint64 // > 0: sequences from here to the next good one are lost
+	for i := segIdx; i < len(s.segs); i++ {
+		e := s.segs[i]
+		newest := i == len(s.segs)-1
+		from := int64(segment.HeaderSize)
+		if i == segIdx {
+			from = off
+		}
+		s.report.Scanned++
+		res, err := e.seg.ScanFrom(from, lastSeq, func(o int64, r *segment.Record) error {
+			s.report.Records++
+			if r.Tombstone() {
+				s.applyTombLocked(r.Seq, r.TombstoneCount())
+				return nil
+			}
+			if r.Seq <= s.last && s.last > 0 {
+				return nil // not after what we have: never reuse a sequence
+			}
+			if lostFrom > 0 && r.Seq > lostFrom {
+				s.noteLost(lostFrom, r.Seq-1)
+			}
+			lostFrom = 0
+			s.last, s.lastTS = r.Seq, max(s.lastTS, r.Time)
+			lastSeq = r.Seq
+			if r.Flags&segment.FlagErased != 0 {
+				return nil
+			}
+			s.idx.Add(r.Seq, index.Loc{Seg: e.id, Off: uint32(o)}, string(r.Subject))
+			s.msgs++
+			s.bytes += uint64(len(r.Subject)+len(r.Header)+len(r.Data)) + store.RecordOverhead
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, d := range res.Damage {
+			if newest && d.Resync < 0 {
+				s.report.TornTail = d.Err
+				s.report.TruncatedFrom = res.End
+				continue
+			}
+			s.report.Corrupt = append(s.report.Corrupt, d.Err)
+			lostFrom = s.last + 1
+		}
+		if lostFrom > 0 && !newest {
+			if next := s.segs[i+1].seg.Base(); next > lostFrom {
+				s.noteLost(lostFrom, next-1)
+				lostFrom = 0
+			}
+		}
+		if newest && !e.seg.Sealed() {
+			if err := e.seg.SetEnd(res.End); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Store) noteLost(from, to uint64) {
+	if s.lost == nil {
+		s.lost = &store.LostData{}
+	}
+	for q := from; q <= to && len(s.lost.Msgs) < maxLostList; q++ {
+		s.lost.Msgs = append(s.lost.Msgs, q)
+	}
+}
+
+func (s *Store) applyTombLocked(first, count uint64) {
+	end := first + count // exclusive
+	for q, ok := s.idx.Seqs.Next(first); ok && q < end; q, ok = s.idx.Seqs.Next(q + 1) {
+		s.removeLocked(q)
+	}
+	if end-1 > s.last {
+		s.last = end - 1
+	}
+}
+
+// Checkpoint trailer layout (part of the on-disk format), little endian:
+// version u8 | last u64 | msgs u64 | bytes u64 | lastTS i64 |
+// nsegs u32 { base u64 } | coveredSegIndex u32 | coveredOff u64 |
+// nlost u32 { seq u64 }.
+const trailerVersion = 1
+
+func (s *Store) checkpointLocked() error {
+	t := []byte{trailerVersion}
+	le := binary.LittleEndian
+	t = le.AppendUint64(t, s.last)
+	t = le.AppendUint64(t, s.msgs)
+	t = le.AppendUint64(t, s.bytes)
+	t = le.AppendUint64(t, uint64(s.lastTS))
+	t = le.AppendUint32(t, uint32(len(s.segs)))
+	for _, e := range s.segs {
+		t = le.AppendUint64(t, e.seg.Base())
+		t = le.AppendUint32(t, uint32(e.id))
+	}
+	t = le.AppendUint32(t, uint32(len(s.segs)-1))
+	t = le.AppendUint64(t, uint64(s.active.seg.Flushed()))
+	var lost []uint64
+	if s.lost != nil {
+		lost = s.lost.Msgs
+	}
+	t = le.AppendUint32(t, uint32(len(lost)))
+	for _, q := range lost {
+		t = le.AppendUint64(t, q)
+	}
+	b := index.Encode(s.idx, t)
+	path := filepath.Join(s.dir, checkpointFile)
+	tmp := path + ".tmp"
+	f, err := s.fs.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("wal: checkpoint %s: %w", tmp, err)
+	}
+	_, err = f.WriteAt(b, 0)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = s.fs.Rename(tmp, path)
+	}
+	if err == nil {
+		err = s.fs.SyncDir(s.dir)
+	}
+	if err != nil {
+		s.fs.Remove(tmp)
+		return fmt.Errorf("wal: checkpoint %s: %w", path, err)
+	}
+	s.dirty = false
+	return nil
+}
+
+// loadCheckpoint installs the checkpointed index if it matches the segments
+// on disk. It returns the segment index and offset to scan from.
+func (s *Store) loadCheckpoint() (int, uint64, bool) {
+	path := filepath.Join(s.dir, checkpointFile)
+	fi, err := s.fs.Stat(path)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			s.report.CheckpointErr = err
+		}
+		return 0, 0, false
+	}
+	f, err := s.fs.Open(path)
+	if err != nil {
+		s.report.CheckpointErr = err
+		return 0, 0, false
+	}
+	b := make([]byte, fi.Size)
+	_, err = f.ReadAt(b, 0)
+	f.Close()
+	if err != nil {
+		s.report.CheckpointErr = err
+		return 0, 0, false
+	}
+	idx, t, err := index.Decode(path, b)
+	if err != nil {
+		s.report.CheckpointErr = err
+		return 0, 0, false
+	}
+	bad := func(why string) (int, uint64, bool) {
+		s.report.CheckpointErr = fmt.Errorf("wal: checkpoint %s: %s", path, why)
+		return 0, 0, false
+	}
+	r := trailerReader{b: t}
+	if r.u8() != trailerVersion {
+		return bad("unknown trailer version")
+	}
+	last, msgs, bytes, lastTS := r.u64(), r.u64(), r.u64(), int64(r.u64())
+	n := int(r.u32())
+	if r.err || n > len(s.segs) || n == 0 {
+		return bad("segment list does not match the directory")
+	}
+	ids := make(map[uint32]index.SegID, n)
+	for i := 0; i < n; i++ {
+		base, id := r.u64(), r.u32()
+		if r.err || s.segs[i].seg.Base() != base {
+			return bad("segment list does not match the directory")
+		}
+		ids[id] = s.segs[i].id
+	}
+	covered := int(r.u32())
+	off := r.u64()
+	nl := int(r.u32())
+	var lost []uint64
+	for i := 0; i < nl && !r.err; i++ {
+		lost = append(lost, r.u64())
+	}
+	if r.err || covered != n-1 {
+		return bad("truncated trailer")
+	}
+	if !idx.Seqs.RemapSegs(func(old index.SegID) (index.SegID, bool) {
+		id, ok := ids[uint32(old)]
+		return id, ok
+	}) {
+		return bad("index names a segment not in its list")
+	}
+	s.idx = idx
+	s.last, s.msgs, s.bytes, s.lastTS = last, msgs, bytes, lastTS
+	if len(lost) > 0 {
+		s.lost = &store.LostData{Msgs: lost}
+	}
+	s.ckptOff = int64(off)
+	s.report.UsedCheckpoint = true
+	return covered, last, true
+}
+
+type trailerReader struct {
+	b   []byte
+	p   int
+	err bool
+}
+
+func (r *trailerReader) take(n int) []byte {
+	if r.err || r.p+n > len(r.b) {
+		r.err = true
+		return make([]byte, n)
+	}
+	v := r.b[r.p : r.p+n]
+	r.p += n
+	return v
+}
+func (r *trailerReader) u8() byte    { return r.take(1)[0] }
+func (r *trailerReader) u32() uint32 { return binary.LittleEndian.Uint32(r.take(4)) }
+func (r *trailerReader) u64() uint64 { return binary.LittleEndian.Uint64(r.take(8)) }

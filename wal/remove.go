@@ -1,0 +1,420 @@
+package wal
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/jetwal/jetwal/index"
+	"github.com/jetwal/jetwal/segment"
+	"github.com/jetwal/jetwal/store"
+)
+
+// ranges coalesces increasing sequences into runs.
+type ranges []deleteRange
+
+func (r *ranges) add(seq uint64) {
+	if n := len(*r); n > 0 {
+		last := &(*r)[n-1]
+		if last.first+last.count == seq {
+			last.count++
+			return
+		}
+	}
+	*r = append(*r, deleteRange{first: seq, count: 1})
+}
+
+// removeLocked deletes one live message from the index and the accounting.
+func (s *Store) removeLocked(seq uint64) (bool, error) {
+	loc, ok := s.idx.Seqs.Lookup(seq)
+	if !ok {
+		return false, nil
+	}
+	r, err := s.recordAnyLocked(loc)
+	if err != nil {
+		// A damaged record is still removed from the index; its size is
+		// unknown, so accounting drops the message only.
+		s.idx.Seqs.Delete(seq)
+		s.msgs--
+		s.dirty = true
+		return true, nil
+	}
+	name := string(r.Subject)
+	if r.Flags&segment.FlagErased != 0 {
+		name = s.idx.Subj.SubjectOf(seq)
+	}
+	s.idx.Remove(seq, name)
+	s.msgs--
+	s.bytes -= min(s.bytes, uint64(len(r.Subject)+len(r.Header)+len(r.Data)+store.RecordOverhead))
+	s.dirty = true
+	return true, nil
+}
+
+// evictLocked removes a message because a limit said so; its tombstone is
+// written with the next flush (recovery re-applies limits meanwhile).
+func (s *Store) evictLocked(seq uint64) {
+	if ok, _ := s.removeLocked(seq); ok {
+		r := ranges(s.tombs)
+		r.add(seq)
+		s.tombs = r
+	}
+}
+
+// persistRemovalLocked writes tombstones for explicitly removed ranges and
+// makes them durable under the sync policy.
+func (s *Store) persistRemovalLocked(rs ranges) ([]waiter, error) {
+	if err := s.writeTombsLocked(); err != nil {
+		return nil, s.failLocked(err)
+	}
+	for _, r := range rs {
+		if err := s.appendTombLocked(r.first, r.count); err != nil {
+			return nil, s.failLocked(err)
+		}
+	}
+	s.dropDeadLocked()
+	if s.opts.Sync == SyncAlways {
+		return s.syncLocked()
+	}
+	return nil, nil
+}
+
+// dropDeadLocked removes segments at the head that hold no live message.
+// Only a prefix of segments is ever removed: tombstones refer to sequences
+// in their own or older segments, so removing from the head never drops a
+// tombstone whose target is still on disk.
+func (s *Store) dropDeadLocked() {
+	s.idx.Seqs.DropDead()
+	n := 0
+	for n < len(s.segs)-1 && s.segs[n] != s.active && !s.idx.Seqs.HasSeg(s.segs[n].id) {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	for _, e := range s.segs[:n] {
+		if e == s.syncing {
+			s.deferred = append(s.deferred, e)
+			s.fs.Remove(e.seg.Path())
+			continue
+		}
+		e.seg.Remove()
+	}
+	s.segs = append(s.segs[:0], s.segs[n:]...)
+	s.fs.SyncDir(s.dir)
+	s.dirty = true
+}
+
+func (s *Store) checkOpen() error {
+	if s.closed {
+		return store.ErrClosed
+	}
+	if s.werr != nil {
+		return s.werr
+	}
+	return nil
+}
+
+// Delete removes one message; erase also overwrites its bytes.
+func (s *Store) Delete(seq uint64, erase bool) error {
+	s.mu.Lock()
+	if err := s.checkOpen(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	loc, ok := s.idx.Seqs.Lookup(seq)
+	if !ok || seq > s.visible {
+		s.mu.Unlock()
+		return fmt.Errorf("wal: delete %d: %w", seq, store.ErrNotFound)
+	}
+	s.removeLocked(seq)
+	if erase {
+		// Overwrite after the index let go of the record (its subject was
+		// read first). Compressed sealed segments are read-only: there the
+		// tombstone alone hides the message.
+		if seg := s.segByID(loc.Seg); seg != nil && !seg.Compressed() {
+			if err := seg.Erase(int64(loc.Off)); err != nil {
+				err = s.failLocked(err)
+				s.mu.Unlock()
+				return err
+			}
+		}
+	}
+	ws, err := s.persistRemovalLocked(ranges{{first: seq, count: 1}})
+	s.mu.Unlock()
+	notify(ws, nil)
+	return err
+}
+
+// Purge removes messages matching filter below upTo, keeping the newest keep.
+func (s *Store) Purge(filter string, upTo, keep uint64) (uint64, error) {
+	s.mu.Lock()
+	if err := s.checkOpen(); err != nil {
+		s.mu.Unlock()
+		return 0, err
+	}
+	if filter == ">" {
+		filter = ""
+	}
+	limit := s.visible
+	if upTo > 0 {
+		limit = min(limit, upTo-1)
+	}
+	var rs ranges
+	var n uint64
+	if filter == "" && keep == 0 && limit >= s.visible && s.visible == s.last {
+		n = s.purgeAllLocked(&rs)
+	} else {
+		var seqs []uint64
+		for q, ok, _ := s.nextMatchLocked(filter, 1, limit); ok; q, ok, _ = s.nextMatchLocked(filter, q+1, limit) {
+			seqs = append(seqs, q)
+		}
+		if keep > 0 {
+			if uint64(len(seqs)) <= keep {
+				seqs = nil
+			} else {
+				seqs = seqs[:uint64(len(seqs))-keep]
+			}
+		}
+		for _, q := range seqs {
+			if ok, _ := s.removeLocked(q); ok {
+				rs.add(q)
+				n++
+			}
+		}
+	}
+	ws, err := s.persistRemovalLocked(rs)
+	s.scheduleAgeLocked()
+	s.mu.Unlock()
+	notify(ws, nil)
+	return n, err
+}
+
+// purgeAllLocked empties the store at once.
+func (s *Store) purgeAllLocked(rs *ranges) uint64 {
+	n := s.msgs
+	first, ok := s.idx.Seqs.First()
+	if ok {
+		*rs = append(*rs, deleteRange{first: first, count: s.last - first + 1})
+	}
+	s.idx = index.New()
+	s.msgs, s.bytes = 0, 0
+	s.dirty = true
+	return n
+}
+
+// Compact removes every message below seq.
+func (s *Store) Compact(seq uint64) (uint64, error) {
+	s.mu.Lock()
+	if err := s.checkOpen(); err != nil {
+		s.mu.Unlock()
+		return 0, err
+	}
+	if seq == 0 {
+		s.mu.Unlock()
+		return 0, fmt.Errorf("wal: compact to 0: %w", store.ErrInvalidSequence)
+	}
+	var rs ranges
+	var n uint64
+	if seq > s.last {
+		// Everything goes, and the next sequence becomes seq.
+		n = s.purgeAllLocked(&rs)
+		if len(rs) == 0 {
+			rs = ranges{{first: seq - 1, count: 1}}
+		} else {
+			rs[0].count = seq - rs[0].first
+		}
+		if seq-1 > s.last {
+			s.last = seq - 1
+			s.visible = max(s.visible, s.last)
+		}
+	} else {
+		for q, ok := s.idx.Seqs.Next(1); ok && q < seq; q, ok = s.idx.Seqs.Next(q + 1) {
+			s.removeLocked(q)
+			rs.add(q)
+			n++
+		}
+	}
+	ws, err := s.persistRemovalLocked(rs)
+	s.scheduleAgeLocked()
+	s.mu.Unlock()
+	notify(ws, nil)
+	return n, err
+}
+
+// Truncate removes every message above seq. Sequences above seq are not
+// handed out again: the next append still gets the old last sequence + 1.
+func (s *Store) Truncate(seq uint64) error {
+	s.mu.Lock()
+	if err := s.checkOpen(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	var rs ranges
+	for q, ok := s.idx.Seqs.Next(seq + 1); ok; q, ok = s.idx.Seqs.Next(q + 1) {
+		s.removeLocked(q)
+		rs.add(q)
+	}
+	ws, err := s.persistRemovalLocked(rs)
+	s.mu.Unlock()
+	notify(ws, nil)
+	return err
+}
+
+// checkDiscardNewLocked refuses a message that a DiscardNew limit forbids.
+func (s *Store) checkDiscardNewLocked(subj string, size uint64, hdrData int) error {
+	l := s.limits
+	if l.MaxMsgSize > 0 && hdrData > int(l.MaxMsgSize) {
+		return fmt.Errorf("%w: %d bytes > %d", store.ErrMaxMsgSize, hdrData, l.MaxMsgSize)
+	}
+	if l.Discard != store.DiscardNew {
+		return nil
+	}
+	if l.MaxMsgs > 0 && s.msgs+1 > uint64(l.MaxMsgs) {
+		return store.ErrMaxMsgs
+	}
+	if l.MaxBytes > 0 && s.bytes+size > uint64(l.MaxBytes) {
+		return store.ErrMaxBytes
+	}
+	if l.MaxMsgsPerSubject > 0 && l.DiscardNewPerSubject {
+		if info, ok := s.idx.Subj.Get(subj); ok && info.Msgs+1 > uint64(l.MaxMsgsPerSubject) {
+			return store.ErrMaxMsgsPerSubj
+		}
+	}
+	return nil
+}
+
+// enforceLimitsLocked evicts what the limits no longer allow after an
+// append of subj ("" checks every subject, after a limit change).
+func (s *Store) enforceLimitsLocked(subj string) {
+	l := s.limits
+	if l.MaxMsgsPerSubject > 0 {
+		if subj != "" {
+			s.trimSubjectLocked(subj, uint64(l.MaxMsgsPerSubject))
+		} else {
+			var names []string
+			s.idx.Subj.Each("", func(name string, info index.SubjectInfo) {
+				if info.Msgs > uint64(l.MaxMsgsPerSubject) {
+					names = append(names, name)
+				}
+			})
+			for _, n := range names {
+				s.trimSubjectLocked(n, uint64(l.MaxMsgsPerSubject))
+			}
+		}
+	}
+	if l.Discard == store.DiscardOld || subj == "" {
+		for l.MaxMsgs > 0 && s.msgs > uint64(l.MaxMsgs) {
+			if !s.evictFirstLocked() {
+				break
+			}
+		}
+		for l.MaxBytes > 0 && s.bytes > uint64(l.MaxBytes) {
+			if !s.evictFirstLocked() {
+				break
+			}
+		}
+	}
+	if len(s.tombs) > 0 {
+		s.dropDeadLocked()
+	}
+}
+
+func (s *Store) trimSubjectLocked(subj string, max uint64) {
+	for {
+		info, ok := s.idx.Subj.Get(subj)
+		if !ok || info.Msgs <= max {
+			return
+		}
+		s.evictLocked(info.First)
+	}
+}
+
+func (s *Store) evictFirstLocked() bool {
+	q, ok := s.idx.Seqs.First()
+	if !ok {
+		return false
+	}
+	s.evictLocked(q)
+	return true
+}
+
+// UpdateLimits applies new limits.
+func (s *Store) UpdateLimits(l store.Limits) error {
+	s.mu.Lock()
+	if err := s.checkOpen(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	s.limits = l
+	s.enforceLimitsLocked("")
+	s.expireLocked()
+	var ws []waiter
+	var err error
+	// Write the evictions now: a later limit increase must not let a
+	// restart resurrect them.
+	if len(s.tombs) > 0 {
+		ws, err = s.syncLocked()
+	}
+	s.scheduleAgeLocked()
+	s.mu.Unlock()
+	notify(ws, nil)
+	return err
+}
+
+// scheduleAgeLocked arms the MaxAge timer for the oldest message.
+func (s *Store) scheduleAgeLocked() {
+	if s.limits.MaxAge <= 0 || s.closed {
+		return
+	}
+	q, ok := s.idx.Seqs.First()
+	if !ok {
+		return
+	}
+	loc, _ := s.idx.Seqs.Lookup(q)
+	r, err := s.recordAnyLocked(loc)
+	if err != nil {
+		return
+	}
+	wait := time.Until(time.Unix(0, r.Time).Add(s.limits.MaxAge))
+	if wait < time.Millisecond {
+		wait = time.Millisecond
+	}
+	if s.ageT == nil {
+		s.ageT = time.AfterFunc(wait, s.onAge)
+	} else {
+		s.ageT.Reset(wait)
+	}
+}
+
+func (s *Store) onAge() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.expireLocked()
+	s.scheduleAgeLocked()
+	s.mu.Unlock()
+}
+
+// expireLocked evicts messages older than MaxAge.
+func (s *Store) expireLocked() {
+	if s.limits.MaxAge <= 0 {
+		return
+	}
+	cutoff := s.opts.Now().Add(-s.limits.MaxAge).UnixNano()
+	for {
+		q, ok := s.idx.Seqs.First()
+		if !ok {
+			break
+		}
+		loc, _ := s.idx.Seqs.Lookup(q)
+		r, err := s.recordAnyLocked(loc)
+		if err == nil && r.Time > cutoff {
+			break
+		}
+		s.evictLocked(q)
+	}
+	if len(s.tombs) > 0 {
+		s.dropDeadLocked()
+	}
+}

@@ -1,0 +1,275 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/jetwal/jetwal/index"
+	"github.com/jetwal/jetwal/segment"
+	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/vfs"
+)
+
+// File names inside a store directory.
+const (
+	lockFile       = "LOCK"
+	checkpointFile = "index.ckpt"
+)
+
+// waiter is an append waiting for its fsync.
+type waiter struct {
+	seq  uint64
+	ts   int64
+	size uint64
+	done store.AppendDone
+}
+
+// deleteRange is a run of deleted sequences not yet written as a tombstone.
+type deleteRange struct{ first, count uint64 }
+
+// Store is the file store of one stream. See the package doc.
+type Store struct {
+	dir  string
+	fs   vfs.FS
+	opts Options
+	lock io.Closer
+
+	// mu guards everything below it. Readers hold it shared while they copy
+	// out of a segment mapping; segments are closed only under it held
+	// exclusively, so no read ever touches an unmapped segment.
+	mu       sync.RWMutex
+	segs     []*segEntry // by base sequence
+	active   *segEntry
+	nextID   index.SegID
+	idx      *index.Index
+	last     uint64 // highest sequence handed out
+	visible  uint64 // highest sequence readers may see
+	msgs     uint64 // live messages, including ones not yet visible
+	bytes    uint64
+	pendB    uint64 // bytes of appended messages not yet visible
+	lastTS   int64
+	visTS    int64 // timestamp of the message at visible
+	werr     error // sticky write error
+	closed   bool
+	limits   store.Limits
+	lost     *store.LostData
+	tombs    []deleteRange // limit evictions not yet written as tombstones
+	waiters  []waiter      // SyncAlways appends waiting for fsync
+	syncing  *segEntry     // segment being fsynced outside mu, if any
+	deferred []*segEntry   // removed while being synced; closed after
+	dirty    bool          // index changed since the last checkpoint
+	unsynced bool          // bytes written or buffered since the last fsync
+	ckptAt   time.Time
+
+	kick    chan struct{} // wakes the sync goroutine
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	ageT    *time.Timer
+	report  RecoveryReport
+	ckptOff int64 // recovery: offset in the covered segment the checkpoint reached
+}
+
+type segEntry struct {
+	id  index.SegID
+	seg *segment.Segment
+}
+
+var _ store.StreamStore = (*Store)(nil)
+
+// Open opens (creating if needed) the store in dir and recovers it.
+func Open(dir string, opts Options) (*Store, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	fs := opts.FS
+	if err := fs.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
+	}
+	if err := fs.SyncDir(filepath.Dir(dir)); err != nil {
+		return nil, fmt.Errorf("wal: sync %s: %w", filepath.Dir(dir), err)
+	}
+	lk, err := fs.Lock(filepath.Join(dir, lockFile))
+	if err != nil {
+		return nil, fmt.Errorf("wal: lock %s: %w", dir, err)
+	}
+	s := &Store{
+		dir: dir, fs: fs, opts: opts, lock: lk, limits: opts.Limits,
+		kick: make(chan struct{}, 1), stop: make(chan struct{}),
+	}
+	if err := s.recover(); err != nil {
+		s.closeSegments()
+		lk.Close()
+		return nil, err
+	}
+	s.wg.Add(1)
+	go s.background()
+	s.mu.Lock()
+	s.scheduleAgeLocked()
+	s.mu.Unlock()
+	return s, nil
+}
+
+// Recovery returns what the last Open found and repaired.
+func (s *Store) Recovery() RecoveryReport { return s.report }
+
+// Dir is the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) segByID(id index.SegID) *segment.Segment {
+	// Segments are few; a linear scan from the newest is fastest for the
+	// common read of recent messages.
+	for i := len(s.segs) - 1; i >= 0; i-- {
+		if s.segs[i].id == id {
+			return s.segs[i].seg
+		}
+	}
+	return nil
+}
+
+// Sync makes everything appended so far durable.
+func (s *Store) Sync() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return store.ErrClosed
+	}
+	ws, err := s.syncLocked()
+	s.mu.Unlock()
+	notify(ws, nil)
+	return err
+}
+
+// syncLocked flushes tombstones and the write buffer and fsyncs the active
+// segment while holding mu. It returns the waiters it made durable; the
+// caller notifies them after unlocking.
+func (s *Store) syncLocked() ([]waiter, error) {
+	if s.werr != nil {
+		return nil, s.werr
+	}
+	if err := s.writeTombsLocked(); err != nil {
+		return nil, s.failLocked(err)
+	}
+	if err := s.active.seg.Sync(); err != nil {
+		return nil, s.failLocked(err)
+	}
+	s.unsynced = false
+	return s.takeWaitersLocked(s.last), nil
+}
+
+// failLocked makes a write error sticky.
+func (s *Store) failLocked(err error) error {
+	if s.werr == nil {
+		s.werr = fmt.Errorf("%w: %w", store.ErrWriteFailed, err)
+	}
+	return s.werr
+}
+
+// Close flushes, writes an index checkpoint and releases the store.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return store.ErrClosed
+	}
+	var (
+		err   error
+		ws    []waiter
+		wserr error
+	)
+	if s.werr == nil {
+		ws, err = s.syncLocked()
+		if err == nil {
+			err = s.checkpointLocked()
+		}
+	}
+	if err != nil {
+		wserr = err
+		ws = append(ws, s.takeAllWaitersLocked()...)
+	}
+	s.closed = true
+	if s.ageT != nil {
+		s.ageT.Stop()
+	}
+	s.mu.Unlock()
+	notify(ws, wserr)
+	close(s.stop)
+	s.wg.Wait()
+	s.mu.Lock()
+	s.closeSegments()
+	s.mu.Unlock()
+	if lerr := s.lock.Close(); err == nil {
+		err = lerr
+	}
+	return err
+}
+
+func (s *Store) closeSegments() {
+	for _, e := range s.segs {
+		e.seg.Close()
+	}
+	for _, e := range s.deferred {
+		e.seg.Close()
+	}
+	s.segs, s.deferred, s.active = nil, nil, nil
+}
+
+// Remove closes the store and deletes its directory.
+func (s *Store) Remove() error {
+	if err := s.Close(); err != nil && !errors.Is(err, store.ErrClosed) && !errors.Is(err, store.ErrWriteFailed) {
+		return err
+	}
+	if err := s.fs.RemoveAll(s.dir); err != nil {
+		return fmt.Errorf("wal: remove %s: %w", s.dir, err)
+	}
+	return s.fs.SyncDir(filepath.Dir(s.dir))
+}
+
+// background runs group commit (SyncAlways), interval syncs, and periodic
+// checkpoints.
+func (s *Store) background() {
+	defer s.wg.Done()
+	var tick <-chan time.Time
+	if s.opts.Sync == SyncInterval {
+		t := time.NewTicker(s.opts.SyncInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	var ckpt <-chan time.Time
+	if s.opts.CheckpointEvery > 0 {
+		t := time.NewTicker(s.opts.CheckpointEvery)
+		defer t.Stop()
+		ckpt = t.C
+	}
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.kick:
+			s.groupCommit()
+		case <-tick:
+			s.mu.Lock()
+			var ws []waiter
+			if !s.closed && s.werr == nil && (s.unsynced || len(s.tombs) > 0) {
+				ws, _ = s.syncLocked()
+			}
+			s.mu.Unlock()
+			notify(ws, nil)
+		case <-ckpt:
+			s.mu.Lock()
+			var ws []waiter
+			if !s.closed && s.dirty && s.werr == nil {
+				var err error
+				if ws, err = s.syncLocked(); err == nil {
+					s.checkpointLocked()
+				}
+			}
+			s.mu.Unlock()
+			notify(ws, nil)
+		}
+	}
+}
