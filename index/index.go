@@ -15,6 +15,12 @@ func (x *Index) Add(seq uint64, loc Loc, subject string) {
 	x.Subj.Add(subject, seq)
 }
 
+// AddBytes is Add with the subject in a byte slice (recovery scans).
+func (x *Index) AddBytes(seq uint64, loc Loc, subject []byte) {
+	x.Seqs.Add(seq, loc)
+	x.Subj.AddBytes(subject, seq)
+}
+
 // Remove deletes message seq of the given subject. It reports whether the
 // message was live.
 func (x *Index) Remove(seq uint64, subject string) bool {

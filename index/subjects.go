@@ -53,6 +53,21 @@ func (x *Subjects) Add(name string, seq uint64) {
 	s.list.add(seq)
 }
 
+// AddBytes is Add for a subject held in a byte slice; it allocates only
+// for a subject not seen before.
+func (x *Subjects) AddBytes(name []byte, seq uint64) {
+	if s := x.byName[string(name)]; s != nil {
+		if s.Msgs == 0 {
+			s.First = seq
+		}
+		s.Msgs++
+		s.Last = seq
+		s.list.add(seq)
+		return
+	}
+	x.Add(string(name), seq)
+}
+
 // Remove records that seq (of subject name) was deleted. live reports whether
 // a sequence is still stored; it is used to move First and Last.
 func (x *Subjects) Remove(name string, seq uint64, live func(uint64) bool) {

@@ -321,22 +321,40 @@ func (s *Segment) ReadAtBuf(b []byte, off int64) (Record, int, error) {
 }
 
 // Seal flushes the segment, trims the file to its used length and syncs it.
-// No appends are accepted afterwards.
+// No appends are accepted afterwards. It is Freeze followed by Finish.
 func (s *Segment) Seal() error {
+	if s.sealed {
+		return nil
+	}
+	if err := s.Freeze(); err != nil {
+		return err
+	}
+	return s.Finish()
+}
+
+// Freeze flushes the segment and stops appends; Finish must follow to make
+// it durable and trim it. It must be called under the owner's lock.
+func (s *Segment) Freeze() error {
 	if s.sealed {
 		return nil
 	}
 	if err := s.Flush(); err != nil {
 		return err
 	}
+	s.sealed = true
+	return nil
+}
+
+// Finish trims a frozen segment to its used length and fsyncs it. It reads
+// only fields Freeze fixed, so it may run outside the owner's lock,
+// concurrently with reads (not with Close).
+func (s *Segment) Finish() error {
 	if err := s.f.Truncate(s.end); err != nil {
 		return fmt.Errorf("segment: trim %s to %d: %w", s.path, s.end, err)
 	}
 	if err := s.f.Sync(); err != nil {
 		return fmt.Errorf("segment: sync %s: %w", s.path, err)
 	}
-	s.capacity = s.end
-	s.sealed = true
 	return nil
 }
 

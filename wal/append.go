@@ -40,8 +40,8 @@ func (s *Store) AppendAsync(subj string, hdr, data []byte, done store.AppendDone
 		return fmt.Errorf("%w: %q", store.ErrInvalidSubject, subj)
 	}
 	size := store.RecordSize(subj, hdr, data)
-	if n := segment.EncodedSize(len(subj), len(hdr), len(data)); int64(n) > s.opts.SegmentSize-segment.HeaderSize || n > segment.MaxRecordSize {
-		return fmt.Errorf("%w: %d bytes does not fit a segment", store.ErrMaxMsgSize, n)
+	if n := segment.EncodedSize(len(subj), len(hdr), len(data)); n > segment.MaxRecordSize {
+		return fmt.Errorf("%w: record of %d bytes above the %d-byte format limit", store.ErrMaxMsgSize, n, segment.MaxRecordSize)
 	}
 	s.mu.Lock()
 	seq, ts, err := s.appendLocked(subj, hdr, data, size)
@@ -60,10 +60,14 @@ func (s *Store) AppendAsync(subj string, hdr, data []byte, done store.AppendDone
 		return nil
 	}
 	s.visible, s.visTS = seq, ts
-	s.mu.Unlock()
-	if done != nil {
-		done(seq, ts, nil)
+	if done == nil {
+		s.mu.Unlock()
+		return nil
 	}
+	s.notifyMu.Lock()
+	s.mu.Unlock()
+	done(seq, ts, nil)
+	s.notifyMu.Unlock()
 	return nil
 }
 
@@ -78,13 +82,13 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 		return 0, 0, err
 	}
 	seq := s.last + 1
-	ts := s.opts.Now().UnixNano()
+	ts := s.nowNano()
 	if ts < s.lastTS {
 		ts = s.lastTS // timestamps never go backwards, so SeqForTime can bisect
 	}
 	n := segment.EncodedSize(len(subj), len(hdr), len(data))
 	if !s.active.seg.Room(n) {
-		if err := s.rollLocked(seq); err != nil {
+		if err := s.rollLocked(seq, n); err != nil {
 			return 0, 0, s.failLocked(err)
 		}
 	}
@@ -110,33 +114,55 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 	return seq, ts, nil
 }
 
-// rollLocked seals the active segment and starts a new one at base.
-func (s *Store) rollLocked(base uint64) error {
+// rollLocked seals the active segment and starts a new one at base, large
+// enough for a record of need bytes.
+func (s *Store) rollLocked(base uint64, need int) error {
 	if err := s.writeTombsLocked(); err != nil {
 		return err
 	}
 	old := s.active
-	if err := old.seg.Seal(); err != nil {
-		return err
-	}
-	s.unsynced = false
-	// Waiters in the sealed segment are durable now; the next group commit
-	// (already kicked by their appends) releases them outside the lock.
-	if s.opts.Compress && old != s.syncing {
-		if c, err := segment.Compress(old.seg); err == nil {
-			old.seg = c
-		} else {
+	if s.opts.Sync == SyncAlways {
+		// Waiters in the old segment are released by the next group commit
+		// (already kicked by their appends), once this seal made them durable.
+		if err := old.seg.Seal(); err != nil {
 			return err
 		}
+		if s.opts.Compress && s.busy[old] == 0 {
+			c, err := segment.Compress(old.seg)
+			if err != nil {
+				return err
+			}
+			old.seg = c
+		}
+	} else {
+		// Without SyncAlways nobody waits for the old segment's fsync: it is
+		// trimmed and synced in the background (finishSeals).
+		if err := old.seg.Freeze(); err != nil {
+			return err
+		}
+		s.sealing = append(s.sealing, old)
+		select {
+		case s.sealKick <- struct{}{}:
+		default:
+		}
 	}
-	seg, err := segment.Create(s.fs, s.dir, base, s.opts.Now().UnixNano(), s.opts.SegmentSize)
+	s.unsynced = false
+	size := max(s.opts.SegmentSize, int64(segment.HeaderSize+need))
+	seg, err := segment.Create(s.fs, s.dir, base, s.nowNano(), size)
 	if err != nil {
 		return err
 	}
 	s.nextID++
 	s.active = &segEntry{id: s.nextID, seg: seg}
 	s.segs = append(s.segs, s.active)
-	return s.checkpointLocked()
+	// Bound how much a crash recovery scans: checkpoint every few rolls.
+	// (A checkpoint costs time proportional to the index, so not on every
+	// roll; the periodic and closing checkpoints cover the rest.)
+	s.rolls++
+	if s.rolls >= checkpointRolls {
+		return s.checkpointLocked()
+	}
+	return nil
 }
 
 // groupCommit flushes pending appends and fsyncs once for all of them.
@@ -149,8 +175,7 @@ func (s *Store) groupCommit() {
 	}
 	fail := func(err error) {
 		ws := s.takeAllWaitersLocked()
-		s.mu.Unlock()
-		notify(ws, err)
+		s.unlockNotify(ws, err)
 	}
 	if s.werr != nil {
 		fail(s.werr)
@@ -166,25 +191,20 @@ func (s *Store) groupCommit() {
 	}
 	target := s.last
 	ent := s.active
-	s.syncing = ent
+	s.busy[ent]++
 	s.unsynced = false
 	s.mu.Unlock()
 
 	err := ent.seg.SyncFile()
 
 	s.mu.Lock()
-	s.syncing = nil
-	for _, d := range s.deferred {
-		d.seg.Close()
-	}
-	s.deferred = nil
+	s.unbusyLocked(ent)
 	if err != nil {
 		fail(s.failLocked(err))
 		return
 	}
 	batch := s.takeWaitersLocked(target)
-	s.mu.Unlock()
-	notify(batch, nil)
+	s.unlockNotify(batch, nil)
 	// More may have arrived during the fsync.
 	s.mu.Lock()
 	more := len(s.waiters) > 0
@@ -195,6 +215,83 @@ func (s *Store) groupCommit() {
 		default:
 		}
 	}
+}
+
+// unbusyLocked ends I/O outside the lock on e, closing it if it was
+// removed meanwhile.
+func (s *Store) unbusyLocked(e *segEntry) {
+	s.busy[e]--
+	if s.busy[e] > 0 {
+		return
+	}
+	delete(s.busy, e)
+	for i, d := range s.deferred {
+		if d == e {
+			d.seg.Close()
+			s.deferred = append(s.deferred[:i], s.deferred[i+1:]...)
+			break
+		}
+	}
+}
+
+// finishSeals trims and fsyncs frozen segments outside the lock. A segment
+// leaves s.sealing only once it is durable, so a checkpoint taken meanwhile
+// (finishSealsLocked) never claims an unsynced segment.
+func (s *Store) finishSeals() {
+	s.mu.Lock()
+	todo := append([]*segEntry(nil), s.sealing...)
+	for _, e := range todo {
+		s.busy[e]++
+	}
+	s.mu.Unlock()
+	for _, e := range todo {
+		err := e.seg.Finish()
+		s.mu.Lock()
+		if err != nil {
+			s.failLocked(err)
+		} else {
+			s.sealing = removeEntry(s.sealing, e)
+			if s.opts.Compress && s.busy[e] == 1 && !s.removed(e) {
+				if c, cerr := segment.Compress(e.seg); cerr == nil {
+					e.seg = c
+				} else {
+					s.failLocked(cerr)
+				}
+			}
+		}
+		s.unbusyLocked(e)
+		s.mu.Unlock()
+	}
+}
+
+func removeEntry(list []*segEntry, e *segEntry) []*segEntry {
+	for i, x := range list {
+		if x == e {
+			return append(list[:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// finishSealsLocked completes pending seals under the lock, before a
+// checkpoint that claims them durable.
+func (s *Store) finishSealsLocked() error {
+	for _, e := range s.sealing {
+		if err := e.seg.Finish(); err != nil {
+			return s.failLocked(err)
+		}
+	}
+	s.sealing = nil
+	return nil
+}
+
+func (s *Store) removed(e *segEntry) bool {
+	for _, d := range s.deferred {
+		if d == e {
+			return true
+		}
+	}
+	return false
 }
 
 // takeWaitersLocked makes appends up to target visible and returns their
@@ -226,8 +323,22 @@ func (s *Store) takeAllWaitersLocked() []waiter {
 	return ws
 }
 
-// notify calls the done callbacks of ws; never with mu held, so callbacks
-// may use the store.
+// unlockNotify releases mu and calls the done callbacks of ws. notifyMu is
+// taken before mu is released, so callbacks run one at a time and in
+// sequence order across goroutines, and never with mu held (callbacks may
+// use the store).
+func (s *Store) unlockNotify(ws []waiter, err error) {
+	if len(ws) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	s.notifyMu.Lock()
+	s.mu.Unlock()
+	notify(ws, err)
+	s.notifyMu.Unlock()
+}
+
+// notify calls the done callbacks of ws.
 func notify(ws []waiter, err error) {
 	for _, w := range ws {
 		if w.done == nil {
@@ -257,7 +368,7 @@ func (s *Store) writeTombsLocked() error {
 func (s *Store) appendTombLocked(first, count uint64) error {
 	n := segment.EncodedSize(0, 0, 8)
 	if !s.active.seg.Room(n) {
-		if err := s.rollLockedNoTombs(s.last + 1); err != nil {
+		if err := s.rollLockedNoTombs(s.last+1, n); err != nil {
 			return err
 		}
 	}
@@ -266,10 +377,10 @@ func (s *Store) appendTombLocked(first, count uint64) error {
 	return err
 }
 
-func (s *Store) rollLockedNoTombs(base uint64) error {
+func (s *Store) rollLockedNoTombs(base uint64, need int) error {
 	saved := s.tombs
 	s.tombs = nil
-	err := s.rollLocked(base)
+	err := s.rollLocked(base, need)
 	s.tombs = saved
 	return err
 }
@@ -280,4 +391,12 @@ func le64(v uint64) []byte {
 		b[i] = byte(v >> (8 * i))
 	}
 	return b
+}
+
+// nowNano is the timestamp for a new record.
+func (s *Store) nowNano() int64 {
+	if s.opts.Now != nil {
+		return s.opts.Now().UnixNano()
+	}
+	return s.clk.now()
 }

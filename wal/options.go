@@ -45,6 +45,9 @@ const (
 	// DefaultCheckpointEvery is how often a dirty index is checkpointed in
 	// the background, bounding how much a crash recovery must scan.
 	DefaultCheckpointEvery = 30 * time.Second
+	// checkpointRolls is how many segment rolls may pass without a
+	// checkpoint.
+	checkpointRolls = 8
 	// flushThreshold is the write-buffer size at which appends are written
 	// to the file even before a sync is due.
 	flushThreshold = 256 << 10
@@ -60,7 +63,7 @@ type Options struct {
 	SegmentSize     int64         // default DefaultSegmentSize
 	Compress        bool          // S2-compress sealed segments
 	CheckpointEvery time.Duration // default DefaultCheckpointEvery; <0 disables
-	// Now returns the time assigned to appends; default time.Now.
+	// Now returns the time assigned to appends; default: the wall clock.
 	Now func() time.Time
 }
 
@@ -93,9 +96,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CheckpointEvery == 0 {
 		o.CheckpointEvery = DefaultCheckpointEvery
-	}
-	if o.Now == nil {
-		o.Now = time.Now
 	}
 	return o
 }

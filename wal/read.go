@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/jetwal/jetwal/index"
@@ -105,6 +106,9 @@ func (s *Store) Load(seq uint64, m *store.Msg) error {
 
 // LoadNext reads the first message >= start matching filter.
 func (s *Store) LoadNext(filter string, start uint64, m *store.Msg) error {
+	if err := checkFilter(filter); err != nil {
+		return err
+	}
 	if start == 0 {
 		start = 1
 	}
@@ -199,11 +203,26 @@ func (s *Store) LoadLast(filter string, m *store.Msg) error {
 	s.mu.RLock()
 	lim := s.visible
 	s.mu.RUnlock()
-	return s.LoadPrev(filter, lim, m)
+	err := s.LoadPrev(filter, lim, m)
+	if errors.Is(err, store.ErrEOF) {
+		return fmt.Errorf("wal: no message matching %q: %w", filter, store.ErrNotFound)
+	}
+	return err
+}
+
+// checkFilter validates a subject filter ("" means all).
+func checkFilter(filter string) error {
+	if filter != "" && !subject.ValidFilter(filter) {
+		return fmt.Errorf("%w: filter %q", store.ErrInvalidSubject, filter)
+	}
+	return nil
 }
 
 // LoadPrev reads the last message <= seq matching filter.
 func (s *Store) LoadPrev(filter string, seq uint64, m *store.Msg) error {
+	if err := checkFilter(filter); err != nil {
+		return err
+	}
 	for {
 		q, err := s.prevMatch(filter, seq)
 		if err != nil {
@@ -252,7 +271,7 @@ func (s *Store) prevMatch(filter string, seq uint64) (uint64, error) {
 		q, ok = p.PrevIn(seq, s.idx.Seqs.Live)
 	}
 	if !ok || q == 0 {
-		return 0, fmt.Errorf("wal: no message matching %q at or before %d: %w", filter, seq, store.ErrNotFound)
+		return 0, fmt.Errorf("wal: no message matching %q at or before %d: %w", filter, seq, store.ErrEOF)
 	}
 	return q, nil
 }

@@ -130,7 +130,7 @@ func (s *Store) recover() error {
 		s.last = max(s.last, s.segs[len(s.segs)-1].seg.Base()-1)
 	}
 	if len(s.segs) == 0 || s.segs[len(s.segs)-1].seg.Sealed() {
-		seg, err := segment.Create(s.fs, s.dir, s.last+1, s.opts.Now().UnixNano(), s.opts.SegmentSize)
+		seg, err := segment.Create(s.fs, s.dir, s.last+1, s.nowNano(), s.opts.SegmentSize)
 		if err != nil {
 			return err
 		}
@@ -191,7 +191,7 @@ func (s *Store) scanFrom(segIdx int, lastSeq uint64) error {
 			if r.Flags&segment.FlagErased != 0 {
 				return nil
 			}
-			s.idx.Add(r.Seq, index.Loc{Seg: e.id, Off: uint32(o)}, string(r.Subject))
+			s.idx.AddBytes(r.Seq, index.Loc{Seg: e.id, Off: uint32(o)}, r.Subject)
 			s.msgs++
 			s.bytes += uint64(len(r.Subject)+len(r.Header)+len(r.Data)) + store.RecordOverhead
 			return nil
@@ -249,6 +249,9 @@ func (s *Store) applyTombLocked(first, count uint64) {
 const trailerVersion = 1
 
 func (s *Store) checkpointLocked() error {
+	if err := s.finishSealsLocked(); err != nil {
+		return err
+	}
 	t := []byte{trailerVersion}
 	le := binary.LittleEndian
 	t = le.AppendUint64(t, s.last)
@@ -295,6 +298,7 @@ func (s *Store) checkpointLocked() error {
 		return fmt.Errorf("wal: checkpoint %s: %w", path, err)
 	}
 	s.dirty = false
+	s.rolls = 0
 	return nil
 }
 

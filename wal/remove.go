@@ -84,14 +84,14 @@ func (s *Store) persistRemovalLocked(rs ranges) ([]waiter, error) {
 func (s *Store) dropDeadLocked() {
 	s.idx.Seqs.DropDead()
 	n := 0
-	for n < len(s.segs)-1 && s.segs[n] != s.active && !s.idx.Seqs.HasSeg(s.segs[n].id) {
+	for n < len(s.segs)-1 && s.segs[n] != s.active && !s.idx.Seqs.HasSeg(s.segs[n].id) && !s.isSealing(s.segs[n]) {
 		n++
 	}
 	if n == 0 {
 		return
 	}
 	for _, e := range s.segs[:n] {
-		if e == s.syncing {
+		if s.busy[e] > 0 {
 			s.deferred = append(s.deferred, e)
 			s.fs.Remove(e.seg.Path())
 			continue
@@ -139,8 +139,7 @@ func (s *Store) Delete(seq uint64, erase bool) error {
 		}
 	}
 	ws, err := s.persistRemovalLocked(ranges{{first: seq, count: 1}})
-	s.mu.Unlock()
-	notify(ws, nil)
+	s.unlockNotify(ws, nil)
 	return err
 }
 
@@ -148,6 +147,10 @@ func (s *Store) Delete(seq uint64, erase bool) error {
 func (s *Store) Purge(filter string, upTo, keep uint64) (uint64, error) {
 	s.mu.Lock()
 	if err := s.checkOpen(); err != nil {
+		s.mu.Unlock()
+		return 0, err
+	}
+	if err := checkFilter(filter); err != nil {
 		s.mu.Unlock()
 		return 0, err
 	}
@@ -183,8 +186,7 @@ func (s *Store) Purge(filter string, upTo, keep uint64) (uint64, error) {
 	}
 	ws, err := s.persistRemovalLocked(rs)
 	s.scheduleAgeLocked()
-	s.mu.Unlock()
-	notify(ws, nil)
+	s.unlockNotify(ws, nil)
 	return n, err
 }
 
@@ -214,6 +216,7 @@ func (s *Store) Compact(seq uint64) (uint64, error) {
 	}
 	var rs ranges
 	var n uint64
+	s.floor = max(s.floor, seq)
 	if seq > s.last {
 		// Everything goes, and the next sequence becomes seq.
 		n = s.purgeAllLocked(&rs)
@@ -235,8 +238,7 @@ func (s *Store) Compact(seq uint64) (uint64, error) {
 	}
 	ws, err := s.persistRemovalLocked(rs)
 	s.scheduleAgeLocked()
-	s.mu.Unlock()
-	notify(ws, nil)
+	s.unlockNotify(ws, nil)
 	return n, err
 }
 
@@ -254,8 +256,7 @@ func (s *Store) Truncate(seq uint64) error {
 		rs.add(q)
 	}
 	ws, err := s.persistRemovalLocked(rs)
-	s.mu.Unlock()
-	notify(ws, nil)
+	s.unlockNotify(ws, nil)
 	return err
 }
 
@@ -265,19 +266,33 @@ func (s *Store) checkDiscardNewLocked(subj string, size uint64, hdrData int) err
 	if l.MaxMsgSize > 0 && hdrData > int(l.MaxMsgSize) {
 		return fmt.Errorf("%w: %d bytes > %d", store.ErrMaxMsgSize, hdrData, l.MaxMsgSize)
 	}
+	if l.MaxBytes > 0 && size > uint64(l.MaxBytes) {
+		return fmt.Errorf("%w: message of %d bytes is larger than the stream", store.ErrMaxBytes, size)
+	}
 	if l.Discard != store.DiscardNew {
 		return nil
 	}
-	if l.MaxMsgs > 0 && s.msgs+1 > uint64(l.MaxMsgs) {
+	// With a per-subject limit that drops the subject's oldest message, the
+	// new message makes room for itself first (as JetStream orders it).
+	msgs, bytes := s.msgs, s.bytes
+	if l.MaxMsgsPerSubject > 0 {
+		if info, ok := s.idx.Subj.Get(subj); ok && info.Msgs+1 > uint64(l.MaxMsgsPerSubject) {
+			if l.DiscardNewPerSubject {
+				return store.ErrMaxMsgsPerSubj
+			}
+			msgs--
+			if loc, ok := s.idx.Seqs.Lookup(info.First); ok {
+				if r, err := s.recordAnyLocked(loc); err == nil {
+					bytes -= min(bytes, store.RecordSize(string(r.Subject), r.Header, r.Data))
+				}
+			}
+		}
+	}
+	if l.MaxMsgs > 0 && msgs+1 > uint64(l.MaxMsgs) {
 		return store.ErrMaxMsgs
 	}
-	if l.MaxBytes > 0 && s.bytes+size > uint64(l.MaxBytes) {
+	if l.MaxBytes > 0 && bytes+size > uint64(l.MaxBytes) {
 		return store.ErrMaxBytes
-	}
-	if l.MaxMsgsPerSubject > 0 && l.DiscardNewPerSubject {
-		if info, ok := s.idx.Subj.Get(subj); ok && info.Msgs+1 > uint64(l.MaxMsgsPerSubject) {
-			return store.ErrMaxMsgsPerSubj
-		}
 	}
 	return nil
 }
@@ -355,8 +370,7 @@ func (s *Store) UpdateLimits(l store.Limits) error {
 		ws, err = s.syncLocked()
 	}
 	s.scheduleAgeLocked()
-	s.mu.Unlock()
-	notify(ws, nil)
+	s.unlockNotify(ws, nil)
 	return err
 }
 
@@ -401,7 +415,7 @@ func (s *Store) expireLocked() {
 	if s.limits.MaxAge <= 0 {
 		return
 	}
-	cutoff := s.opts.Now().Add(-s.limits.MaxAge).UnixNano()
+	cutoff := s.nowNano() - int64(s.limits.MaxAge)
 	for {
 		q, ok := s.idx.Seqs.First()
 		if !ok {
@@ -417,4 +431,13 @@ func (s *Store) expireLocked() {
 	if len(s.tombs) > 0 {
 		s.dropDeadLocked()
 	}
+}
+
+func (s *Store) isSealing(e *segEntry) bool {
+	for _, x := range s.sealing {
+		if x == e {
+			return true
+		}
+	}
+	return false
 }

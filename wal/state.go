@@ -38,14 +38,22 @@ func (s *Store) stateLocked(withDeleted bool) store.State {
 		st.FirstTime = time.Unix(0, s.tsLocked(first)).UTC()
 		st.NumDeleted = int(st.LastSeq - st.FirstSeq + 1 - st.Msgs)
 		if withDeleted && st.NumDeleted > 0 {
+			last, _ := s.idx.Seqs.Last()
 			s.idx.Seqs.Deleted(func(q uint64) {
 				if q <= st.LastSeq {
 					st.Deleted = append(st.Deleted, q)
 				}
 			})
+			// Sequences after the last live message up to LastSeq.
+			for q := last + 1; q <= st.LastSeq; q++ {
+				st.Deleted = append(st.Deleted, q)
+			}
 		}
 	} else {
-		st.FirstSeq = s.visible + 1
+		st.FirstSeq = max(s.visible+1, s.floor)
+		if s.visible == 0 && s.floor == 0 {
+			st.FirstSeq = 0 // a store that never held a message, as JetStream reports it
+		}
 		st.Msgs, st.Bytes = 0, 0
 	}
 	if s.lost != nil {
@@ -74,6 +82,9 @@ func (s *Store) SubjectsState(filter string) map[string]store.SubjectState {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := make(map[string]store.SubjectState)
+	if checkFilter(filter) != nil {
+		return out
+	}
 	s.idx.Subj.Each(filter, func(name string, info index.SubjectInfo) {
 		if info.First > s.visible {
 			return
@@ -90,7 +101,7 @@ func (s *Store) NumPending(start uint64, filter string, lastPerSubject bool) uin
 	if start == 0 {
 		start = 1
 	}
-	if start > s.visible {
+	if start > s.visible || checkFilter(filter) != nil {
 		return 0
 	}
 	if (filter == "" || filter == ">") && !lastPerSubject {

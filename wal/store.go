@@ -41,6 +41,8 @@ type Store struct {
 	// mu guards everything below it. Readers hold it shared while they copy
 	// out of a segment mapping; segments are closed only under it held
 	// exclusively, so no read ever touches an unmapped segment.
+	notifyMu sync.Mutex // serialises AppendDone callbacks; taken before mu is released
+
 	mu       sync.RWMutex
 	segs     []*segEntry // by base sequence
 	active   *segEntry
@@ -52,25 +54,29 @@ type Store struct {
 	bytes    uint64
 	pendB    uint64 // bytes of appended messages not yet visible
 	lastTS   int64
-	visTS    int64 // timestamp of the message at visible
-	werr     error // sticky write error
+	visTS    int64  // timestamp of the message at visible
+	floor    uint64 // lowest sequence a Compact left possible
+	werr     error  // sticky write error
 	closed   bool
 	limits   store.Limits
 	lost     *store.LostData
-	tombs    []deleteRange // limit evictions not yet written as tombstones
-	waiters  []waiter      // SyncAlways appends waiting for fsync
-	syncing  *segEntry     // segment being fsynced outside mu, if any
-	deferred []*segEntry   // removed while being synced; closed after
-	dirty    bool          // index changed since the last checkpoint
-	unsynced bool          // bytes written or buffered since the last fsync
-	ckptAt   time.Time
+	tombs    []deleteRange     // limit evictions not yet written as tombstones
+	waiters  []waiter          // SyncAlways appends waiting for fsync
+	busy     map[*segEntry]int // segments with I/O running outside mu
+	deferred []*segEntry       // removed while busy; closed when idle
+	sealing  []*segEntry       // frozen, waiting for finishSeals
+	clk      clock
+	dirty    bool // index changed since the last checkpoint
+	unsynced bool // bytes written or buffered since the last fsync
+	rolls    int  // segment rolls since the last checkpoint
 
-	kick    chan struct{} // wakes the sync goroutine
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	ageT    *time.Timer
-	report  RecoveryReport
-	ckptOff int64 // recovery: offset in the covered segment the checkpoint reached
+	kick     chan struct{} // wakes the sync goroutine
+	sealKick chan struct{} // wakes it for frozen segments
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	ageT     *time.Timer
+	report   RecoveryReport
+	ckptOff  int64 // recovery: offset in the covered segment the checkpoint reached
 }
 
 type segEntry struct {
@@ -99,7 +105,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{
 		dir: dir, fs: fs, opts: opts, lock: lk, limits: opts.Limits,
-		kick: make(chan struct{}, 1), stop: make(chan struct{}),
+		kick: make(chan struct{}, 1), sealKick: make(chan struct{}, 1), stop: make(chan struct{}),
+		busy: map[*segEntry]int{},
 	}
 	if err := s.recover(); err != nil {
 		s.closeSegments()
@@ -139,8 +146,7 @@ func (s *Store) Sync() error {
 		return store.ErrClosed
 	}
 	ws, err := s.syncLocked()
-	s.mu.Unlock()
-	notify(ws, nil)
+	s.unlockNotify(ws, nil)
 	return err
 }
 
@@ -195,8 +201,7 @@ func (s *Store) Close() error {
 	if s.ageT != nil {
 		s.ageT.Stop()
 	}
-	s.mu.Unlock()
-	notify(ws, wserr)
+	s.unlockNotify(ws, wserr)
 	close(s.stop)
 	s.wg.Wait()
 	s.mu.Lock()
@@ -251,14 +256,17 @@ func (s *Store) background() {
 			return
 		case <-s.kick:
 			s.groupCommit()
+		case <-s.sealKick:
+			s.finishSeals()
+		case <-s.sealKick:
+			s.finishSeals()
 		case <-tick:
 			s.mu.Lock()
 			var ws []waiter
 			if !s.closed && s.werr == nil && (s.unsynced || len(s.tombs) > 0) {
 				ws, _ = s.syncLocked()
 			}
-			s.mu.Unlock()
-			notify(ws, nil)
+			s.unlockNotify(ws, nil)
 		case <-ckpt:
 			s.mu.Lock()
 			var ws []waiter
@@ -268,8 +276,7 @@ func (s *Store) background() {
 					s.checkpointLocked()
 				}
 			}
-			s.mu.Unlock()
-			notify(ws, nil)
+			s.unlockNotify(ws, nil)
 		}
 	}
 }

@@ -1,0 +1,304 @@
+package wal
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/jetwal/jetwal/store"
+)
+
+func benchOpen(b *testing.B, dir string, o Options) *Store {
+	b.Helper()
+	s, err := Open(dir, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkAppend measures appends. sync=never is the engine's raw speed;
+// sync=always shows group commit: writers=64 should approach 64x writers=1.
+func BenchmarkAppend(b *testing.B) {
+	for _, size := range []int{128, 1024, 16384} {
+		b.Run(fmt.Sprintf("size=%d/sync=never", size), func(b *testing.B) {
+			s := benchOpen(b, b.TempDir(), Options{Sync: SyncNever})
+			defer s.Close()
+			data := make([]byte, size)
+			b.SetBytes(int64(size))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := s.AppendAsync("bench.subject", nil, data, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		})
+	}
+	for _, writers := range []int{1, 64} {
+		b.Run(fmt.Sprintf("size=128/sync=always/writers=%d", writers), func(b *testing.B) {
+			s := benchOpen(b, b.TempDir(), Options{Sync: SyncAlways})
+			defer s.Close()
+			data := make([]byte, 128)
+			b.SetBytes(128)
+			var wg sync.WaitGroup
+			per := (b.N + writers - 1) / writers
+			b.ResetTimer()
+			for w := 0; w < writers; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < per; i++ {
+						if _, _, err := s.Append("bench.subject", nil, data); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(per*writers)/b.Elapsed().Seconds(), "msgs/s")
+		})
+	}
+}
+
+// BenchmarkAppendSegmentSize is the measurement behind DefaultSegmentSize.
+func BenchmarkAppendSegmentSize(b *testing.B) {
+	for _, seg := range []int64{4 << 20, 16 << 20, 64 << 20, 256 << 20} {
+		b.Run(fmt.Sprintf("size=128/segment=%dMiB", seg>>20), func(b *testing.B) {
+			s := benchOpen(b, b.TempDir(), Options{Sync: SyncNever, SegmentSize: seg})
+			defer s.Close()
+			data := make([]byte, 128)
+			b.SetBytes(128)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := s.AppendAsync("bench.subject", nil, data, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		})
+	}
+}
+
+// BenchmarkBaselineBufioLog is the practical limit: a naive log of
+// length-prefixed, xxhash64-checksummed records through a bufio.Writer.
+func BenchmarkBaselineBufioLog(b *testing.B) {
+	b.Run("size=128", func(b *testing.B) {
+		f, err := os.Create(filepath.Join(b.TempDir(), "log"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		w := bufio.NewWriterSize(f, 256<<10)
+		data := make([]byte, 128)
+		subj := []byte("bench.subject")
+		var hdr [20]byte
+		b.SetBytes(128)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			binary.LittleEndian.PutUint32(hdr[0:], uint32(len(subj)+len(data)+20))
+			binary.LittleEndian.PutUint64(hdr[4:], uint64(i))
+			d := xxhash.New()
+			d.Write(subj)
+			d.Write(data)
+			binary.LittleEndian.PutUint64(hdr[12:], d.Sum64())
+			w.Write(hdr[:])
+			w.Write(subj)
+			w.Write(data)
+		}
+		w.Flush()
+		b.StopTimer()
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	})
+}
+
+func fill(b *testing.B, s *Store, n int, subj func(i int) string, size int) {
+	b.Helper()
+	data := make([]byte, size)
+	for i := 0; i < n; i++ {
+		if err := s.AppendAsync(subj(i), nil, data, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	const n = 1 << 20
+	s := benchOpen(b, b.TempDir(), Options{Sync: SyncNever})
+	defer s.Close()
+	fill(b, s, n, func(int) string { return "load.subject" }, 128)
+	s.Sync()
+	b.Run("random", func(b *testing.B) {
+		var m store.Msg
+		rng := rand.New(rand.NewPCG(1, 2))
+		b.SetBytes(128)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if err := s.Load(1+rng.Uint64N(n), &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	})
+	b.Run("sequential", func(b *testing.B) {
+		var m store.Msg
+		b.SetBytes(128)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if err := s.Load(1+uint64(i)%n, &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	})
+}
+
+// BenchmarkLoadNext/filter=sparse: 1M messages over 10,000 subjects; the
+// filter matches one subject holding 100 messages spread through the stream.
+func BenchmarkLoadNext(b *testing.B) {
+	b.Run("filter=sparse", func(b *testing.B) {
+		const n = 1_000_000
+		s := benchOpen(b, b.TempDir(), Options{Sync: SyncNever})
+		defer s.Close()
+		fill(b, s, n, func(i int) string {
+			if i%10000 == 5000 {
+				return "sparse.target"
+			}
+			return fmt.Sprintf("dense.%d", i%9999)
+		}, 128)
+		s.Sync()
+		var m store.Msg
+		rng := rand.New(rand.NewPCG(3, 4))
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			start := 1 + rng.Uint64N(n-10000)
+			if err := s.LoadNext("sparse.target", start, &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "us/op")
+	})
+}
+
+// BenchmarkRecover reopens a store of 1M 128-byte messages after a clean
+// close (checkpoint) and after a crash (no checkpoint of the newest writes:
+// the active segment is scanned).
+func BenchmarkRecover(b *testing.B) {
+	const n = 1_000_000
+	for _, mode := range []string{"clean", "crash"} {
+		b.Run(fmt.Sprintf("msgs=%d/%s", n, mode), func(b *testing.B) {
+			dir := b.TempDir()
+			s := benchOpen(b, dir, Options{Sync: SyncNever})
+			fill(b, s, n, func(i int) string { return fmt.Sprintf("rec.%d", i%1000) }, 128)
+			if mode == "clean" {
+				s.Close()
+			} else {
+				// kill -9 shortly after a periodic checkpoint: 10% of the
+				// stream was written after it. Recovery loads the checkpoint
+				// and scans only those records.
+				s.Sync()
+				s.mu.Lock()
+				s.checkpointLocked()
+				s.mu.Unlock()
+				fill(b, s, n/10, func(i int) string { return fmt.Sprintf("rec.%d", i%1000) }, 128)
+				abandon(s)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s2, err := Open(dir, Options{Sync: SyncNever})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				want := uint64(n)
+				if mode == "crash" {
+					want += n / 10
+				}
+				if st := s2.State(); st.Msgs != want {
+					b.Fatalf("recovered %d msgs, want %d", st.Msgs, want)
+				}
+				if mode == "crash" {
+					abandon(s2) // the next iteration recovers from the same state
+				} else {
+					s2.Close()
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/recovery")
+		})
+	}
+}
+
+// BenchmarkRecoverFullScan is recovery with no usable checkpoint at all:
+// every record of 1M is read and checked.
+func BenchmarkRecoverFullScan(b *testing.B) {
+	const n = 1_000_000
+	dir := b.TempDir()
+	s := benchOpen(b, dir, Options{Sync: SyncNever})
+	fill(b, s, n, func(i int) string { return fmt.Sprintf("rec.%d", i%1000) }, 128)
+	s.Sync()
+	abandon(s)
+	os.Remove(filepath.Join(dir, checkpointFile))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s2, err := Open(dir, Options{Sync: SyncNever, CheckpointEvery: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if st := s2.State(); st.Msgs != n {
+			b.Fatalf("recovered %d", st.Msgs)
+		}
+		abandon(s2)
+		os.Remove(filepath.Join(dir, checkpointFile))
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/recovery")
+}
+
+// abandon drops a store as kill -9 would: no closing sync or checkpoint.
+// Bytes already written to the OS stay, as they do when a process dies.
+func abandon(s *Store) {
+	s.mu.Lock()
+	s.active.seg.Flush()
+	s.closed = true
+	s.closeSegments()
+	s.mu.Unlock()
+	close(s.stop)
+	s.wg.Wait()
+	s.lock.Close()
+}
+
+// BenchmarkIndexMemory reports index heap per message and per subject.
+func BenchmarkIndexMemory(b *testing.B) {
+	for _, subjects := range []int{1, 10000} {
+		b.Run(fmt.Sprintf("msgs=1000000/subjects=%d", subjects), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				s := benchOpen(b, b.TempDir(), Options{Sync: SyncNever})
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				fill(b, s, 1_000_000, func(i int) string { return fmt.Sprintf("mem.%d", i%subjects) }, 16)
+				s.Sync()
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				heap := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+				b.ReportMetric(heap/1e6, "B/msg")
+				b.ReportMetric(float64(s.idx.Subj.MemBytes())/float64(subjects), "B/subject")
+				b.ReportMetric(float64(s.idx.Seqs.MemBytes())/1e6, "seqidx-B/msg")
+				s.Close()
+			}
+		})
+	}
+}
