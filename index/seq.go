@@ -316,3 +316,17 @@ func (x *Seqs) RemapSegs(fn func(SegID) (SegID, bool)) bool {
 	}
 	return true
 }
+
+// EachInSeg calls fn for every live sequence stored in seg.
+func (x *Seqs) EachInSeg(seg SegID, fn func(seq uint64, off uint32)) {
+	for _, b := range x.blocks {
+		if b.seg != seg {
+			continue
+		}
+		for i, o := range b.offs {
+			if !b.deleted(i) {
+				fn(b.base+uint64(i), o)
+			}
+		}
+	}
+}

@@ -39,6 +39,12 @@ func (s *Segment) Scan(fn func(off int64, r *Record) error) (ScanResult, error) 
 // ScanFrom is Scan starting at offset from, where the last message sequence
 // before from was lastSeq.
 func (s *Segment) ScanFrom(from int64, lastSeq uint64, fn func(off int64, r *Record) error) (ScanResult, error) {
+	return s.ScanDamage(from, lastSeq, fn, nil)
+}
+
+// ScanDamage is ScanFrom that also calls onDamage (if not nil) at each damage
+// as it is found, in order with the records around it.
+func (s *Segment) ScanDamage(from int64, lastSeq uint64, fn func(off int64, r *Record) error, onDamage func(Damage)) (ScanResult, error) {
 	b, err := s.bytes()
 	if err != nil {
 		return ScanResult{}, err
@@ -70,6 +76,9 @@ func (s *Segment) ScanFrom(from int64, lastSeq uint64, fn func(off int64, r *Rec
 		d := Damage{Err: &CorruptError{File: s.path, Offset: off, Reason: reason, Expected: want, Actual: got}, Offset: off}
 		d.Resync = findNext(b, off+1, lastSeq)
 		res.Damage = append(res.Damage, d)
+		if onDamage != nil {
+			onDamage(d)
+		}
 		if d.Resync < 0 {
 			break
 		}

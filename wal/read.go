@@ -51,6 +51,9 @@ func (s *Store) withRecord(seq uint64, fn func(r *segment.Record)) error {
 			fn(&rec)
 		}
 		s.mu.RUnlock()
+		if err != nil && errors.Is(err, store.ErrCorrupt) {
+			return s.corruptRead(seq, err)
+		}
 		if !needFlush || attempt > 0 {
 			if needFlush {
 				return fmt.Errorf("wal: %s: sequence %d unreadable after flush: %w", s.dir, seq, store.ErrCorrupt)
@@ -118,8 +121,8 @@ func (s *Store) LoadNext(filter string, start uint64, m *store.Msg) error {
 			return err
 		}
 		err = s.withRecord(seq, func(r *segment.Record) { copyMsg(m, r) })
-		if err == store.ErrNotFound {
-			start = seq + 1 // deleted in between; look again
+		if errors.Is(err, store.ErrNotFound) {
+			start = seq + 1 // deleted in between, or lost to damage: go on
 			continue
 		}
 		return err
@@ -229,7 +232,7 @@ func (s *Store) LoadPrev(filter string, seq uint64, m *store.Msg) error {
 			return err
 		}
 		err = s.withRecord(q, func(r *segment.Record) { copyMsg(m, r) })
-		if err == store.ErrNotFound && q > 1 {
+		if errors.Is(err, store.ErrNotFound) && q > 1 {
 			seq = q - 1
 			continue
 		}

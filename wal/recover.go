@@ -173,7 +173,15 @@ func (s *Store) scanFrom(segIdx int, lastSeq uint64) error {
 			from = off
 		}
 		s.report.Scanned++
-		res, err := e.seg.ScanFrom(from, lastSeq, func(o int64, r *segment.Record) error {
+		onDamage := func(d segment.Damage) {
+			if newest && d.Resync < 0 {
+				return // a torn tail: truncated below, nothing acknowledged lost
+			}
+			if lostFrom == 0 {
+				lostFrom = s.last + 1
+			}
+		}
+		res, err := e.seg.ScanDamage(from, lastSeq, func(o int64, r *segment.Record) error {
 			s.report.Records++
 			if r.Tombstone() {
 				s.applyTombLocked(r.Seq, r.TombstoneCount())
@@ -195,7 +203,7 @@ func (s *Store) scanFrom(segIdx int, lastSeq uint64) error {
 			s.msgs++
 			s.bytes += uint64(len(r.Subject)+len(r.Header)+len(r.Data)) + store.RecordOverhead
 			return nil
-		})
+		}, onDamage)
 		if err != nil {
 			return err
 		}
@@ -206,7 +214,6 @@ func (s *Store) scanFrom(segIdx int, lastSeq uint64) error {
 				continue
 			}
 			s.report.Corrupt = append(s.report.Corrupt, d.Err)
-			lostFrom = s.last + 1
 		}
 		if lostFrom > 0 && !newest {
 			if next := s.segs[i+1].seg.Base(); next > lostFrom {
