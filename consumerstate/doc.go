@@ -1,0 +1,164 @@
+// Package consumerstate keeps the delivery and acknowledgement state of
+// durable JetStream consumers, crash-safe and checksummed, apart from the
+// stream's segments.
+//
+// # State machine
+//
+// State holds Delivered and AckFloor (each a consumer sequence and a stream
+// sequence), the pending messages (stream sequence → consumer sequence of
+// the first delivery, time of the last delivery, nak mark) and the
+// redelivery counts. Its methods are the consumer's transitions:
+//
+//	Deliver(sseq, dcount, ts)  first delivery (dcount 1) or redelivery
+//	DeliverNoAck(sseq)         AckNone: delivered and acknowledged at once
+//	Ack(sseq), Term(sseq)      remove one pending message
+//	AckAll(sseq)               remove every pending message <= sseq
+//	Nak(sseq, at)              ask for redelivery at time at
+//	Reset(start)               forget pending, restart at stream seq start
+//
+// The ack floor moves only when the lowest pending message leaves: to just
+// below the next pending message, or to Delivered when none is left. So it
+// passes over every message acknowledged, terminated or skipped (a filtered
+// consumer skips stream sequences) in one step, and never passes a pending
+// one. Verify checks the invariants listed on State.
+//
+// # Files
+//
+// Each consumer of a stream has a directory under the stream's obs
+// directory:
+//
+//	obs/<name>/meta.inf                 config JSON, verbatim
+//	obs/<name>/meta.sum                 16 lowercase hex digits: xxhash64 of meta.inf (big-endian)
+//	obs/<name>/state.dat                snapshot: an encoded State (below), stamped with generation G
+//	obs/<name>/state-<G as %016x>.log   operations applied since snapshot G
+//
+// Transient names, each removed or completed when the store or consumer is
+// next opened: obs/.tmp-<name>/ (a Create in progress; consumers appear by
+// renaming it into place), obs/.del-<name>/ (a Delete in progress: the
+// directory is renamed away, the rename synced, then removed),
+// state.dat.tmp (a snapshot being written), meta.inf.new and meta.sum.new
+// (a config update: both are written and synced, the directory synced, then
+// each renamed over its old name; on open a .new pair whose checksum
+// matches is rolled forward, anything else is removed).
+//
+// # Snapshot encoding (Encode, state.dat)
+//
+// All fixed-width integers are little-endian. uvarint and varint are
+// encoding/binary's (varint is zigzag).
+//
+//	offset  size  field
+//	0       4     magic "JWCS"
+//	4       1     version, 1
+//	5       3     reserved, zero
+//	8       8     generation (0 from Encode; the snapshot's G in state.dat)
+//	16      4     body length N
+//	20      N     body
+//	20+N    8     xxhash64 of bytes [0, 20+N)
+//
+// Body:
+//
+//	uvarint  Delivered.Consumer
+//	uvarint  Delivered.Stream
+//	uvarint  AckFloor.Consumer
+//	uvarint  AckFloor.Stream
+//	uvarint  P, the number of pending entries
+//	P entries in ascending stream sequence:
+//	  uvarint  stream seq - previous entry's (first: - AckFloor.Stream), >= 1
+//	  uvarint  consumer seq - previous entry's (first: - AckFloor.Consumer), >= 1
+//	  varint   timestamp - previous entry's (first: - 0), wrapping int64
+//	  byte     flags: bit 0 redelivered, bit 1 nak; other bits zero
+//	  uvarint  redelivery count (delivery count - 1), >= 1   if bit 0
+//	  varint   nak time - timestamp, nak time != 0           if bit 1
+//
+// The body must end exactly after the last entry, and decode to a state
+// that passes Verify; anything else is ErrCorrupt.
+//
+// # Log encoding (state-<G>.log)
+//
+//	offset  size  field
+//	0       4     magic "JWCL"
+//	4       1     version, 1
+//	5       3     reserved, zero
+//	8       8     generation G (must match the file name and state.dat)
+//	16      8     xxhash64 of bytes [0, 16)
+//	24      ...   records
+//
+// Record at file offset O:
+//
+//	O+0     4     magic "JWCR"
+//	O+4     4     payload length L
+//	O+8     8     xxhash64 of: G (8 bytes LE) ‖ O (8 bytes LE) ‖ bytes [O, O+8) ‖ payload
+//	O+16    L     payload: operations
+//
+// A log that is empty, all zeros, or a strict prefix of its header was
+// created but never synced, so it never held a durable record: it reads as
+// empty. Any other damage to the header is corruption.
+//
+// Salting the checksum with G and O means a record is only good in the log
+// and at the place it was written. Each flush appends exactly one record,
+// so a record is the unit of atomicity: a crash keeps a prefix of the
+// records. Operations (timestamps are deltas from the previous timestamp in
+// the same record, the first from 0):
+//
+//	1 deliver        uvarint sseq, uvarint dcount, varint ts delta
+//	2 deliver-noack  uvarint sseq
+//	3 ack            uvarint sseq
+//	4 ack-all        uvarint sseq
+//	5 nak            uvarint sseq, varint at delta
+//	6 term           uvarint sseq
+//	7 reset          uvarint start
+//
+// Replaying applies them with State's methods; an operation the state
+// rejects is ErrCorrupt.
+//
+// # Flushing and compaction
+//
+// Changes are journaled in memory as operations. A flush appends them as one
+// record and fsyncs the log (except background flushes under ModeNever).
+// When the log would grow past max(CompactBytes, 2 × the last snapshot), or
+// the in-memory journal grew past that bound, the flush writes a snapshot
+// instead: state.dat.tmp written and fsynced, the empty log of generation
+// G+1 created (its header is not fsynced: the first synced append makes it
+// durable), state.dat.tmp renamed to state.dat, the directory fsynced, the
+// old log removed. Two fsyncs per snapshot. A snapshot costs O(pending); the log is
+// bounded by a constant factor of the snapshot, so the files do not grow
+// with the number of acks, and the journal's memory is bounded the same way.
+// Options.CompactBytes < 0 disables the log (a snapshot per flush), which is
+// the write-temp-rename design; BenchmarkConfirmedAck compares the two.
+//
+// Only dirty consumers are flushed. The first change to a clean consumer puts
+// it on its store's dirty list and arms one timer for the sync interval;
+// when it fires, the whole list is flushed in one batch, FlushParallelism
+// consumers at a time. Idle consumers cost no I/O and no timer wake-ups.
+// Consumer.Flush flushes one consumer synchronously and durably; concurrent
+// callers share the flush that covers their changes.
+//
+// # Durability
+//
+// Options.Sync follows the stream's sync policy. Under every mode a
+// consumer's changes are written within the policy's interval of its first
+// unflushed change; ModeInterval and ModeAlways fsync them, ModeNever does
+// not. Under ModeAlways the JetStream layer calls Consumer.Flush before it
+// confirms an ack the client asked to have confirmed (a +ACK with a reply
+// subject, nats.go's DoubleAck), so a confirmed ack is on disk. Flush,
+// Checkpoint, Store.Flush and Store.Close always fsync.
+//
+// # Crash safety and torn tails
+//
+// After a crash a consumer reopens in a state it actually had at or after
+// its last completed Flush: never a newer ack floor than was acknowledged,
+// possibly an older one (messages are then redelivered). A damaged record at
+// the end of the log, with no good record after it, is a torn tail (the
+// unsynced part of the last flush): Load cuts it off and reports it in
+// Consumer.Recovery. A damaged record followed by a good one, a damaged
+// snapshot, log header, meta.inf or meta.sum is corruption: Load fails with
+// an error wrapping ErrCorrupt that names the file and byte offset. Check
+// runs the same reading without changing anything.
+//
+// A failed write or fsync is sticky: the consumer's later flushes return
+// ErrWriteFailed until the store is reopened, since the file's contents are
+// then unknown.
+//
+// Under ModeNever a machine crash can also reorder unsynced log writes,
+// which then reads as corruption; process crashes lose nothing written.
+package consumerstate

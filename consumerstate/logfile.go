@@ -1,0 +1,228 @@
+package consumerstate
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/jetwal/jetwal/vfs"
+)
+
+// Log file constants. Part of the on-disk format (see doc.go).
+const (
+	logMagic      = "JWCL"
+	logVersion    = 1
+	logHeaderSize = 24 // magic, version, 3 reserved, generation, xxhash64 of bytes 0-15
+	recMagic      = "JWCR"
+	recHeaderSize = 16 // magic, payload length, checksum
+	// maxRecordPayload bounds a record's claimed length so that a damaged
+	// length cannot make a reader allocate without limit.
+	maxRecordPayload = 1 << 30
+)
+
+// logName is the name of the log that applies on top of the snapshot of
+// generation gen.
+func logName(gen uint64) string { return fmt.Sprintf("state-%016x.log", gen) }
+
+// parseLogName returns the generation named by a log file name.
+func parseLogName(name string) (uint64, bool) {
+	var gen uint64
+	if len(name) != len("state-0000000000000000.log") {
+		return 0, false
+	}
+	if _, err := fmt.Sscanf(name, "state-%016x.log", &gen); err != nil {
+		return 0, false
+	}
+	return gen, logName(gen) == name
+}
+
+// logHeader returns the header of a log for generation gen.
+func logHeader(gen uint64) []byte {
+	h := make([]byte, logHeaderSize)
+	copy(h, logMagic)
+	h[4] = logVersion
+	binary.LittleEndian.PutUint64(h[8:], gen)
+	binary.LittleEndian.PutUint64(h[16:], xxhash.Sum64(h[:16]))
+	return h
+}
+
+// recordSum is the checksum of a record at offset off of the log of
+// generation gen; hdr is the record's first 8 bytes (magic and length).
+func recordSum(d *xxhash.Digest, gen uint64, off int64, hdr, payload []byte) uint64 {
+	var salt [16]byte
+	binary.LittleEndian.PutUint64(salt[0:], gen)
+	binary.LittleEndian.PutUint64(salt[8:], uint64(off))
+	d.Reset()
+	_, _ = d.Write(salt[:])
+	_, _ = d.Write(hdr)
+	_, _ = d.Write(payload)
+	return d.Sum64()
+}
+
+// appendRecord appends a framed record for payload at file offset off.
+func appendRecord(dst []byte, d *xxhash.Digest, gen uint64, off int64, payload []byte) []byte {
+	start := len(dst)
+	dst = append(dst, recMagic...)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(payload)))
+	sum := recordSum(d, gen, off, dst[start:start+8], payload)
+	dst = binary.LittleEndian.AppendUint64(dst, sum)
+	return append(dst, payload...)
+}
+
+// logRecord is one record found in a log.
+type logRecord struct {
+	off     int64 // offset of the record's header
+	payload []byte
+}
+
+// parsedLog is the readable part of a log.
+type parsedLog struct {
+	records []logRecord
+	// end is the offset just past the last good record. Bytes from end to
+	// the file's size are a torn tail: the unsynced remains of a write
+	// interrupted by a crash. end 0 means the header itself never became
+	// durable (see neverSynced): the log is empty and must be rewritten.
+	end int64
+}
+
+// parseLog reads the records of a log of generation gen. A damaged header,
+// or a damaged record followed by a good one, is corruption. A damaged
+// record with nothing good after it is a torn tail, reported through end.
+func parseLog(data []byte, gen uint64, path string) (parsedLog, error) {
+	if neverSynced(data, gen) {
+		return parsedLog{end: 0}, nil
+	}
+	if len(data) < logHeaderSize {
+		return parsedLog{}, corruptf("%s: offset 0: %d bytes, shorter than the %d-byte log header", path, len(data), logHeaderSize)
+	}
+	if string(data[0:4]) != logMagic {
+		return parsedLog{}, corruptf("%s: offset 0: bad log magic %q", path, data[0:4])
+	}
+	if got, want := binary.LittleEndian.Uint64(data[16:24]), xxhash.Sum64(data[:16]); got != want {
+		return parsedLog{}, corruptf("%s: offset 16: log header checksum %016x, computed %016x", path, got, want)
+	}
+	if data[4] != logVersion {
+		return parsedLog{}, corruptf("%s: offset 4: unsupported log version %d", path, data[4])
+	}
+	if data[5]|data[6]|data[7] != 0 {
+		return parsedLog{}, corruptf("%s: offset 5: reserved bytes not zero", path)
+	}
+	if g := binary.LittleEndian.Uint64(data[8:16]); g != gen {
+		return parsedLog{}, corruptf("%s: offset 8: log generation %d, want %d", path, g, gen)
+	}
+	d := xxhash.New()
+	var pl parsedLog
+	off := int64(logHeaderSize)
+	for off < int64(len(data)) {
+		payload, ok := recordAt(d, data, gen, off)
+		if !ok {
+			if next, found := nextGoodRecord(d, data, gen, off+1); found {
+				return parsedLog{}, corruptf("%s: offset %d: damaged log record followed by a good one at offset %d",
+					path, off, next)
+			}
+			break
+		}
+		pl.records = append(pl.records, logRecord{off: off, payload: payload})
+		off += recHeaderSize + int64(len(payload))
+	}
+	pl.end = off
+	return pl, nil
+}
+
+// neverSynced reports whether a log's bytes are what a crash leaves of a
+// log that was created but never synced: nothing, a prefix of its header,
+// or zeros. A snapshot creates its new log without syncing it; the log's
+// first synced append makes the header durable along with the record, so
+// such a log never held a durable record.
+func neverSynced(data []byte, gen uint64) bool {
+	if len(data) < logHeaderSize && bytes.Equal(data, logHeader(gen)[:len(data)]) {
+		return true
+	}
+	for _, b := range data {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// recordAt returns the payload of the good record at off, if there is one.
+func recordAt(d *xxhash.Digest, data []byte, gen uint64, off int64) ([]byte, bool) {
+	rest := data[off:]
+	if len(rest) < recHeaderSize || string(rest[0:4]) != recMagic {
+		return nil, false
+	}
+	n := binary.LittleEndian.Uint32(rest[4:8])
+	if n > maxRecordPayload || int64(n) > int64(len(rest)-recHeaderSize) {
+		return nil, false
+	}
+	payload := rest[recHeaderSize : recHeaderSize+int(n)]
+	if recordSum(d, gen, off, rest[0:8], payload) != binary.LittleEndian.Uint64(rest[8:16]) {
+		return nil, false
+	}
+	return payload, true
+}
+
+// nextGoodRecord looks for a good record starting at or after from.
+func nextGoodRecord(d *xxhash.Digest, data []byte, gen uint64, from int64) (int64, bool) {
+	for from < int64(len(data)) {
+		i := bytes.Index(data[from:], []byte(recMagic))
+		if i < 0 {
+			return 0, false
+		}
+		at := from + int64(i)
+		if _, ok := recordAt(d, data, gen, at); ok {
+			return at, true
+		}
+		from = at + 1
+	}
+	return 0, false
+}
+
+// readFile reads a whole file through fsys.
+func readFile(fsys vfs.FS, path string) ([]byte, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return nil, fmt.Errorf("%s: size: %w", path, err)
+	}
+	if size > maxRecordPayload*2 {
+		return nil, corruptf("%s: %d bytes, larger than any consumer state file", path, size)
+	}
+	b := make([]byte, size)
+	if n, err := f.ReadAt(b, 0); n < len(b) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("%s: read: %w", path, err)
+	}
+	return b, nil
+}
+
+// writeFile creates path holding b and syncs it. It does not sync the
+// directory.
+func writeFile(fsys vfs.FS, path string, b []byte) error {
+	f, err := fsys.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(b, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: write: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: sync: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("%s: close: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,204 @@
+package consumerstate
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/jetwal/jetwal/vfs"
+)
+
+// recovered is what reading a consumer directory found, before any repair.
+type recovered struct {
+	meta     metaPlan
+	state    *State
+	gen      uint64
+	snapSize int64
+	logPath  string
+	logFound bool
+	log      parsedLog
+	logSize  int64    // size of the log file as found
+	stale    []string // leftover files to remove
+}
+
+// readConsumer reads and checks everything in a consumer directory without
+// changing it: config (resolving an interrupted update), snapshot, and the
+// log of the snapshot's generation replayed on top. Damage anywhere except
+// a torn log tail is an error wrapping ErrCorrupt naming file and offset.
+func readConsumer(fsys vfs.FS, dir string) (*recovered, error) {
+	plan, err := resolveMeta(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &recovered{meta: plan}
+	statePath := filepath.Join(dir, stateFile)
+	data, err := readFile(fsys, statePath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, corruptf("%s: missing", statePath)
+	}
+	if err != nil {
+		return nil, err
+	}
+	st, gen, err := decodeSnapshot(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", statePath, err)
+	}
+	r.state, r.gen, r.snapSize = st, gen, int64(len(data))
+
+	names, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if name == stateTmpFile {
+			r.stale = append(r.stale, filepath.Join(dir, name))
+			continue
+		}
+		if g, ok := parseLogName(name); ok && g != gen {
+			r.stale = append(r.stale, filepath.Join(dir, name))
+		}
+	}
+
+	r.logPath = filepath.Join(dir, logName(gen))
+	logData, err := readFile(fsys, r.logPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A crash can keep the snapshot's rename but not the new log's
+		// creation; the new log was empty then.
+		return r, nil
+	case err != nil:
+		return nil, err
+	}
+	r.logFound, r.logSize = true, int64(len(logData))
+	r.log, err = parseLog(logData, gen, r.logPath)
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range r.log.records {
+		if err := replay(st, rec.payload, rec.off+recHeaderSize); err != nil {
+			return nil, fmt.Errorf("%s: record at offset %d: %w", r.logPath, rec.off, err)
+		}
+	}
+	if err := st.Verify(); err != nil {
+		return nil, fmt.Errorf("%s: state after replay: %w: %w", r.logPath, ErrCorrupt, err)
+	}
+	return r, nil
+}
+
+// repair makes the directory match what readConsumer found: finishes or
+// undoes a config update, removes stale files, cuts a torn log tail and
+// creates a missing log. It returns the log open for appending.
+func (r *recovered) repair(fsys vfs.FS, dir string) (vfs.File, Recovery, error) {
+	rec := Recovery{Generation: r.gen, LogRecords: len(r.log.records)}
+	if err := r.meta.apply(fsys, dir); err != nil {
+		return nil, rec, err
+	}
+	rec.Removed = append(rec.Removed, r.meta.removes...)
+	for _, p := range r.stale {
+		if err := fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, rec, err
+		}
+		rec.Removed = append(rec.Removed, p)
+	}
+	if !r.logFound || r.log.end < logHeaderSize {
+		f, err := createLog(fsys, r.logPath, r.gen, true)
+		if err != nil {
+			return nil, rec, err
+		}
+		if err := fsys.SyncDir(dir); err != nil {
+			f.Close()
+			return nil, rec, fmt.Errorf("%s: sync dir: %w", dir, err)
+		}
+		r.log.end = logHeaderSize
+		rec.TornBytes = r.logSize
+		return f, rec, nil
+	}
+	f, err := fsys.OpenRW(r.logPath)
+	if err != nil {
+		return nil, rec, err
+	}
+	if r.log.end < r.logSize {
+		rec.TornOffset, rec.TornBytes = r.log.end, r.logSize-r.log.end
+		if err := f.Truncate(r.log.end); err != nil {
+			f.Close()
+			return nil, rec, fmt.Errorf("%s: cut torn tail at offset %d: %w", r.logPath, r.log.end, err)
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return nil, rec, fmt.Errorf("%s: sync: %w", r.logPath, err)
+		}
+	}
+	return f, rec, nil
+}
+
+// loadConsumer opens the consumer in dir, repairing what a crash left.
+func loadConsumer(s *Store, name, dir string) (*Consumer, error) {
+	r, err := readConsumer(s.fs, dir)
+	if err != nil {
+		return nil, err
+	}
+	f, rec, err := r.repair(s.fs, dir)
+	if err != nil {
+		return nil, err
+	}
+	return newConsumer(s, name, dir, r.meta.cfg, r.state, f, r.logPath, r.log.end, r.gen, r.snapSize, rec), nil
+}
+
+// newConsumer assembles an open consumer.
+func newConsumer(s *Store, name, dir string, cfg []byte, st *State, log vfs.File, logPath string,
+	logSize int64, gen uint64, snapSize int64, rec Recovery) *Consumer {
+	c := &Consumer{store: s, name: name, dir: dir, fs: s.fs}
+	c.mu.state = *st
+	c.mu.state.journal = &c.mu.jrnl
+	c.mu.cfg = cfg
+	c.fmu.log, c.fmu.logPath, c.fmu.logSize = log, logPath, logSize
+	c.fmu.gen, c.fmu.snapSize = gen, snapSize
+	c.fmu.digest = xxhash.New()
+	c.fmu.recovery = rec
+	c.mu.jrnl.limit = int(c.compactThresholdLocked())
+	return c
+}
+
+// Check verifies consumer state on disk without changing anything: every
+// consumer directory under an obs directory, or dir itself if it is a
+// consumer directory (it holds meta.inf or state.dat). It returns nil, or
+// every problem found joined, each wrapping ErrCorrupt (or the I/O error)
+// and naming its file and offset. A torn log tail is not a problem: it is
+// what a crash leaves, and opening the consumer cuts it off.
+func Check(dir string, fsys vfs.FS) error {
+	if fsys == nil {
+		fsys = vfs.Default
+	}
+	names, err := fsys.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if n == metaFile || n == stateFile {
+			_, err := readConsumer(fsys, dir)
+			return err
+		}
+	}
+	var errs []error
+	for _, n := range names {
+		if strings.HasPrefix(n, ".") {
+			continue
+		}
+		p := filepath.Join(dir, n)
+		fi, err := fsys.Stat(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !fi.IsDir {
+			continue
+		}
+		if _, err := readConsumer(fsys, p); err != nil {
+			errs = append(errs, fmt.Errorf("consumer %s: %w", n, err))
+		}
+	}
+	return errors.Join(errs...)
+}
