@@ -1,0 +1,306 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jetwal/jetwal/server"
+)
+
+// shutdownTimeout bounds a graceful shutdown after SIGINT/SIGTERM.
+const shutdownTimeout = 10 * time.Second
+
+// syncPolicy says when the JetStream store fsyncs. Always set: after every
+// write; Interval > 0: periodically; neither: never (the OS decides).
+type syncPolicy struct {
+	Always   bool
+	Interval time.Duration
+}
+
+func (p syncPolicy) String() string {
+	switch {
+	case p.Always:
+		return "always"
+	case p.Interval > 0:
+		return p.Interval.String()
+	}
+	return "never"
+}
+
+// parseSync parses --sync: "always", "never" or a duration such as 200ms.
+func parseSync(s string) (syncPolicy, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "always", "":
+		return syncPolicy{Always: true}, nil
+	case "never":
+		return syncPolicy{}, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return syncPolicy{}, fmt.Errorf("--sync %q: want always, never or a positive duration like 200ms", s)
+	}
+	return syncPolicy{Interval: d}, nil
+}
+
+// jsConfig is what the JetStream layer gets from the command line.
+type jsConfig struct {
+	StoreDir   string
+	Sync       syncPolicy
+	MaxPayload int32
+}
+
+// defaultStoreDir is the store used without -sd: jetwal/jetstream in the
+// OS temp directory.
+func defaultStoreDir() string { return filepath.Join(os.TempDir(), "jetwal", "jetstream") }
+
+// parseSize parses a byte count with an optional K/M/G suffix (KB, KiB and
+// so on; all powers of 1024, as nats-server reads sizes).
+func parseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GIB", 1 << 30}, {"GB", 1 << 30}, {"G", 1 << 30}, {"MIB", 1 << 20}, {"MB", 1 << 20}, {"M", 1 << 20},
+		{"KIB", 1 << 10}, {"KB", 1 << 10}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("size %q: want a byte count like 1048576 or 1MB", s)
+	}
+	return n * mult, nil
+}
+
+// serveOptions is the parsed command line of `jetwal serve`.
+type serveOptions struct {
+	srv     server.Options
+	js      bool
+	jsCfg   jsConfig
+	debug   bool
+	trace   bool
+	logFile string
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		port, maxConns, maxCL, maxPingsOut int
+		host, name, storeDir, syncFlag     string
+		maxPayload, maxPending, logFile    string
+		js, debug, trace, dv               bool
+		pingInterval, writeDeadline        time.Duration
+	)
+	intVar := func(p *int, def int, usage string, names ...string) {
+		for _, n := range names {
+			fs.IntVar(p, n, def, usage)
+		}
+	}
+	strVar := func(p *string, def, usage string, names ...string) {
+		for _, n := range names {
+			fs.StringVar(p, n, def, usage)
+		}
+	}
+	boolVar := func(p *bool, usage string, names ...string) {
+		for _, n := range names {
+			fs.BoolVar(p, n, false, usage)
+		}
+	}
+	intVar(&port, server.DefaultPort, "client port", "p", "port")
+	strVar(&host, server.DefaultHost, "listen address", "a", "addr", "net")
+	strVar(&name, "", "server name (default: the server id)", "n", "name", "server_name")
+	boolVar(&js, "enable JetStream", "js", "jetstream")
+	strVar(&storeDir, defaultStoreDir(), "JetStream store directory", "sd", "store_dir")
+	strVar(&syncFlag, "always", "JetStream fsync policy: always, never or an interval such as 200ms", "sync")
+	strVar(&maxPayload, "1MB", "maximum message payload", "max_payload")
+	strVar(&maxPending, "64MB", "outbound bytes queued per client before it is cut off as a slow consumer", "max_pending")
+	intVar(&maxConns, server.DefaultMaxConnections, "maximum client connections", "max_connections")
+	intVar(&maxCL, server.DefaultMaxControlLine, "maximum protocol control line", "max_control_line")
+	fs.DurationVar(&pingInterval, "ping_interval", server.DefaultPingInterval, "keepalive PING interval")
+	intVar(&maxPingsOut, server.DefaultMaxPingsOut, "unanswered PINGs before a client is stale", "ping_max")
+	fs.DurationVar(&writeDeadline, "write_deadline", server.DefaultWriteDeadline, "socket write deadline")
+	boolVar(&debug, "debug logging", "D", "debug")
+	boolVar(&trace, "protocol trace logging", "V", "trace")
+	boolVar(&dv, "debug and trace logging", "DV", "VD")
+	strVar(&logFile, "", "log to this file instead of stderr", "l", "log")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: jetwal serve [flags]\n\nFlags (one or two dashes):\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	mp, err := parseSize(maxPayload)
+	if err != nil {
+		return nil, fmt.Errorf("--max_payload: %w", err)
+	}
+	if mp <= 0 || mp > 64<<20 {
+		return nil, fmt.Errorf("--max_payload %d: want 1 byte to 64MB", mp)
+	}
+	pend, err := parseSize(maxPending)
+	if err != nil {
+		return nil, fmt.Errorf("--max_pending: %w", err)
+	}
+	sp, err := parseSync(syncFlag)
+	if err != nil {
+		return nil, err
+	}
+	if port < 0 || port > 65535 {
+		return nil, fmt.Errorf("--port %d out of range", port)
+	}
+	if storeDir == "" {
+		storeDir = defaultStoreDir()
+	}
+	if abs, err := filepath.Abs(storeDir); err == nil {
+		storeDir = abs
+	}
+	o := &serveOptions{
+		srv: server.Options{
+			Host:           host,
+			Port:           port,
+			MaxPayload:     int32(mp),
+			MaxConnections: maxConns,
+			MaxControlLine: maxCL,
+			MaxPending:     pend,
+			PingInterval:   pingInterval,
+			MaxPingsOut:    maxPingsOut,
+			WriteDeadline:  writeDeadline,
+			ServerName:     name,
+			Debug:          debug || dv,
+			Trace:          trace || dv,
+		},
+		js:      js,
+		jsCfg:   jsConfig{StoreDir: storeDir, Sync: sp, MaxPayload: int32(mp)},
+		debug:   debug || dv,
+		trace:   trace || dv,
+		logFile: logFile,
+	}
+	return o, nil
+}
+
+func serveCommand() command {
+	return command{summary: "run the NATS / JetStream server", run: runServe}
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseServeFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "jetwal serve: %v\n", err)
+		return 2
+	}
+	logOut := stderr
+	if o.logFile != "" {
+		f, err := os.OpenFile(o.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "jetwal serve: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		logOut = f
+	}
+	log := slog.New(newLineHandler(logOut, logLevel(o.debug, o.trace)))
+	if err := serve(ctx, o, log); err != nil {
+		log.Error("fatal", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// serve runs the server until ctx is cancelled.
+func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
+	o.srv.Logger = log
+	if o.js {
+		if err := configureJetStream(&o.srv, o.jsCfg); err != nil {
+			return err
+		}
+	}
+	srv, err := server.New(o.srv)
+	if err != nil {
+		return err
+	}
+	opts := srv.Options()
+	log.Info("Starting jetwal")
+	log.Info("  Version:  " + version)
+	log.Info("  NATS:     " + srv.Version() + " (protocol 1)")
+	log.Debug("  Go build: " + runtime.Version())
+	log.Info("  Name:     " + srv.Name())
+	log.Info("  ID:       " + srv.ID())
+	log.Info("  Max Payload:     " + humanBytes(int64(opts.MaxPayload)))
+	log.Info("  Max Pending:     " + humanBytes(opts.MaxPending))
+	log.Info("  Max Connections: " + strconv.Itoa(opts.MaxConnections))
+	log.Info("  Max Control Line: " + strconv.Itoa(opts.MaxControlLine))
+	if o.js {
+		log.Info("Starting JetStream")
+		log.Info("---------------- JETSTREAM ----------------")
+		log.Info(fmt.Sprintf("  Store Directory: %q", o.jsCfg.StoreDir))
+		log.Info("  Sync:            " + o.jsCfg.Sync.String())
+		log.Info("-------------------------------------------")
+		stop, err := startJetStream(srv, o.jsCfg, log)
+		if err != nil {
+			return fmt.Errorf("start jetstream: %w", err)
+		}
+		srv.OnShutdown(func() {
+			if err := stop(); err != nil {
+				log.Error("closing JetStream", "err", err)
+			}
+		})
+	}
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	log.Info("Listening for client connections on " + listenAddr(opts.Host, srv))
+	log.Info("Server is ready")
+
+	<-ctx.Done()
+	log.Info("Initiating Shutdown...")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("Server Exiting..")
+	return nil
+}
+
+// listenAddr renders the listen address as host:port with the configured
+// host (nats-server prints 0.0.0.0:4222, not [::]:4222).
+func listenAddr(host string, srv *server.Server) string {
+	if ta, ok := srv.Addr().(*net.TCPAddr); ok {
+		return net.JoinHostPort(host, strconv.Itoa(ta.Port))
+	}
+	return srv.Addr().String()
+}
+
+// humanBytes prints a size like nats-server's banner ("1.0 MiB").
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

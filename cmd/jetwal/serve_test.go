@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetwal/jetwal/server"
+)
+
+func TestParseServeFlags(t *testing.T) {
+	o, err := parseServeFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.srv.Port != 4222 || o.srv.Host != "0.0.0.0" || o.js || o.srv.MaxPayload != 1<<20 ||
+		o.jsCfg.StoreDir != filepath.Join(os.TempDir(), "jetwal", "jetstream") || !o.jsCfg.Sync.Always {
+		t.Fatalf("defaults: %+v", o)
+	}
+	for _, args := range [][]string{
+		{"-p", "5222", "-a", "127.0.0.1", "-js", "-sd", "/x/y", "-D", "-V"},
+		{"--port", "5222", "--addr", "127.0.0.1", "--jetstream", "--store_dir", "/x/y", "-DV"},
+		{"--port=5222", "--addr=127.0.0.1", "--jetstream", "--store_dir=/x/y", "--debug", "--trace"},
+	} {
+		o, err := parseServeFlags(args, io.Discard)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if o.srv.Port != 5222 || o.srv.Host != "127.0.0.1" || !o.js || o.jsCfg.StoreDir != "/x/y" || !o.debug || !o.trace || !o.srv.Trace {
+			t.Fatalf("%v parsed as %+v", args, o)
+		}
+	}
+	o, err = parseServeFlags([]string{"--max_payload", "64KB", "--sync", "200ms", "--max_connections", "10"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.srv.MaxPayload != 64<<10 || o.jsCfg.Sync.Interval != 200*time.Millisecond || o.jsCfg.Sync.Always || o.srv.MaxConnections != 10 {
+		t.Fatalf("parsed %+v", o)
+	}
+	for _, bad := range [][]string{{"--sync", "sometimes"}, {"--max_payload", "lots"}, {"--max_payload", "0"}, {"-p", "99999"}, {"extra"}} {
+		if _, err := parseServeFlags(bad, io.Discard); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+func TestParseSyncAndSize(t *testing.T) {
+	for in, want := range map[string]syncPolicy{
+		"always": {Always: true}, "never": {}, "2s": {Interval: 2 * time.Second}, "NEVER": {},
+	} {
+		got, err := parseSync(in)
+		if err != nil || got != want {
+			t.Errorf("parseSync(%q) = %+v, %v", in, got, err)
+		}
+	}
+	for in, want := range map[string]int64{"1048576": 1 << 20, "1MB": 1 << 20, "1MiB": 1 << 20, "512k": 512 << 10, "2 GB": 2 << 30, "7B": 7} {
+		got, err := parseSize(in)
+		if err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v", in, got, err)
+		}
+	}
+}
+
+func TestRunDispatch(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), nil, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "serve") {
+		t.Fatalf("no args: code %d, %q", code, errOut.String())
+	}
+	errOut.Reset()
+	if code := run(context.Background(), []string{"nope"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), `unknown command "nope"`) {
+		t.Fatalf("unknown command: code %d, %q", code, errOut.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"help"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "serve") {
+		t.Fatalf("help: code %d, %q", code, out.String())
+	}
+}
+
+// lockedBuffer collects log output written from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+var listenRE = regexp.MustCompile(`Listening for client connections on (\S+)`)
+
+// TestServeInProcess runs serve with JetStream on, talks to it with nats.go
+// and stops it through the context.
+func TestServeInProcess(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	o, err := parseServeFlags([]string{"-p", "0", "-a", "127.0.0.1", "-js", "-sd", store}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	log := slog.New(newLineHandler(logs, slog.LevelInfo))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, o, log) }()
+
+	var addr string
+	deadline := time.Now().Add(10 * time.Second)
+	for addr == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not start:\n%s", logs)
+		}
+		if m := listenRE.FindStringSubmatch(logs.String()); m != nil && strings.Contains(logs.String(), "Server is ready") {
+			addr = m[1]
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	banner := logs.String()
+	for _, want := range []string{"Starting jetwal", "Version:  " + version, "Max Payload:     1.0 MiB", "Store Directory: \"" + store + "\"", "Sync:            always", "[INF] Server is ready"} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("banner lacks %q:\n%s", want, banner)
+		}
+	}
+	if fi, err := os.Stat(store); err != nil || !fi.IsDir() {
+		t.Errorf("store directory not created: %v", err)
+	}
+
+	nc, err := nats.Connect("nats://" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	info := nc.ConnectedServerVersion()
+	if info != server.DefaultVersion {
+		t.Errorf("server version %q", info)
+	}
+	sub, _ := nc.SubscribeSync("x")
+	nc.Publish("x", []byte("y"))
+	if m, err := sub.NextMsg(5 * time.Second); err != nil || string(m.Data) != "y" {
+		t.Fatalf("round trip: %v", err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not return after cancel")
+	}
+	if !strings.Contains(logs.String(), "Server Exiting") {
+		t.Fatalf("no exit line:\n%s", logs)
+	}
+}
+
+// TestServeBinarySIGTERM builds the command, starts it, and checks the
+// banner and a clean exit on SIGTERM.
+func TestServeBinarySIGTERM(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "jetwal")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "serve", "--port", "0", "--addr", "127.0.0.1", "-js", "--store_dir", t.TempDir())
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var addr string
+	timeout := time.After(20 * time.Second)
+	for ready := false; !ready; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("jetwal exited before it was ready")
+			}
+			if m := listenRE.FindStringSubmatch(l); m != nil {
+				addr = m[1]
+			}
+			ready = strings.HasSuffix(l, "[INF] Server is ready")
+		case <-timeout:
+			t.Fatal("jetwal did not get ready")
+		}
+	}
+	nc, err := nats.Connect("nats://"+addr, nats.NoReconnect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var rest []string
+	for l := range lines {
+		rest = append(rest, l)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, strings.Join(rest, "\n"))
+	}
+	if joined := strings.Join(rest, "\n"); !strings.Contains(joined, "Server Exiting") {
+		t.Fatalf("no exit line:\n%s", joined)
+	}
+}

@@ -1,0 +1,153 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// natsCLI returns the path of the pinned nats CLI: $JETWAL_NATS_CLI, or
+// .bin/nats at the module root. It fails (never skips) when it is missing.
+func natsCLI(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("JETWAL_NATS_CLI"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("JETWAL_NATS_CLI=%s: %v (run make tools)", p, err)
+		}
+		return p
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("module root not found; run make tools")
+		}
+		dir = parent
+	}
+	p := filepath.Join(dir, ".bin", "nats")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("nats CLI not found at %s: run make tools", p)
+	}
+	return p
+}
+
+// syncBuffer is a bytes.Buffer safe for a process writing and a test reading.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// cliCmd prepares a nats CLI invocation against s with an empty home, so no
+// saved context interferes.
+func cliCmd(ctx context.Context, t *testing.T, s *Server, args ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	home := t.TempDir()
+	cmd := exec.CommandContext(ctx, natsCLI(t), append([]string{"-s", s.ClientURL()}, args...)...)
+	cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()}
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	return cmd, out
+}
+
+func cliContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestCLIPub(t *testing.T) {
+	s := startServer(t, Options{})
+	nc := connect(t, s)
+	sub, _ := nc.SubscribeSync("hello.python")
+	nc.Flush()
+	cmd, out := cliCmd(cliContext(t), t, s, "pub", "hello.python", "Introduction to Python")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("nats pub: %v\n%s", err, out)
+	}
+	if !strings.Contains(out.String(), `Published 22 bytes to "hello.python"`) {
+		t.Fatalf("unexpected CLI output:\n%s", out)
+	}
+	if m := nextMsg(t, sub); string(m.Data) != "Introduction to Python" {
+		t.Fatalf("got %q", m.Data)
+	}
+}
+
+func TestCLISubCount(t *testing.T) {
+	s := startServer(t, Options{})
+	cmd, out := cliCmd(cliContext(t), t, s, "sub", "hello.>", "--count", "3")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the CLI to subscribe", func() bool { return s.HasInterest("hello.python") })
+	nc := connect(t, s)
+	for _, body := range []string{"Python Data Types", "Python Functions and Modules", "Object-Oriented Python"} {
+		nc.Publish("hello.python", []byte(body))
+	}
+	nc.Flush()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("nats sub --count 3: %v\n%s", err, out)
+	}
+	got := out.String()
+	for _, want := range []string{"Python Data Types", "Object-Oriented Python", `Received on "hello.python"`} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "Received on"); n != 3 {
+		t.Fatalf("CLI printed %d messages, want 3:\n%s", n, got)
+	}
+}
+
+func TestCLIRequestReply(t *testing.T) {
+	s := startServer(t, Options{})
+	ctx := cliContext(t)
+	reply, replyOut := cliCmd(ctx, t, s, "reply", "svc.echo", "pong")
+	if err := reply.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = reply.Process.Kill()
+		_ = reply.Wait()
+	})
+	waitFor(t, "the responder to subscribe", func() bool { return s.HasInterest("svc.echo") })
+	for i := 0; i < 3; i++ {
+		req, out := cliCmd(ctx, t, s, "request", "svc.echo", "ping")
+		if err := req.Run(); err != nil {
+			t.Fatalf("nats request: %v\n%s\nresponder:\n%s", err, out, replyOut)
+		}
+		if !strings.Contains(out.String(), "pong") {
+			t.Fatalf("request output lacks the reply:\n%s", out)
+		}
+	}
+	// With nobody listening the CLI reports no responders (the 503 status;
+	// natscli v0.5.0 still exits 0).
+	req, out := cliCmd(ctx, t, s, "request", "svc.nobody", "ping")
+	_ = req.Run()
+	if !strings.Contains(out.String(), "No responders are available") {
+		t.Fatalf("unexpected output for a request nobody answers:\n%s", out)
+	}
+}

@@ -1,0 +1,459 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jetwal/jetwal/subject"
+)
+
+// closeReason says why a connection ended (for logs).
+type closeReason uint8
+
+const (
+	closeClientClosed closeReason = iota + 1
+	closeReadError
+	closeWriteError
+	closeProtocolViolation
+	closeSlowConsumerPending
+	closeSlowConsumerWrite
+	closeStale
+	closeMaxConnections
+	closeServerShutdown
+)
+
+func (r closeReason) String() string {
+	switch r {
+	case closeClientClosed:
+		return "Client Closed"
+	case closeReadError:
+		return "Read Error"
+	case closeWriteError:
+		return "Write Error"
+	case closeProtocolViolation:
+		return "Protocol Violation"
+	case closeSlowConsumerPending:
+		return "Slow Consumer (Pending Bytes)"
+	case closeSlowConsumerWrite:
+		return "Slow Consumer (Write Deadline)"
+	case closeStale:
+		return "Stale Connection"
+	case closeMaxConnections:
+		return "Maximum Connections Exceeded"
+	case closeServerShutdown:
+		return "Server Shutdown"
+	}
+	return "Unknown"
+}
+
+// connectOpts is the JSON a client sends with CONNECT. Unknown fields
+// (credentials and the like) are ignored: the server has no auth.
+type connectOpts struct {
+	Verbose      bool   `json:"verbose"`
+	Pedantic     bool   `json:"pedantic"`
+	TLSRequired  bool   `json:"tls_required"`
+	Name         string `json:"name"`
+	Lang         string `json:"lang"`
+	Version      string `json:"version"`
+	Protocol     int    `json:"protocol"`
+	Echo         bool   `json:"echo"`
+	Headers      bool   `json:"headers"`
+	NoResponders bool   `json:"no_responders"`
+}
+
+// defaultConnectOpts apply before CONNECT and to fields CONNECT leaves out,
+// as in nats-server.
+var defaultConnectOpts = connectOpts{Verbose: true, Pedantic: true, Echo: true}
+
+// client is one TCP connection.
+//
+// Ownership: fields under "read goroutine" are touched only by the
+// connection's read goroutine. headers, closed, pingsOut and lastIn are
+// atomics read by other goroutines. subs is guarded by mu. The outbound
+// queue has its own lock (see outbound).
+type client struct {
+	srv   *Server
+	id    uint64
+	conn  net.Conn
+	ip    string
+	trace bool
+
+	headers  atomic.Bool  // the client accepts HMSG
+	closed   atomic.Bool  // close has run
+	pingsOut atomic.Int32 // server PINGs not yet answered
+	pinged   atomic.Bool  // the first keepalive PING went out
+	lastIn   atomic.Int64 // unix nanos of the last read
+
+	// read goroutine
+	in            inbuf
+	cmd           command
+	opts          connectOpts
+	connected     bool // CONNECT seen
+	firstPongSent bool
+	pending       []*client // writers fed directly, to wake after this chunk
+	stages        []stage   // per-receiver staged output (stage.go)
+	lastStage     int
+	stalled       time.Duration
+	memo          matchMemo
+	scratch       []byte // no-responders header
+	msg           Msg    // reused for internal handlers
+
+	mu struct {
+		sync.Mutex
+		// Guarded by the mutex above.
+		subs      map[string]*subscription // by sid
+		pingTimer *time.Timer
+	}
+
+	out outbound
+}
+
+// matchMemo remembers the last subject this client published to, so a
+// publisher hammering one subject skips the sublist entirely.
+type matchMemo struct {
+	subj []byte
+	gen  uint64
+	res  *result
+}
+
+func newClient(s *Server, conn net.Conn, id uint64) *client {
+	c := &client{srv: s, id: id, conn: conn, trace: s.opts.Trace, opts: defaultConnectOpts}
+	c.out.kick = make(chan struct{}, 1)
+	c.mu.subs = make(map[string]*subscription)
+	if ta, ok := conn.RemoteAddr().(*net.TCPAddr); ok {
+		c.ip = ta.IP.String()
+	} else if conn.RemoteAddr() != nil {
+		c.ip = conn.RemoteAddr().String()
+	}
+	c.lastIn.Store(time.Now().UnixNano())
+	return c
+}
+
+func (c *client) limits() limits {
+	return limits{maxControlLine: c.srv.opts.MaxControlLine, maxPayload: int64(c.srv.opts.MaxPayload)}
+}
+
+// readLoop reads and processes input until the connection ends. Runs in
+// its own goroutine.
+func (c *client) readLoop() {
+	defer c.srv.wg.Done()
+	lim := c.limits()
+	for {
+		space := c.in.space()
+		n, err := c.conn.Read(space)
+		if n > 0 {
+			c.lastIn.Store(time.Now().UnixNano())
+			c.in.commit(n, len(space))
+			c.processInput(lim)
+			c.flushPending()
+		}
+		if c.closed.Load() {
+			return
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				c.close(closeClientClosed, "")
+			} else {
+				c.close(closeReadError, "")
+			}
+			return
+		}
+	}
+}
+
+// processInput parses and runs every complete operation in the read buffer.
+func (c *client) processInput(lim limits) {
+	c.stalled = 0
+	if perr := c.in.parse(lim, &c.cmd, c); perr != errNone {
+		c.protocolError(perr)
+	}
+}
+
+// handle runs one parsed operation; it reports whether to keep parsing.
+func (c *client) handle(cmd *command) bool {
+	c.dispatch(cmd)
+	return !c.closed.Load()
+}
+
+// protocolError answers a parser error and closes the connection.
+func (c *client) protocolError(perr protoErr) {
+	if c.srv.opts.Debug || c.trace {
+		c.srv.logger.Debug("protocol error", "cid", c.id, "err", perr.text(), "near", snippet(c.in.unparsed()))
+	}
+	c.closeFromReader(closeProtocolViolation, perr.text())
+}
+
+func snippet(b []byte) string {
+	if len(b) > 32 {
+		b = b[:32]
+	}
+	return strconv.Quote(string(b))
+}
+
+func (c *client) dispatch(cmd *command) {
+	if c.trace {
+		c.traceIn(cmd)
+	}
+	switch cmd.op {
+	case opPub, opHPub:
+		c.processPub(cmd)
+	case opSub:
+		c.processSub(cmd)
+	case opUnsub:
+		c.processUnsub(cmd)
+	case opPing:
+		c.processPing()
+	case opPong:
+		c.pingsOut.Store(0)
+	case opConnect:
+		c.processConnect(cmd.arg)
+	case opErr:
+		c.srv.logger.Debug("client sent an error", "cid", c.id, "err", string(cmd.arg))
+		c.closeFromReader(closeProtocolViolation, "")
+	case opInfo, opOK:
+		// Nothing to do.
+	}
+}
+
+func (c *client) sendErrLine(text string) {
+	c.queueOwn("-ERR '" + text + "'\r\n")
+}
+
+func (c *client) processConnect(arg []byte) {
+	opts := defaultConnectOpts
+	if err := json.Unmarshal(arg, &opts); err != nil {
+		c.srv.logger.Debug("bad CONNECT", "cid", c.id, "err", err)
+		c.closeFromReader(closeProtocolViolation, textUnknownOp)
+		return
+	}
+	if opts.Protocol < 0 || opts.Protocol > 1 {
+		c.closeFromReader(closeProtocolViolation, textBadProtocol)
+		return
+	}
+	if opts.NoResponders && !opts.Headers {
+		c.closeFromReader(closeProtocolViolation, textNoRespNoHeaders)
+		return
+	}
+	first := !c.connected
+	c.opts = opts
+	c.connected = true
+	c.headers.Store(opts.Headers)
+	if first {
+		if c.srv.opts.Debug {
+			c.srv.logger.Debug("client connected", "cid", c.id, "ip", c.ip,
+				"name", opts.Name, "lang", opts.Lang, "version", opts.Version)
+		}
+	}
+	if opts.Verbose {
+		c.queueOwn("+OK\r\n")
+	}
+}
+
+func (c *client) processPing() {
+	c.queueOwn("PONG\r\n")
+	if c.connected && !c.firstPongSent {
+		c.firstPongSent = true
+		if c.opts.Protocol >= 1 {
+			c.queueOwn(c.srv.infoLine(c, true))
+		}
+	}
+}
+
+func (c *client) processSub(cmd *command) {
+	subj := string(cmd.subject)
+	if !subject.ValidFilter(subj) {
+		c.sendErrLine(textInvalidSubject)
+		return
+	}
+	sub := &subscription{
+		client:  c,
+		subject: subj,
+		queue:   string(cmd.queue),
+		sid:     bytes.Clone(cmd.sid),
+	}
+	sid := string(cmd.sid)
+	c.mu.Lock()
+	if c.closed.Load() {
+		c.mu.Unlock()
+		return
+	}
+	_, dup := c.mu.subs[sid]
+	if !dup {
+		c.mu.subs[sid] = sub
+	}
+	c.mu.Unlock()
+	if !dup {
+		if err := c.srv.subs.Insert(sub.subject, sub.queue, sub); err != nil {
+			c.mu.Lock()
+			delete(c.mu.subs, sid)
+			c.mu.Unlock()
+			c.sendErrLine(textInvalidSubject)
+			return
+		}
+		if sub.closed.Load() {
+			// close ran between our map insert and the sublist insert and
+			// could not remove it from the sublist yet.
+			_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+		}
+		c.srv.interestChanged()
+	}
+	if c.opts.Verbose {
+		c.queueOwn("+OK\r\n")
+	}
+}
+
+func (c *client) processUnsub(cmd *command) {
+	c.mu.Lock()
+	sub := c.mu.subs[string(cmd.sid)]
+	c.mu.Unlock()
+	if sub != nil {
+		if cmd.max > 0 && cmd.max > sub.delivered.Load() {
+			sub.max.Store(cmd.max)
+			// A delivery may have raced past the new limit.
+			if sub.delivered.Load() >= cmd.max {
+				c.removeSub(sub)
+			}
+		} else {
+			c.removeSub(sub)
+		}
+	}
+	if c.opts.Verbose {
+		c.queueOwn("+OK\r\n")
+	}
+}
+
+// removeSub drops one of this client's subscriptions. Safe from any
+// goroutine; only the first call for a subscription has an effect.
+func (c *client) removeSub(sub *subscription) {
+	if !sub.closed.CompareAndSwap(false, true) {
+		return
+	}
+	c.mu.Lock()
+	if c.mu.subs[string(sub.sid)] == sub {
+		delete(c.mu.subs, string(sub.sid))
+	}
+	c.mu.Unlock()
+	_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+	c.srv.interestChanged()
+}
+
+func (c *client) processPub(cmd *command) {
+	if c.opts.Verbose {
+		c.queueOwn("+OK\r\n")
+	}
+	if c.opts.Pedantic && !subject.ValidLiteral(string(cmd.subject)) {
+		c.sendErrLine(textInvalidPubSubject)
+	}
+	d := delivery{
+		pub:   c,
+		subj:  cmd.subject,
+		reply: cmd.reply,
+		hdr:   cmd.payload[:cmd.hdrLen],
+		data:  cmd.payload[cmd.hdrLen:],
+	}
+	delivered := c.srv.deliver(&d, c.match(cmd.subject))
+	if !delivered && len(cmd.reply) > 0 && c.opts.NoResponders {
+		c.noResponders(cmd.subject, cmd.reply)
+	}
+}
+
+// match returns the subscriptions for subj, using the one-entry memo when
+// the sublist has not changed since.
+func (c *client) match(subj []byte) *result {
+	gen := c.srv.subs.Gen()
+	m := &c.memo
+	if m.res != nil && m.gen == gen && bytes.Equal(m.subj, subj) {
+		return m.res
+	}
+	res := c.srv.subs.Match(bytesView(subj))
+	m.subj = append(m.subj[:0], subj...)
+	m.gen, m.res = gen, res
+	return res
+}
+
+// noResponders sends the publisher a 503 status on its own subscription for
+// the reply subject, as nats-server does when nobody received a request.
+func (c *client) noResponders(subj, reply []byte) {
+	var sub *subscription
+	for _, s := range c.srv.subs.Match(bytesView(reply)).Plain {
+		if s.client == c {
+			sub = s
+			break
+		}
+	}
+	if sub == nil {
+		return
+	}
+	h := append(c.scratch[:0], "NATS/1.0 503\r\nNats-Subject: "...)
+	h = append(h, subj...)
+	h = append(h, "\r\n\r\n"...)
+	c.scratch = h
+	if !c.stageMsg(c, sub.sid, reply, nil, h, nil) {
+		if _, ok := c.queueMsg(sub.sid, reply, nil, h, nil); ok {
+			c.addPending(c)
+		}
+	}
+}
+
+// close ends the connection once: it queues a final -ERR (when text is not
+// empty), unregisters the client and its subscriptions, and lets the writer
+// flush and close the socket. Safe from any goroutine.
+// It reports whether this call did the closing.
+func (c *client) close(reason closeReason, text string) bool {
+	if !c.closed.CompareAndSwap(false, true) {
+		return false
+	}
+	c.doClose(reason, text)
+	return true
+}
+
+func (c *client) doClose(reason closeReason, text string) {
+	c.out.mu.Lock()
+	if reason == closeSlowConsumerPending {
+		c.out.mu.buf = c.out.mu.buf[:0] // what was queued will never be read in time
+	}
+	if text != "" {
+		c.out.mu.buf = append(c.out.mu.buf, "-ERR '"...)
+		c.out.mu.buf = append(c.out.mu.buf, text...)
+		c.out.mu.buf = append(c.out.mu.buf, "'\r\n"...)
+	}
+	c.out.mu.closing = true
+	c.releaseStall()
+	c.out.mu.Unlock()
+	if c.trace && text != "" {
+		c.traceOut("-ERR '" + text + "'\r\n")
+	}
+	// Bound the final flush, and stop the read goroutine without closing
+	// the socket under the writer.
+	_ = c.conn.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteDeadline))
+	_ = c.conn.SetReadDeadline(time.Now())
+	c.kickWriter()
+
+	c.mu.Lock()
+	if c.mu.pingTimer != nil {
+		c.mu.pingTimer.Stop()
+	}
+	subs := make([]*subscription, 0, len(c.mu.subs))
+	for _, s := range c.mu.subs {
+		subs = append(subs, s)
+	}
+	clear(c.mu.subs)
+	c.mu.Unlock()
+	for _, s := range subs {
+		if s.closed.CompareAndSwap(false, true) {
+			_ = c.srv.subs.Remove(s.subject, s.queue, s)
+		}
+	}
+	c.srv.removeClient(c)
+	if c.srv.opts.Debug || reason != closeClientClosed {
+		c.srv.logger.Debug("client connection closed", "cid", c.id, "ip", c.ip, "reason", reason.String())
+	}
+	c.srv.interestChanged()
+}

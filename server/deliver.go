@@ -1,0 +1,187 @@
+package server
+
+import (
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/jetwal/jetwal/server/sublist"
+)
+
+// subscription is one SUB of a TCP client, or one internal subscription
+// (client == nil, handler set). subject, queue, sid and handler never change
+// after creation; the counters are atomics because any publishing goroutine
+// may deliver to the subscription.
+type subscription struct {
+	client  *client
+	handler Handler
+	subject string
+	queue   string
+	sid     []byte
+
+	delivered atomic.Int64 // messages handed to this subscription
+	max       atomic.Int64 // auto-unsubscribe after this many; 0 = none
+	closed    atomic.Bool  // removed; stale sublist results skip it
+}
+
+type result = sublist.Result[*subscription]
+
+// delivery is one message being routed.
+type delivery struct {
+	pub         *client // publishing client; nil for Server.Publish
+	subj, reply []byte
+	hdr, data   []byte
+	// Owned strings for internal handlers when the publisher already has
+	// them (Server.Publish); otherwise they are made on demand.
+	subjStr, replyStr string
+}
+
+// deliver hands d to every plain subscription in res and to one member of
+// each queue group. It reports whether anyone received it.
+func (s *Server) deliver(d *delivery, res *result) bool {
+	delivered := false
+	for _, sub := range res.Plain {
+		if s.deliverTo(d, sub) {
+			delivered = true
+		}
+	}
+	for _, group := range res.Queues {
+		n := len(group)
+		start := 0
+		if n > 1 {
+			start = rand.IntN(n)
+		}
+		for i := 0; i < n; i++ {
+			if s.deliverTo(d, group[(start+i)%n]) {
+				delivered = true
+				break
+			}
+		}
+	}
+	return delivered
+}
+
+// deliverTo hands d to one subscription, enforcing echo and auto-unsubscribe.
+func (s *Server) deliverTo(d *delivery, sub *subscription) bool {
+	if sub.closed.Load() {
+		return false
+	}
+	dst := sub.client
+	if dst != nil && dst == d.pub && !d.pub.opts.Echo {
+		return false
+	}
+	n := sub.delivered.Add(1)
+	last := false
+	if max := sub.max.Load(); max > 0 {
+		if n > max {
+			s.dropSub(sub)
+			return false
+		}
+		last = n == max
+	}
+	switch {
+	case dst == nil:
+		s.callHandler(d, sub)
+	case dst.closed.Load():
+		return false
+	case d.pub != nil && d.pub.stageMsg(dst, sub.sid, d.subj, d.reply, d.hdr, d.data):
+		// Staged; handed over at the end of the publisher's input chunk.
+	default:
+		queued, ok := dst.queueMsg(sub.sid, d.subj, d.reply, d.hdr, d.data)
+		if !ok {
+			return false
+		}
+		if d.pub != nil {
+			d.pub.addPending(dst)
+			d.pub.checkQueued(dst, queued)
+		} else {
+			dst.kickWriter()
+			if queued > s.opts.MaxPending {
+				s.slowConsumer(dst)
+			}
+		}
+	}
+	if last {
+		s.dropSub(sub)
+	}
+	return true
+}
+
+// dropSub removes a subscription that reached its auto-unsubscribe limit.
+func (s *Server) dropSub(sub *subscription) {
+	if sub.client != nil {
+		sub.client.removeSub(sub)
+		return
+	}
+	s.removeInternal(sub)
+}
+
+func (s *Server) callHandler(d *delivery, sub *subscription) {
+	var m *Msg
+	if d.pub != nil {
+		m = &d.pub.msg
+		m.ClientID = d.pub.id
+	} else {
+		m = &Msg{}
+	}
+	if d.subjStr == "" {
+		d.subjStr = string(d.subj)
+	}
+	if d.replyStr == "" && len(d.reply) > 0 {
+		d.replyStr = string(d.reply)
+	}
+	m.Subject, m.Reply = d.subjStr, d.replyStr
+	m.Header, m.Data = nil, d.data
+	if len(d.hdr) > 0 {
+		m.Header = d.hdr
+	}
+	sub.handler(m)
+	m.Header, m.Data = nil, nil
+}
+
+// slowConsumer cuts off a client whose queue passed MaxPending.
+func (s *Server) slowConsumer(dst *client) {
+	if dst.close(closeSlowConsumerPending, textSlowConsumer) {
+		s.slowConsumers.Add(1)
+		s.logger.Warn("slow consumer detected: max pending exceeded",
+			"cid", dst.id, "ip", dst.ip, "max_pending", s.opts.MaxPending)
+	}
+}
+
+// stallFor makes this publisher wait briefly for dst's queue to drain (see
+// stallMin). It first hands over its stages and wakes every writer it has
+// fed, dst's included.
+func (c *client) stallFor(dst *client, queued int64) {
+	if c.stalled >= stallTotal {
+		return
+	}
+	c.handOverAll()
+	for _, p := range c.pending {
+		p.kickWriter()
+	}
+	ch := dst.stallChan()
+	if ch == nil {
+		return
+	}
+	ttl := stallMin
+	if queued >= c.srv.opts.MaxPending/8*7 {
+		ttl = stallMax
+	}
+	ttl = min(ttl, stallTotal-c.stalled)
+	start := time.Now()
+	t := time.NewTimer(ttl)
+	select {
+	case <-ch:
+	case <-t.C:
+	}
+	t.Stop()
+	c.stalled += time.Since(start)
+}
+
+// bytesView returns b as a string without copying. The string must not
+// outlive b's contents.
+func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// stringView returns s as a read-only byte slice without copying.
+func stringView(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

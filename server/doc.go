@@ -1,0 +1,69 @@
+// Package server implements the NATS core client protocol: the TCP
+// listener, the per-connection parser and writer, subscription routing, and
+// an in-process API through which the JetStream layer serves $JS.API.> and
+// delivers messages without a network hop.
+//
+// # Wire protocol
+//
+// Every operation is a control line ending in CRLF; PUB and HPUB (and MSG
+// and HMSG going out) are followed by a payload of the announced size and
+// another CRLF. Operation names are case-insensitive; arguments are separated
+// by runs of spaces or tabs, so "SUB subj  1" (nats.go's empty queue) and
+// "UNSUB 1 " parse as expected.
+//
+//	client → server                         server → client
+//	CONNECT {json}                          INFO {json} ␠CRLF
+//	PUB <subj> [reply] <#bytes>             MSG <subj> <sid> [reply] <#bytes>
+//	HPUB <subj> [reply] <#hdr> <#total>     HMSG <subj> <sid> [reply] <#hdr> <#total>
+//	SUB <subj> [queue] <sid>                +OK            (verbose only)
+//	UNSUB <sid> [max]                       -ERR '<text>'
+//	PING / PONG                             PING / PONG
+//
+// The exact bytes nats-server v2.15.2 sends are documented in
+// /work/shared/reference/nats-wire/PROTOCOL.md; this package follows them:
+// the INFO field order and trailing space, the second INFO after the first
+// PONG, +OK after CONNECT/SUB/PUB/HPUB/UNSUB when verbose, the 503
+// no-responders status, and these -ERR texts:
+//
+//	'Unknown Protocol Operation'      bad operation or arguments; closes
+//	'Maximum Payload Violation'       PUB larger than max_payload; closes
+//	'maximum control line exceeded'   line argument over 4096 bytes; closes
+//	'Invalid Subject'                 bad SUB subject; connection stays
+//	'Invalid Publish Subject'         pedantic clients only; connection stays
+//	'Stale Connection'                PINGs unanswered; closes
+//	'maximum connections exceeded'    closes
+//	'Slow Consumer'                   outbound queue over MaxPending; closes
+//
+// (nats-server closes silently on malformed PUB/SUB arguments and on a slow
+// consumer; jetwal sends the -ERR line first.)
+//
+// # Data path
+//
+// Each connection has one read goroutine and one write goroutine. The reader
+// reads into a single reusable buffer and parses operations in place without
+// allocating (parser.go, inbuf.go). A PUB is matched against the sublist
+// (package sublist, with a result cache, plus a one-entry memo per
+// publisher) and appended, already framed as MSG/HMSG, to each receiver's
+// outbound queue under that receiver's lock. After a whole input chunk is
+// processed the reader wakes every writer it fed, so many messages leave in
+// one write. The writer swaps the queue with a spare buffer and writes
+// without holding the lock.
+//
+// A receiver whose queue exceeds Options.MaxPending is a slow consumer: its
+// queue is dropped, it gets -ERR 'Slow Consumer' and is closed; publishers
+// never block on its socket. Before that point (above 3/4 of MaxPending) a
+// publisher pauses for a few milliseconds per input chunk to let a merely
+// slower receiver catch up, as nats-server does.
+//
+// # Internal subscriptions
+//
+// Server.Subscribe registers a Handler that runs synchronously on the
+// publishing goroutine; Server.Publish injects a message as if a client had
+// published it. Both are used by the JetStream layer.
+//
+// # Locking
+//
+// Lock order: client.mu (subscriptions by sid, ping timer) before the
+// sublist lock; outbound locks and Server.mu are leaves. No lock is held
+// while a Handler runs or while a socket is read or written.
+package server

@@ -1,0 +1,69 @@
+package server
+
+import (
+	"encoding/json"
+	"runtime"
+	"strconv"
+)
+
+// The INFO line, field for field in nats-server's order (PROTOCOL.md §1.1):
+//
+//	INFO {"server_id":…,"server_name":…,"version":…,"proto":1,"go":…,
+//	      "host":…,"port":…,"headers":true,"max_payload":…,["jetstream":true,]
+//	      "client_id":…,"client_ip":…,[connect_info,remote_account,]
+//	      ["api_lvl":…]} \r\n
+//
+// Note the space before CRLF. The second INFO, sent after the PONG to the
+// first PING following CONNECT, adds "connect_info":true and
+// "remote_account":"$G".
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s) // marshaling a string cannot fail
+	return string(b)
+}
+
+// buildInfoPrefix renders the INFO fields that are the same for every
+// client.
+func (s *Server) buildInfoPrefix(port int) string {
+	b := []byte(`INFO {"server_id":`)
+	b = append(b, jsonString(s.id)...)
+	b = append(b, `,"server_name":`...)
+	b = append(b, jsonString(s.name)...)
+	b = append(b, `,"version":`...)
+	b = append(b, jsonString(s.opts.Version)...)
+	b = append(b, `,"proto":1,"go":`...)
+	b = append(b, jsonString(runtime.Version())...)
+	b = append(b, `,"host":`...)
+	b = append(b, jsonString(s.opts.Host)...)
+	b = append(b, `,"port":`...)
+	b = strconv.AppendInt(b, int64(port), 10)
+	b = append(b, `,"headers":true,"max_payload":`...)
+	b = strconv.AppendInt(b, int64(s.opts.MaxPayload), 10)
+	if s.opts.JetStream {
+		b = append(b, `,"jetstream":true`...)
+	}
+	return string(b)
+}
+
+// infoLine renders the INFO line for c.
+func (s *Server) infoLine(c *client, connectInfo bool) string {
+	prefix := ""
+	if p := s.infoPrefix.Load(); p != nil {
+		prefix = *p
+	}
+	b := make([]byte, 0, len(prefix)+128)
+	b = append(b, prefix...)
+	b = append(b, `,"client_id":`...)
+	b = strconv.AppendUint(b, c.id, 10)
+	b = append(b, `,"client_ip":`...)
+	b = append(b, jsonString(c.ip)...)
+	if connectInfo {
+		b = append(b, `,"connect_info":true,"remote_account":"$G"`...)
+	}
+	if s.opts.JetStream && s.opts.APILevel > 0 {
+		b = append(b, `,"api_lvl":`...)
+		b = strconv.AppendInt(b, int64(s.opts.APILevel), 10)
+	}
+	b = append(b, "} \r\n"...)
+	return string(b)
+}

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Defaults, equal to nats-server's where nats-server has the setting.
+const (
+	DefaultHost           = "0.0.0.0"
+	DefaultPort           = 4222 // used by the command; Options.Port 0 picks a random port
+	DefaultMaxPayload     = 1 << 20
+	DefaultMaxConnections = 64 * 1024
+	DefaultMaxControlLine = 4096
+	DefaultMaxPending     = 64 << 20
+	DefaultPingInterval   = 2 * time.Minute
+	DefaultMaxPingsOut    = 2
+	DefaultWriteDeadline  = 10 * time.Second
+
+	// DefaultVersion is the server version reported in INFO. Clients gate
+	// features on it (natscli asks $SYS.REQ.USER.INFO only from 2.10.0 on),
+	// so it names the nats-server release whose protocol we follow.
+	DefaultVersion = "2.11.0"
+
+	// firstPingDelay is when the first server PING goes out after a client
+	// connects (nats-server measures the RTT with it), unless PingInterval is
+	// shorter.
+	firstPingDelay = 2 * time.Second
+)
+
+// Options configure a Server. The zero value means nats-server's defaults,
+// except that Port 0 listens on a random free port.
+type Options struct {
+	Host string // listen address; "" means DefaultHost
+	Port int    // 0 (or negative) = random, for tests
+
+	MaxPayload     int32         // largest message (header+data) a client may publish; 0 = 1 MiB
+	MaxConnections int           // 0 = 64Ki
+	MaxControlLine int           // longest protocol line argument; 0 = 4096
+	MaxPending     int64         // outbound bytes queued for one client before it is cut off as a slow consumer; 0 = 64 MiB
+	PingInterval   time.Duration // 0 = 2m
+	MaxPingsOut    int           // unanswered server PINGs before "Stale Connection"; 0 = 2
+	WriteDeadline  time.Duration // a blocked socket write longer than this cuts the client off; 0 = 10s
+
+	JetStream bool // advertise "jetstream":true in INFO
+	APILevel  int  // JetStream API level advertised as "api_lvl" (only with JetStream; 0 = omitted)
+
+	ServerName string // "" = the generated server id
+	Version    string // version reported in INFO; "" = DefaultVersion
+
+	Logger *slog.Logger // nil = discard
+	Debug  bool         // log connection events at debug level
+	Trace  bool         // log every protocol operation at LevelTrace
+}
+
+// LevelTrace is the slog level used for protocol traces (Options.Trace).
+const LevelTrace = slog.Level(-8)
+
+// withDefaults returns a copy of o with zero values replaced by defaults.
+func (o Options) withDefaults() Options {
+	if o.Host == "" {
+		o.Host = DefaultHost
+	}
+	if o.Port < 0 {
+		o.Port = 0
+	}
+	if o.MaxPayload == 0 {
+		o.MaxPayload = DefaultMaxPayload
+	}
+	if o.MaxConnections == 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.MaxControlLine == 0 {
+		o.MaxControlLine = DefaultMaxControlLine
+	}
+	if o.MaxPending == 0 {
+		o.MaxPending = DefaultMaxPending
+	}
+	if o.PingInterval == 0 {
+		o.PingInterval = DefaultPingInterval
+	}
+	if o.MaxPingsOut == 0 {
+		o.MaxPingsOut = DefaultMaxPingsOut
+	}
+	if o.WriteDeadline == 0 {
+		o.WriteDeadline = DefaultWriteDeadline
+	}
+	if o.Version == "" {
+		o.Version = DefaultVersion
+	}
+	return o
+}
+
+// Validate reports the first setting that cannot work.
+func (o Options) Validate() error {
+	switch {
+	case o.Port > 65535:
+		return fmt.Errorf("server: options: port %d out of range", o.Port)
+	case o.MaxPayload < 0:
+		return fmt.Errorf("server: options: max payload %d is negative", o.MaxPayload)
+	case o.MaxConnections < 0:
+		return fmt.Errorf("server: options: max connections %d is negative", o.MaxConnections)
+	case o.MaxControlLine < 0:
+		return fmt.Errorf("server: options: max control line %d is negative", o.MaxControlLine)
+	case o.MaxPending < 0:
+		return fmt.Errorf("server: options: max pending %d is negative", o.MaxPending)
+	case o.PingInterval < 0:
+		return fmt.Errorf("server: options: ping interval %v is negative", o.PingInterval)
+	case o.MaxPingsOut < 0:
+		return fmt.Errorf("server: options: max pings out %d is negative", o.MaxPingsOut)
+	case o.WriteDeadline < 0:
+		return fmt.Errorf("server: options: write deadline %v is negative", o.WriteDeadline)
+	}
+	return nil
+}

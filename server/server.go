@@ -1,0 +1,299 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jetwal/jetwal/server/sublist"
+)
+
+// ErrServerClosed is returned by Start after Shutdown.
+var ErrServerClosed = errors.New("server: closed")
+
+// Server is a NATS core protocol server.
+type Server struct {
+	opts   Options // defaults applied; read-only after New
+	logger *slog.Logger
+	id     string
+	name   string
+	subs   *sublist.List[*subscription]
+
+	nextID        atomic.Uint64
+	slowConsumers atomic.Int64
+	interestHook  atomic.Pointer[func()]
+	infoPrefix    atomic.Pointer[string] // INFO up to the per-client fields; set by Start
+
+	wg sync.WaitGroup // accept loop and every client goroutine
+
+	mu struct {
+		sync.Mutex
+		// Guarded by the mutex above.
+		ln       net.Listener
+		clients  map[uint64]*client
+		hooks    []func()
+		started  bool
+		shutdown bool
+	}
+	shutdownDone chan struct{}
+	shutdownErr  error
+}
+
+// New checks opts and returns a server that is not listening yet.
+func New(opts Options) (*Server, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	s := &Server{
+		opts:         opts,
+		logger:       opts.Logger,
+		id:           newServerID(),
+		subs:         sublist.New[*subscription](sublist.Options{}),
+		shutdownDone: make(chan struct{}),
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s.name = opts.ServerName
+	if s.name == "" {
+		s.name = s.id
+	}
+	s.mu.clients = make(map[uint64]*client)
+	return s, nil
+}
+
+// newServerID returns an id shaped like nats-server's: 'N' and 55 base32
+// characters.
+func newServerID() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	var raw [55]byte
+	_, _ = rand.Read(raw[:]) // crypto/rand.Read never fails on supported platforms
+	id := make([]byte, 0, 56)
+	id = append(id, 'N')
+	for _, b := range raw {
+		id = append(id, alphabet[b&31])
+	}
+	return string(id)
+}
+
+// ID returns the server id sent in INFO.
+func (s *Server) ID() string { return s.id }
+
+// Name returns the server name sent in INFO.
+func (s *Server) Name() string { return s.name }
+
+// Version returns the version sent in INFO.
+func (s *Server) Version() string { return s.opts.Version }
+
+// Options returns the options in effect (defaults applied).
+func (s *Server) Options() Options { return s.opts }
+
+// Start listens and accepts clients in the background.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.shutdown {
+		return ErrServerClosed
+	}
+	if s.mu.started {
+		return errors.New("server: already started")
+	}
+	addr := net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("server: listen on %s: %w", addr, err)
+	}
+	s.mu.ln = ln
+	s.mu.started = true
+	prefix := s.buildInfoPrefix(ln.Addr().(*net.TCPAddr).Port)
+	s.infoPrefix.Store(&prefix)
+	s.wg.Add(1)
+	go s.acceptLoop(ln)
+	return nil
+}
+
+// Addr returns the listen address, or nil before Start.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.ln == nil {
+		return nil
+	}
+	return s.mu.ln.Addr()
+}
+
+// ClientURL returns a URL clients on this host can connect to.
+func (s *Server) ClientURL() string {
+	addr, ok := s.Addr().(*net.TCPAddr)
+	if !ok {
+		return ""
+	}
+	host := s.opts.Host
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "nats://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
+}
+
+func (s *Server) acceptLoop(ln net.Listener) {
+	defer s.wg.Done()
+	backoff := 5 * time.Millisecond
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if s.isShuttingDown() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			s.logger.Error("accept error", "err", err)
+			time.Sleep(backoff) // e.g. out of file descriptors; retry
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		s.createClient(conn)
+	}
+}
+
+func (s *Server) isShuttingDown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.shutdown
+}
+
+func (s *Server) createClient(conn net.Conn) {
+	c := newClient(s, conn, s.nextID.Add(1))
+	s.mu.Lock()
+	if s.mu.shutdown {
+		s.mu.Unlock()
+		_ = conn.Close()
+		return
+	}
+	tooMany := len(s.mu.clients) >= s.opts.MaxConnections
+	if !tooMany {
+		s.mu.clients[c.id] = c
+	}
+	s.wg.Add(2)
+	s.mu.Unlock()
+
+	if s.opts.Debug {
+		s.logger.Debug("client connection created", "cid", c.id, "addr", conn.RemoteAddr().String())
+	}
+	c.queueProto(s.infoLine(c, false))
+	if tooMany {
+		s.logger.Warn("maximum connections exceeded", "max", s.opts.MaxConnections, "addr", conn.RemoteAddr().String())
+		c.close(closeMaxConnections, textMaxConnections)
+	} else {
+		c.firstPing()
+	}
+	go c.writeLoop()
+	go c.readLoop()
+	c.kickWriter()
+}
+
+func (s *Server) removeClient(c *client) {
+	s.mu.Lock()
+	if s.mu.clients[c.id] == c {
+		delete(s.mu.clients, c.id)
+	}
+	s.mu.Unlock()
+}
+
+// NumClients returns the number of connected clients.
+func (s *Server) NumClients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.mu.clients)
+}
+
+// NumSubscriptions returns the number of subscriptions, TCP and internal.
+func (s *Server) NumSubscriptions() int { return s.subs.Count() }
+
+// SlowConsumers returns how many clients were cut off as slow consumers.
+func (s *Server) SlowConsumers() int64 { return s.slowConsumers.Load() }
+
+// OnShutdown registers fn to run during Shutdown, after all clients are
+// closed. Hooks run in registration order.
+func (s *Server) OnShutdown(fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.hooks = append(s.mu.hooks, fn)
+}
+
+// Shutdown stops accepting, closes every client after flushing what is
+// queued for it, waits for the connection goroutines, and runs the shutdown
+// hooks. If ctx ends first, the remaining sockets are closed at once; the
+// hooks still run and ctx's error is returned. Calling it again waits for
+// the first call.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.mu.shutdown {
+		s.mu.Unlock()
+		select {
+		case <-s.shutdownDone:
+			return s.shutdownErr
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	s.mu.shutdown = true
+	ln := s.mu.ln
+	clients := make([]*client, 0, len(s.mu.clients))
+	for _, c := range s.mu.clients {
+		clients = append(clients, c)
+	}
+	hooks := s.mu.hooks
+	s.mu.Unlock()
+
+	if ln != nil {
+		_ = ln.Close()
+	}
+	for _, c := range clients {
+		c.close(closeServerShutdown, "")
+	}
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+		for _, c := range clients {
+			_ = c.conn.Close()
+		}
+		<-done
+	}
+	for _, fn := range hooks {
+		fn()
+	}
+	s.shutdownErr = err
+	close(s.shutdownDone)
+	return err
+}
+
+// SetInterestHook sets fn to be called after any subscription is added or
+// removed and after a client closes. fn must not block. nil removes it.
+func (s *Server) SetInterestHook(fn func()) {
+	if fn == nil {
+		s.interestHook.Store(nil)
+		return
+	}
+	s.interestHook.Store(&fn)
+}
+
+func (s *Server) interestChanged() {
+	if fn := s.interestHook.Load(); fn != nil {
+		(*fn)()
+	}
+}

@@ -1,0 +1,182 @@
+package server
+
+// Outbound staging. A read goroutine does not lock a receiver's queue for
+// every message: it frames messages into a private per-receiver stage and
+// hands each stage over once per input chunk (or when it reaches
+// stageFlush). When the receiver's queue is empty at hand-over, the stage
+// buffer itself becomes the queue and the queue's old (empty) buffer becomes
+// the stage, so nothing is copied twice.
+//
+// Order: everything one read goroutine sends to one receiver during a chunk
+// goes through that receiver's stage, its own protocol replies (PONG, +OK,
+// -ERR) included, so a PONG never overtakes the messages before it. A
+// receiver that finds no free stage slot is served directly under its lock
+// for the rest of the chunk.
+
+const (
+	maxStages  = 8        // receivers staged per chunk; more are served directly
+	stageFlush = 64 << 10 // hand a stage over once it holds this much
+	stageKeep  = 1 << 20  // largest stage buffer kept between chunks
+)
+
+// stage is one receiver's pending bytes from this read goroutine.
+type stage struct {
+	dst *client
+	buf []byte
+}
+
+// stageFor returns the stage for dst, opening one if a slot is free, or nil.
+func (c *client) stageFor(dst *client) *stage {
+	if i := c.lastStage; i < len(c.stages) && c.stages[i].dst == dst {
+		return &c.stages[i]
+	}
+	for i := range c.stages {
+		if c.stages[i].dst == dst {
+			c.lastStage = i
+			return &c.stages[i]
+		}
+	}
+	n := len(c.stages)
+	if n == maxStages {
+		return nil
+	}
+	if n < cap(c.stages) {
+		c.stages = c.stages[:n+1] // reuse the old slot and its buffer
+	} else {
+		c.stages = append(c.stages, stage{})
+	}
+	st := &c.stages[n]
+	st.dst = dst
+	st.buf = st.buf[:0]
+	c.lastStage = n
+	return st
+}
+
+// handOver moves a stage's bytes into its receiver's queue and wakes the
+// receiver's writer. It returns the receiver's queue length afterwards (0
+// when the receiver is closing).
+func (c *client) handOver(st *stage) int64 {
+	if len(st.buf) == 0 {
+		return 0
+	}
+	dst := st.dst
+	dst.out.mu.Lock()
+	if dst.out.mu.closing {
+		dst.out.mu.Unlock()
+		st.buf = st.buf[:0]
+		return 0
+	}
+	if len(dst.out.mu.buf) == 0 {
+		dst.out.mu.buf, st.buf = st.buf, dst.out.mu.buf[:0]
+	} else {
+		dst.out.mu.buf = append(dst.out.mu.buf, st.buf...)
+		st.buf = st.buf[:0]
+	}
+	queued := int64(len(dst.out.mu.buf) + dst.out.mu.inflight)
+	dst.out.mu.Unlock()
+	if cap(st.buf) > stageKeep {
+		st.buf = nil
+	}
+	dst.kickWriter()
+	return queued
+}
+
+// checkQueued applies the slow-consumer cut-off and the producer stall to
+// a receiver whose queue is now queued bytes long.
+func (c *client) checkQueued(dst *client, queued int64) {
+	maxPending := c.srv.opts.MaxPending
+	switch {
+	case queued > maxPending:
+		c.srv.slowConsumer(dst)
+	case queued > maxPending/4*3:
+		c.stallFor(dst, queued)
+	}
+}
+
+// handOverAll hands every stage over without the stall checks (used just
+// before a stall, so the receivers have everything to drain).
+func (c *client) handOverAll() {
+	for i := range c.stages {
+		c.handOver(&c.stages[i])
+	}
+}
+
+// stageMsg frames a message for dst into this reader's stage for it. It
+// reports false when dst has no stage slot (the caller then queues it
+// directly).
+func (c *client) stageMsg(dst *client, sid, subj, reply, hdr, data []byte) bool {
+	st := c.stageFor(dst)
+	if st == nil {
+		return false
+	}
+	st.buf = appendMsg(st.buf, dst.headers.Load(), sid, subj, reply, hdr, data)
+	if dst.trace {
+		dst.traceMsgOut(sid, subj, reply, hdr, data)
+	}
+	if len(st.buf) >= stageFlush {
+		c.checkQueued(dst, c.handOver(st))
+	}
+	return true
+}
+
+// flushPending hands over every stage and wakes every writer this read
+// goroutine fed directly. Called at the end of each input chunk.
+func (c *client) flushPending() {
+	// checkQueued may stall, and a stall hands over all stages; iterate by
+	// index and reset only at the end.
+	for i := 0; i < len(c.stages); i++ {
+		st := &c.stages[i]
+		if q := c.handOver(st); q > 0 {
+			c.checkQueued(st.dst, q)
+		}
+	}
+	for i := range c.stages {
+		c.stages[i].dst = nil
+	}
+	c.stages = c.stages[:0]
+	c.lastStage = 0
+	for i, dst := range c.pending {
+		dst.kickWriter()
+		c.pending[i] = nil
+	}
+	c.pending = c.pending[:0]
+}
+
+// addPending marks dst's writer, fed directly, to be woken at the end of
+// this chunk. Duplicates only cost an extra wake-up, so only the last entry
+// is checked.
+func (c *client) addPending(dst *client) {
+	if n := len(c.pending); n > 0 && c.pending[n-1] == dst {
+		return
+	}
+	if len(c.pending) == 256 {
+		for i, p := range c.pending {
+			p.kickWriter()
+			c.pending[i] = nil
+		}
+		c.pending = c.pending[:0]
+	}
+	c.pending = append(c.pending, dst)
+}
+
+// queueOwn queues a protocol line to this client from its read goroutine,
+// in order with the messages staged for it.
+func (c *client) queueOwn(p string) {
+	if st := c.stageFor(c); st != nil {
+		st.buf = append(st.buf, p...)
+		if c.trace {
+			c.traceOut(p)
+		}
+		return
+	}
+	c.queueProto(p)
+	c.addPending(c)
+}
+
+// closeFromReader closes the connection from its own read goroutine after
+// handing over what is staged, so replies queued before the error are sent
+// before the -ERR.
+func (c *client) closeFromReader(reason closeReason, text string) {
+	c.flushPending()
+	c.close(reason, text)
+}

@@ -1,0 +1,307 @@
+package sublist
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/jetwal/jetwal/subject"
+)
+
+type sub struct {
+	id     int
+	filter string
+	queue  string
+}
+
+func plainIDs(r *Result[*sub]) []int {
+	var ids []int
+	for _, s := range r.Plain {
+		ids = append(ids, s.id)
+	}
+	sort.Ints(ids)
+	return ids
+}
+
+func TestMatchBasics(t *testing.T) {
+	l := New[*sub](Options{})
+	subs := []*sub{
+		{1, "foo.bar", ""},
+		{2, "foo.*", ""},
+		{3, "foo.>", ""},
+		{4, ">", ""},
+		{5, "*.bar", ""},
+		{6, "foo.bar.baz", ""},
+		{7, "*", ""},
+	}
+	for _, s := range subs {
+		if err := l.Insert(s.filter, s.queue, s); err != nil {
+			t.Fatalf("insert %q: %v", s.filter, err)
+		}
+	}
+	cases := []struct {
+		subj string
+		want []int
+	}{
+		{"foo.bar", []int{1, 2, 3, 4, 5}},
+		{"foo", []int{4, 7}},
+		{"foo.bar.baz", []int{3, 4, 6}},
+		{"x.bar", []int{4, 5}},
+		{"x.y.z", []int{4}},
+		{"foo..bar", nil},
+		{"", nil},
+		{".foo", nil},
+	}
+	for _, c := range cases {
+		got := plainIDs(l.Match(c.subj))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("Match(%q) = %v, want %v", c.subj, got, c.want)
+		}
+		// A second call answers from the cache and must agree.
+		got = plainIDs(l.Match(c.subj))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("cached Match(%q) = %v, want %v", c.subj, got, c.want)
+		}
+	}
+	if l.Count() != len(subs) {
+		t.Fatalf("Count = %d, want %d", l.Count(), len(subs))
+	}
+}
+
+func TestInvalidFilters(t *testing.T) {
+	l := New[*sub](Options{})
+	for _, f := range []string{"", "foo..bar", "foo.>.bar", ".foo", "foo.", "a b"} {
+		if err := l.Insert(f, "", &sub{}); err != ErrInvalidSubject {
+			t.Errorf("Insert(%q) = %v, want ErrInvalidSubject", f, err)
+		}
+	}
+}
+
+func TestQueueGroupsMergeAcrossFilters(t *testing.T) {
+	l := New[*sub](Options{})
+	a := &sub{1, "foo.*", "q"}
+	b := &sub{2, "foo.bar", "q"}
+	c := &sub{3, "foo.bar", "other"}
+	p := &sub{4, "foo.bar", ""}
+	for _, s := range []*sub{a, b, c, p} {
+		if err := l.Insert(s.filter, s.queue, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := l.Match("foo.bar")
+	if len(r.Plain) != 1 || r.Plain[0] != p {
+		t.Fatalf("plain = %v", r.Plain)
+	}
+	if len(r.Queues) != 2 || len(r.QueueNames) != 2 {
+		t.Fatalf("queues = %v names = %v", r.Queues, r.QueueNames)
+	}
+	for i, name := range r.QueueNames {
+		switch name {
+		case "q":
+			if len(r.Queues[i]) != 2 {
+				t.Errorf("group q has %d members, want 2", len(r.Queues[i]))
+			}
+		case "other":
+			if len(r.Queues[i]) != 1 {
+				t.Errorf("group other has %d members, want 1", len(r.Queues[i]))
+			}
+		default:
+			t.Errorf("unexpected group %q", name)
+		}
+	}
+}
+
+func TestRemoveAndCacheInvalidation(t *testing.T) {
+	l := New[*sub](Options{})
+	a := &sub{1, "foo.*", ""}
+	if !l.Match("foo.bar").Empty() {
+		t.Fatal("expected no match before insert")
+	}
+	if err := l.Insert(a.filter, "", a); err != nil {
+		t.Fatal(err)
+	}
+	// The earlier miss was cached; a wildcard insert must drop it.
+	if got := plainIDs(l.Match("foo.bar")); !slices.Equal(got, []int{1}) {
+		t.Fatalf("after insert: %v", got)
+	}
+	b := &sub{2, "foo.bar", ""}
+	if err := l.Insert(b.filter, "", b); err != nil {
+		t.Fatal(err)
+	}
+	if got := plainIDs(l.Match("foo.bar")); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("after literal insert: %v", got)
+	}
+	gen := l.Gen()
+	if err := l.Remove(a.filter, "", a); err != nil {
+		t.Fatal(err)
+	}
+	if l.Gen() == gen {
+		t.Fatal("generation did not change on Remove")
+	}
+	if got := plainIDs(l.Match("foo.bar")); !slices.Equal(got, []int{2}) {
+		t.Fatalf("after remove: %v", got)
+	}
+	if err := l.Remove(a.filter, "", a); err != ErrNotFound {
+		t.Fatalf("second remove = %v, want ErrNotFound", err)
+	}
+	if err := l.Remove(b.filter, "q", b); err != ErrNotFound {
+		t.Fatalf("remove with wrong queue = %v, want ErrNotFound", err)
+	}
+	if err := l.Remove(b.filter, "", b); err != nil {
+		t.Fatal(err)
+	}
+	if l.Count() != 0 {
+		t.Fatalf("Count = %d", l.Count())
+	}
+	if !l.mu.root.isEmpty() {
+		t.Fatal("trie not pruned after removing everything")
+	}
+}
+
+// TestMatchAgainstBruteForce compares the trie with subject.Match over random
+// filters and subjects.
+func TestMatchAgainstBruteForce(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d (replay by editing the test)", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	toks := []string{"a", "b", "c", "*", ">"}
+	randFilter := func() string {
+		n := 1 + rng.IntN(4)
+		s := ""
+		for i := 0; i < n; i++ {
+			tok := toks[rng.IntN(len(toks))]
+			if tok == ">" && i != n-1 {
+				tok = "*"
+			}
+			if i > 0 {
+				s += "."
+			}
+			s += tok
+		}
+		return s
+	}
+	randSubject := func() string {
+		n := 1 + rng.IntN(5)
+		s := ""
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				s += "."
+			}
+			s += toks[rng.IntN(3)]
+		}
+		return s
+	}
+	l := New[*sub](Options{CacheSize: 8}) // small cache to exercise eviction
+	var live []*sub
+	for step := 0; step < 3000; step++ {
+		switch op := rng.IntN(10); {
+		case op < 4:
+			s := &sub{id: step, filter: randFilter()}
+			if rng.IntN(3) == 0 {
+				s.queue = fmt.Sprintf("q%d", rng.IntN(2))
+			}
+			if err := l.Insert(s.filter, s.queue, s); err != nil {
+				t.Fatalf("insert %q: %v", s.filter, err)
+			}
+			live = append(live, s)
+		case op < 6 && len(live) > 0:
+			i := rng.IntN(len(live))
+			s := live[i]
+			if err := l.Remove(s.filter, s.queue, s); err != nil {
+				t.Fatalf("remove %q: %v", s.filter, err)
+			}
+			live = slices.Delete(live, i, i+1)
+		default:
+			subj := randSubject()
+			r := l.Match(subj)
+			var want, wantQ []int
+			for _, s := range live {
+				if subject.Match(s.filter, subj) {
+					if s.queue == "" {
+						want = append(want, s.id)
+					} else {
+						wantQ = append(wantQ, s.id)
+					}
+				}
+			}
+			sort.Ints(want)
+			sort.Ints(wantQ)
+			var gotQ []int
+			for gi, g := range r.Queues {
+				for _, s := range g {
+					if s.queue != r.QueueNames[gi] {
+						t.Fatalf("member %d of group %q has queue %q", s.id, r.QueueNames[gi], s.queue)
+					}
+					gotQ = append(gotQ, s.id)
+				}
+			}
+			sort.Ints(gotQ)
+			if got := plainIDs(r); !slices.Equal(got, want) || !slices.Equal(gotQ, wantQ) {
+				t.Fatalf("step %d Match(%q) plain %v queue %v, want %v %v", step, subj, got, gotQ, want, wantQ)
+			}
+		}
+	}
+	if l.CacheLen() > 8 {
+		t.Fatalf("cache grew to %d entries, bound is 8", l.CacheLen())
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	l := New[*sub](Options{})
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 500; i++ {
+				s := &sub{id: i, filter: fmt.Sprintf("w%d.%d.*", w, i%7)}
+				if err := l.Insert(s.filter, "", s); err != nil {
+					t.Error(err)
+					return
+				}
+				if l.Match(fmt.Sprintf("w%d.%d.x", w, i%7)).Empty() {
+					t.Errorf("worker %d: own subscription not matched", w)
+					return
+				}
+				if err := l.Remove(s.filter, "", s); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	if l.Count() != 0 {
+		t.Fatalf("Count = %d", l.Count())
+	}
+}
+
+func BenchmarkMatchCached(b *testing.B) {
+	l := New[*sub](Options{})
+	for i := 0; i < 100; i++ {
+		_ = l.Insert(fmt.Sprintf("foo.%d.*", i), "", &sub{id: i})
+	}
+	_ = l.Insert("foo.>", "", &sub{})
+	b.ReportAllocs()
+	for b.Loop() {
+		if l.Match("foo.7.bar").Empty() {
+			b.Fatal("no match")
+		}
+	}
+}
+
+func BenchmarkMatchUncached(b *testing.B) {
+	l := New[*sub](Options{CacheSize: -1})
+	for i := 0; i < 100; i++ {
+		_ = l.Insert(fmt.Sprintf("foo.%d.*", i), "", &sub{id: i})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if l.Match("foo.7.bar").Empty() {
+			b.Fatal("no match")
+		}
+	}
+}
