@@ -1,0 +1,157 @@
+package jetstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/server"
+)
+
+// apiRequest is a copied API request. args is what follows the operation in
+// the subject: the stream name, and for some operations more tokens.
+type apiRequest struct {
+	subject, reply string
+	hdr, data      []byte
+	args           string
+}
+
+// apiHandler serves one API operation ("STREAM.INFO", "DIRECT.GET", …).
+type apiHandler struct {
+	queue *workQueue
+	fn    func(r *apiRequest)
+}
+
+// registerAPI routes $JS.API.<op>[.<args>] to fn, run on queue. The consumer
+// manager registers its CONSUMER.* operations through it. Operations are
+// matched on whole tokens, longest first.
+func (js *JetStream) registerAPI(op string, queue *workQueue, fn func(r *apiRequest)) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	js.handlers[op] = apiHandler{queue: queue, fn: fn}
+}
+
+func (js *JetStream) registerStreamAPI() {
+	js.registerAPI("INFO", js.mgmt, js.apiAccountInfo)
+	js.registerAPI("STREAM.CREATE", js.mgmt, js.apiStreamCreate)
+	js.registerAPI("STREAM.UPDATE", js.mgmt, js.apiStreamUpdate)
+	js.registerAPI("STREAM.INFO", js.mgmt, js.apiStreamInfo)
+	js.registerAPI("STREAM.DELETE", js.mgmt, js.apiStreamDelete)
+	js.registerAPI("STREAM.PURGE", js.mgmt, js.apiStreamPurge)
+	js.registerAPI("STREAM.NAMES", js.mgmt, js.apiStreamNames)
+	js.registerAPI("STREAM.LIST", js.mgmt, js.apiStreamList)
+	js.registerAPI("STREAM.MSG.GET", js.gets, js.apiMsgGet)
+	js.registerAPI("STREAM.MSG.DELETE", js.mgmt, js.apiMsgDelete)
+	js.registerAPI("DIRECT.GET", js.gets, js.apiDirectGet)
+}
+
+// maxOpTokens is the most tokens an operation name has (STREAM.MSG.GET).
+const maxOpTokens = 3
+
+// route finds the handler for an API subject; ok is false for an unknown
+// operation, which nats-server leaves unanswered.
+func (js *JetStream) route(subj string) (h apiHandler, args string, ok bool) {
+	rest := strings.TrimPrefix(subj, api.Prefix)
+	if len(rest) == len(subj) {
+		return h, "", false
+	}
+	// Offsets of the first maxOpTokens token ends.
+	var ends [maxOpTokens]int
+	n := 0
+	for i := 0; i < len(rest) && n < maxOpTokens; i++ {
+		if rest[i] == '.' {
+			ends[n] = i
+			n++
+		}
+	}
+	if n < maxOpTokens {
+		ends[n] = len(rest)
+		n++
+	}
+	js.mu.RLock()
+	defer js.mu.RUnlock()
+	for k := n - 1; k >= 0; k-- {
+		if h, ok = js.handlers[rest[:ends[k]]]; ok {
+			if ends[k] < len(rest) {
+				args = rest[ends[k]+1:]
+			}
+			return h, args, true
+		}
+	}
+	return h, "", false
+}
+
+// handleAPI is the $JS.API.> subscription handler. It runs on the
+// publisher's goroutine: it only copies the request and queues it.
+func (js *JetStream) handleAPI(m *server.Msg) {
+	h, args, ok := js.route(m.Subject)
+	if !ok {
+		return
+	}
+	r := &apiRequest{
+		subject: strings.Clone(m.Subject),
+		reply:   strings.Clone(m.Reply),
+		hdr:     bytes.Clone(m.Header),
+		data:    bytes.Clone(m.Data),
+		args:    strings.Clone(args),
+	}
+	if !h.queue.submit(func() { h.fn(r) }) {
+		js.log.Warn("JetStream API queue full, request dropped", "subject", r.subject)
+	}
+}
+
+// respond sends an API response and counts it; failed marks an error reply.
+func (js *JetStream) respond(r *apiRequest, v any, failed bool) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		js.log.Error("encoding API response", "subject", r.subject, "error", err)
+		return
+	}
+	if r.reply != "" {
+		js.srv.Publish(r.reply, "", nil, b)
+	}
+	js.apiTotal.Add(1)
+	if failed {
+		js.apiErrors.Add(1)
+	}
+}
+
+// respondError sends a response of type typ carrying only aerr.
+func (js *JetStream) respondError(r *apiRequest, typ string, aerr *api.ApiError) {
+	js.respond(r, api.Response{Type: typ, Error: aerr}, true)
+}
+
+// isEmptyRequest reports whether a request body carries nothing: no bytes,
+// only whitespace, "{}" or "null".
+func isEmptyRequest(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || string(b) == "null" {
+		return true
+	}
+	if b[0] != '{' {
+		return false
+	}
+	return len(bytes.TrimSpace(b[1:len(b)-1])) == 0 && b[len(b)-1] == '}'
+}
+
+// decodeRequest decodes an optional JSON body into v. An empty body leaves
+// v as it is.
+func decodeRequest(b []byte, v any) *api.ApiError {
+	if isEmptyRequest(b) {
+		return nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return api.Errorf(api.ErrInvalidJSON, "invalid JSON: %v", err)
+	}
+	return nil
+}
+
+// streamArg returns the stream name of a request whose args must be exactly
+// one token, or "".
+func streamArg(r *apiRequest) string {
+	if r.args == "" || strings.IndexByte(r.args, '.') >= 0 {
+		return ""
+	}
+	return r.args
+}

@@ -1,0 +1,39 @@
+package api
+
+import "strconv"
+
+// PubAck acknowledges a message stored in a stream. It has no "type" field.
+type PubAck struct {
+	Stream    string `json:"stream"`
+	Sequence  uint64 `json:"seq"`
+	Domain    string `json:"domain,omitempty"`
+	Duplicate bool   `json:"duplicate,omitempty"`
+}
+
+// PubAckResponse is what a publisher receives: a PubAck, or an error together
+// with the stream name and sequence 0.
+type PubAckResponse struct {
+	Error *ApiError `json:"error,omitempty"`
+	*PubAck
+}
+
+// PubAckPrefix returns the constant start of every PubAck for a stream whose
+// name is already JSON-encoded (quotes included): {"stream":<name>,"seq":
+func PubAckPrefix(streamJSON []byte) []byte {
+	b := make([]byte, 0, len(streamJSON)+20)
+	b = append(b, `{"stream":`...)
+	b = append(b, streamJSON...)
+	return append(b, `,"seq":`...)
+}
+
+// AppendPubAck appends a successful PubAck to b without reflection. prefix
+// comes from PubAckPrefix. A duplicate is marked the way nats-server writes
+// it, with a space after the colon: ,"duplicate": true}
+func AppendPubAck(b, prefix []byte, seq uint64, duplicate bool) []byte {
+	b = append(b, prefix...)
+	b = strconv.AppendUint(b, seq, 10)
+	if duplicate {
+		return append(b, `,"duplicate": true}`...)
+	}
+	return append(b, '}')
+}

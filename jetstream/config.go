@@ -1,0 +1,331 @@
+package jetstream
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/subject"
+)
+
+// Limits of a stream config, as nats-server enforces them.
+const (
+	maxNameLen        = 255
+	maxDescriptionLen = 4 * 1024
+	maxMetadataLen    = 128 * 1024
+	minWindow         = 100 * time.Millisecond
+	// DefaultDuplicateWindow is the dedupe window of a stream that sets none.
+	DefaultDuplicateWindow = 2 * time.Minute
+)
+
+// reservedNamespaces may only be captured by a stream with no_ack set, since
+// acknowledging an API request or a system event with a PubAck would answer
+// it. $JS.EVENT.> and $SYS.ACCOUNT.> are the allowed exceptions, as in
+// nats-server.
+var reservedNamespaces = []struct{ filter, allowed string }{
+	{"$JS.API.>", ""},
+	{"$JS.ACK.>", ""},
+	{"$JS.FC.>", ""},
+	{"$JSC.>", ""},
+	{"$JS.>", "$JS.EVENT.>"},
+	{"$SYS.>", "$SYS.ACCOUNT.>"},
+}
+
+func invalidConfig(format string, args ...any) *api.ApiError {
+	return api.Errorf(api.ErrStreamInvalidConfig, format, args...)
+}
+
+// validName reports whether name may name a stream (or a consumer): not empty
+// and free of '.', '*', '>', whitespace and control characters. Path
+// separators are reported separately by checkName.
+func validName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == '.', c == '*', c == '>', c == ' ', c == '\t', c == '\r', c == '\n', c < 0x20, c == 0x7f:
+			return false
+		}
+	}
+	return true
+}
+
+func checkName(name string) *api.ApiError {
+	if strings.ContainsAny(name, `/\`) {
+		return api.NewError(api.ErrStreamNamePathSeparators)
+	}
+	if !validName(name) {
+		return invalidConfig("stream name is required and can not contain '.', '*', '>' or whitespace")
+	}
+	if len(name) > maxNameLen {
+		return invalidConfig("stream name is too long, maximum allowed is %d", maxNameLen)
+	}
+	return nil
+}
+
+// normalizeConfig checks a requested stream config and fills in nats-server's
+// defaults. It returns a new config; req is not modified.
+//
+// Defaults: storage file, one replica, -1 (unlimited) for max msgs, bytes,
+// msgs per subject, msg size and consumers, a duplicate window of two minutes
+// (or max age when that is shorter), subjects [name] when none are given.
+func normalizeConfig(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
+	if aerr := checkName(req.Name); aerr != nil {
+		return api.StreamConfig{}, aerr
+	}
+	if len(req.Description) > maxDescriptionLen {
+		return api.StreamConfig{}, invalidConfig("stream description is too long, maximum allowed is %d", maxDescriptionLen)
+	}
+	mdLen := 0
+	for k, v := range req.Metadata {
+		mdLen += len(k) + len(v)
+	}
+	if mdLen > maxMetadataLen {
+		return api.StreamConfig{}, invalidConfig("stream metadata exceeds maximum size of %d bytes", maxMetadataLen)
+	}
+
+	cfg := req.Clone()
+	if aerr := rejectUnsupported(&cfg); aerr != nil {
+		return api.StreamConfig{}, aerr
+	}
+	if cfg.Storage == api.StorageUnset {
+		cfg.Storage = api.FileStorage
+	}
+	switch {
+	case cfg.Replicas == 0:
+		cfg.Replicas = 1
+	case cfg.Replicas < 0:
+		return api.StreamConfig{}, api.NewError(api.ErrReplicasNegative)
+	case cfg.Replicas > 1:
+		return api.StreamConfig{}, api.Errorf(api.ErrReplicasNotSupported,
+			"replicas %d not supported: jetwal is a single server, use num_replicas 1", cfg.Replicas)
+	}
+	unlimited := func(v *int64) {
+		if *v == 0 || *v < -1 {
+			*v = -1
+		}
+	}
+	unlimited(&cfg.MaxMsgs)
+	unlimited(&cfg.MaxMsgsPer)
+	unlimited(&cfg.MaxBytes)
+	if cfg.MaxMsgSize == 0 || cfg.MaxMsgSize < -1 {
+		cfg.MaxMsgSize = -1
+	}
+	if cfg.MaxConsumers == 0 || cfg.MaxConsumers < -1 {
+		cfg.MaxConsumers = -1
+	}
+
+	if cfg.MaxAge < 0 {
+		return api.StreamConfig{}, invalidConfig("max age can not be negative")
+	}
+	if cfg.MaxAge != 0 && cfg.MaxAge < minWindow {
+		return api.StreamConfig{}, invalidConfig("max age needs to be >= 100ms")
+	}
+	if cfg.Duplicates == 0 {
+		cfg.Duplicates = DefaultDuplicateWindow
+		if cfg.MaxAge != 0 && cfg.MaxAge < cfg.Duplicates {
+			cfg.Duplicates = cfg.MaxAge
+		}
+	}
+	switch {
+	case cfg.Duplicates < 0:
+		return api.StreamConfig{}, invalidConfig("duplicates window can not be negative")
+	case cfg.MaxAge != 0 && cfg.Duplicates > cfg.MaxAge:
+		return api.StreamConfig{}, invalidConfig("duplicates window can not be larger than max age")
+	case cfg.Duplicates < minWindow:
+		return api.StreamConfig{}, invalidConfig("duplicates window needs to be >= 100ms")
+	}
+
+	if cfg.DenyPurge && cfg.AllowRollup {
+		return api.StreamConfig{}, invalidConfig("roll-ups require the purge permission")
+	}
+	if cfg.DiscardNewPer {
+		if cfg.Discard != api.DiscardNew {
+			return api.StreamConfig{}, invalidConfig("discard new per subject requires discard new policy to be set")
+		}
+		if cfg.MaxMsgsPer <= 0 {
+			return api.StreamConfig{}, invalidConfig("discard new per subject requires max msgs per subject > 0")
+		}
+	}
+
+	if len(cfg.Subjects) == 0 {
+		cfg.Subjects = []string{cfg.Name}
+	}
+	if aerr := checkSubjects(&cfg); aerr != nil {
+		return api.StreamConfig{}, aerr
+	}
+	setStaticMetadata(&cfg)
+	return cfg, nil
+}
+
+// rejectUnsupported refuses the features jetwal does not implement, naming
+// each one, rather than storing a config it would not honour.
+func rejectUnsupported(cfg *api.StreamConfig) *api.ApiError {
+	present := func(raw []byte) bool {
+		s := strings.TrimSpace(string(raw))
+		return s != "" && s != "null" && s != "[]" && s != "{}"
+	}
+	switch {
+	case present(cfg.Mirror):
+		return invalidConfig("stream mirrors are not supported by jetwal")
+	case present(cfg.Sources):
+		return invalidConfig("stream sources are not supported by jetwal")
+	case present(cfg.SubjectTransform):
+		return invalidConfig("subject transforms are not supported by jetwal")
+	case present(cfg.RePublish):
+		return invalidConfig("republish is not supported by jetwal")
+	case cfg.Compression != api.NoCompression:
+		return invalidConfig("compression %q is not supported by jetwal, use \"none\"", cfg.Compression)
+	case cfg.AllowMsgTTL || cfg.SubjectDeleteMarkerTTL != 0:
+		return invalidConfig("per-message TTLs and subject delete markers are not supported by jetwal")
+	case cfg.AllowMsgCounter:
+		return invalidConfig("message counters are not supported by jetwal")
+	case cfg.AllowMsgSchedules:
+		return invalidConfig("message schedules are not supported by jetwal")
+	case cfg.MirrorDirect:
+		return invalidConfig("mirror direct requires a mirror, which jetwal does not support")
+	}
+	// Normalise empty raw values so configs compare equal.
+	cfg.Mirror, cfg.Sources, cfg.SubjectTransform, cfg.RePublish = nil, nil, nil, nil
+	return nil
+}
+
+// checkSubjects validates the subjects of one stream on their own; overlap
+// with other streams is the manager's check.
+func checkSubjects(cfg *api.StreamConfig) *api.ApiError {
+	seen := make(map[string]bool, len(cfg.Subjects))
+	for _, s := range cfg.Subjects {
+		if !subject.ValidFilter(s) {
+			return invalidConfig("invalid subject %q", s)
+		}
+		if seen[s] {
+			return invalidConfig("duplicate subjects detected")
+		}
+		seen[s] = true
+	}
+	for i, s := range cfg.Subjects {
+		if !cfg.NoAck {
+			if s == ">" {
+				return invalidConfig("capturing all subjects requires no-ack to be true")
+			}
+			for _, ns := range reservedNamespaces {
+				if subject.Overlap(s, ns.filter) && (ns.allowed == "" || !subject.SubsetOf(s, ns.allowed)) {
+					return invalidConfig("subject %q overlaps with the reserved namespace %s and requires no-ack to be true", s, ns.filter)
+				}
+			}
+		}
+		for _, t := range cfg.Subjects[i+1:] {
+			if subject.Overlap(s, t) {
+				return invalidConfig("subject %q overlaps with %q", s, t)
+			}
+		}
+	}
+	return nil
+}
+
+// setStaticMetadata stores the API level the config requires, dropping the
+// response-only keys, as nats-server keeps it in meta.inf.
+func setStaticMetadata(cfg *api.StreamConfig) {
+	if cfg.Metadata == nil {
+		cfg.Metadata = make(map[string]string, 1)
+	}
+	delete(cfg.Metadata, api.MetaServerLevel)
+	delete(cfg.Metadata, api.MetaServerVersion)
+	level := 0
+	if cfg.AllowAtomicPublish || cfg.PersistMode == api.AsyncPersist {
+		level = 2
+	}
+	if cfg.AllowBatchPublish {
+		level = 4
+	}
+	cfg.Metadata[api.MetaRequiredLevel] = strconv.Itoa(level)
+}
+
+// withDynamicMetadata returns a copy of cfg with the server's API level and
+// version added, the form create, update and info responses carry.
+func withDynamicMetadata(cfg api.StreamConfig, version string) api.StreamConfig {
+	md := make(map[string]string, len(cfg.Metadata)+2)
+	for k, v := range cfg.Metadata {
+		md[k] = v
+	}
+	md[api.MetaServerLevel] = strconv.Itoa(api.Level)
+	md[api.MetaServerVersion] = version
+	cfg.Metadata = md
+	return cfg
+}
+
+// checkUpdate validates changing old into upd (both normalized) and returns
+// the config to apply.
+func checkUpdate(old, upd *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
+	cfg := upd.Clone()
+	switch {
+	case cfg.Name != old.Name:
+		return cfg, invalidConfig("stream configuration name must match original")
+	case cfg.Storage != old.Storage:
+		return cfg, invalidConfig("stream configuration update can not change storage type")
+	case cfg.Retention != old.Retention &&
+		(old.Retention == api.WorkQueueRetention || cfg.Retention == api.WorkQueueRetention):
+		return cfg, invalidConfig("stream configuration update can not change retention policy to/from workqueue")
+	case old.Sealed && !cfg.Sealed:
+		return cfg, invalidConfig("stream configuration update can not unseal a sealed stream")
+	case old.DenyDelete && !cfg.DenyDelete:
+		return cfg, invalidConfig("stream configuration update can not cancel deny message deletes")
+	case old.DenyPurge && !cfg.DenyPurge:
+		return cfg, invalidConfig("stream configuration update can not cancel deny purge")
+	case cfg.FirstSeq != old.FirstSeq && cfg.FirstSeq != 0:
+		return cfg, invalidConfig("stream configuration update can not change first sequence")
+	}
+	cfg.FirstSeq = old.FirstSeq
+	if cfg.Sealed {
+		cfg.MaxAge = 0
+		cfg.Discard = api.DiscardNew
+		cfg.DenyDelete, cfg.DenyPurge = true, true
+		cfg.AllowRollup = false
+	}
+	return cfg, nil
+}
+
+// storeLimits translates a normalized config into the limits a store enforces.
+func storeLimits(cfg *api.StreamConfig) store.Limits {
+	l := store.Limits{
+		MaxMsgs:              cfg.MaxMsgs,
+		MaxBytes:             cfg.MaxBytes,
+		MaxAge:               cfg.MaxAge,
+		MaxMsgsPerSubject:    cfg.MaxMsgsPer,
+		MaxMsgSize:           cfg.MaxMsgSize,
+		DiscardNewPerSubject: cfg.DiscardNewPer,
+	}
+	if cfg.Discard == api.DiscardNew {
+		l.Discard = store.DiscardNew
+	}
+	return l
+}
+
+// sameConfig reports whether two normalized configs are equal, ignoring the
+// metadata keys the server manages.
+func sameConfig(a, b *api.StreamConfig) bool {
+	x, y := stripServerMetadata(*a), stripServerMetadata(*b)
+	xb, err1 := marshalConfig(&x)
+	yb, err2 := marshalConfig(&y)
+	return err1 == nil && err2 == nil && string(xb) == string(yb)
+}
+
+func stripServerMetadata(c api.StreamConfig) api.StreamConfig {
+	md := make(map[string]string, len(c.Metadata))
+	for k, v := range c.Metadata {
+		if !strings.HasPrefix(k, api.MetaReservedPrefix) {
+			md[k] = v
+		}
+	}
+	c.Metadata = md
+	return c
+}
+
+// describe formats a config for log lines.
+func describe(cfg *api.StreamConfig) string {
+	return fmt.Sprintf("%s subjects=%v storage=%s retention=%s", cfg.Name, cfg.Subjects, cfg.Storage, cfg.Retention)
+}

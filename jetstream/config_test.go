@@ -1,0 +1,204 @@
+package jetstream
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+)
+
+// capturedPairs returns the captured STREAM.CREATE requests with the config
+// nats-server answered them with.
+func capturedCreatePairs(t *testing.T) map[string][2][]byte {
+	t.Helper()
+	f, err := os.Open("api/testdata/captured.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string][2][]byte{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var head []string
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if head == nil {
+			head = strings.Fields(line)
+			continue
+		}
+		if strings.HasPrefix(head[2], api.SubjStreamCreate) {
+			p := out[head[2]]
+			if head[0] == "req" {
+				p[0] = []byte(line)
+			} else {
+				var resp struct {
+					Config json.RawMessage `json:"config"`
+				}
+				if err := json.Unmarshal([]byte(line), &resp); err != nil {
+					t.Fatal(err)
+				}
+				p[1] = resp.Config
+			}
+			out[head[2]] = p
+		}
+		head = nil
+	}
+	if len(out) < 2 {
+		t.Fatalf("found %d create captures", len(out))
+	}
+	return out
+}
+
+// TestNormalizeMatchesCapturedCreate feeds the CLI's captured create
+// requests through the defaults and requires nats-server's answer, byte for
+// byte, once the server version is the captured one.
+func TestNormalizeMatchesCapturedCreate(t *testing.T) {
+	for subj, p := range capturedCreatePairs(t) {
+		var req api.StreamCreateRequest
+		if err := json.Unmarshal(p[0], &req); err != nil {
+			t.Fatal(err)
+		}
+		cfg, aerr := normalizeConfig(&req.StreamConfig)
+		if aerr != nil {
+			t.Fatalf("%s: %v", subj, aerr)
+		}
+		got, err := json.Marshal(withDynamicMetadata(cfg, "2.15.2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, p[1]) {
+			t.Errorf("%s:\n got %s\nwant %s", subj, got, p[1])
+		}
+	}
+}
+
+func TestNormalizeDefaults(t *testing.T) {
+	cfg, aerr := normalizeConfig(&api.StreamConfig{Name: "ORDERS"})
+	if aerr != nil {
+		t.Fatal(aerr)
+	}
+	if cfg.Storage != api.FileStorage || cfg.Replicas != 1 || cfg.MaxMsgs != -1 || cfg.MaxBytes != -1 ||
+		cfg.MaxMsgsPer != -1 || cfg.MaxMsgSize != -1 || cfg.MaxConsumers != -1 ||
+		cfg.Duplicates != 2*time.Minute || len(cfg.Subjects) != 1 || cfg.Subjects[0] != "ORDERS" ||
+		cfg.Metadata[api.MetaRequiredLevel] != "0" {
+		t.Fatalf("defaults: %+v", cfg)
+	}
+	cfg, aerr = normalizeConfig(&api.StreamConfig{Name: "S", MaxAge: time.Minute})
+	if aerr != nil || cfg.Duplicates != time.Minute {
+		t.Fatalf("window not capped at max age: %v %v", cfg.Duplicates, aerr)
+	}
+	cfg, _ = normalizeConfig(&api.StreamConfig{Name: "S", AllowAtomicPublish: true, AllowBatchPublish: true})
+	if cfg.Metadata[api.MetaRequiredLevel] != "4" {
+		t.Fatalf("required level %q", cfg.Metadata[api.MetaRequiredLevel])
+	}
+	req := api.StreamConfig{Name: "S", Subjects: []string{"a"}, Metadata: map[string]string{"k": "v"}}
+	if _, aerr := normalizeConfig(&req); aerr != nil || len(req.Metadata) != 1 {
+		t.Fatalf("caller's config modified: %+v", req)
+	}
+}
+
+func TestNormalizeRejects(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  api.StreamConfig
+		code api.ErrCode
+		text string
+	}{
+		{"empty name", api.StreamConfig{}, api.ErrStreamInvalidConfig, "name"},
+		{"dot in name", api.StreamConfig{Name: "a.b"}, api.ErrStreamInvalidConfig, "name"},
+		{"path separator", api.StreamConfig{Name: "a/b"}, api.ErrStreamNamePathSeparators, "separator"},
+		{"replicas 3", api.StreamConfig{Name: "S", Replicas: 3}, api.ErrReplicasNotSupported, "replicas 3"},
+		{"negative replicas", api.StreamConfig{Name: "S", Replicas: -1}, api.ErrReplicasNegative, ""},
+		{"negative age", api.StreamConfig{Name: "S", MaxAge: -1}, api.ErrStreamInvalidConfig, "max age"},
+		{"tiny age", api.StreamConfig{Name: "S", MaxAge: time.Millisecond}, api.ErrStreamInvalidConfig, "100ms"},
+		{"window over age", api.StreamConfig{Name: "S", MaxAge: time.Second, Duplicates: time.Minute}, api.ErrStreamInvalidConfig, "duplicates"},
+		{"rollup without purge", api.StreamConfig{Name: "S", DenyPurge: true, AllowRollup: true}, api.ErrStreamInvalidConfig, "purge"},
+		{"per subject without new", api.StreamConfig{Name: "S", DiscardNewPer: true, MaxMsgsPer: 1}, api.ErrStreamInvalidConfig, "discard new"},
+		{"per subject without limit", api.StreamConfig{Name: "S", DiscardNewPer: true, Discard: api.DiscardNew}, api.ErrStreamInvalidConfig, "per subject"},
+		{"bad subject", api.StreamConfig{Name: "S", Subjects: []string{"a..b"}}, api.ErrStreamInvalidConfig, "invalid subject"},
+		{"dup subject", api.StreamConfig{Name: "S", Subjects: []string{"a", "a"}}, api.ErrStreamInvalidConfig, "duplicate"},
+		{"self overlap", api.StreamConfig{Name: "S", Subjects: []string{"a.*", "a.b"}}, api.ErrStreamInvalidConfig, "overlaps"},
+		{"capture all", api.StreamConfig{Name: "S", Subjects: []string{">"}}, api.ErrStreamInvalidConfig, "no-ack"},
+		{"api namespace", api.StreamConfig{Name: "S", Subjects: []string{"$JS.API.STREAM.>"}}, api.ErrStreamInvalidConfig, "no-ack"},
+		{"mirror", api.StreamConfig{Name: "S", Mirror: json.RawMessage(`{"name":"O"}`)}, api.ErrStreamInvalidConfig, "mirror"},
+		{"s2", api.StreamConfig{Name: "S", Compression: api.S2Compression}, api.ErrStreamInvalidConfig, "compression"},
+		{"ttl", api.StreamConfig{Name: "S", AllowMsgTTL: true}, api.ErrStreamInvalidConfig, "TTL"},
+	}
+	for _, c := range cases {
+		_, aerr := normalizeConfig(&c.cfg)
+		if aerr == nil {
+			t.Errorf("%s: accepted", c.name)
+			continue
+		}
+		if aerr.ErrCode != c.code || !strings.Contains(aerr.Description, c.text) {
+			t.Errorf("%s: got %v", c.name, aerr)
+		}
+	}
+	// Allowed exceptions and the no-ack escape hatch.
+	for _, ok := range []api.StreamConfig{
+		{Name: "E", Subjects: []string{"$JS.EVENT.>"}},
+		{Name: "A", Subjects: []string{">"}, NoAck: true},
+		{Name: "M", Mirror: json.RawMessage(`null`)},
+	} {
+		if _, aerr := normalizeConfig(&ok); aerr != nil {
+			t.Errorf("%+v rejected: %v", ok.Subjects, aerr)
+		}
+	}
+}
+
+func TestCheckUpdate(t *testing.T) {
+	norm := func(c api.StreamConfig) api.StreamConfig {
+		n, aerr := normalizeConfig(&c)
+		if aerr != nil {
+			t.Fatal(aerr)
+		}
+		return n
+	}
+	old := norm(api.StreamConfig{Name: "S", Subjects: []string{"a"}, DenyDelete: true})
+	bad := []api.StreamConfig{
+		{Name: "T", Subjects: []string{"a"}, DenyDelete: true},
+		{Name: "S", Subjects: []string{"a"}, DenyDelete: true, Storage: api.MemoryStorage},
+		{Name: "S", Subjects: []string{"a"}},
+		{Name: "S", Subjects: []string{"a"}, DenyDelete: true, Retention: api.WorkQueueRetention},
+	}
+	for i, b := range bad {
+		n := norm(b)
+		if _, aerr := checkUpdate(&old, &n); aerr == nil {
+			t.Errorf("update %d accepted", i)
+		}
+	}
+	upd := norm(api.StreamConfig{Name: "S", Subjects: []string{"a", "b"}, DenyDelete: true, MaxMsgs: 10, Retention: api.InterestRetention})
+	got, aerr := checkUpdate(&old, &upd)
+	if aerr != nil || got.MaxMsgs != 10 || len(got.Subjects) != 2 {
+		t.Fatalf("update rejected: %v %+v", aerr, got)
+	}
+	sealed := upd
+	sealed.Sealed = true
+	got, aerr = checkUpdate(&old, &sealed)
+	if aerr != nil || !got.DenyPurge || got.Discard != api.DiscardNew || got.MaxAge != 0 {
+		t.Fatalf("sealing: %v %+v", aerr, got)
+	}
+	if _, aerr := checkUpdate(&got, &upd); aerr == nil {
+		t.Fatal("unsealed")
+	}
+}
+
+func TestSameConfigIgnoresServerMetadata(t *testing.T) {
+	a, _ := normalizeConfig(&api.StreamConfig{Name: "S"})
+	b := withDynamicMetadata(a, "9.9.9")
+	if !sameConfig(&a, &b) {
+		t.Fatal("dynamic metadata made configs differ")
+	}
+	b.MaxMsgs = 5
+	if sameConfig(&a, &b) {
+		t.Fatal("different configs compare equal")
+	}
+}

@@ -1,0 +1,229 @@
+package jetstream
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/server"
+	"github.com/jetwal/jetwal/vfs"
+	"github.com/jetwal/jetwal/wal"
+)
+
+// Config configures a JetStream. The zero value means the defaults.
+type Config struct {
+	// StoreDir is the root of the store; file streams live under
+	// StoreDir/jetstream/$G/streams. "" means $TMPDIR/jetwal.
+	StoreDir string
+	// Sync is the durability policy of file streams: a PubAck is sent once
+	// the message is durable under it. The zero value is wal.SyncAlways.
+	Sync wal.SyncMode
+	// SyncInterval is the flush period for wal.SyncInterval ("" = wal's default).
+	SyncInterval time.Duration
+	// FS is the filesystem of the store; nil means vfs.Default.
+	FS vfs.FS
+	// MaxMemory and MaxStore bound the bytes all memory (file) streams may
+	// hold together; 0 or negative means unlimited.
+	MaxMemory, MaxStore int64
+	// Logger receives startup reports and errors; nil discards them.
+	Logger *slog.Logger
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	if c.Sync < wal.SyncAlways || c.Sync > wal.SyncNever {
+		return fmt.Errorf("jetstream: config: invalid sync mode %d", c.Sync)
+	}
+	if c.SyncInterval < 0 {
+		return fmt.Errorf("jetstream: config: negative sync interval %v", c.SyncInterval)
+	}
+	return nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.StoreDir == "" {
+		c.StoreDir = filepath.Join(os.TempDir(), "jetwal")
+	}
+	if c.FS == nil {
+		c.FS = vfs.Default
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// apiQueueLimit is how many API requests may wait for a worker; more are
+// dropped unanswered (the client times out), as nats-server does.
+const apiQueueLimit = 10_000
+
+// JetStream serves the JetStream API of one server and owns its streams.
+type JetStream struct {
+	srv *server.Server
+	cfg Config
+	log *slog.Logger
+
+	mgmt *workQueue // management API requests
+	gets *workQueue // MSG.GET and DIRECT.GET
+	work *workQueue // follow-up work of the publish path (rollups)
+
+	apiTotal, apiErrors atomic.Uint64
+
+	stopSweep chan struct{} // closed by Close; ends sweepLoop
+	sweepDone chan struct{}
+
+	mu       sync.RWMutex // guards the fields below
+	streams  map[string]*stream
+	apiSub   *server.Subscription
+	handlers map[string]apiHandler
+	loadErrs []error
+	closed   bool
+}
+
+// New starts JetStream on srv: it loads the streams under cfg.StoreDir (a
+// stream whose metadata is damaged is reported, see LoadErrors, and skipped;
+// the others load), subscribes $JS.API.> and the subjects of every stream,
+// and registers Close to run at server shutdown.
+func New(srv *server.Server, cfg Config) (*JetStream, error) {
+	if srv == nil {
+		return nil, errors.New("jetstream: nil server")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	js := &JetStream{
+		srv:      srv,
+		cfg:      cfg,
+		log:      cfg.Logger,
+		streams:  make(map[string]*stream),
+		handlers: make(map[string]apiHandler),
+	}
+	root := streamsDir(cfg.StoreDir)
+	if err := cfg.FS.MkdirAll(root, dirPerm); err != nil {
+		return nil, fmt.Errorf("jetstream: create store directory %s: %w", root, err)
+	}
+	js.mgmt, js.gets, js.work = newWorkQueue(apiQueueLimit), newWorkQueue(apiQueueLimit), newWorkQueue(0)
+	js.registerStreamAPI()
+	if err := js.loadStreams(root); err != nil {
+		js.Close()
+		return nil, err
+	}
+	js.stopSweep, js.sweepDone = make(chan struct{}), make(chan struct{})
+	go js.sweepLoop()
+	sub, err := srv.Subscribe(api.Wildcard, "", js.handleAPI)
+	if err != nil {
+		js.Close()
+		return nil, fmt.Errorf("jetstream: subscribe %s: %w", api.Wildcard, err)
+	}
+	js.mu.Lock()
+	js.apiSub = sub
+	js.mu.Unlock()
+	srv.OnShutdown(func() { js.Close() })
+	js.log.Info("JetStream started", "store_dir", filepath.Join(cfg.StoreDir, "jetstream"),
+		"sync", cfg.Sync.String(), "streams", len(js.StreamNames()))
+	return js, nil
+}
+
+// LoadErrors returns the problems found while loading streams at start, one
+// per stream that did not load; each names the file at fault.
+func (js *JetStream) LoadErrors() []error {
+	js.mu.RLock()
+	defer js.mu.RUnlock()
+	return append([]error(nil), js.loadErrs...)
+}
+
+// StreamNames returns the names of the loaded streams, sorted.
+func (js *JetStream) StreamNames() []string {
+	js.mu.RLock()
+	defer js.mu.RUnlock()
+	names := make([]string, 0, len(js.streams))
+	for n := range js.streams {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (js *JetStream) lookup(name string) *stream {
+	js.mu.RLock()
+	defer js.mu.RUnlock()
+	return js.streams[name]
+}
+
+// Close stops serving the API and closes every stream's store. It is safe
+// to call more than once.
+func (js *JetStream) Close() error {
+	js.mu.Lock()
+	if js.closed {
+		js.mu.Unlock()
+		return nil
+	}
+	js.closed = true
+	sub := js.apiSub
+	js.apiSub = nil
+	js.mu.Unlock()
+	if sub != nil {
+		sub.Unsubscribe()
+	}
+	if js.stopSweep != nil {
+		close(js.stopSweep)
+		<-js.sweepDone
+	}
+	for _, q := range []*workQueue{js.mgmt, js.gets} {
+		if q != nil {
+			q.close()
+		}
+	}
+	js.mu.Lock()
+	streams := make([]*stream, 0, len(js.streams))
+	for _, s := range js.streams {
+		streams = append(streams, s)
+	}
+	js.mu.Unlock()
+	var first error
+	for _, s := range streams {
+		if err := s.close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	if js.work != nil {
+		js.work.close()
+	}
+	return first
+}
+
+// sweepInterval is how often expired Nats-Msg-Id entries are dropped from
+// streams that see no new ids (publishes with ids expire entries as well).
+const sweepInterval = time.Second
+
+func (js *JetStream) sweepLoop() {
+	defer close(js.sweepDone)
+	t := time.NewTicker(sweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-js.stopSweep:
+			return
+		case now := <-t.C:
+			js.mu.RLock()
+			streams := make([]*stream, 0, len(js.streams))
+			for _, s := range js.streams {
+				streams = append(streams, s)
+			}
+			js.mu.RUnlock()
+			for _, s := range streams {
+				s.pmu.Lock()
+				s.dedup.expire(now.UnixNano())
+				s.pmu.Unlock()
+			}
+		}
+	}
+}

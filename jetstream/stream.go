@@ -1,0 +1,475 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/server"
+	"github.com/jetwal/jetwal/store"
+)
+
+// stream is one JetStream stream: its config, its store and the state the
+// publish path keeps beside the store.
+//
+// Locking, outermost first:
+//   - mu serializes publishes into the stream: the header checks, the
+//     sequence prediction and the AppendAsync call happen as one step, so
+//     the store assigns sequences in the order the checks saw. Management
+//     operations that change sequences (purge, delete, update) take it too.
+//   - cfgMu guards cfg and subs; readers of the config take it shared.
+//   - pmu guards the tables shared with AppendDone callbacks (inflight,
+//     dedupe, lastMsgID). Callbacks take only pmu, never mu: memstore runs
+//     them inside AppendAsync, i.e. while the publisher holds mu.
+type stream struct {
+	js       *JetStream
+	name     string
+	dir      string // "" for memory streams
+	store    store.StreamStore
+	created  time.Time
+	ackPre   []byte // {"stream":"<name>","seq":
+	onAppend store.AppendDone
+
+	cfgMu sync.RWMutex
+	cfg   api.StreamConfig
+	subs  []*server.Subscription
+
+	mu      sync.Mutex
+	lastSeq uint64 // last sequence handed out, in flight included
+	closed  bool
+
+	pmu       sync.Mutex
+	inflight  []pendingAppend // in sequence order; popped by onAppended
+	inHead    int
+	appending bool     // a publisher is inside AppendAsync
+	deferred  []ackJob // completions that fired while appending
+	dedup     *dedupe
+	lastMsgID string // Nats-Msg-Id of the last stored message
+
+	resync atomic.Bool // lastSeq may be wrong: recompute when idle
+}
+
+// pendingAppend is a message handed to AppendAsync whose done has not fired.
+type pendingAppend struct {
+	seq     uint64 // predicted sequence
+	subject string // kept: server.Msg strings stay valid after the handler
+	reply   string
+	dd      *dedupEntry // non-nil when the message carried a Nats-Msg-Id
+	rollup  byte        // 0, 's' (subject) or 'a' (all)
+}
+
+func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir string, st store.StreamStore) *stream {
+	name, _ := json.Marshal(cfg.Name)
+	s := &stream{
+		js:      js,
+		name:    cfg.Name,
+		dir:     dir,
+		store:   st,
+		created: created,
+		cfg:     cfg,
+		ackPre:  api.PubAckPrefix(name),
+		dedup:   newDedupe(int64(cfg.Duplicates)),
+	}
+	s.onAppend = s.onAppended
+	return s
+}
+
+func (s *stream) config() api.StreamConfig {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.Clone()
+}
+
+// recover rebuilds the publish-path state from the store after an open: the
+// last sequence, the last message's id and the dedupe table of the messages
+// inside the duplicate window.
+func (s *stream) recover(now time.Time) error {
+	st := s.store.State()
+	s.lastSeq = st.LastSeq
+	if st.Msgs == 0 {
+		return nil
+	}
+	var m store.Msg
+	if err := s.store.LoadLast("", &m); err == nil {
+		s.lastMsgID = string(headerValue(m.Header, hdrMsgID))
+	}
+	window := s.cfg.Duplicates
+	start := s.store.SeqForTime(now.Add(-window))
+	for seq := start; seq <= st.LastSeq; seq = m.Seq + 1 {
+		err := s.store.LoadNext("", seq, &m)
+		if errors.Is(err, store.ErrEOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("stream %s: rebuilding duplicate window at seq %d: %w", s.name, seq, err)
+		}
+		if id := headerValue(m.Header, hdrMsgID); len(id) > 0 {
+			s.dedup.add(string(id), m.Seq, m.Time, false)
+		}
+	}
+	return nil
+}
+
+// handlePublish is the subscription handler for the stream's subjects. It
+// runs on the publisher's goroutine and never waits for the disk: the PubAck
+// goes out from onAppended once the store made the message durable.
+func (s *stream) handlePublish(m *server.Msg) {
+	s.cfgMu.RLock()
+	cfg := &s.cfg
+	noAck, sealed, maxSize, allowRollup := cfg.NoAck, cfg.Sealed, cfg.MaxMsgSize, cfg.AllowRollup
+	s.cfgMu.RUnlock()
+
+	reply := m.Reply // where the PubAck goes; a no_ack stream sends none
+	if noAck {
+		reply = ""
+	}
+	if sealed {
+		s.replyError(reply, api.NewError(api.ErrStreamSealed))
+		return
+	}
+	if len(m.Header) > maxHdrSz {
+		s.replyError(reply, api.NewError(api.ErrHeaderExceedsMaximum))
+		return
+	}
+	if maxSize >= 0 && len(m.Header)+len(m.Data) > int(maxSize) {
+		s.replyError(reply, api.NewError(api.ErrMessageExceedsMaximum))
+		return
+	}
+
+	var h pubHeaders
+	if len(m.Header) > 0 {
+		h = parsePubHeaders(m.Header)
+	}
+	if len(h.ttl) > 0 {
+		s.replyError(reply, api.NewError(api.ErrMessageTTLDisabled))
+		return
+	}
+	if h.batch {
+		s.replyError(reply, api.Errorf(api.ErrBatchPublishDisabled, "batch publish is not supported by jetwal"))
+		return
+	}
+	if len(h.expStream) > 0 && string(h.expStream) != s.name {
+		s.replyError(reply, api.NewError(api.ErrStreamNotMatch))
+		return
+	}
+	var rollup byte
+	if len(h.rollup) > 0 {
+		switch {
+		case !allowRollup:
+			s.replyError(reply, api.Errorf(api.ErrStreamRollupFailed, "rollup not permitted"))
+			return
+		case string(h.rollup) == rollupSubject:
+			rollup = 's'
+		case string(h.rollup) == rollupAll:
+			rollup = 'a'
+		default:
+			s.replyError(reply, api.Errorf(api.ErrStreamRollupFailed, "rollup value invalid: %q", h.rollup))
+			return
+		}
+	}
+
+	res := s.appendMsg(m, &h, reply, rollup)
+	// Replies go out only now that no stream lock is held: a reply may be
+	// delivered to a subscriber that publishes into this very stream.
+	switch {
+	case res.aerr != nil:
+		s.replyError(reply, res.aerr)
+		for _, w := range res.errWaiters {
+			s.replyError(w, res.aerr)
+		}
+	case res.dupSeq > 0 && reply != "":
+		s.js.srv.Publish(reply, "", nil, api.AppendPubAck(nil, s.ackPre, res.dupSeq, true))
+	}
+	for i := range res.jobs {
+		s.finish(&res.jobs[i])
+	}
+}
+
+// pubResult is what appendMsg leaves for handlePublish to send once the
+// stream's locks are released.
+type pubResult struct {
+	aerr       *api.ApiError // error PubAck for the publisher (and errWaiters)
+	errWaiters []string
+	dupSeq     uint64   // the message is a duplicate of this sequence
+	jobs       []ackJob // completions that fired during AppendAsync
+}
+
+// appendMsg runs the checks that need the stream's state and hands the
+// message to the store.
+func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup byte) (res pubResult) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		res.aerr = api.NewError(api.ErrStreamNotFound)
+		return res
+	}
+	if s.resync.Load() {
+		s.resyncLocked()
+	}
+	if aerr := s.checkExpected(m.Subject, h); aerr != nil {
+		res.aerr = aerr
+		return res
+	}
+
+	p := pendingAppend{seq: s.lastSeq + 1, subject: m.Subject, reply: reply, rollup: rollup}
+	s.pmu.Lock()
+	if len(h.msgID) > 0 {
+		now := time.Now().UnixNano()
+		s.dedup.expire(now)
+		if e := s.dedup.lookup(string(h.msgID)); e != nil {
+			if e.pending {
+				// Answered when the original's append completes.
+				if reply != "" {
+					e.waiters = append(e.waiters, reply)
+				}
+			} else {
+				res.dupSeq = e.seq
+			}
+			s.pmu.Unlock()
+			return res
+		}
+		p.dd = s.dedup.add(string(h.msgID), p.seq, now, true)
+	}
+	s.inflight = append(s.inflight, p)
+	prevMsgID := s.lastMsgID
+	s.lastMsgID = string(h.msgID)
+	// Completions that fire inside AppendAsync (memstore runs them there)
+	// are deferred until we have released mu.
+	s.appending = true
+	s.pmu.Unlock()
+
+	// The store copies subject, header and data before returning.
+	err := s.store.AppendAsync(m.Subject, m.Header, m.Data, s.onAppend)
+
+	s.pmu.Lock()
+	s.appending = false
+	res.jobs, s.deferred = s.deferred, nil
+	if err != nil {
+		// Not stored and done will not fire: take our entry back. It is
+		// the newest one, since we still hold mu.
+		s.inflight = s.inflight[:len(s.inflight)-1]
+		if p.dd != nil {
+			s.dedup.remove(p.dd)
+		}
+		s.lastMsgID = prevMsgID
+		res.errWaiters = takeWaiters(p.dd)
+		res.aerr = storeError(err)
+	}
+	s.pmu.Unlock()
+	if err == nil {
+		s.lastSeq = p.seq
+	}
+	return res
+}
+
+// checkExpected applies the Nats-Expected-* headers. Caller holds mu.
+func (s *stream) checkExpected(subj string, h *pubHeaders) *api.ApiError {
+	if h.hasExpLastSeq {
+		want, ok := parseSeq(h.expLastSeq)
+		if !ok || want != s.lastSeq {
+			return api.Errorf(api.ErrStreamWrongLastSequence, "wrong last sequence: %d", s.lastSeq)
+		}
+	}
+	if h.hasExpSubjSeq {
+		want, ok := parseSeq(h.expSubjSeq)
+		if !ok {
+			return api.Errorf(api.ErrStreamWrongLastSequence, "wrong last sequence: invalid %s", hdrExpectedSubjSeq)
+		}
+		filter := subj
+		if len(h.expSubjSubj) > 0 {
+			filter = string(h.expSubjSubj)
+		}
+		if got := s.lastSeqForSubject(filter); got != want {
+			return api.Errorf(api.ErrStreamWrongLastSequence, "wrong last sequence: %d", got)
+		}
+	}
+	if h.hasExpLastMsgI {
+		s.pmu.Lock()
+		last := s.lastMsgID
+		s.pmu.Unlock()
+		if string(h.expLastMsgID) != last {
+			return api.Errorf(api.ErrStreamWrongLastMsgID, "wrong last msg ID: %s", last)
+		}
+	}
+	return nil
+}
+
+// lastSeqForSubject is the sequence of the newest message matching filter,
+// counting appends still in flight; 0 if there is none. Caller holds mu.
+func (s *stream) lastSeqForSubject(filter string) uint64 {
+	// In-flight appends are newer than anything stored.
+	s.pmu.Lock()
+	for i := len(s.inflight) - 1; i >= s.inHead; i-- {
+		if matchFilter(filter, s.inflight[i].subject) {
+			seq := s.inflight[i].seq
+			s.pmu.Unlock()
+			return seq
+		}
+	}
+	s.pmu.Unlock()
+	var m store.Msg
+	if err := s.store.LoadLast(filter, &m); err == nil {
+		return m.Seq
+	}
+	return 0
+}
+
+// ackJob is a completed append waiting for its PubAck.
+type ackJob struct {
+	p       pendingAppend
+	seq     uint64
+	err     error
+	waiters []string // duplicates of it that arrived while it was in flight
+}
+
+// onAppended is the AppendDone of every append: it fires in sequence order,
+// once the message is durable or failed, and sends the PubAck.
+func (s *stream) onAppended(seq uint64, ts int64, err error) {
+	s.pmu.Lock()
+	if s.inHead >= len(s.inflight) {
+		s.pmu.Unlock()
+		return // not ours (cannot happen); nothing to acknowledge
+	}
+	j := ackJob{p: s.inflight[s.inHead], seq: seq, err: err}
+	s.inflight[s.inHead] = pendingAppend{}
+	s.inHead++
+	switch {
+	case s.inHead == len(s.inflight):
+		s.inflight, s.inHead = s.inflight[:0], 0
+	case s.inHead >= 1024 && s.inHead*2 >= len(s.inflight):
+		// Under steady load the queue never drains; reclaim its head.
+		n := copy(s.inflight, s.inflight[s.inHead:])
+		clear(s.inflight[n:])
+		s.inflight, s.inHead = s.inflight[:n], 0
+	}
+	if dd := j.p.dd; dd != nil {
+		j.waiters = takeWaiters(dd)
+		if err != nil {
+			s.dedup.remove(dd)
+		} else {
+			dd.seq, dd.ts, dd.pending = seq, ts, false
+		}
+	}
+	if s.appending {
+		// Called from inside AppendAsync, with mu held by the publisher:
+		// leave the sending to it.
+		s.deferred = append(s.deferred, j)
+		s.pmu.Unlock()
+		return
+	}
+	s.pmu.Unlock()
+	s.finish(&j)
+}
+
+// finish sends the PubAck of a completed append (an error one if it failed),
+// first applying a rollup.
+func (s *stream) finish(j *ackJob) {
+	if j.err != nil {
+		s.resync.Store(true)
+		aerr := storeError(j.err)
+		s.replyError(j.p.reply, aerr)
+		for _, w := range j.waiters {
+			s.replyError(w, aerr)
+		}
+		return
+	}
+	if j.seq != j.p.seq {
+		s.resync.Store(true)
+	}
+	if j.p.rollup != 0 {
+		// Purging older messages touches the store; not on its callback.
+		p, waiters := j.p, j.waiters
+		p.seq = j.seq
+		if !s.js.work.submit(func() { s.applyRollup(p, waiters) }) {
+			s.replyError(p.reply, api.Errorf(api.ErrStreamRollupFailed, "server shutting down"))
+		}
+		return
+	}
+	s.ack(j.p.reply, j.seq, j.waiters)
+}
+
+func (s *stream) ack(reply string, seq uint64, dupWaiters []string) {
+	if reply != "" {
+		var buf [96]byte
+		s.js.srv.Publish(reply, "", nil, api.AppendPubAck(buf[:0], s.ackPre, seq, false))
+	}
+	for _, w := range dupWaiters {
+		s.js.srv.Publish(w, "", nil, api.AppendPubAck(nil, s.ackPre, seq, true))
+	}
+}
+
+// applyRollup removes what a Nats-Rollup message replaces, then acks it.
+func (s *stream) applyRollup(p pendingAppend, waiters []string) {
+	filter := p.subject
+	if p.rollup == 'a' {
+		filter = ""
+	}
+	if _, err := s.store.Purge(filter, p.seq, 0); err != nil {
+		s.replyError(p.reply, api.Errorf(api.ErrStreamRollupFailed, "rollup failed: %v", err))
+		return
+	}
+	s.ack(p.reply, p.seq, waiters)
+}
+
+func takeWaiters(e *dedupEntry) []string {
+	if e == nil {
+		return nil
+	}
+	w := e.waiters
+	e.waiters = nil
+	return w
+}
+
+// resyncLocked re-reads the last sequence from the store once nothing is in
+// flight. Caller holds mu.
+func (s *stream) resyncLocked() {
+	s.pmu.Lock()
+	idle := s.inHead == len(s.inflight)
+	s.pmu.Unlock()
+	if !idle {
+		return
+	}
+	st := s.store.State()
+	s.lastSeq = st.LastSeq
+	if st.FirstSeq > 0 && st.FirstSeq-1 > s.lastSeq {
+		s.lastSeq = st.FirstSeq - 1
+	}
+	s.resync.Store(false)
+}
+
+// replyError sends an error PubAck to reply, if there is one.
+func (s *stream) replyError(reply string, aerr *api.ApiError) {
+	if reply == "" {
+		return
+	}
+	b, err := json.Marshal(api.PubAckResponse{Error: aerr, PubAck: &api.PubAck{Stream: s.name}})
+	if err != nil {
+		return
+	}
+	s.js.srv.Publish(reply, "", nil, b)
+}
+
+// storeError maps a store error to the PubAck error nats-server sends.
+func storeError(err error) *api.ApiError {
+	switch {
+	case errors.Is(err, store.ErrMaxMsgSize):
+		return api.NewError(api.ErrMessageExceedsMaximum)
+	case errors.Is(err, store.ErrMaxMsgs):
+		return api.Errorf(api.ErrStreamStoreFailed, "maximum messages exceeded")
+	case errors.Is(err, store.ErrMaxBytes):
+		return api.Errorf(api.ErrStreamStoreFailed, "maximum bytes exceeded")
+	case errors.Is(err, store.ErrMaxMsgsPerSubj):
+		return api.Errorf(api.ErrStreamStoreFailed, "maximum messages per subject exceeded")
+	case errors.Is(err, store.ErrClosed):
+		return api.Errorf(api.ErrStreamStoreFailed, "stream closed")
+	}
+	return api.Errorf(api.ErrStreamStoreFailed, "storing message failed: %v", err)
+}
+
+// consumerCount is the number of consumers on the stream. Consumers arrive
+// with the consumer manager; until then a stream has none.
+func (s *stream) consumerCount() int { return 0 }

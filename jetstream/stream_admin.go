@@ -1,0 +1,417 @@
+package jetstream
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/memstore"
+	"github.com/jetwal/jetwal/server"
+	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/subject"
+	"github.com/jetwal/jetwal/wal"
+)
+
+// loadStreams opens every stream directory under root. A stream that cannot
+// be loaded is logged with the path at fault and recorded in loadErrs; the
+// others still load. Leftovers of interrupted creates and deletes go away.
+func (js *JetStream) loadStreams(root string) error {
+	fs := js.cfg.FS
+	names, err := fs.ReadDir(root)
+	if err != nil {
+		return fmt.Errorf("jetstream: list %s: %w", root, err)
+	}
+	now := time.Now()
+	for _, n := range names {
+		dir := filepath.Join(root, n)
+		if strings.HasPrefix(n, ".") && (strings.HasSuffix(n, newSuffix) || strings.HasSuffix(n, delSuffix)) {
+			if err := fs.RemoveAll(dir); err != nil {
+				js.reportLoadError(fmt.Errorf("jetstream: remove leftover %s: %w", dir, err))
+			}
+			continue
+		}
+		fi, err := fs.Stat(dir)
+		if err != nil || !fi.IsDir {
+			continue
+		}
+		s, err := js.openStream(dir, now)
+		if err != nil {
+			js.reportLoadError(err)
+			continue
+		}
+		js.mu.Lock()
+		js.streams[s.name] = s
+		js.mu.Unlock()
+		if err := js.subscribeStream(s, nil); err != nil {
+			return err
+		}
+		st := s.store.State()
+		js.log.Info("stream loaded", "stream", s.name, "messages", st.Msgs, "bytes", st.Bytes,
+			"first_seq", st.FirstSeq, "last_seq", st.LastSeq)
+	}
+	return nil
+}
+
+func (js *JetStream) reportLoadError(err error) {
+	js.log.Error("stream not loaded", "error", err)
+	js.mu.Lock()
+	js.loadErrs = append(js.loadErrs, err)
+	js.mu.Unlock()
+}
+
+// openStream loads one file stream from its directory.
+func (js *JetStream) openStream(dir string, now time.Time) (*stream, error) {
+	m, err := readMeta(js.cfg.FS, dir)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: stream %s: %w", dir, err)
+	}
+	cfg, aerr := normalizeConfig(&m.StreamConfig)
+	if aerr != nil {
+		return nil, fmt.Errorf("jetstream: %w: %s: %s", ErrMetaCorrupt, filepath.Join(dir, metaFile), aerr.Description)
+	}
+	if cfg.Storage != api.FileStorage {
+		return nil, fmt.Errorf("jetstream: %w: %s: storage %s in a file stream directory", ErrMetaCorrupt, filepath.Join(dir, metaFile), cfg.Storage)
+	}
+	st, err := js.openWAL(dir, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := newStream(js, cfg, m.Created.UTC(), dir, st)
+	if err := s.recover(now); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return s, nil
+}
+
+func (js *JetStream) openWAL(dir string, cfg *api.StreamConfig) (*wal.Store, error) {
+	msgs := filepath.Join(dir, msgsDir)
+	st, err := wal.Open(msgs, wal.Options{
+		FS:           js.cfg.FS,
+		Sync:         js.cfg.Sync,
+		SyncInterval: js.cfg.SyncInterval,
+		Limits:       storeLimits(cfg),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: stream %s: open %s: %w", cfg.Name, msgs, err)
+	}
+	return st, nil
+}
+
+// subscribeStream subscribes the stream's subjects and then drops old
+// subscriptions, so no message falls between two subject sets.
+func (js *JetStream) subscribeStream(s *stream, old []*server.Subscription) error {
+	s.cfgMu.RLock()
+	subjects := append([]string(nil), s.cfg.Subjects...)
+	s.cfgMu.RUnlock()
+	subs := make([]*server.Subscription, 0, len(subjects))
+	for _, subj := range subjects {
+		sub, err := js.srv.Subscribe(subj, "", s.handlePublish)
+		if err != nil {
+			for _, x := range subs {
+				x.Unsubscribe()
+			}
+			return fmt.Errorf("jetstream: stream %s: subscribe %s: %w", s.name, subj, err)
+		}
+		subs = append(subs, sub)
+	}
+	s.cfgMu.Lock()
+	s.subs = subs
+	s.cfgMu.Unlock()
+	for _, x := range old {
+		x.Unsubscribe()
+	}
+	return nil
+}
+
+// overlapping returns the name of another stream with a subject that
+// overlaps one of subjects, or "".
+func (js *JetStream) overlapping(self string, subjects []string) string {
+	for name, o := range js.streams {
+		if name == self {
+			continue
+		}
+		o.cfgMu.RLock()
+		os := o.cfg.Subjects
+		o.cfgMu.RUnlock()
+		for _, a := range subjects {
+			for _, b := range os {
+				if subject.Overlap(a, b) {
+					return name
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// checkResources refuses a config whose max_bytes reservation does not fit
+// the server's MaxMemory / MaxStore next to the other streams'. Caller holds
+// js.mu.
+func (js *JetStream) checkResources(self string, cfg *api.StreamConfig) *api.ApiError {
+	limit, code := js.cfg.MaxStore, api.ErrStorageResourcesExceeded
+	if cfg.Storage == api.MemoryStorage {
+		limit, code = js.cfg.MaxMemory, api.ErrMemoryResourcesExceeded
+	}
+	if limit <= 0 || cfg.MaxBytes <= 0 {
+		return nil
+	}
+	reserved := cfg.MaxBytes
+	for name, o := range js.streams {
+		o.cfgMu.RLock()
+		if name != self && o.cfg.Storage == cfg.Storage && o.cfg.MaxBytes > 0 {
+			reserved += o.cfg.MaxBytes
+		}
+		o.cfgMu.RUnlock()
+	}
+	if reserved > limit {
+		return api.Errorf(code, "insufficient %s resources: max_bytes %d would reserve %d of %d", cfg.Storage, cfg.MaxBytes, reserved, limit)
+	}
+	return nil
+}
+
+// createStream creates a stream from a normalized config. It returns the
+// existing stream with created=false when one with the same config exists.
+func (js *JetStream) createStream(cfg api.StreamConfig) (s *stream, created bool, aerr *api.ApiError) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if js.closed {
+		return nil, false, api.Errorf(api.ErrStreamCreate, "JetStream is shutting down")
+	}
+	if old := js.streams[cfg.Name]; old != nil {
+		oc := old.config()
+		if sameConfig(&oc, &cfg) {
+			return old, false, nil
+		}
+		return nil, false, api.NewError(api.ErrStreamNameExist)
+	}
+	if other := js.overlapping(cfg.Name, cfg.Subjects); other != "" {
+		return nil, false, api.Errorf(api.ErrStreamSubjectOverlap, "subjects overlap with an existing stream (%s)", other)
+	}
+	if aerr := js.checkResources(cfg.Name, &cfg); aerr != nil {
+		return nil, false, aerr
+	}
+	createdAt := time.Now().UTC()
+	var st store.StreamStore
+	dir := ""
+	if cfg.Storage == api.MemoryStorage {
+		ms, err := memstore.New(storeLimits(&cfg))
+		if err != nil {
+			return nil, false, api.Errorf(api.ErrStreamCreate, "creating memory store: %v", err)
+		}
+		st = ms
+	} else {
+		var err error
+		dir, err = js.makeStreamDir(&cfg, createdAt)
+		if err != nil {
+			js.log.Error("stream create failed", "stream", cfg.Name, "error", err)
+			return nil, false, api.Errorf(api.ErrStreamCreate, "creating stream directory: %v", err)
+		}
+		ws, err := js.openWAL(dir, &cfg)
+		if err != nil {
+			js.log.Error("stream create failed", "stream", cfg.Name, "error", err)
+			_ = js.removeStreamDir(dir)
+			return nil, false, api.Errorf(api.ErrStreamCreate, "opening stream store: %v", err)
+		}
+		st = ws
+	}
+	if cfg.FirstSeq > 1 {
+		if _, err := st.Compact(cfg.FirstSeq); err != nil {
+			_ = st.Remove()
+			if dir != "" {
+				_ = js.removeStreamDir(dir)
+			}
+			return nil, false, api.Errorf(api.ErrStreamCreate, "setting first sequence: %v", err)
+		}
+	}
+	s = newStream(js, cfg, createdAt, dir, st)
+	s.resyncLocked()
+	js.streams[cfg.Name] = s
+	if err := js.subscribeStream(s, nil); err != nil {
+		delete(js.streams, cfg.Name)
+		_ = st.Remove()
+		if dir != "" {
+			_ = js.removeStreamDir(dir)
+		}
+		return nil, false, api.Errorf(api.ErrStreamCreate, "%v", err)
+	}
+	js.log.Info("stream created", "stream", describe(&cfg))
+	return s, true, nil
+}
+
+// makeStreamDir builds a file stream's directory under a hidden name, with
+// durable metadata, then renames it into place.
+func (js *JetStream) makeStreamDir(cfg *api.StreamConfig, created time.Time) (string, error) {
+	fs := js.cfg.FS
+	root := streamsDir(js.cfg.StoreDir)
+	final := filepath.Join(root, cfg.Name)
+	tmp := filepath.Join(root, "."+cfg.Name+newSuffix)
+	if err := fs.RemoveAll(tmp); err != nil {
+		return "", fmt.Errorf("remove %s: %w", tmp, err)
+	}
+	if _, err := fs.Stat(final); err == nil {
+		return "", fmt.Errorf("%s already exists (a stream that failed to load?)", final)
+	}
+	for _, d := range []string{filepath.Join(tmp, msgsDir), filepath.Join(tmp, obsDir)} {
+		if err := fs.MkdirAll(d, dirPerm); err != nil {
+			return "", fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	if err := writeMeta(fs, tmp, &streamMeta{Created: created, StreamConfig: *cfg}); err != nil {
+		return "", err
+	}
+	if err := fs.Rename(tmp, final); err != nil {
+		return "", fmt.Errorf("rename %s to %s: %w", tmp, final, err)
+	}
+	if err := fs.SyncDir(root); err != nil {
+		return "", fmt.Errorf("sync dir %s: %w", root, err)
+	}
+	return final, nil
+}
+
+// removeStreamDir deletes a stream directory: rename to a hidden name
+// first, so a crash never leaves a half-deleted stream that would load.
+func (js *JetStream) removeStreamDir(dir string) error {
+	fs := js.cfg.FS
+	root := filepath.Dir(dir)
+	gone := filepath.Join(root, "."+filepath.Base(dir)+delSuffix)
+	if err := fs.RemoveAll(gone); err != nil {
+		return fmt.Errorf("remove %s: %w", gone, err)
+	}
+	if err := fs.Rename(dir, gone); err != nil {
+		return fmt.Errorf("rename %s: %w", dir, err)
+	}
+	if err := fs.SyncDir(root); err != nil {
+		return fmt.Errorf("sync dir %s: %w", root, err)
+	}
+	if err := fs.RemoveAll(gone); err != nil {
+		return fmt.Errorf("remove %s: %w", gone, err)
+	}
+	return nil
+}
+
+// deleteStream removes a stream and its data.
+func (js *JetStream) deleteStream(name string) *api.ApiError {
+	js.mu.Lock()
+	s := js.streams[name]
+	if s == nil {
+		js.mu.Unlock()
+		return api.NewError(api.ErrStreamNotFound)
+	}
+	delete(js.streams, name)
+	js.mu.Unlock()
+
+	s.cfgMu.Lock()
+	subs := s.subs
+	s.subs = nil
+	s.cfgMu.Unlock()
+	for _, x := range subs {
+		x.Unsubscribe()
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	var errs []error
+	if err := s.store.Remove(); err != nil && !errors.Is(err, store.ErrClosed) {
+		errs = append(errs, err)
+	}
+	if s.dir != "" {
+		if err := js.removeStreamDir(s.dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		js.log.Error("stream delete", "stream", name, "error", err)
+		return api.Errorf(api.ErrStreamDelete, "deleting stream %s: %v", name, err)
+	}
+	js.log.Info("stream deleted", "stream", name)
+	return nil
+}
+
+// updateStream applies a normalized config to an existing stream.
+func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	s := js.streams[req.Name]
+	if s == nil {
+		return nil, api.NewError(api.ErrStreamNotFound)
+	}
+	old := s.config()
+	cfg, aerr := checkUpdate(&old, &req)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if other := js.overlapping(cfg.Name, cfg.Subjects); other != "" {
+		return nil, api.Errorf(api.ErrStreamSubjectOverlap, "subjects overlap with an existing stream (%s)", other)
+	}
+	if aerr := js.checkResources(cfg.Name, &cfg); aerr != nil {
+		return nil, aerr
+	}
+	s.mu.Lock()
+	if err := s.store.UpdateLimits(storeLimits(&cfg)); err != nil {
+		s.mu.Unlock()
+		return nil, api.Errorf(api.ErrStreamUpdate, "applying limits: %v", err)
+	}
+	if s.dir != "" {
+		if err := writeMeta(js.cfg.FS, s.dir, &streamMeta{Created: s.created, StreamConfig: cfg}); err != nil {
+			// The old config stays in force; the tighter limits already
+			// applied are harmless and go back to the old ones on restart.
+			_ = s.store.UpdateLimits(storeLimits(&old))
+			s.mu.Unlock()
+			return nil, api.Errorf(api.ErrStreamUpdate, "writing stream metadata: %v", err)
+		}
+	}
+	s.cfgMu.Lock()
+	subjectsChanged := !equalStrings(old.Subjects, cfg.Subjects)
+	s.cfg = cfg
+	oldSubs := s.subs
+	s.cfgMu.Unlock()
+	s.pmu.Lock()
+	s.dedup.window = int64(cfg.Duplicates)
+	s.pmu.Unlock()
+	s.mu.Unlock()
+	if subjectsChanged {
+		if err := js.subscribeStream(s, oldSubs); err != nil {
+			return nil, api.Errorf(api.ErrStreamUpdate, "%v", err)
+		}
+	}
+	js.log.Info("stream updated", "stream", describe(&cfg))
+	return s, nil
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// close unsubscribes the stream and closes its store, keeping its data.
+func (s *stream) close() error {
+	s.cfgMu.Lock()
+	subs := s.subs
+	s.subs = nil
+	s.cfgMu.Unlock()
+	for _, x := range subs {
+		x.Unsubscribe()
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	if err := s.store.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
+		return fmt.Errorf("jetstream: close stream %s: %w", s.name, err)
+	}
+	return nil
+}
