@@ -12,7 +12,7 @@ STORE_DIR ?=
 export PATH := $(BIN):$(PATH)
 export JETWAL_NATS_CLI := $(NATS)
 
-.PHONY: build run test vet race fuzz fuzz-short bench tools clean
+.PHONY: build run test vet race fuzz fuzz-short bench tools clean benchstat bench-engine-compare peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core
 
 build:
 	$(GO) build -o $(BIN)/jetwal ./cmd/jetwal
@@ -35,7 +35,7 @@ test: tools vet
 race: test
 
 # FUZZ_TARGETS lists "package:FuzzName" pairs.
-FUZZ_TARGETS :=
+FUZZ_TARGETS := ./server:FuzzProtocolParser
 
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do \
@@ -51,8 +51,70 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	done
 
+# Engine micro-benchmarks of every package as one suite; each run is saved
+# as bench/results/engine-<UTC timestamp>.txt for bench-engine-compare.
+BENCHTIME  ?= 100ms
+BENCHCOUNT ?= 6
+BENCH_RESULTS := $(CURDIR)/bench/results
+
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	@mkdir -p $(BENCH_RESULTS)
+	@out=$(BENCH_RESULTS)/engine-$$(date -u +%Y%m%dT%H%M%SZ).txt; \
+	echo "$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./... > $$out"; \
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./... > $$out 2>&1; st=$$?; \
+	cat $$out; echo "saved $$out"; exit $$st
+
+# benchstat of the two newest engine runs (older first).
+BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
+BENCHSTAT := $(BIN)/benchstat
+
+benchstat: $(BENCHSTAT)
+
+$(BENCHSTAT):
+	GOBIN=$(BIN) $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
+
+bench-engine-compare: $(BENCHSTAT)
+	@set -- $$(ls -1 $(BENCH_RESULTS)/engine-*.txt 2>/dev/null | sort | tail -n 2); \
+	if [ $$# -lt 2 ]; then echo "bench-engine-compare: need two runs of 'make bench' in bench/results, found $$#"; exit 1; fi; \
+	echo "benchstat old=$$1 new=$$2"; $(BENCHSTAT) old=$$1 new=$$2
+
+# The reference server the comparison runs against, built from its module.
+NATS_SERVER_VERSION := v2.15.2
+NATS_SERVER := $(BIN)/nats-server
+
+peer: $(NATS_SERVER)
+
+$(NATS_SERVER):
+	GOBIN=$(BIN) $(GO) install github.com/nats-io/nats-server/v2@$(NATS_SERVER_VERSION)
+
+# jetwal vs nats-server through nats.go (nested module bench/, its own go.mod).
+# Full mode writes bench/results and the README's Performance section; quick
+# mode writes bench/results/quick. BENCH_FLAGS passes extra flags, e.g.
+# BENCH_FLAGS='-growth 1M,10M'.
+JETWAL_BENCH := $(BIN)/jetwal-bench
+BENCH_FLAGS ?=
+
+bench-tool:
+	cd bench && $(GO) build -o $(JETWAL_BENCH) ./cmd/jetwal-bench
+
+bench-compare: build peer bench-tool
+	$(JETWAL_BENCH) -out bench/results -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) -readme README.md $(BENCH_FLAGS)
+
+bench-compare-quick: build peer bench-tool
+	$(JETWAL_BENCH) -quick -out bench/results/quick -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) $(BENCH_FLAGS)
+
+# Core NATS side by side with nats-server through `nats bench` (pub with no
+# subscriber, pub+sub, request/reply latency); ROUNDS alternating runs each.
+ROUNDS ?= 3
+
+bench-core: build peer tools
+	sh server/bench/nats-bench-compare.sh $(BIN)/jetwal $(NATS_SERVER) $(NATS) $(ROUNDS)
+
+# The bench module's own tests, including a few-second smoke run of the
+# comparison against nats-server and jetwal. Without -race: the tests pass
+# under it, but gonum's chart rendering then takes ~20s instead of 0.3s.
+bench-smoke: build peer
+	cd bench && $(GO) test -short -count=1 -timeout 5m ./...
 
 clean:
 	rm -rf $(BIN)

@@ -1,0 +1,13 @@
+// Package proc starts and stops the servers under comparison as child
+// processes: jetwal (`jetwal serve -js`) and nats-server (`nats-server -js`).
+//
+// Each server gets a fresh store directory made with os.MkdirTemp and a
+// loopback port picked by listening on 127.0.0.1:0 and closing the listener.
+// A Server can be stopped cleanly (SIGTERM, then SIGKILL after a grace
+// period), killed with SIGKILL to simulate a crash, and restarted on the same
+// store directory and port, which is how restart times are measured.
+//
+// Memory is read from /proc/PID/status (VmRSS, VmHWM) while the process runs
+// and from the kernel's rusage (ru_maxrss) once it has exited; the peak
+// reported is the larger of the two.
+package proc

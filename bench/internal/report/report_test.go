@@ -1,0 +1,194 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetwal/jetwal/bench/internal/proc"
+	"github.com/jetwal/jetwal/bench/internal/workload"
+)
+
+func TestMedian(t *testing.T) {
+	cases := []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}}
+	for _, c := range cases {
+		in := append([]float64(nil), c.in...)
+		if got := Median(in); got != c.want {
+			t.Errorf("Median(%v) = %v, want %v", c.in, got, c.want)
+		}
+		for i := range in {
+			if in[i] != c.in[i] {
+				t.Fatalf("Median reordered its input: %v", in)
+			}
+		}
+	}
+}
+
+func TestSizeLabel(t *testing.T) {
+	for n, want := range map[int]string{16: "16 B", 128: "128 B", 1024: "1 KiB", 16384: "16 KiB", 262144: "256 KiB", 1500: "1500 B", 1 << 20: "1 MiB"} {
+		if got := SizeLabel(n); got != want {
+			t.Errorf("SizeLabel(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// synthetic builds data where A is `factor` times faster than B on every
+// throughput row, with latency ratio lat.
+func synthetic(factor, lat float64) *Data {
+	d := &Data{Meta: Meta{
+		A: ServerInfo{Name: "jetwal"}, B: ServerInfo{Name: "nats-server"},
+		Reps: 3, Sizes: []int{128}, Modes: proc.Modes, Started: time.Unix(0, 0), Finished: time.Unix(60, 0),
+	}}
+	for _, mode := range proc.Modes {
+		for _, w := range workload.All() {
+			for rep := 1; rep <= 3; rep++ {
+				for i, name := range []string{"jetwal", "nats-server"} {
+					el := time.Second
+					p50 := 100 * time.Microsecond
+					if i == 0 {
+						el = time.Duration(float64(time.Second) / factor)
+						p50 = time.Duration(float64(p50) * lat)
+					}
+					// One outlier rep per side must not move the median.
+					if rep == 2 {
+						el *= 10
+					}
+					res := workload.Result{Msgs: 1000, Bytes: 128000, Elapsed: el}
+					if w.Latency {
+						res.Latency = &workload.Latency{N: 1000, P50: p50, P90: p50, P99: p50, P999: p50, Max: p50}
+					}
+					d.Runs = append(d.Runs, Run{Mode: mode, Rep: rep, Server: name, Workload: w.Name, Size: 128, Count: 1000, Result: res})
+				}
+			}
+		}
+	}
+	return d
+}
+
+func TestSummarizeAndJudge(t *testing.T) {
+	rows := Summarize(synthetic(40, 1.1))
+	if len(rows) != 2*len(workload.All()) {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		if r.A.OK != 3 || r.B.OK != 3 {
+			t.Fatalf("row %+v: runs not counted", r.Key)
+		}
+		if r.Ratio < 39.9 || r.Ratio > 40.1 {
+			t.Fatalf("row %+v ratio %v, want 40", r.Key, r.Ratio)
+		}
+		if r.B.Rate != 1000 {
+			t.Fatalf("median rate %v, want 1000 (outlier excluded)", r.B.Rate)
+		}
+	}
+	for _, v := range Judge(rows) {
+		if !v.Have || !v.Met {
+			t.Errorf("target %q: %+v, want met", v.Label, v)
+		}
+	}
+	// A slower A and a slow reply meet nothing.
+	for _, v := range Judge(Summarize(synthetic(0.5, 1.5))) {
+		if !v.Have || v.Met {
+			t.Errorf("target %q: %+v, want not met", v.Label, v)
+		}
+	}
+	// Failed runs leave the row without a ratio.
+	d := synthetic(2, 1)
+	for i := range d.Runs {
+		if d.Runs[i].Server == "nats-server" {
+			d.Runs[i].Err = "boom"
+		}
+	}
+	for _, v := range Judge(Summarize(d)) {
+		if v.Have || v.Met {
+			t.Errorf("target %q judged without B data: %+v", v.Label, v)
+		}
+	}
+}
+
+func TestMarkdownAndPerformance(t *testing.T) {
+	d := synthetic(3, 0.9)
+	d.Meta.Notes = []string{"a note"}
+	d.Growth = []GrowthPoint{{Server: "jetwal", Target: 1000, Msgs: 1000, AppendRate: 5000, RSS: 10 << 20, CleanRestart: time.Second, KillRestart: 2 * time.Second, Recovered: 1000}}
+	d.Meta.GrowthTargets = []int64{1000}
+	d.Meta.GrowthSize = 128
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, d, []string{"restart.png"}); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	for _, want := range []string{"| JS fetch | default | msgs/s | 3.00× | ≥ 2× | **met** |", "| JS publish async, both sync always | sync-always | msgs/s | 3.00× | ≥ 30× | not met |",
+		"8 of 9 targets met", "![restart](restart.png)", "- a note", "make bench-compare"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	buf.Reset()
+	if err := WritePerformance(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	if p := buf.String(); !strings.HasPrefix(p, "## Performance") || !strings.Contains(p, "bench/results/REPORT.md") || !strings.Contains(p, "jetwal at 1000 messages") {
+		t.Errorf("performance section:\n%s", p)
+	}
+}
+
+func TestSpliceReadme(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "README.md")
+	if err := os.WriteFile(path, []byte("# x\n\nintro\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SpliceReadme(path, []byte("## Performance\n\nv1\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(mustRead(t, path), "\n## After\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SpliceReadme(path, []byte("## Performance\n\nv2\n")); err != nil {
+		t.Fatal(err)
+	}
+	got := string(mustRead(t, path))
+	want := "# x\n\nintro\n\n" + ReadmeBegin + "\n## Performance\n\nv2\n" + ReadmeEnd + "\n\n## After\n"
+	if got != want {
+		t.Fatalf("README:\n%q\nwant\n%q", got, want)
+	}
+	if err := os.WriteFile(path, []byte(ReadmeEnd+"\n"+ReadmeBegin+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SpliceReadme(path, []byte("x")); err == nil {
+		t.Fatal("unbalanced markers accepted")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestChartsSkipEmptyData(t *testing.T) {
+	d := synthetic(2, 1)
+	dir := t.TempDir()
+	names, err := WriteCharts(dir, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No growth data: no restart or growth charts; 8 throughput, 2 latency.
+	if len(names) != 10 {
+		t.Fatalf("charts %v", names)
+	}
+	for _, n := range names {
+		b := mustRead(t, filepath.Join(dir, n))
+		if !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Fatalf("%s is not a PNG", n)
+		}
+	}
+}

@@ -1,0 +1,13 @@
+// Package suite runs the comparison: it starts server A (jetwal) and
+// server B (nats-server) side by side, runs every workload at every message
+// size against both in alternating order, repeats that for each durability
+// mode and repetition with fresh servers, then runs the growth test (append
+// to 1M, 10M, 50M messages; clean and SIGKILL restarts at each size) against
+// each server in turn.
+//
+// Time is bounded twice: every run has a time cap derived from what is left
+// of the comparison budget, and the growth test stops appending when its
+// budget ends, recording how far it got. Config says what to run; Full,
+// Quick and Smoke are the presets behind the default, -quick and the smoke
+// test.
+package suite

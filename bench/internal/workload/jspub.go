@@ -1,0 +1,93 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// AsyncWindow is the number of unacknowledged async publishes allowed in
+// flight for a payload size: nats.go's default of 4000, reduced so that no
+// more than about 64 MiB is outstanding.
+func AsyncWindow(size int) int {
+	return max(16, min(4000, (64<<20)/max(size, 1)))
+}
+
+// PubAsync publishes p.Count messages with PublishAsync and waits for every
+// acknowledgement.
+func PubAsync(ctx context.Context, p Params) (Result, error) {
+	nc, err := connect(p.URL, "pub-async")
+	if err != nil {
+		return Result{}, err
+	}
+	defer nc.Close()
+	var nacks atomic.Int64
+	window := AsyncWindow(p.Size)
+	if p.Window > 0 {
+		window = min(window, p.Window)
+	}
+	js, err := jetstream.New(nc,
+		jetstream.WithPublishAsyncMaxPending(window),
+		jetstream.WithPublishAsyncErrHandler(func(jetstream.JetStream, *nats.Msg, error) { nacks.Add(1) }),
+	)
+	if err != nil {
+		return Result{}, fmt.Errorf("workload: jetstream context: %w", err)
+	}
+	data := payload(p.Size)
+	start := time.Now()
+	sent := 0
+	for sent < p.Count {
+		if sent%64 == 0 && (p.expired(start) || ctx.Err() != nil) {
+			break
+		}
+		if _, err := js.PublishAsync(p.Subject, data, jetstream.WithStallWait(p.stall())); err != nil {
+			return Result{}, fmt.Errorf("workload: publish async #%d: %w", sent, err)
+		}
+		sent++
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(p.stall()):
+		return Result{}, fmt.Errorf("workload: %d async publishes still unacknowledged after %s", js.PublishAsyncPending(), p.stall())
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	elapsed := time.Since(start)
+	ok := int64(sent) - nacks.Load()
+	return Result{Msgs: ok, Bytes: ok * int64(p.Size), Elapsed: elapsed, Errors: nacks.Load()}, nil
+}
+
+// PubSync publishes messages one at a time, waiting for each
+// acknowledgement, and records the latency of each.
+func PubSync(ctx context.Context, p Params) (Result, error) {
+	nc, err := connect(p.URL, "pub-sync")
+	if err != nil {
+		return Result{}, err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return Result{}, fmt.Errorf("workload: jetstream context: %w", err)
+	}
+	data := payload(p.Size)
+	lat := make([]time.Duration, 0, min(p.Count, 1<<20))
+	start := time.Now()
+	for len(lat) < p.Count && !p.expired(start) {
+		c, cancel := context.WithTimeout(ctx, p.stall())
+		t0 := time.Now()
+		_, err := js.Publish(c, p.Subject, data)
+		d := time.Since(t0)
+		cancel()
+		if err != nil {
+			return Result{}, fmt.Errorf("workload: publish #%d: %w", len(lat), err)
+		}
+		lat = append(lat, d)
+	}
+	elapsed := time.Since(start)
+	n := int64(len(lat))
+	return Result{Msgs: n, Bytes: n * int64(p.Size), Elapsed: elapsed, Latency: Summarize(lat)}, nil
+}
