@@ -1,0 +1,56 @@
+package subject
+
+import "testing"
+
+func TestValidity(t *testing.T) {
+	for _, c := range []struct {
+		s               string
+		literal, filter bool
+	}{
+		{"a", true, true},
+		{"a.b.c", true, true},
+		{"a*b.c>", true, true}, // wildcard bytes inside a token are literal
+		{"*", false, true},
+		{"a.*.c", false, true},
+		{">", false, true},
+		{"a.>", false, true},
+		{"a.>.b", false, false},
+		{"", false, false},
+		{".", false, false},
+		{"a.", false, false},
+		{".a", false, false},
+		{"a..b", false, false},
+		{"a b", false, false},
+		{"a\tb", false, false},
+		{"a\r\nb", false, false},
+		{"a\x00b", false, false},
+	} {
+		if got := ValidLiteral(c.s); got != c.literal {
+			t.Errorf("ValidLiteral(%q) = %v, want %v", c.s, got, c.literal)
+		}
+		if got := ValidFilter(c.s); got != c.filter {
+			t.Errorf("ValidFilter(%q) = %v, want %v", c.s, got, c.filter)
+		}
+	}
+}
+
+// FuzzValidLiteral: the one-pass ValidLiteral agrees with the two-pass
+// definition (a valid filter holding no wildcard token).
+func FuzzValidLiteral(f *testing.F) {
+	for _, s := range []string{"a.b", "a.*", ">", "a..b", "a*", "*a.>b", ".", "a. b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := ValidLiteral(s), valid(s, true) && IsLiteral(s); got != want {
+			t.Fatalf("ValidLiteral(%q) = %v, want %v", s, got, want)
+		}
+	})
+}
+
+func BenchmarkValidLiteral(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if !ValidLiteral("orders.eu.west.created") {
+			b.Fatal("invalid")
+		}
+	}
+}
