@@ -85,12 +85,17 @@ type Seqs struct {
 	live   int
 }
 
+// maxBlock bounds a block's length: appends then never copy a slice longer
+// than this when it grows, and dead blocks at the head are freed in small
+// steps. A segment's messages may span several blocks.
+const maxBlock = 8192
+
 // Add records seq at loc. seq must be greater than every sequence added
 // before.
 func (x *Seqs) Add(seq uint64, loc Loc) {
 	if n := len(x.blocks); n > 0 {
 		b := x.blocks[n-1]
-		if b.seg == loc.Seg && b.end() == seq {
+		if b.seg == loc.Seg && b.end() == seq && len(b.offs) < maxBlock {
 			b.offs = append(b.offs, loc.Off)
 			x.live++
 			return

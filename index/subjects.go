@@ -22,6 +22,8 @@ type subj struct {
 type Subjects struct {
 	byName map[string]*subj
 	gen    uint64 // bumped when the subject set changes
+	last   *subj  // the entry Add touched last: streams often repeat a subject
+
 
 	cacheGen uint64
 	cache    map[string][]*subj // filter -> matching subjects
@@ -39,7 +41,10 @@ func NewSubjects() *Subjects {
 // Add records that seq has subject name. Sequences must be added in
 // increasing order per subject.
 func (x *Subjects) Add(name string, seq uint64) {
-	s := x.byName[name]
+	s := x.last
+	if s == nil || s.name != name {
+		s = x.byName[name]
+	}
 	if s == nil {
 		s = &subj{name: name, SubjectInfo: SubjectInfo{First: seq}}
 		x.byName[name] = s
@@ -51,18 +56,24 @@ func (x *Subjects) Add(name string, seq uint64) {
 	s.Msgs++
 	s.Last = seq
 	s.list.add(seq)
+	x.last = s
 }
 
 // AddBytes is Add for a subject held in a byte slice; it allocates only
 // for a subject not seen before.
 func (x *Subjects) AddBytes(name []byte, seq uint64) {
-	if s := x.byName[string(name)]; s != nil {
+	s := x.last
+	if s == nil || s.name != string(name) {
+		s = x.byName[string(name)]
+	}
+	if s != nil {
 		if s.Msgs == 0 {
 			s.First = seq
 		}
 		s.Msgs++
 		s.Last = seq
 		s.list.add(seq)
+		x.last = s
 		return
 	}
 	x.Add(string(name), seq)
@@ -79,6 +90,9 @@ func (x *Subjects) Remove(name string, seq uint64, live func(uint64) bool) {
 	if s.Msgs == 0 {
 		delete(x.byName, name)
 		x.gen++
+		if x.last == s {
+			x.last = nil
+		}
 		return
 	}
 	if seq == s.First {
