@@ -2,6 +2,8 @@ package wal
 
 import (
 	"fmt"
+	"runtime"
+	"time"
 
 	"github.com/jetwal/jetwal/index"
 	"github.com/jetwal/jetwal/segment"
@@ -168,6 +170,7 @@ func (s *Store) rollLocked(base uint64, need int) error {
 // groupCommit flushes pending appends and fsyncs once for all of them.
 // Appends keep going into the buffer while the fsync runs.
 func (s *Store) groupCommit() {
+	s.gather()
 	s.mu.Lock()
 	if s.closed || len(s.waiters) == 0 {
 		s.mu.Unlock()
@@ -203,7 +206,9 @@ func (s *Store) groupCommit() {
 		fail(s.failLocked(err))
 		return
 	}
+	s.commits++
 	batch := s.takeWaitersLocked(target)
+	s.lastBatch = len(batch)
 	s.unlockNotify(batch, nil)
 	// More may have arrived during the fsync.
 	s.mu.Lock()
@@ -214,6 +219,24 @@ func (s *Store) groupCommit() {
 		case s.kick <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// gather lets the writers released by the previous commit append again
+// before the next fsync starts, so that concurrent writers keep sharing one
+// fsync instead of splitting into two groups that alternate. It waits only
+// while fewer appends are queued than the previous commit released, and at
+// most gatherMax: a lone writer never waits.
+func (s *Store) gather() {
+	deadline := time.Now().Add(gatherMax)
+	for {
+		s.mu.Lock()
+		enough := len(s.waiters) >= s.lastBatch || s.closed
+		s.mu.Unlock()
+		if enough || time.Now().After(deadline) {
+			return
+		}
+		runtime.Gosched()
 	}
 }
 

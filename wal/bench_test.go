@@ -67,6 +67,9 @@ func BenchmarkAppend(b *testing.B) {
 			wg.Wait()
 			b.StopTimer()
 			b.ReportMetric(float64(per*writers)/b.Elapsed().Seconds(), "msgs/s")
+			s.mu.Lock()
+			b.ReportMetric(float64(per*writers)/float64(max(s.commits, 1)), "msgs/fsync")
+			s.mu.Unlock()
 		})
 	}
 }

@@ -51,6 +51,10 @@ const (
 	// flushThreshold is the write-buffer size at which appends are written
 	// to the file even before a sync is due.
 	flushThreshold = 256 << 10
+
+	// gatherMax bounds how long a group commit waits for the writers the
+	// previous one released (see Store.gather).
+	gatherMax = 50 * time.Microsecond
 )
 
 // Options configures a Store. The zero value means the defaults; Open never

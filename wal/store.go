@@ -70,13 +70,15 @@ type Store struct {
 	unsynced bool // bytes written or buffered since the last fsync
 	rolls    int  // segment rolls since the last checkpoint
 
-	kick     chan struct{} // wakes the sync goroutine
-	sealKick chan struct{} // wakes it for frozen segments
-	stop     chan struct{}
-	wg       sync.WaitGroup
-	ageT     *time.Timer
-	report   RecoveryReport
-	ckptOff  int64 // recovery: offset in the covered segment the checkpoint reached
+	kick      chan struct{} // wakes the sync goroutine
+	commits   uint64        // group commits done (fsyncs for SyncAlways appends)
+	lastBatch int           // appends the previous group commit released
+	sealKick  chan struct{} // wakes it for frozen segments
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	ageT      *time.Timer
+	report    RecoveryReport
+	ckptOff   int64 // recovery: offset in the covered segment the checkpoint reached
 }
 
 type segEntry struct {
@@ -256,8 +258,6 @@ func (s *Store) background() {
 			return
 		case <-s.kick:
 			s.groupCommit()
-		case <-s.sealKick:
-			s.finishSeals()
 		case <-s.sealKick:
 			s.finishSeals()
 		case <-tick:
