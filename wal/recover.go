@@ -251,7 +251,7 @@ func (s *Store) applyTombLocked(first, count uint64) {
 
 // Checkpoint trailer layout (part of the on-disk format), little endian:
 // version u8 | last u64 | msgs u64 | bytes u64 | lastTS i64 |
-// nsegs u32 { base u64 } | coveredSegIndex u32 | coveredOff u64 |
+// nsegs u32 { base u64, id u32 } | coveredSegIndex u32 | coveredOff u64 |
 // nlost u32 { seq u64 }.
 const trailerVersion = 1
 

@@ -1,0 +1,78 @@
+// Package wal is jetwal's file store: the store.StreamStore a JetStream
+// server plugs in for a stream with file storage. It keeps a stream's
+// messages in checksummed append-only segments (package segment), indexes
+// them in memory (package index), and checkpoints that index so a restart
+// does not rescan everything.
+//
+// # Directory layout
+//
+//	<dir>/LOCK                         flock: one process per store
+//	<dir>/<base %020d>.seg             a segment whose first sequence is base
+//	<dir>/<base %020d>.seg.s2          a sealed segment, S2-compressed (Options.Compress)
+//	<dir>/index.ckpt                   the last index checkpoint
+//	<dir>/index.ckpt.tmp               a checkpoint being written (removed on open)
+//
+// Only the newest segment is written; every older one is sealed (trimmed to
+// its used length and fsynced). Segment formats are drawn in package
+// segment, the checkpoint body in package index; the store's checkpoint
+// trailer is in recover.go.
+//
+// # Appending and group commit
+//
+// An append validates the subject and size, takes the store lock, checks
+// discard-new limits, assigns the next sequence and a timestamp that never
+// goes backwards, encodes the record into the active segment's write buffer,
+// adds it to the index and enforces the discard-old limits. The buffer is
+// written with one pwrite per 256 KiB (segment/doc.go says why pwrite and not
+// a writable mapping).
+//
+// With SyncAlways (the default) the append then queues a waiter and kicks
+// the background goroutine, which flushes the buffer, fsyncs once outside the
+// lock and releases every waiter up to the sequence it covered. Appends keep
+// going into the buffer while an fsync runs, so concurrent appenders share
+// fsyncs; before starting the next fsync the goroutine waits up to 50 µs for
+// the writers it just released to append again (never for a lone writer),
+// which keeps 64 writers in one group instead of two alternating ones. A
+// message becomes visible to readers when it is durable: acknowledged means
+// on disk. With SyncInterval the goroutine fsyncs at most SyncInterval after
+// a write; with SyncNever the operating system decides. In both, an append is
+// visible and acknowledged at once, and full segments are sealed in the
+// background.
+//
+// A failed write or fsync is sticky: the store refuses appends until it is
+// reopened, and keeps serving reads. ENOSPC comes back wrapped, and nothing
+// already stored is touched.
+//
+// # Removal
+//
+// Deletes, filtered purges, truncates and limit evictions are written as
+// tombstone records (a range of sequences) in the active segment; evictions
+// by limits are batched and written with the next flush, and recovery
+// re-applies limits, so a crash that loses an eviction's tombstone only
+// redoes the eviction. When the head of the stream is removed, whole segments
+// without a live message are deleted. A segment is never unmapped while a
+// reader may hold a slice of it: reads copy out under the read lock, and a
+// removed segment busy in an fsync outside the lock is closed when that ends.
+//
+// # Recovery
+//
+// Open lists the segments, loads index.ckpt if its checksum holds and it
+// matches the segments on disk, and scans only the records after the point
+// the checkpoint covered; without a usable checkpoint it scans everything.
+// A damaged record in the newest segment's tail is a torn write: the tail
+// is cut there. A damaged record anywhere else is corruption: scanning
+// resyncs past it, the sequences in the damaged span are reported in the
+// RecoveryReport and in State().Lost, and a Load of one of them returns an
+// error wrapping both store.ErrNotFound and store.ErrCorrupt. A read that
+// finds bit rot after recovery marks the message lost the same way; corrupt
+// bytes are never returned. Sequences never go backwards: after a crash the
+// next sequence is above everything any segment holds.
+//
+// Checkpoints are written on Close, every CheckpointEvery while dirty, and
+// every 8 segment rolls (temp file, fsync, rename, directory fsync).
+//
+// # Concurrency
+//
+// A Store is safe for many concurrent appenders and readers. AppendDone
+// callbacks run one at a time, in sequence order, never under the store lock.
+package wal
