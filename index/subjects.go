@@ -24,7 +24,6 @@ type Subjects struct {
 	gen    uint64 // bumped when the subject set changes
 	last   *subj  // the entry Add touched last: streams often repeat a subject
 
-
 	cacheGen uint64
 	cache    map[string][]*subj // filter -> matching subjects
 }
