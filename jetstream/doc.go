@@ -18,7 +18,55 @@
 //
 // Consumers (CONSUMER.* API, acks, pull and push delivery) are a separate
 // manager that registers its API handlers beside the stream ones through
-// registerAPI and keeps its state next to each stream (consumerCount).
+// registerAPI and keeps its state next to each stream (consumerCount):
+//
+//   - consumer_manager.go: the manager ($JS.ACK.>, $JS.FC.>, the server's
+//     interest hook) and each stream's consumer set and obs/ store.
+//   - consumer_api.go: CONSUMER.CREATE / DURABLE.CREATE / INFO / DELETE /
+//     NAMES / LIST / MSG.NEXT; consumer_config.go: defaults and checks.
+//   - consumer.go: one consumer, its goroutine and delivery rounds;
+//     consumer_pull.go and consumer_push.go the two delivery modes;
+//     consumer_ack.go acks; consumer_retention.go interest and workqueue.
+//
+// # Consumers
+//
+// Each consumer has one goroutine that does all its deliveries. It sleeps on
+// a channel until signalled: by the stream once a new message matching the
+// consumer's filter is visible (from the AppendDone path, so no polling), by
+// a pull request, by an ack or nak, by the server's interest hook (push
+// consumers), or by its single timer, armed for the earliest of: the next
+// possible redelivery, a pull request's expiry or heartbeat, a push idle
+// heartbeat, the inactive threshold. An idle consumer costs no CPU. A round
+// takes the consumer's lock, decides up to 256 deliveries (redeliveries due
+// first, then new messages from Delivered.Stream+1 through the store's
+// LoadNext with the filter), records them in the state, and publishes them
+// after unlocking, routed to the pull request's inbox or the deliver subject
+// but presented under the message's own subject (server.PublishAs), with the
+// reply $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>.
+//
+// Delivery and ack state is a consumerstate.State. Durable consumers of file
+// streams (durable_name set, not mem_storage) keep it in a
+// consumerstate.Consumer under obs/<name>/ (meta.inf holds {"created",
+// "config"}); the others keep it in memory. State changes are flushed by
+// consumerstate within the sync interval; a confirmed ack (an ack with a
+// reply subject) under sync always is answered only after Consumer.Flush.
+// After a crash a consumer resumes from a state at or before the real one,
+// so messages may be delivered again but none is skipped.
+//
+// Redelivery: a pending message is due ack_wait (or its backoff step) after
+// its last delivery, at its nak time after a -NAK, and +WPI restarts its
+// clock (in memory). A message past max_deliver leaves pending. Pull
+// requests that expire are answered 408 Request Timeout (with
+// Nats-Pending-Messages/Bytes) 100ms after their expiry, so a client whose
+// timeout equals the expiry sees its own timeout first as with nats-server;
+// no_wait requests end with 404 No Messages (408 after a partial batch);
+// refusals are 409 (MaxRequestBatch, MaxWaiting, MaxBytes, Consumer
+// Deleted).
+//
+// Retention: on a workqueue stream a message is deleted when acked; under
+// interest once every other consumer whose filter matches it has acked it
+// (is past it). Messages are not removed when an interest stream has no
+// consumer at all, nor when a consumer is deleted.
 //
 // # Publish path
 //

@@ -73,6 +73,7 @@ type JetStream struct {
 	mgmt *workQueue // management API requests
 	gets *workQueue // MSG.GET and DIRECT.GET
 	work *workQueue // follow-up work of the publish path (rollups)
+	cons *consumerManager
 
 	apiTotal, apiErrors atomic.Uint64
 
@@ -112,6 +113,10 @@ func New(srv *server.Server, cfg Config) (*JetStream, error) {
 	}
 	js.mgmt, js.gets, js.work = newWorkQueue(apiQueueLimit), newWorkQueue(apiQueueLimit), newWorkQueue(0)
 	js.registerStreamAPI()
+	if err := js.startConsumers(); err != nil {
+		js.Close()
+		return nil, err
+	}
 	if err := js.loadStreams(root); err != nil {
 		js.Close()
 		return nil, err
@@ -176,6 +181,9 @@ func (js *JetStream) Close() error {
 	if js.stopSweep != nil {
 		close(js.stopSweep)
 		<-js.sweepDone
+	}
+	if js.cons != nil {
+		js.cons.stop()
 	}
 	for _, q := range []*workQueue{js.mgmt, js.gets} {
 		if q != nil {

@@ -51,6 +51,8 @@ type stream struct {
 	lastMsgID string // Nats-Msg-Id of the last stored message
 
 	resync atomic.Bool // lastSeq may be wrong: recompute when idle
+
+	cons consumerSet // the stream's consumers (consumer_manager.go)
 }
 
 // pendingAppend is a message handed to AppendAsync whose done has not fired.
@@ -346,6 +348,9 @@ func (s *stream) onAppended(seq uint64, ts int64, err error) {
 		clear(s.inflight[n:])
 		s.inflight, s.inHead = s.inflight[:n], 0
 	}
+	if err == nil {
+		s.notifyConsumers(j.p.subject) // the message is visible now
+	}
 	if dd := j.p.dd; dd != nil {
 		j.waiters = takeWaiters(dd)
 		if err != nil {
@@ -470,6 +475,5 @@ func storeError(err error) *api.ApiError {
 	return api.Errorf(api.ErrStreamStoreFailed, "storing message failed: %v", err)
 }
 
-// consumerCount is the number of consumers on the stream. Consumers arrive
-// with the consumer manager; until then a stream has none.
-func (s *stream) consumerCount() int { return 0 }
+// consumerCount is the number of consumers on the stream.
+func (s *stream) consumerCount() int { return s.cons.count() }

@@ -45,6 +45,7 @@ func (js *JetStream) loadStreams(root string) error {
 		js.mu.Lock()
 		js.streams[s.name] = s
 		js.mu.Unlock()
+		s.loadConsumers()
 		if err := js.subscribeStream(s, nil); err != nil {
 			return err
 		}
@@ -314,6 +315,7 @@ func (js *JetStream) deleteStream(name string) *api.ApiError {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	s.closeConsumers(true)
 	var errs []error
 	if err := s.store.Remove(); err != nil && !errors.Is(err, store.ErrClosed) {
 		errs = append(errs, err)
@@ -410,6 +412,7 @@ func (s *stream) close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	s.closeConsumers(false)
 	if err := s.store.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
 		return fmt.Errorf("jetstream: close stream %s: %w", s.name, err)
 	}

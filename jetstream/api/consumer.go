@@ -1,0 +1,303 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Consumer API subjects and response types.
+const (
+	SubjConsumerCreate        = "$JS.API.CONSUMER.CREATE."         // + stream [+ "." + name [+ "." + filter]]
+	SubjConsumerDurableCreate = "$JS.API.CONSUMER.DURABLE.CREATE." // + stream + "." + durable
+	SubjConsumerInfo          = "$JS.API.CONSUMER.INFO."           // + stream + "." + name
+	SubjConsumerDelete        = "$JS.API.CONSUMER.DELETE."         // + stream + "." + name
+	SubjConsumerNames         = "$JS.API.CONSUMER.NAMES."          // + stream
+	SubjConsumerList          = "$JS.API.CONSUMER.LIST."           // + stream
+	SubjConsumerNext          = "$JS.API.CONSUMER.MSG.NEXT."       // + stream + "." + name
+
+	TypeConsumerCreate = "io.nats.jetstream.api.v1.consumer_create_response"
+	TypeConsumerDelete = "io.nats.jetstream.api.v1.consumer_delete_response"
+)
+
+// DeliverPolicy is where a new consumer starts in its stream.
+type DeliverPolicy int
+
+// Deliver policies, in nats-server's order.
+const (
+	DeliverAll DeliverPolicy = iota
+	DeliverLast
+	DeliverNew
+	DeliverByStartSequence
+	DeliverByStartTime
+	DeliverLastPerSubject
+)
+
+var deliverNames = []string{"all", "last", "new", "by_start_sequence", "by_start_time", "last_per_subject"}
+
+func (d DeliverPolicy) String() string { return enumName(deliverNames, int(d)) }
+
+// MarshalJSON writes the policy as its nats-server string.
+func (d DeliverPolicy) MarshalJSON() ([]byte, error) {
+	return marshalEnum("deliver_policy", deliverNames, int(d))
+}
+
+// UnmarshalJSON accepts nats-server's names ("undefined" and "" mean all).
+func (d *DeliverPolicy) UnmarshalJSON(b []byte) error {
+	if string(b) == `""` || string(b) == `"undefined"` {
+		*d = DeliverAll
+		return nil
+	}
+	v, err := unmarshalEnum("deliver_policy", deliverNames, b)
+	*d = DeliverPolicy(v)
+	return err
+}
+
+// AckPolicy says which acknowledgements a consumer expects.
+type AckPolicy int
+
+// Ack policies, in nats-server's order.
+const (
+	AckNone AckPolicy = iota
+	AckAll
+	AckExplicit
+)
+
+var ackNames = []string{"none", "all", "explicit"}
+
+func (a AckPolicy) String() string { return enumName(ackNames, int(a)) }
+
+// MarshalJSON writes "none", "all" or "explicit".
+func (a AckPolicy) MarshalJSON() ([]byte, error) { return marshalEnum("ack_policy", ackNames, int(a)) }
+
+// UnmarshalJSON accepts "none", "all" and "explicit".
+func (a *AckPolicy) UnmarshalJSON(b []byte) error {
+	v, err := unmarshalEnum("ack_policy", ackNames, b)
+	*a = AckPolicy(v)
+	return err
+}
+
+// ReplayPolicy is the pace at which stored messages are delivered.
+type ReplayPolicy int
+
+// Replay policies.
+const (
+	ReplayInstant ReplayPolicy = iota
+	ReplayOriginal
+)
+
+var replayNames = []string{"instant", "original"}
+
+func (r ReplayPolicy) String() string { return enumName(replayNames, int(r)) }
+
+// MarshalJSON writes "instant" or "original".
+func (r ReplayPolicy) MarshalJSON() ([]byte, error) {
+	return marshalEnum("replay_policy", replayNames, int(r))
+}
+
+// UnmarshalJSON accepts "instant" and "original".
+func (r *ReplayPolicy) UnmarshalJSON(b []byte) error {
+	v, err := unmarshalEnum("replay_policy", replayNames, b)
+	*r = ReplayPolicy(v)
+	return err
+}
+
+// ConsumerConfig is a consumer's configuration. Field order and omitempty
+// follow nats-server's JSON.
+type ConsumerConfig struct {
+	Durable         string          `json:"durable_name,omitempty"`
+	Name            string          `json:"name,omitempty"`
+	Description     string          `json:"description,omitempty"`
+	DeliverPolicy   DeliverPolicy   `json:"deliver_policy"`
+	OptStartSeq     uint64          `json:"opt_start_seq,omitempty"`
+	OptStartTime    *time.Time      `json:"opt_start_time,omitempty"`
+	AckPolicy       AckPolicy       `json:"ack_policy"`
+	AckWait         time.Duration   `json:"ack_wait,omitempty"`
+	MaxDeliver      int             `json:"max_deliver,omitempty"`
+	BackOff         []time.Duration `json:"backoff,omitempty"`
+	FilterSubject   string          `json:"filter_subject,omitempty"`
+	FilterSubjects  []string        `json:"filter_subjects,omitempty"`
+	ReplayPolicy    ReplayPolicy    `json:"replay_policy"`
+	RateLimit       uint64          `json:"rate_limit_bps,omitempty"`
+	SampleFrequency string          `json:"sample_freq,omitempty"`
+	MaxWaiting      int             `json:"max_waiting,omitempty"`
+	MaxAckPending   int             `json:"max_ack_pending,omitempty"`
+	FlowControl     bool            `json:"flow_control,omitempty"`
+	HeadersOnly     bool            `json:"headers_only,omitempty"`
+
+	MaxRequestBatch    int           `json:"max_batch,omitempty"`
+	MaxRequestExpires  time.Duration `json:"max_expires,omitempty"`
+	MaxRequestMaxBytes int           `json:"max_bytes,omitempty"`
+
+	DeliverSubject string        `json:"deliver_subject,omitempty"`
+	DeliverGroup   string        `json:"deliver_group,omitempty"`
+	Heartbeat      time.Duration `json:"idle_heartbeat,omitempty"`
+
+	InactiveThreshold time.Duration `json:"inactive_threshold,omitempty"`
+
+	Replicas      int  `json:"num_replicas"`
+	MemoryStorage bool `json:"mem_storage,omitempty"`
+	Direct        bool `json:"direct,omitempty"`
+
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	PauseUntil *time.Time        `json:"pause_until,omitempty"`
+
+	// Priority groups are accepted and kept; jetwal does not act on them.
+	PriorityGroups json.RawMessage `json:"priority_groups,omitempty"`
+	PriorityPolicy json.RawMessage `json:"priority_policy,omitempty"`
+	PinnedTTL      time.Duration   `json:"priority_timeout,omitempty"`
+}
+
+// Clone returns a deep copy of c.
+func (c *ConsumerConfig) Clone() ConsumerConfig {
+	n := *c
+	n.BackOff = append([]time.Duration(nil), c.BackOff...)
+	n.FilterSubjects = append([]string(nil), c.FilterSubjects...)
+	if len(c.FilterSubjects) == 0 {
+		n.FilterSubjects = nil
+	}
+	if len(c.BackOff) == 0 {
+		n.BackOff = nil
+	}
+	if c.OptStartTime != nil {
+		t := *c.OptStartTime
+		n.OptStartTime = &t
+	}
+	if c.PauseUntil != nil {
+		t := *c.PauseUntil
+		n.PauseUntil = &t
+	}
+	if c.Metadata != nil {
+		n.Metadata = make(map[string]string, len(c.Metadata))
+		for k, v := range c.Metadata {
+			n.Metadata[k] = v
+		}
+	}
+	n.PriorityGroups = cloneRaw(c.PriorityGroups)
+	n.PriorityPolicy = cloneRaw(c.PriorityPolicy)
+	return n
+}
+
+// CreateConsumerRequest is the body of CONSUMER.CREATE and
+// CONSUMER.DURABLE.CREATE.
+type CreateConsumerRequest struct {
+	Stream   string          `json:"stream_name"`
+	Config   *ConsumerConfig `json:"config"`
+	Action   string          `json:"action"`
+	Pedantic bool            `json:"pedantic,omitempty"`
+}
+
+// SequenceInfo is a position of a consumer (delivered or ack floor).
+type SequenceInfo struct {
+	Consumer uint64     `json:"consumer_seq"`
+	Stream   uint64     `json:"stream_seq"`
+	Last     *time.Time `json:"last_active,omitempty"`
+}
+
+// ConsumerInfo describes a consumer.
+type ConsumerInfo struct {
+	Stream         string          `json:"stream_name"`
+	Name           string          `json:"name"`
+	Created        time.Time       `json:"created"`
+	Config         *ConsumerConfig `json:"config,omitempty"`
+	Delivered      SequenceInfo    `json:"delivered"`
+	AckFloor       SequenceInfo    `json:"ack_floor"`
+	NumAckPending  int             `json:"num_ack_pending"`
+	NumRedelivered int             `json:"num_redelivered"`
+	NumWaiting     int             `json:"num_waiting"`
+	NumPending     uint64          `json:"num_pending"`
+	PushBound      bool            `json:"push_bound,omitempty"`
+	Paused         bool            `json:"paused,omitempty"`
+	TimeStamp      time.Time       `json:"ts"`
+}
+
+// ConsumerInfoResponse answers CONSUMER.INFO and (with TypeConsumerCreate)
+// CONSUMER.CREATE.
+type ConsumerInfoResponse struct {
+	Response
+	*ConsumerInfo
+}
+
+// ConsumerNamesResponse answers CONSUMER.NAMES.
+type ConsumerNamesResponse struct {
+	Response
+	Paged
+	Consumers []string `json:"consumers"`
+}
+
+// ConsumerListResponse answers CONSUMER.LIST.
+type ConsumerListResponse struct {
+	Response
+	Paged
+	Consumers []*ConsumerInfo `json:"consumers"`
+	Missing   []string        `json:"missing,omitempty"`
+}
+
+// ConsumerDeleteResponse answers CONSUMER.DELETE.
+type ConsumerDeleteResponse struct {
+	Response
+	Success bool `json:"success,omitempty"`
+}
+
+// NextRequest is the body of CONSUMER.MSG.NEXT (or a bare batch number).
+type NextRequest struct {
+	Expires   time.Duration `json:"expires,omitempty"`
+	Batch     int           `json:"batch,omitempty"`
+	MaxBytes  int           `json:"max_bytes,omitempty"`
+	NoWait    bool          `json:"no_wait,omitempty"`
+	Heartbeat time.Duration `json:"idle_heartbeat,omitempty"`
+}
+
+// Consumer error numbers (nats-server's errors.json).
+const (
+	ErrConsumerBadDurableName        ErrCode = 10103
+	ErrConsumerConfigRequired        ErrCode = 10078
+	ErrConsumerCreate                ErrCode = 10012
+	ErrConsumerNameExist             ErrCode = 10013
+	ErrConsumerDurableNameNotMatch   ErrCode = 10017
+	ErrConsumerDeliverToWildcards    ErrCode = 10079
+	ErrConsumerPushMaxWaiting        ErrCode = 10080
+	ErrConsumerSmallHeartbeat        ErrCode = 10083
+	ErrConsumerFCRequiresPush        ErrCode = 10089
+	ErrConsumerHBRequiresPush        ErrCode = 10088
+	ErrConsumerFilterNotSubset       ErrCode = 10093
+	ErrConsumerInvalidPolicy         ErrCode = 10094
+	ErrConsumerWQRequiresExplicitAck ErrCode = 10098
+	ErrConsumerWQMultipleUnfiltered  ErrCode = 10099
+	ErrConsumerWQNotUnique           ErrCode = 10100
+	ErrConsumerWQNotDeliverAll       ErrCode = 10101
+	ErrConsumerMaxDeliverBackoff     ErrCode = 10116
+	ErrConsumerFilterMismatch        ErrCode = 10131
+	ErrConsumerOverlappingFilters    ErrCode = 10138
+	ErrConsumerAlreadyExists         ErrCode = 10148
+	ErrConsumerDoesNotExist          ErrCode = 10149
+	ErrMaximumConsumers              ErrCode = 10026
+)
+
+func init() {
+	for code, e := range map[ErrCode]errInfo{
+		ErrConsumerBadDurableName:        {400, "durable name can not contain '.', '*', '>'"},
+		ErrConsumerConfigRequired:        {400, "consumer config required"},
+		ErrConsumerCreate:                {500, "consumer create failed"},
+		ErrConsumerNameExist:             {400, "consumer name already in use"},
+		ErrConsumerDurableNameNotMatch:   {400, "consumer name in subject does not match durable name in request"},
+		ErrConsumerDeliverToWildcards:    {400, "consumer deliver subject has wildcards"},
+		ErrConsumerPushMaxWaiting:        {400, "consumer in push mode can not set max waiting"},
+		ErrConsumerSmallHeartbeat:        {400, "consumer idle heartbeat needs to be >= 100ms"},
+		ErrConsumerFCRequiresPush:        {400, "consumer flow control requires a push based consumer"},
+		ErrConsumerHBRequiresPush:        {400, "consumer idle heartbeat requires a push based consumer"},
+		ErrConsumerFilterNotSubset:       {400, "consumer filter subject is not a valid subset of the interest subjects"},
+		ErrConsumerInvalidPolicy:         {400, "invalid consumer policy"},
+		ErrConsumerWQRequiresExplicitAck: {400, "workqueue stream requires explicit ack"},
+		ErrConsumerWQMultipleUnfiltered:  {400, "multiple non-filtered consumers not allowed on workqueue stream"},
+		ErrConsumerWQNotUnique:           {400, "filtered consumer not unique on workqueue stream"},
+		ErrConsumerWQNotDeliverAll:       {400, "consumer must be deliver all on workqueue stream"},
+		ErrConsumerMaxDeliverBackoff:     {400, "max deliver is required to be > length of backoff values"},
+		ErrConsumerFilterMismatch:        {400, "consumer create request did not match filtered subject from create subject"},
+		ErrConsumerOverlappingFilters:    {400, "consumer subject filters cannot overlap"},
+		ErrConsumerAlreadyExists:         {400, "consumer already exists"},
+		ErrConsumerDoesNotExist:          {400, "consumer does not exist"},
+		ErrMaximumConsumers:              {400, "maximum consumers limit reached"},
+	} {
+		errTable[code] = e
+	}
+}

@@ -1,0 +1,622 @@
+package jetstream
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jetwal/jetwal/consumerstate"
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/subject"
+)
+
+// roundLimit is the most messages one delivery round hands out before the
+// consumer's goroutine yields its lock (and re-signals itself).
+const roundLimit = 256
+
+// consumer is one JetStream consumer of a stream: its config, its delivery
+// and ack state (consumerstate: durable through a consumerstate.Consumer,
+// in memory otherwise) and, for pull consumers, the waiting requests.
+//
+// Every delivery is made by the consumer's own goroutine (run), woken by
+// signal: a new message in the stream, a pull request, an ack that frees
+// room under max_ack_pending, interest on the deliver subject, or a timer
+// for the next redelivery, expiry or heartbeat. An idle consumer is a
+// goroutine blocked on a channel: it costs no CPU.
+//
+// Locking: mu guards everything below it. It is never held while a
+// message is published; a round collects its messages and sends them after
+// unlocking. Lock order: stream locks are never taken under mu, except the
+// store's own (Load, LoadNext, NumPending).
+type consumer struct {
+	js        *JetStream
+	s         *stream
+	name      string
+	created   time.Time
+	cs        *consumerstate.Consumer // nil: state in memory only
+	ackPrefix string                  // "$JS.ACK.<stream>.<name>."
+
+	kick chan struct{} // capacity 1: "there may be work"
+	stop chan struct{} // closed to end run
+	done chan struct{} // closed when run returned
+
+	mu      sync.Mutex
+	cfg     api.ConsumerConfig
+	filters []string // empty: the whole stream
+	// filterSnap is filters for the publish path, read without mu.
+	filterSnap atomic.Pointer[[]string]
+	push       bool
+	mem        consumerstate.State // the state when cs is nil
+	waiting    []*pullRequest
+	progress   map[consumerstate.StreamSeq]int64 // +WPI: ack wait restarted at
+	rdq        []consumerstate.StreamSeq         // due for redelivery, ascending
+	dueAt      int64                             // earliest possible redelivery (0: none)
+	lastDlv    time.Time
+	lastAck    time.Time
+	active     int64 // pull: last request or ack (unix ns)
+	idleFrom   int64 // push: interest lost at (0: has interest)
+	lps        []uint64
+	lpsEnd     uint64
+	fcReply    string // outstanding flow control request
+	fcBytes    int
+	lastSend   int64 // push: last message or heartbeat sent
+	replay     struct{ msgTime, sentAt int64 }
+	closed     bool
+
+	bufs []store.Msg // message buffers of one round
+	outs []outMsg
+	ackd []uint64 // stream sequences finished in a round (retention)
+}
+
+// outMsg is a message a round sends once the lock is released.
+type outMsg struct {
+	route, subj, reply string
+	hdr, data          []byte
+}
+
+func newConsumer(s *stream, name string, cfg api.ConsumerConfig, created time.Time, cs *consumerstate.Consumer) *consumer {
+	c := &consumer{
+		js:        s.js,
+		s:         s,
+		name:      name,
+		created:   created,
+		cs:        cs,
+		ackPrefix: "$JS.ACK." + s.name + "." + name + ".",
+		kick:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+		dueAt:     1, // scan restored pending messages on the first round
+		active:    time.Now().UnixNano(),
+	}
+	c.setConfig(cfg)
+	return c
+}
+
+// setConfig installs a (checked) config. Caller holds mu or owns c.
+func (c *consumer) setConfig(cfg api.ConsumerConfig) {
+	c.cfg = cfg
+	c.filters = consumerFilters(&cfg)
+	f := c.filters
+	c.filterSnap.Store(&f)
+	c.push = cfg.DeliverSubject != ""
+}
+
+// start positions a new consumer by its deliver policy and starts it.
+func (c *consumer) position() {
+	st := c.s.store
+	var start uint64
+	switch c.cfg.DeliverPolicy {
+	case api.DeliverAll:
+		return
+	case api.DeliverLast:
+		var m store.Msg
+		last := uint64(0)
+		for _, f := range c.storeFilters() {
+			if err := st.LoadLast(f, &m); err == nil && m.Seq > last {
+				last = m.Seq
+			}
+		}
+		start = last
+		if last == 0 {
+			start = st.State().LastSeq + 1
+		}
+	case api.DeliverNew:
+		start = st.State().LastSeq + 1
+	case api.DeliverByStartSequence:
+		start = c.cfg.OptStartSeq
+	case api.DeliverByStartTime:
+		start = st.SeqForTime(*c.cfg.OptStartTime)
+	case api.DeliverLastPerSubject:
+		for _, f := range c.storeFilters() {
+			for _, ss := range st.SubjectsState(f) {
+				c.lps = append(c.lps, ss.Last)
+			}
+		}
+		sortU64(c.lps)
+		if len(c.lps) == 0 {
+			start = st.State().LastSeq + 1
+		} else {
+			start, c.lpsEnd = c.lps[0], c.lps[len(c.lps)-1]
+		}
+	}
+	if start > 1 {
+		c.withState(func(s *consumerstate.State) { s.Reset(consumerstate.StreamSeq(start)) })
+	}
+}
+
+func (c *consumer) storeFilters() []string {
+	if len(c.filters) == 0 {
+		return []string{""}
+	}
+	return c.filters
+}
+
+// matches reports whether a stream subject is one the consumer delivers.
+func (c *consumer) matches(subj string) bool {
+	if len(c.filters) == 0 {
+		return true
+	}
+	for _, f := range c.filters {
+		if subject.Match(f, subj) {
+			return true
+		}
+	}
+	return false
+}
+
+// withState runs f on the consumer's state. Caller holds mu.
+func (c *consumer) withState(f func(st *consumerstate.State)) {
+	if c.cs == nil {
+		f(&c.mem)
+		return
+	}
+	if err := c.cs.Update(f); err != nil && !errors.Is(err, consumerstate.ErrClosed) {
+		c.js.log.Error("consumer state update", "stream", c.s.name, "consumer", c.name, "error", err)
+	}
+}
+
+// signal wakes the consumer's goroutine; it never blocks.
+func (c *consumer) signal() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (c *consumer) run() {
+	defer close(c.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-c.stop:
+			timer.Stop()
+			return
+		case <-c.kick:
+		case <-timer.C:
+		}
+		wake, remove := c.round()
+		if remove {
+			go c.s.removeConsumer(c, true)
+			return
+		}
+		timer.Stop()
+		if wake > 0 {
+			d := time.Duration(wake - time.Now().UnixNano())
+			timer.Reset(max(d, time.Millisecond))
+		}
+	}
+}
+
+// round delivers what it can and returns when to wake next (0: only on a
+// signal) and whether the consumer is inactive and must go.
+func (c *consumer) round() (wake int64, remove bool) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return 0, false
+	}
+	now := time.Now().UnixNano()
+	c.outs, c.ackd = c.outs[:0], c.ackd[:0]
+	soon := func(t int64) {
+		if t > 0 && (wake == 0 || t < wake) {
+			wake = t
+		}
+	}
+	interest := false
+	if c.push {
+		interest = c.js.srv.HasInterest(c.cfg.DeliverSubject)
+		if interest {
+			c.idleFrom = 0
+		} else if c.idleFrom == 0 {
+			c.idleFrom = now
+		}
+	} else {
+		c.expireRequests(now)
+	}
+	if c.dueAt > 0 && now >= c.dueAt {
+		c.scanDue(now)
+	}
+	full := false
+	if interest || len(c.waiting) > 0 {
+		c.withState(func(st *consumerstate.State) { full = c.deliver(st, now, interest, soon) })
+	}
+	if full {
+		c.signal()
+	} else if !c.push {
+		c.finishNoWait()
+	}
+	soon(c.dueAt)
+	if c.push {
+		c.pushTimers(now, interest, soon)
+		if th := int64(c.cfg.InactiveThreshold); th > 0 && c.idleFrom > 0 {
+			if now-c.idleFrom >= th {
+				remove = true
+			}
+			soon(c.idleFrom + th)
+		}
+	} else {
+		c.pullTimers(now, soon)
+		if len(c.waiting) > 0 {
+			c.active = now
+		}
+		if th := int64(c.cfg.InactiveThreshold); th > 0 {
+			if now-c.active >= th {
+				remove = true
+			}
+			soon(c.active + th)
+		}
+	}
+	outs, ackd := c.outs, c.ackd
+	c.mu.Unlock()
+	for i := range outs {
+		o := &outs[i]
+		c.js.srv.PublishAs(o.route, o.subj, o.reply, o.hdr, o.data)
+		*o = outMsg{}
+	}
+	if len(ackd) > 0 {
+		c.s.retire(c, ackd)
+	}
+	return wake, remove
+}
+
+// deliver hands out messages to the push subject or the waiting pull
+// requests until there is nothing to send, no one to send it to, or the
+// round is full (reported). Caller holds mu; st is the consumer's state.
+func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, soon func(int64)) (full bool) {
+	pending, havePending := uint64(0), false
+	ackNone := c.cfg.AckPolicy == api.AckNone
+	for n := 0; ; n++ {
+		if n == roundLimit {
+			return true
+		}
+		var w *pullRequest
+		route := c.cfg.DeliverSubject
+		if c.push {
+			if !interest || c.fcStalled() {
+				return false
+			}
+		} else {
+			if len(c.waiting) == 0 {
+				return false
+			}
+			w = c.waiting[0]
+			route = w.reply
+		}
+		if len(c.bufs) <= n {
+			c.bufs = append(c.bufs, store.Msg{})
+		}
+		m := &c.bufs[n]
+		sseq, dcount := c.nextRedelivery(st, m)
+		if sseq == 0 {
+			if !ackNone && c.cfg.MaxAckPending > 0 && st.NumPending() >= c.cfg.MaxAckPending {
+				return false
+			}
+			if !c.loadNext(st, m) {
+				return false
+			}
+			if c.cfg.ReplayPolicy == api.ReplayOriginal && c.replay.msgTime > 0 {
+				if at := c.replay.sentAt + (m.Time - c.replay.msgTime); at > now {
+					soon(at)
+					return false
+				}
+			}
+			sseq, dcount = consumerstate.StreamSeq(m.Seq), 1
+		}
+		size := len(m.Subject) + len(m.Header) + len(m.Data)
+		if w != nil && w.maxBytes > 0 && size > w.bytesLeft {
+			c.outs = append(c.outs, statusMsg(w.reply, "409 Message Size Exceeds MaxBytes", w.batch, w.bytesLeft))
+			c.popRequest()
+			continue
+		}
+		// Commit the delivery.
+		var cseq consumerstate.ConsumerSeq
+		var err error
+		if ackNone {
+			cseq, err = st.DeliverNoAck(sseq)
+			if err == nil {
+				c.ackd = append(c.ackd, uint64(sseq))
+			}
+		} else {
+			cseq, err = st.Deliver(sseq, dcount, now)
+		}
+		if err != nil {
+			c.js.log.Error("consumer delivery", "stream", c.s.name, "consumer", c.name, "error", err)
+			return false
+		}
+		if dcount == 1 {
+			if !havePending {
+				pending, havePending = c.numPending(st), true
+			} else if pending > 0 {
+				pending--
+			}
+			if c.cfg.ReplayPolicy == api.ReplayOriginal {
+				c.replay.msgTime, c.replay.sentAt = m.Time, now
+			}
+			if !ackNone {
+				if due := now + int64(c.ackWait(1)); c.dueAt == 0 || due < c.dueAt {
+					c.dueAt = due
+				}
+			}
+		} else {
+			c.rdq = c.rdq[1:]
+			delete(c.progress, sseq)
+			if !havePending {
+				pending, havePending = c.numPending(st), true
+			}
+			if due := now + int64(c.ackWait(dcount)); c.dueAt == 0 || due < c.dueAt {
+				c.dueAt = due
+			}
+		}
+		c.lastDlv = time.Unix(0, now)
+		hdr, data := m.Header, m.Data
+		if c.cfg.HeadersOnly {
+			hdr, data = headersOnly(hdr, len(data)), nil
+		}
+		c.outs = append(c.outs, outMsg{
+			route: route, subj: m.Subject, hdr: hdr, data: data,
+			reply: c.ackReply(dcount, uint64(sseq), uint64(cseq), m.Time, pending),
+		})
+		if w != nil {
+			w.batch--
+			w.delivered++
+			w.bytesLeft -= size
+			if w.hb > 0 {
+				w.nextHB = now + int64(w.hb)
+			}
+			if w.batch <= 0 {
+				c.popRequest()
+			}
+		} else {
+			c.lastSend = now
+			c.flowControl(size)
+		}
+	}
+}
+
+// nextRedelivery returns the next message due for redelivery, loaded into
+// m, with its new delivery count; 0 when none is due. Messages past
+// max_deliver are dropped from pending, and vanished ones acknowledged.
+func (c *consumer) nextRedelivery(st *consumerstate.State, m *store.Msg) (consumerstate.StreamSeq, uint64) {
+	for len(c.rdq) > 0 {
+		seq := c.rdq[0]
+		if _, ok := st.Pending[seq]; !ok {
+			c.rdq = c.rdq[1:]
+			continue
+		}
+		dc := st.DeliveryCount(seq) + 1
+		if c.cfg.MaxDeliver > 0 && dc > uint64(c.cfg.MaxDeliver) {
+			st.Term(seq)
+			c.ackd = append(c.ackd, uint64(seq))
+			c.rdq = c.rdq[1:]
+			continue
+		}
+		if err := c.s.store.Load(uint64(seq), m); err != nil {
+			st.Ack(seq)
+			c.rdq = c.rdq[1:]
+			continue
+		}
+		return seq, dc
+	}
+	return 0, 0
+}
+
+// loadNext loads the next message the consumer has not delivered yet.
+func (c *consumer) loadNext(st *consumerstate.State, m *store.Msg) bool {
+	start := uint64(st.Delivered.Stream) + 1
+	for len(c.lps) > 0 {
+		seq := c.lps[0]
+		if seq < start {
+			c.lps = c.lps[1:]
+			continue
+		}
+		if err := c.s.store.Load(seq, m); err != nil {
+			c.lps = c.lps[1:]
+			continue
+		}
+		return true
+	}
+	if start <= c.lpsEnd {
+		start = c.lpsEnd + 1
+	}
+	if len(c.filters) <= 1 {
+		f := ""
+		if len(c.filters) == 1 {
+			f = c.filters[0]
+		}
+		return c.s.store.LoadNext(f, start, m) == nil
+	}
+	best := uint64(0)
+	for _, f := range c.filters {
+		if err := c.s.store.LoadNext(f, start, m); err == nil && (best == 0 || m.Seq < best) {
+			best = m.Seq
+		}
+	}
+	if best == 0 {
+		return false
+	}
+	if m.Seq == best {
+		return true
+	}
+	return c.s.store.Load(best, m) == nil
+}
+
+// numPending counts the stream messages matching the consumer that it has
+// not delivered yet. Caller holds mu.
+func (c *consumer) numPending(st *consumerstate.State) uint64 {
+	start := uint64(st.Delivered.Stream) + 1
+	var n uint64
+	if len(c.lps) > 0 || start <= c.lpsEnd {
+		for _, q := range c.lps {
+			if q >= start {
+				n++
+			}
+		}
+		start = max(start, c.lpsEnd+1)
+	}
+	for _, f := range c.storeFilters() {
+		n += c.s.store.NumPending(start, f, false)
+	}
+	return n
+}
+
+// ackWait is how long a delivery with this delivery count waits for its
+// ack: the backoff entry for it, else ack_wait.
+func (c *consumer) ackWait(dcount uint64) time.Duration {
+	if b := c.cfg.BackOff; len(b) > 0 {
+		i := int(min(dcount, uint64(len(b)))) - 1
+		return b[max(i, 0)]
+	}
+	if c.cfg.AckWait > 0 {
+		return c.cfg.AckWait
+	}
+	return defaultAckWait
+}
+
+// scanDue collects the pending messages due for redelivery into rdq and
+// finds when the next one will be. Caller holds mu.
+func (c *consumer) scanDue(now int64) {
+	c.dueAt = 0
+	if c.cfg.AckPolicy == api.AckNone {
+		return
+	}
+	c.withState(func(st *consumerstate.State) {
+		c.rdq = c.rdq[:0]
+		for seq, p := range st.Pending {
+			due := p.NakAt
+			if due == 0 {
+				base := p.Timestamp
+				if t, ok := c.progress[seq]; ok && t > base {
+					base = t
+				}
+				due = base + int64(c.ackWait(st.DeliveryCount(seq)))
+			}
+			if due <= now {
+				c.rdq = append(c.rdq, seq)
+			} else if c.dueAt == 0 || due < c.dueAt {
+				c.dueAt = due
+			}
+		}
+	})
+	sortSeqs(c.rdq)
+}
+
+// ackReply builds $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>.
+func (c *consumer) ackReply(dcount, sseq, cseq uint64, ts int64, pending uint64) string {
+	var buf [160]byte
+	b := append(buf[:0], c.ackPrefix...)
+	b = strconv.AppendUint(b, dcount, 10)
+	b = append(b, '.')
+	b = strconv.AppendUint(b, sseq, 10)
+	b = append(b, '.')
+	b = strconv.AppendUint(b, cseq, 10)
+	b = append(b, '.')
+	b = strconv.AppendInt(b, ts, 10)
+	b = append(b, '.')
+	b = strconv.AppendUint(b, pending, 10)
+	return string(b)
+}
+
+// headersOnly returns hdr with a Nats-Msg-Size header added.
+func headersOnly(hdr []byte, size int) []byte {
+	const end = "\r\n\r\n"
+	var b []byte
+	if len(hdr) >= len(end) && string(hdr[len(hdr)-len(end):]) == end {
+		b = append(b, hdr[:len(hdr)-2]...)
+	} else {
+		b = append(b, "NATS/1.0\r\n"...)
+	}
+	b = append(b, "Nats-Msg-Size: "...)
+	b = strconv.AppendInt(b, int64(size), 10)
+	return append(b, "\r\n\r\n"...)
+}
+
+// info reports the consumer's state as CONSUMER.INFO shows it.
+func (c *consumer) info(withServerMeta bool) *api.ConsumerInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cfg := c.cfg.Clone()
+	if withServerMeta {
+		if cfg.Metadata == nil {
+			cfg.Metadata = map[string]string{}
+		}
+		cfg.Metadata[api.MetaServerLevel] = strconv.Itoa(api.Level)
+		cfg.Metadata[api.MetaServerVersion] = c.js.srv.Version()
+	}
+	ci := &api.ConsumerInfo{
+		Stream:     c.s.name,
+		Name:       c.name,
+		Created:    c.created,
+		Config:     &cfg,
+		NumWaiting: len(c.waiting),
+	}
+	c.withState(func(st *consumerstate.State) {
+		ci.Delivered = api.SequenceInfo{Consumer: uint64(st.Delivered.Consumer), Stream: uint64(st.Delivered.Stream)}
+		ci.AckFloor = api.SequenceInfo{Consumer: uint64(st.AckFloor.Consumer), Stream: uint64(st.AckFloor.Stream)}
+		ci.NumAckPending = st.NumPending()
+		ci.NumRedelivered = len(st.Redelivered)
+		ci.NumPending = c.numPending(st)
+	})
+	if !c.lastDlv.IsZero() {
+		t := c.lastDlv.UTC()
+		ci.Delivered.Last = &t
+	}
+	if !c.lastAck.IsZero() {
+		t := c.lastAck.UTC()
+		ci.AckFloor.Last = &t
+	}
+	if c.push {
+		ci.PushBound = c.js.srv.HasInterest(c.cfg.DeliverSubject)
+	}
+	ci.TimeStamp = time.Now().UTC()
+	return ci
+}
+
+// shutdown stops the goroutine; deleted tells waiting pulls the consumer is
+// gone (409 Consumer Deleted).
+func (c *consumer) shutdown(deleted bool) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	waiting := c.waiting
+	c.waiting = nil
+	c.mu.Unlock()
+	close(c.stop)
+	if deleted {
+		for _, w := range waiting {
+			o := statusMsg(w.reply, "409 Consumer Deleted", -1, 0)
+			c.js.srv.PublishAs(o.route, o.subj, "", o.hdr, nil)
+		}
+	}
+}
+
+func sortU64(a []uint64) { slices.Sort(a) }
+
+func sortSeqs(a []consumerstate.StreamSeq) { slices.Sort(a) }

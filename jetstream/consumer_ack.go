@@ -1,0 +1,186 @@
+package jetstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jetwal/jetwal/consumerstate"
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/server"
+	"github.com/jetwal/jetwal/wal"
+)
+
+// ackKind is what an ack message asks for.
+type ackKind uint8
+
+const (
+	ackAck ackKind = iota
+	ackNak
+	ackProgress
+	ackNext
+	ackTerm
+)
+
+// parseAck reads an ack body: "" or +ACK, -NAK [{"delay":ns}], +WPI,
+// +NXT [request], +TERM [reason]. rest is what follows the keyword.
+func parseAck(b []byte) (kind ackKind, rest []byte, ok bool) {
+	b = bytes.TrimLeft(b, " \t")
+	word := b
+	if i := bytes.IndexAny(b, " \t\r\n"); i >= 0 {
+		word, rest = b[:i], bytes.TrimSpace(b[i:])
+	}
+	switch string(word) {
+	case "", "+ACK":
+		return ackAck, rest, true
+	case "-NAK":
+		return ackNak, rest, true
+	case "+WPI":
+		return ackProgress, rest, true
+	case "+NXT":
+		return ackNext, rest, true
+	case "+TERM":
+		return ackTerm, rest, true
+	}
+	return 0, nil, false
+}
+
+// parseAckSubject splits $JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<cseq>.<ts>.<pending>
+// (and the 12-token form with domain and account hash).
+func parseAckSubject(subj string) (stream, name string, sseq uint64, ok bool) {
+	parts := strings.Split(subj, ".")
+	switch len(parts) {
+	case 9:
+	case 11, 12:
+		parts = append(parts[:2], parts[4:]...)
+	default:
+		return "", "", 0, false
+	}
+	seq, err := strconv.ParseUint(parts[5], 10, 64)
+	if err != nil || seq == 0 {
+		return "", "", 0, false
+	}
+	return parts[2], parts[3], seq, true
+}
+
+// handleAck is the $JS.ACK.> handler. It runs on the acking client's
+// goroutine and only touches memory, except for a confirmed ack under sync
+// always, whose flush runs on a worker.
+func (cm *consumerManager) handleAck(m *server.Msg) {
+	stream, name, sseq, ok := parseAckSubject(m.Subject)
+	if !ok {
+		return
+	}
+	kind, rest, ok := parseAck(m.Data)
+	if !ok {
+		return
+	}
+	s := cm.js.lookup(stream)
+	if s == nil {
+		return
+	}
+	c := s.cons.get(name)
+	if c == nil {
+		return
+	}
+	var delay time.Duration
+	if kind == ackNak && len(rest) > 0 {
+		var d struct {
+			Delay time.Duration `json:"delay"`
+		}
+		if rest[0] == '{' {
+			if json.Unmarshal(rest, &d) == nil {
+				delay = d.Delay
+			}
+		} else if v, err := time.ParseDuration(string(rest)); err == nil {
+			delay = v
+		}
+	}
+	c.applyAck(kind, consumerstate.StreamSeq(sseq), delay)
+	switch {
+	case kind == ackNext:
+		c.addRequest(strings.Clone(m.Reply), bytes.Clone(rest))
+	case m.Reply != "":
+		cm.confirm(c, strings.Clone(m.Reply))
+	}
+}
+
+// confirm answers an ack that asked for a reply: at once, or under sync
+// always once the consumer's state is on disk.
+func (cm *consumerManager) confirm(c *consumer, reply string) {
+	if c.cs == nil || cm.js.cfg.Sync != wal.SyncAlways {
+		cm.js.srv.Publish(reply, "", nil, nil)
+		return
+	}
+	if !cm.flushes.submit(func() {
+		if err := c.cs.Flush(); err != nil {
+			cm.js.log.Error("consumer flush", "stream", c.s.name, "consumer", c.name, "error", err)
+			return
+		}
+		cm.js.srv.Publish(reply, "", nil, nil)
+	}) {
+		cm.js.srv.Publish(reply, "", nil, nil)
+	}
+}
+
+// applyAck changes the consumer's state for one ack message.
+func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay time.Duration) {
+	now := time.Now().UnixNano()
+	var done []uint64
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.active = now
+	policy := c.cfg.AckPolicy
+	c.withState(func(st *consumerstate.State) {
+		switch kind {
+		case ackAck, ackNext:
+			switch policy {
+			case api.AckAll:
+				for seq := range st.Pending {
+					if seq <= sseq {
+						done = append(done, uint64(seq))
+					}
+				}
+				st.AckAll(sseq)
+			case api.AckExplicit:
+				if st.Ack(sseq) {
+					done = append(done, uint64(sseq))
+				}
+			}
+		case ackTerm:
+			if st.Term(sseq) {
+				done = append(done, uint64(sseq))
+			}
+		case ackNak:
+			at := now + int64(delay)
+			if st.Nak(sseq, at) && (c.dueAt == 0 || at < c.dueAt) {
+				c.dueAt = at
+			}
+		case ackProgress:
+			if _, ok := st.Pending[sseq]; ok {
+				if c.progress == nil {
+					c.progress = make(map[consumerstate.StreamSeq]int64)
+				}
+				c.progress[sseq] = now
+			}
+		}
+	})
+	if len(done) > 0 {
+		c.lastAck = time.Unix(0, now)
+		for _, q := range done {
+			delete(c.progress, consumerstate.StreamSeq(q))
+		}
+	}
+	c.mu.Unlock()
+	if len(done) > 0 {
+		c.s.retire(c, done)
+	}
+	if kind != ackProgress {
+		c.signal()
+	}
+}

@@ -1,0 +1,239 @@
+package jetstream
+
+import (
+	"strings"
+	"time"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/subject"
+)
+
+// Consumer defaults, as nats-server fills them in.
+const (
+	defaultAckWait           = 30 * time.Second
+	defaultMaxAckPending     = 1000
+	defaultMaxWaiting        = 512
+	defaultEphemeralInactive = 5 * time.Second
+	minHeartbeat             = 100 * time.Millisecond
+	maxConsumerNameLen       = 255
+)
+
+// consumerDefaults fills in what a create request left out, the way
+// nats-server does; limits are the stream's consumer_limits.
+func consumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) {
+	if cfg.MaxDeliver == 0 {
+		cfg.MaxDeliver = -1
+	}
+	if len(cfg.BackOff) > 0 {
+		cfg.AckWait = cfg.BackOff[0]
+	}
+	if cfg.AckPolicy != api.AckNone {
+		if cfg.AckWait == 0 {
+			cfg.AckWait = defaultAckWait
+		}
+		if cfg.MaxAckPending == 0 {
+			cfg.MaxAckPending = defaultMaxAckPending
+			if limits.MaxAckPending > 0 {
+				cfg.MaxAckPending = limits.MaxAckPending
+			}
+		}
+	}
+	if cfg.DeliverSubject == "" && cfg.MaxWaiting == 0 {
+		cfg.MaxWaiting = defaultMaxWaiting
+	}
+	if cfg.Durable == "" && cfg.InactiveThreshold == 0 {
+		cfg.InactiveThreshold = defaultEphemeralInactive
+		if limits.InactiveThreshold > 0 {
+			cfg.InactiveThreshold = limits.InactiveThreshold
+		}
+	}
+	if cfg.Metadata == nil {
+		cfg.Metadata = map[string]string{}
+	}
+	if _, ok := cfg.Metadata[api.MetaRequiredLevel]; !ok {
+		cfg.Metadata[api.MetaRequiredLevel] = "0"
+	}
+	delete(cfg.Metadata, api.MetaServerLevel)
+	delete(cfg.Metadata, api.MetaServerVersion)
+}
+
+// validConsumerName reports whether n can name a consumer (and its directory).
+func validConsumerName(n string) bool {
+	return n != "" && len(n) <= maxConsumerNameLen && !strings.ContainsAny(n, ".*> \t\r\n/\\") && n != "." && n != ".."
+}
+
+// checkConsumerConfig validates a consumer config (defaults applied) against
+// its stream.
+func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.ApiError {
+	for _, n := range []string{cfg.Durable, cfg.Name} {
+		if n != "" && !validConsumerName(n) {
+			return api.NewError(api.ErrConsumerBadDurableName)
+		}
+	}
+	if cfg.Durable != "" && cfg.Name != "" && cfg.Durable != cfg.Name {
+		return api.Errorf(api.ErrConsumerCreate, "consumer name %q and durable name %q must match", cfg.Name, cfg.Durable)
+	}
+	if cfg.AckPolicy < api.AckNone || cfg.AckPolicy > api.AckExplicit ||
+		cfg.DeliverPolicy < api.DeliverAll || cfg.DeliverPolicy > api.DeliverLastPerSubject ||
+		cfg.ReplayPolicy < api.ReplayInstant || cfg.ReplayPolicy > api.ReplayOriginal {
+		return api.NewError(api.ErrConsumerInvalidPolicy)
+	}
+	switch cfg.DeliverPolicy {
+	case api.DeliverByStartSequence:
+		if cfg.OptStartSeq == 0 || cfg.OptStartTime != nil {
+			return api.Errorf(api.ErrConsumerInvalidPolicy, "consumer policy invalid: by_start_sequence requires opt_start_seq only")
+		}
+	case api.DeliverByStartTime:
+		if cfg.OptStartTime == nil || cfg.OptStartSeq != 0 {
+			return api.Errorf(api.ErrConsumerInvalidPolicy, "consumer policy invalid: by_start_time requires opt_start_time only")
+		}
+	default:
+		if cfg.OptStartSeq != 0 || cfg.OptStartTime != nil {
+			return api.Errorf(api.ErrConsumerInvalidPolicy, "consumer policy invalid: opt_start_seq and opt_start_time need a by_start policy")
+		}
+	}
+	push := cfg.DeliverSubject != ""
+	if push {
+		if !subject.ValidLiteral(cfg.DeliverSubject) {
+			return api.NewError(api.ErrConsumerDeliverToWildcards)
+		}
+		for _, s := range scfg.Subjects {
+			if subject.Overlap(s, cfg.DeliverSubject) {
+				return api.Errorf(api.ErrConsumerCreate, "consumer deliver subject forms a cycle")
+			}
+		}
+		if cfg.MaxWaiting != 0 {
+			return api.NewError(api.ErrConsumerPushMaxWaiting)
+		}
+		if cfg.MaxRequestBatch != 0 || cfg.MaxRequestExpires != 0 || cfg.MaxRequestMaxBytes != 0 {
+			return api.Errorf(api.ErrConsumerCreate, "consumer in push mode can not set max_batch, max_expires or max_bytes")
+		}
+	} else {
+		if cfg.FlowControl {
+			return api.NewError(api.ErrConsumerFCRequiresPush)
+		}
+		if cfg.Heartbeat != 0 {
+			return api.NewError(api.ErrConsumerHBRequiresPush)
+		}
+		if cfg.DeliverGroup != "" {
+			return api.Errorf(api.ErrConsumerCreate, "consumer deliver group requires a push based consumer")
+		}
+		if cfg.MaxWaiting < 0 || cfg.MaxRequestBatch < 0 || cfg.MaxRequestMaxBytes < 0 {
+			return api.Errorf(api.ErrConsumerCreate, "consumer max_waiting, max_batch and max_bytes can not be negative")
+		}
+		if cfg.MaxRequestExpires != 0 && cfg.MaxRequestExpires < time.Millisecond {
+			return api.Errorf(api.ErrConsumerCreate, "consumer max request expires needs to be >= 1ms")
+		}
+	}
+	if cfg.Heartbeat != 0 && cfg.Heartbeat < minHeartbeat {
+		return api.NewError(api.ErrConsumerSmallHeartbeat)
+	}
+	if cfg.FlowControl && cfg.Heartbeat == 0 {
+		return api.Errorf(api.ErrConsumerCreate, "consumer with flow control also needs heartbeats")
+	}
+	if cfg.MaxDeliver < -1 || cfg.MaxDeliver == 0 {
+		return api.Errorf(api.ErrConsumerCreate, "consumer max deliver must be -1 or positive")
+	}
+	if len(cfg.BackOff) > 0 {
+		if cfg.MaxDeliver != -1 && cfg.MaxDeliver <= len(cfg.BackOff) {
+			return api.NewError(api.ErrConsumerMaxDeliverBackoff)
+		}
+		for _, d := range cfg.BackOff {
+			if d <= 0 {
+				return api.Errorf(api.ErrConsumerCreate, "consumer backoff values must be positive")
+			}
+		}
+	}
+	if cfg.AckWait < 0 || cfg.InactiveThreshold < 0 || cfg.MaxAckPending < -1 {
+		return api.Errorf(api.ErrConsumerCreate, "consumer ack_wait, inactive_threshold and max_ack_pending can not be negative")
+	}
+	if cfg.FilterSubject != "" && len(cfg.FilterSubjects) > 0 {
+		return api.Errorf(api.ErrConsumerCreate, "consumer can not have both filter_subject and filter_subjects")
+	}
+	filters := consumerFilters(cfg)
+	for i, f := range filters {
+		if !subject.ValidFilter(f) {
+			return api.Errorf(api.ErrConsumerCreate, "consumer filter subject %q is not valid", f)
+		}
+		covered := false
+		for _, s := range scfg.Subjects {
+			if subject.Overlap(s, f) {
+				covered = true
+				break
+			}
+		}
+		if !covered && len(scfg.Subjects) > 0 {
+			return api.NewError(api.ErrConsumerFilterNotSubset)
+		}
+		for _, g := range filters[i+1:] {
+			if subject.Overlap(f, g) {
+				return api.NewError(api.ErrConsumerOverlappingFilters)
+			}
+		}
+	}
+	if scfg.Retention == api.WorkQueueRetention {
+		if cfg.AckPolicy != api.AckExplicit {
+			return api.NewError(api.ErrConsumerWQRequiresExplicitAck)
+		}
+		if cfg.DeliverPolicy != api.DeliverAll {
+			return api.NewError(api.ErrConsumerWQNotDeliverAll)
+		}
+	}
+	return nil
+}
+
+// consumerFilters returns the consumer's filter subjects; none means the
+// whole stream ("" and ">" count as none).
+func consumerFilters(cfg *api.ConsumerConfig) []string {
+	var out []string
+	add := func(f string) {
+		if f != "" && f != ">" {
+			out = append(out, f)
+		}
+	}
+	add(cfg.FilterSubject)
+	for _, f := range cfg.FilterSubjects {
+		if f == ">" {
+			return nil
+		}
+		add(f)
+	}
+	if cfg.FilterSubject == ">" {
+		return nil
+	}
+	return out
+}
+
+// checkConsumerUpdate refuses changes nats-server does not allow on an
+// existing consumer.
+func checkConsumerUpdate(old, cfg *api.ConsumerConfig) *api.ApiError {
+	bad := func(what string) *api.ApiError {
+		return api.Errorf(api.ErrConsumerCreate, "consumer update: %s can not be updated", what)
+	}
+	switch {
+	case old.DeliverPolicy != cfg.DeliverPolicy:
+		return bad("deliver policy")
+	case old.OptStartSeq != cfg.OptStartSeq || !sameTime(old.OptStartTime, cfg.OptStartTime):
+		return bad("start position")
+	case old.AckPolicy != cfg.AckPolicy:
+		return bad("ack policy")
+	case old.ReplayPolicy != cfg.ReplayPolicy:
+		return bad("replay policy")
+	case old.MemoryStorage != cfg.MemoryStorage:
+		return bad("mem_storage")
+	case (old.DeliverSubject == "") != (cfg.DeliverSubject == ""):
+		return bad("push or pull mode")
+	case old.DeliverGroup != cfg.DeliverGroup:
+		return bad("deliver group")
+	case old.FlowControl != cfg.FlowControl:
+		return bad("flow control")
+	}
+	return nil
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
+}

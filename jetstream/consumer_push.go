@@ -1,0 +1,106 @@
+package jetstream
+
+import (
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/jetwal/jetwal/consumerstate"
+	"github.com/jetwal/jetwal/server"
+)
+
+// fcWindow is how many bytes a flow-controlled push consumer sends between
+// flow control requests; it stalls once a second window would start while
+// the previous request is unanswered.
+const fcWindow = 512 << 10
+
+// fcCounter makes flow control reply subjects unique.
+var fcCounter atomic.Uint64
+
+// fcStalled reports whether flow control holds delivery back. Caller holds mu.
+func (c *consumer) fcStalled() bool {
+	return c.cfg.FlowControl && c.fcReply != "" && c.fcBytes >= fcWindow
+}
+
+// flowControl accounts a delivered message and, once a window is full,
+// queues a flow control request behind it. Caller holds mu.
+func (c *consumer) flowControl(size int) {
+	if !c.cfg.FlowControl {
+		return
+	}
+	c.fcBytes += size
+	if c.fcReply != "" || c.fcBytes < fcWindow {
+		return
+	}
+	c.fcReply = "$JS.FC." + c.s.name + "." + c.name + "." + strconv.FormatUint(fcCounter.Add(1), 36)
+	c.fcBytes = 0
+	o := statusMsg(c.cfg.DeliverSubject, "100 FlowControl Request", -1, 0)
+	o.reply = c.fcReply
+	c.outs = append(c.outs, o)
+}
+
+// pushTimers sends an idle heartbeat when one is due. Caller holds mu.
+func (c *consumer) pushTimers(now int64, interest bool, soon func(int64)) {
+	hb := int64(c.cfg.Heartbeat)
+	if hb <= 0 {
+		return
+	}
+	if interest && now-c.lastSend >= hb {
+		var last [2]uint64
+		c.withState(func(st *consumerstate.State) {
+			last = [2]uint64{uint64(st.Delivered.Consumer), uint64(st.Delivered.Stream)}
+		})
+		b := make([]byte, 0, 160)
+		b = append(b, "NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: "...)
+		b = strconv.AppendUint(b, last[0], 10)
+		b = append(b, "\r\nNats-Last-Stream: "...)
+		b = strconv.AppendUint(b, last[1], 10)
+		b = append(b, "\r\n"...)
+		if c.fcReply != "" {
+			b = append(b, "Nats-Consumer-Stalled: "...)
+			b = append(b, c.fcReply...)
+			b = append(b, "\r\n"...)
+		}
+		b = append(b, "\r\n"...)
+		c.outs = append(c.outs, outMsg{route: c.cfg.DeliverSubject, subj: c.cfg.DeliverSubject, hdr: b})
+		c.lastSend = now
+	}
+	soon(c.lastSend + hb)
+}
+
+// handleFlowControl is the $JS.FC.> handler: a client answered a flow
+// control request.
+func (cm *consumerManager) handleFlowControl(m *server.Msg) {
+	// $JS.FC.<stream>.<consumer>.<id>
+	parts := strings.Split(m.Subject, ".")
+	if len(parts) != 5 {
+		return
+	}
+	s := cm.js.lookup(parts[2])
+	if s == nil {
+		return
+	}
+	c := s.cons.get(parts[3])
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	ok := c.fcReply == m.Subject
+	if ok {
+		c.fcReply = ""
+	}
+	c.mu.Unlock()
+	if ok {
+		c.signal()
+	}
+}
+
+// interestChanged is the server's interest hook: a subscription came or
+// went, so push consumers re-check their deliver subjects.
+func (cm *consumerManager) interestChanged() {
+	if l := cm.pushList.Load(); l != nil {
+		for _, c := range *l {
+			c.signal()
+		}
+	}
+}
