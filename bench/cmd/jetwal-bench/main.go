@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/jetwal/jetwal/bench/internal/report"
 	"github.com/jetwal/jetwal/bench/internal/suite"
 )
@@ -56,17 +58,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stderr, "jetwal-bench: %s (%s) vs %s (%s), %s mode, output in %s\n",
 			o.a.Name, o.a.Path, o.b.Name, o.b.Path, modeName(o.cfg), o.out)
-		var prog suite.Progress = suite.NopProgress{}
-		var bar *suite.Bar
-		if o.progress {
-			bar = suite.NewBar(stderr, suite.Steps(o.cfg))
-			prog = bar
-		}
+		prog := newProgress(o, stderr)
 		start := time.Now()
 		data, err = suite.Run(ctx, o.cfg, o.a, o.b, prog)
-		if bar != nil {
-			bar.Finish()
-		}
+		prog.Finish()
 		if data == nil {
 			fmt.Fprintln(stderr, "jetwal-bench:", err)
 			return 1
@@ -116,15 +111,31 @@ func printSummary(w io.Writer, d *report.Data, out string) int {
 	}
 	fmt.Fprintf(w, "%s / %s ratios at 128 B:\n", d.Meta.A.Name, d.Meta.B.Name)
 	for _, v := range report.Judge(rows) {
-		status := "no data"
-		switch {
-		case v.Met:
-			status = "met"
-		case v.Have:
-			status = "not met"
-		}
-		fmt.Fprintf(w, "  %-66s %-12s %7.2fx  %s  %s\n", v.Label, v.Key.Mode, v.Ratio, v.Required(), status)
+		fmt.Fprintf(w, "  %-66s %-12s %7.2fx  %-6s %s\n", v.Label, v.Key.Mode, v.Ratio, v.Required(), v.Status())
 	}
 	fmt.Fprintf(w, "%d runs, %d failed; report: %s\n", len(d.Runs), failed, filepath.Join(out, report.FileReport))
 	return len(d.Runs) - failed
+}
+
+// finishingProgress is a suite.Progress that is told when the run ends.
+type finishingProgress interface {
+	suite.Progress
+	Finish()
+}
+
+type nopProgress struct{ suite.NopProgress }
+
+func (nopProgress) Finish() {}
+
+// newProgress draws a bar on a terminal and prints a line every 15 seconds
+// to anything else; -no-progress turns both off.
+func newProgress(o options, stderr io.Writer) finishingProgress {
+	if !o.progress {
+		return nopProgress{}
+	}
+	steps := suite.Steps(o.cfg)
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return suite.NewBar(stderr, steps)
+	}
+	return suite.NewLines(stderr, steps, 15*time.Second)
 }

@@ -21,6 +21,10 @@ type Mem struct {
 	RSS Bytes
 	// HWM is the peak resident set size so far (VmHWM).
 	HWM Bytes
+	// Anon is the anonymous part of RSS (RssAnon: heap, stacks), without
+	// file pages mapped from the store (RssFile), which the kernel can
+	// drop under pressure. Zero on kernels before 4.5.
+	Anon Bytes
 }
 
 // ReadMem reads VmRSS and VmHWM from /proc/PID/status.
@@ -41,7 +45,7 @@ func parseStatus(raw []byte, path string) (Mem, error) {
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	for sc.Scan() {
 		key, val, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
+		if !ok || (key != "VmRSS" && key != "VmHWM" && key != "RssAnon") {
 			continue
 		}
 		fields := strings.Fields(val)
@@ -52,12 +56,16 @@ func parseStatus(raw []byte, path string) (Mem, error) {
 		if err != nil {
 			return Mem{}, fmt.Errorf("proc: %s: %s: %w", path, key, err)
 		}
-		if key == "VmRSS" {
+		switch key {
+		case "VmRSS":
 			m.RSS = Bytes(kb << 10)
-		} else {
+			seen++
+		case "VmHWM":
 			m.HWM = Bytes(kb << 10)
+			seen++
+		default:
+			m.Anon = Bytes(kb << 10)
 		}
-		seen++
 	}
 	if err := sc.Err(); err != nil {
 		return Mem{}, fmt.Errorf("proc: scan %s: %w", path, err)

@@ -57,7 +57,7 @@ func WriteCharts(dir string, d *Data) ([]string, error) {
 	}
 	add("restart.png", restartChart(d))
 	add("growth-append.png", growthChart(d, "append throughput vs stream size", "msgs/s", func(g GrowthPoint) float64 { return g.AppendRate }))
-	add("growth-memory.png", growthChart(d, "memory vs stream size", "RSS after appends (MiB)", func(g GrowthPoint) float64 { return g.RSS.MiB() }))
+	add("growth-memory.png", growthMemoryChart(d))
 	var names []string
 	for _, c := range charts {
 		if err := c.c.save(filepath.Join(dir, c.name)); err != nil {
@@ -157,6 +157,24 @@ func growthChart(d *Data, title, yLabel string, y func(GrowthPoint) float64) cha
 			}
 		}
 		c.lines = append(c.lines, s)
+	}
+	return c
+}
+
+// growthMemoryChart plots RSS after the appends (solid) and its anonymous
+// part (dashed) against stream size.
+func growthMemoryChart(d *Data) chart {
+	c := chart{title: "memory vs stream size", xLabel: "messages in stream", yLabel: "MiB after appends", logX: true, logY: true, xTicks: countTicks(d)}
+	for i, name := range serverNames(d) {
+		rss := series{label: name + " RSS", server: i}
+		anon := series{label: name + " anonymous RSS", server: i, dashed: true}
+		for _, g := range d.Growth {
+			if g.Server == name {
+				rss.pts = append(rss.pts, plotter.XY{X: float64(g.Msgs), Y: g.RSS.MiB()})
+				anon.pts = append(anon.pts, plotter.XY{X: float64(g.Msgs), Y: g.AnonRSS.MiB()})
+			}
+		}
+		c.lines = append(c.lines, rss, anon)
 	}
 	return c
 }

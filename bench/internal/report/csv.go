@@ -65,14 +65,14 @@ func WriteSummaryCSV(w io.Writer, d *Data) error {
 
 // WriteGrowthCSV writes one line per growth point.
 func WriteGrowthCSV(w io.Writer, d *Data) error {
-	head := []string{"server", "target_msgs", "msgs", "truncated", "append_msgs_per_s", "append_mib_per_s", "rss_bytes", "hwm_bytes", "disk_bytes", "stop_s", "clean_restart_s", "restart_rss_bytes", "kill_restart_s", "recovered_msgs", "error"}
+	head := []string{"server", "target_msgs", "msgs", "truncated", "append_msgs_per_s", "append_mib_per_s", "rss_bytes", "hwm_bytes", "anon_rss_bytes", "disk_bytes", "stop_s", "clean_restart_s", "restart_rss_bytes", "restart_anon_rss_bytes", "kill_restart_s", "recovered_msgs", "error"}
 	var rows [][]string
 	for _, g := range d.Growth {
 		rows = append(rows, []string{
 			g.Server, strconv.FormatInt(g.Target, 10), strconv.FormatInt(g.Msgs, 10), strconv.FormatBool(g.Truncated),
 			f64(g.AppendRate), f64(g.AppendMBs), strconv.FormatInt(int64(g.RSS), 10), strconv.FormatInt(int64(g.HWM), 10),
-			strconv.FormatInt(int64(g.Disk), 10), f64(g.StopTime.Seconds()), f64(g.CleanRestart.Seconds()),
-			strconv.FormatInt(int64(g.RestartRSS), 10), f64(g.KillRestart.Seconds()), strconv.FormatInt(g.Recovered, 10), g.Err,
+			strconv.FormatInt(int64(g.AnonRSS), 10), strconv.FormatInt(int64(g.Disk), 10), f64(g.StopTime.Seconds()), f64(g.CleanRestart.Seconds()),
+			strconv.FormatInt(int64(g.RestartRSS), 10), strconv.FormatInt(int64(g.RestartAnonRSS), 10), f64(g.KillRestart.Seconds()), strconv.FormatInt(g.Recovered, 10), g.Err,
 		})
 	}
 	return writeCSV(w, head, rows)

@@ -9,10 +9,11 @@ import (
 
 // Data is everything one comparison run measured.
 type Data struct {
-	Meta   Meta
-	Runs   []Run
-	Peaks  []Peak
-	Growth []GrowthPoint
+	Meta     Meta
+	Runs     []Run
+	Peaks    []Peak
+	Growth   []GrowthPoint
+	Durables []DurablePoint
 }
 
 // Meta describes the run: what was compared, where and how.
@@ -92,17 +93,20 @@ type GrowthPoint struct {
 	// from the previous point to this one, in msgs/s; AppendMBs in MiB/s.
 	AppendRate float64
 	AppendMBs  float64
-	// RSS and HWM are sampled right after the appends.
-	RSS proc.Bytes
-	HWM proc.Bytes
+	// RSS and HWM are sampled right after the appends; AnonRSS is the
+	// anonymous part of RSS (without store file pages mapped in).
+	RSS     proc.Bytes
+	HWM     proc.Bytes
+	AnonRSS proc.Bytes
 	// Disk is the size of the store directory.
 	Disk proc.Bytes
 	// StopTime is how long a SIGTERM shutdown took.
 	StopTime time.Duration
 	// CleanRestart is the time from exec to the stream answering after a
 	// clean shutdown; RestartRSS the resident set size right after it.
-	CleanRestart time.Duration
-	RestartRSS   proc.Bytes
+	CleanRestart   time.Duration
+	RestartRSS     proc.Bytes
+	RestartAnonRSS proc.Bytes
 	// KillRestart is the same after SIGKILL; Recovered is the message count
 	// the stream reported then.
 	KillRestart time.Duration
@@ -110,4 +114,31 @@ type GrowthPoint struct {
 	// Truncated is set when the time budget ended the appends early.
 	Truncated bool
 	Err       string
+}
+
+// DurablePoint is what the durable-consumers test measured on one server:
+// many durable consumers on one stream, idle, then restarted.
+type DurablePoint struct {
+	Server string
+	// Consumers is the number of durable consumers created; Msgs the
+	// messages in their stream.
+	Consumers int
+	Msgs      int
+	// CreateTime is how long creating them one at a time took.
+	CreateTime time.Duration
+	// IdleCPU is the CPU the server used while the consumers sat idle, as
+	// a fraction of one core, over IdleWindow.
+	IdleCPU    float64
+	IdleWindow time.Duration
+	// RSS is sampled after the idle window; AnonRSS is its anonymous part.
+	RSS     proc.Bytes
+	AnonRSS proc.Bytes
+	// CleanRestart and KillRestart run from exec until the last consumer
+	// answers a consumer info request, after SIGTERM and after SIGKILL.
+	CleanRestart time.Duration
+	KillRestart  time.Duration
+	// After is the consumer count stream info reported after the kill -9
+	// restart.
+	After int
+	Err   string
 }

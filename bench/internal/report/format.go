@@ -83,6 +83,15 @@ func durLabel(d time.Duration) string {
 	return fmt.Sprintf("%.3g s", d.Seconds())
 }
 
+// rssLabel renders a resident set size with its anonymous part, e.g.
+// "2.33 GiB (anon 80 MiB)"; the rest is store file pages mapped in.
+func rssLabel(rss, anon proc.Bytes) string {
+	if anon <= 0 || rss <= 0 {
+		return bytesLabel(rss)
+	}
+	return bytesLabel(rss) + " (anon " + bytesLabel(anon) + ")"
+}
+
 func bytesLabel(b proc.Bytes) string {
 	switch {
 	case b <= 0:

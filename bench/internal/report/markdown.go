@@ -62,12 +62,13 @@ func WriteMarkdown(w io.Writer, d *Data, charts []string) error {
 	m.f("Host: %s, %d cores, Linux %s, %s, %s. Other work on the machine adds noise; the ratios are what the targets are judged on.\n\n", h.CPU, h.Cores, h.Kernel, h.GoVersion, h.OS)
 
 	writeReproduce(m, d)
-	writeTargets(m, rows, a, b)
+	writeTargets(m, d, rows, a, b)
 	for _, mo := range d.Meta.Modes {
 		writeThroughput(m, rows, mo, a, b)
 	}
 	writeLatency(m, rows, a, b)
 	writePeaks(m, d)
+	writeDurables(m, d)
 	writeGrowth(m, d)
 	if len(charts) > 0 {
 		m.f("## Charts\n\n")
@@ -101,28 +102,31 @@ func writeReproduce(m *md, d *Data) {
 	m.table(head, rows)
 }
 
-func writeTargets(m *md, rows []Row, a, b string) {
+func writeTargets(m *md, d *Data, rows []Row, a, b string) {
 	m.f("## Targets\n\nThe ratios the earlier issues set for %s against %s, at 128 B messages.\n\n", a, b)
 	var out [][]string
 	met := 0
 	vs := Judge(rows)
 	for _, v := range vs {
-		status := "no data"
-		switch {
-		case v.Met:
+		status := v.Status()
+		if v.Met {
 			status = "**met**"
 			met++
-		case v.Have:
-			status = "not met"
 		}
 		metric := "msgs/s"
 		if v.Latency {
 			metric = "p50"
 		}
-		out = append(out, []string{v.Label, string(v.Key.Mode), metric, ratioLabel(v.Ratio), v.Required(), status})
+		out = append(out, []string{fmt.Sprint(v.Issue), v.Label, string(v.Key.Mode), metric, ratioLabel(v.Ratio), v.Required(), status})
 	}
-	m.table([]string{"target", "mode", "metric", "ratio", "required", "status"}, out)
+	m.table([]string{"issue", "target", "mode", "metric", "ratio", "required", "status"}, out)
 	m.f("%d of %d targets met.\n\n", met, len(vs))
+	if l := memoryLine(d); l != "" {
+		m.f("%s\n\n", l)
+	}
+	if l := durableLine(d); l != "" {
+		m.f("%s\n\n", l)
+	}
 }
 
 func writeThroughput(m *md, rows []Row, mode proc.Mode, a, b string) {
@@ -134,7 +138,7 @@ func writeThroughput(m *md, rows []Row, mode proc.Mode, a, b string) {
 		out = append(out, []string{
 			string(r.Workload), SizeLabel(r.Size),
 			countLabel(r.A.Msgs) + " / " + countLabel(r.B.Msgs),
-			rateLabel(r.A.Rate), rateLabel(r.B.Rate),
+			sideRate(r.A), sideRate(r.B),
 			mbLabel(r.A.MBs), mbLabel(r.B.MBs),
 			ratioLabel(r.Ratio), failures(r),
 		})
@@ -146,6 +150,14 @@ func writeThroughput(m *md, rows []Row, mode proc.Mode, a, b string) {
 	m.table([]string{"workload", "size", "msgs per run (A / B)", a + " msgs/s", b + " msgs/s", a + " MiB/s", b + " MiB/s", "ratio", "failed runs (A / B)"}, out)
 }
 
+// sideRate is a side's median rate, or "error" when all its runs failed.
+func sideRate(s Side) string {
+	if s.Broken() {
+		return "error"
+	}
+	return rateLabel(s.Rate)
+}
+
 func failures(r Row) string {
 	if r.A.Failed == 0 && r.B.Failed == 0 && r.A.Errors == 0 && r.B.Errors == 0 {
 		return "0 / 0"
@@ -153,6 +165,9 @@ func failures(r Row) string {
 	s := fmt.Sprintf("%d / %d", r.A.Failed, r.B.Failed)
 	if r.A.Errors+r.B.Errors > 0 {
 		s += fmt.Sprintf(" (errors %d / %d)", r.A.Errors, r.B.Errors)
+	}
+	if e := r.SideErr(); e != "" {
+		s += "; " + e
 	}
 	return s
 }
@@ -203,7 +218,7 @@ func writeGrowth(m *md, d *Data) {
 	for i, t := range d.Meta.GrowthTargets {
 		targets[i] = countLabel(float64(t))
 	}
-	m.f("## Growth\n\nOne stream grown by async publishes of %s messages to %s messages, each server in its default mode. At each size: memory and disk after the appends, then a clean stop (SIGTERM) and restart, then `kill -9` and restart. Restart time runs from exec until the stream answers a stream info request.\n\n", SizeLabel(d.Meta.GrowthSize), strings.Join(targets, ", "))
+	m.f("## Growth\n\nOne stream grown by async publishes of %s messages to %s messages, each server in its default mode. At each size: memory and disk after the appends, then a clean stop (SIGTERM) and restart, then `kill -9` and restart. Restart time runs from exec until the stream answers a stream info request. RSS is VmRSS; \"anon\" is its anonymous part (RssAnon: heap and stacks), the rest being store file pages mapped into the process, which the kernel reclaims under memory pressure.\n\n", SizeLabel(d.Meta.GrowthSize), strings.Join(targets, ", "))
 	if len(d.Growth) == 0 {
 		m.f("No growth data was recorded (see the notes).\n\n")
 		return
@@ -219,8 +234,8 @@ func writeGrowth(m *md, d *Data) {
 			rec = "—"
 		}
 		out = append(out, []string{
-			g.Server, stream, rateLabel(g.AppendRate), bytesLabel(g.RSS), bytesLabel(g.Disk),
-			durLabel(g.StopTime), durLabel(g.CleanRestart), bytesLabel(g.RestartRSS), durLabel(g.KillRestart), rec,
+			g.Server, stream, rateLabel(g.AppendRate), rssLabel(g.RSS, g.AnonRSS), bytesLabel(g.Disk),
+			durLabel(g.StopTime), durLabel(g.CleanRestart), rssLabel(g.RestartRSS, g.RestartAnonRSS), durLabel(g.KillRestart), rec,
 		})
 	}
 	m.table([]string{"server", "stream msgs", "append msgs/s", "RSS after appends", "disk", "clean stop", "clean restart", "RSS after restart", "kill -9 restart", "msgs after kill -9"}, out)

@@ -30,22 +30,22 @@ func WritePerformance(w io.Writer, d *Data) error {
 		a, b, d.Meta.B.Version, d.Meta.Host.Cores, d.Meta.Started.Format(time.DateOnly), mode, d.Meta.Reps)
 	var out [][]string
 	for _, v := range Judge(rows) {
-		status := "no data"
-		switch {
-		case v.Met:
-			status = "met"
-		case v.Have:
-			status = "not met"
-		}
-		out = append(out, []string{v.Label, string(v.Key.Mode), ratioLabel(v.Ratio), v.Required(), status})
+		status := v.Status()
+		out = append(out, []string{fmt.Sprint(v.Issue), v.Label, string(v.Key.Mode), ratioLabel(v.Ratio), v.Required(), status})
 	}
-	m.table([]string{"target (128 B)", "mode", a + " / " + b, "required", "status"}, out)
+	m.table([]string{"issue", "target (128 B)", "mode", a + " / " + b, "required", "status"}, out)
+	if l := memoryLine(d); l != "" {
+		m.f("%s\n\n", l)
+	}
+	if l := durableLine(d); l != "" {
+		m.f("%s\n\n", l)
+	}
 	out = out[:0]
 	for _, r := range rows {
 		if r.Size != 128 {
 			continue
 		}
-		out = append(out, []string{string(r.Workload), string(r.Mode), rateLabel(r.A.Rate), rateLabel(r.B.Rate), ratioLabel(r.Ratio)})
+		out = append(out, []string{string(r.Workload), string(r.Mode), sideRate(r.A), sideRate(r.B), ratioLabel(r.Ratio)})
 	}
 	m.table([]string{"workload (128 B)", "mode", a + " msgs/s", b + " msgs/s", "ratio"}, out)
 	if g := lastGrowth(d); g != "" {
@@ -69,7 +69,7 @@ func lastGrowth(d *Data) string {
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s at %s messages: %s after appends, restart %s clean / %s after kill -9",
-			name, countLabel(float64(last.Msgs)), bytesLabel(last.RSS), durLabel(last.CleanRestart), durLabel(last.KillRestart)))
+			name, countLabel(float64(last.Msgs)), rssLabel(last.RSS, last.AnonRSS), durLabel(last.CleanRestart), durLabel(last.KillRestart)))
 	}
 	if len(parts) == 0 {
 		return ""

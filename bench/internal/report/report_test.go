@@ -192,3 +192,88 @@ func TestChartsSkipEmptyData(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokenSideReportedAsError checks that a workload whose runs all failed
+// on one server shows as an error naming that server, in the tables and in
+// the targets, rather than as a missing number.
+func TestBrokenSideReportedAsError(t *testing.T) {
+	d := synthetic(2, 1)
+	for i := range d.Runs {
+		if r := &d.Runs[i]; r.Server == "jetwal" && r.Workload == workload.JSFetch {
+			r.Err = "workload: create consumer on BENCH_128: consumer API did not answer"
+			r.Result = workload.Result{}
+		}
+	}
+	var fetch Verdict
+	for _, v := range Judge(Summarize(d)) {
+		if v.Key.Workload == workload.JSFetch {
+			fetch = v
+		}
+	}
+	if fetch.Have || fetch.Met || fetch.Status() != "not met (jetwal: error: create consumer on BENCH_128: consumer API did not answer)" {
+		t.Fatalf("fetch verdict %+v, status %q", fetch, fetch.Status())
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, d, nil); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	for _, want := range []string{
+		"| js-fetch | 128 B | 0 / 1000 | error | 1k |",
+		"| 3 / 0; jetwal: error: create consumer on BENCH_128: consumer API did not answer |",
+		"| 6 | JS fetch | default | msgs/s | — | ≥ 2× | not met (jetwal: error: create consumer",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestMemoryLine(t *testing.T) {
+	d := synthetic(1, 1)
+	d.Meta.GrowthSize = 128
+	if memoryLine(d) != "" {
+		t.Fatal("memory line without growth data")
+	}
+	d.Growth = []GrowthPoint{
+		{Server: "jetwal", Target: MemoryTarget, Msgs: MemoryTarget, RSS: 40 << 20, AnonRSS: 10 << 20, RestartRSS: 20 << 20},
+		{Server: "nats-server", Target: MemoryTarget, Msgs: 600_000, Truncated: true, RSS: 90 << 20},
+	}
+	want := "Memory after 1M stored 128 B messages (issue 5; from the growth test): RSS of jetwal 40 MiB (anon 10 MiB) after the appends and 20 MiB after a clean restart; nats-server not measured."
+	if got := memoryLine(d); got != want {
+		t.Fatalf("memory line\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestDurablesJudgedAndReported(t *testing.T) {
+	d := synthetic(1, 1)
+	d.Durables = []DurablePoint{
+		{Server: "jetwal", Consumers: 1000, Msgs: 10000, IdleCPU: 0.002, IdleWindow: 5 * time.Second, CleanRestart: 300 * time.Millisecond, KillRestart: 400 * time.Millisecond, After: 1000},
+		{Server: "nats-server", Consumers: 1000, Msgs: 10000, IdleCPU: 0.05, IdleWindow: 5 * time.Second, CleanRestart: 2 * time.Second, KillRestart: 3 * time.Second, After: 1000},
+	}
+	vs := JudgeDurables(d)
+	if len(vs) != 2 || !vs[0].IdleMet || !vs[0].RestartMet || vs[1].IdleMet || vs[1].RestartMet {
+		t.Fatalf("verdicts %+v", vs)
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, d, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## 1000 durable consumers (issue 6)", "| jetwal | 1000 | — | 0.20% |", "| 300 ms | 400 ms | 1000 | met | met |", "| 5.00% |", "| not met | not met |",
+		"1000 durable consumers on one stream (issue 6): jetwal idle CPU 0.20% of a core (≤ 1%: met)"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	d.Durables[0].Err = "create durable D00000 (1 of 1000) on DURABLES: consumer API did not answer"
+	if got := durableLine(d); !strings.Contains(got, "jetwal: error: create durable D00000") {
+		t.Errorf("error line %q", got)
+	}
+	buf.Reset()
+	if err := WriteDurablesCSV(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(buf.String(), "\n") != 3 {
+		t.Errorf("csv:\n%s", buf.String())
+	}
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jetwal/jetwal/bench/internal/proc"
@@ -27,12 +28,19 @@ type Side struct {
 	P50, P90, P99, P999 time.Duration
 	// Errors sums the per-run error counts (nacks, dropped messages).
 	Errors int64
+	// Err is the error of the first failed run, "" when none failed.
+	Err string
 }
+
+// Broken reports whether every run of the side failed.
+func (s Side) Broken() bool { return s.OK == 0 && s.Failed > 0 }
 
 // Row is one line of the comparison tables.
 type Row struct {
 	Key
-	A, B Side
+	// AName and BName are the servers' names, for messages.
+	AName, BName string
+	A, B         Side
 	// Ratio is A.Rate/B.Rate, or 0 when either side has no data.
 	Ratio float64
 	// LatencyRatio is A.P50/B.P50 for latency workloads, else 0.
@@ -65,7 +73,7 @@ func Summarize(d *Data) []Row {
 	rows := make([]Row, 0, len(keys))
 	for _, k := range keys {
 		g := groups[k]
-		row := Row{Key: k, A: side(g.a), B: side(g.b)}
+		row := Row{Key: k, AName: d.Meta.A.Name, BName: d.Meta.B.Name, A: side(g.a), B: side(g.b)}
 		if w, err := workload.Lookup(k.Workload); err == nil {
 			row.Latency = w.Latency
 		}
@@ -78,6 +86,32 @@ func Summarize(d *Data) []Row {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// SideErr describes the sides whose runs all failed, as "jetwal: error:
+// …", or returns "" when both sides have data.
+func (r Row) SideErr() string {
+	var parts []string
+	for _, sd := range []struct {
+		name string
+		s    Side
+	}{{r.AName, r.A}, {r.BName, r.B}} {
+		if sd.s.Broken() {
+			parts = append(parts, sd.name+": error: "+shortErr(sd.s.Err))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// shortErr trims an error message to one short line for a table cell.
+func shortErr(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	s = strings.TrimPrefix(s, "workload: ")
+	s = strings.ReplaceAll(s, "|", "/")
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:120]) + "…"
+	}
+	return s
 }
 
 func compareKeys(x, y Key) int {
@@ -113,6 +147,12 @@ func side(runs []Run) Side {
 	for _, r := range runs {
 		if r.Err != "" || r.Result.Msgs == 0 {
 			s.Failed++
+			if s.Err == "" {
+				s.Err = r.Err
+				if s.Err == "" {
+					s.Err = "no messages measured"
+				}
+			}
 			continue
 		}
 		s.OK++

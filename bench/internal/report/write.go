@@ -17,6 +17,7 @@ const (
 	FileRuns        = "runs.csv"
 	FileSummary     = "summary.csv"
 	FileGrowth      = "growth.csv"
+	FileDurables    = "durables.csv"
 	FileData        = "data.json"
 )
 
@@ -36,6 +37,7 @@ func Write(dir string, d *Data) error {
 		{FileRuns, func(w io.Writer) error { return WriteRunsCSV(w, d) }},
 		{FileSummary, func(w io.Writer) error { return WriteSummaryCSV(w, d) }},
 		{FileGrowth, func(w io.Writer) error { return WriteGrowthCSV(w, d) }},
+		{FileDurables, func(w io.Writer) error { return WriteDurablesCSV(w, d) }},
 		{FileData, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")

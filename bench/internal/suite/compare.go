@@ -159,9 +159,12 @@ func (r *runner) sizeRuns(ctx context.Context, rep int, mode proc.Mode, srv pair
 			}
 			run.Cap = r.nextCap()
 			r.prog.Describe(fmt.Sprintf("rep %d/%d %s %s %s %dB", rep, r.cfg.Reps, mode, run.Server, w.Name, size))
+			_, noCons := r.noConsumers[run.Server]
 			switch {
 			case !ok[i]:
 				run.Err = "server unavailable or streams not created"
+			case w.Reads && noCons:
+				run.Err = "not run: " + workload.ErrConsumerAPI.Error() + " in an earlier run"
 			case w.Reads && run.Count == 0:
 				run.Err = "no messages stored by both servers to read"
 			default:
@@ -169,6 +172,10 @@ func (r *runner) sizeRuns(ctx context.Context, rep int, mode proc.Mode, srv pair
 				run.Result = res
 				if err != nil {
 					run.Err = err.Error()
+					if errors.Is(err, workload.ErrConsumerAPI) {
+						r.noConsumers[run.Server] = err.Error()
+						r.note("%s did not answer the consumer API (rep %d %s %s %dB: %v); its later read runs are recorded as errors without running", run.Server, rep, mode, w.Name, size, err)
+					}
 					ok[i] = r.recover(ctx, srv[i], rep, mode, w.Name, size)
 				}
 			}

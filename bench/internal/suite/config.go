@@ -53,6 +53,13 @@ type Config struct {
 	// GrowthBudget bounds the whole growth test (both servers).
 	GrowthBudget time.Duration
 
+	// Durables is the number of durable consumers the durable-consumers
+	// test creates on one stream of DurableMsgs messages; 0 skips it.
+	Durables    int
+	DurableMsgs int
+	// IdleWindow is how long the idle CPU of the consumers is measured.
+	IdleWindow time.Duration
+
 	// TmpDir holds the servers' store directories; "" means os.TempDir.
 	TmpDir string
 }
@@ -61,7 +68,13 @@ type Config struct {
 var DefaultSizes = []int{16, 128, 1 << 10, 16 << 10, 256 << 10}
 
 // Full is the complete comparison, sized to finish in under 30 minutes on
-// two cores: 1M messages per run at 16 B and 128 B, 128 MiB per run above.
+// two cores: 1M messages per run at 16 B and 128 B, 128 MiB per run above,
+// 15 minutes of comparison runs, about a minute of durable consumers and 10
+// minutes of growth. The growth test aims at 1M, 10M and 50M messages but
+// stops appending when its budget ends: on two cores at ~120-160k appends/s
+// it reaches 1M and 10M and measures the last point where the budget ran
+// out (marked "of 50M: time budget" in the report). `-growth-budget 25m`
+// reaches 50M on both servers in about 15 more minutes.
 func Full() Config {
 	return Config{
 		Reps:            3,
@@ -74,11 +87,14 @@ func Full() Config {
 		OneAtATimeCount: 50_000,
 		RunCap:          8 * time.Second,
 		MinRunCap:       2 * time.Second,
-		CompareBudget:   16 * time.Minute,
+		CompareBudget:   15 * time.Minute,
 		GrowthTargets:   []int64{1_000_000, 10_000_000, 50_000_000},
 		GrowthSize:      128,
 		GrowthChunk:     500_000,
-		GrowthBudget:    11 * time.Minute,
+		GrowthBudget:    10 * time.Minute,
+		Durables:        1000,
+		DurableMsgs:     10_000,
+		IdleWindow:      5 * time.Second,
 	}
 }
 
@@ -98,6 +114,8 @@ func Quick() Config {
 	c.GrowthTargets = []int64{20_000, 100_000}
 	c.GrowthChunk = 20_000
 	c.GrowthBudget = 25 * time.Second
+	c.DurableMsgs = 1000
+	c.IdleWindow = time.Second
 	return c
 }
 
@@ -118,6 +136,9 @@ func Smoke() Config {
 	c.GrowthTargets = []int64{500, 1500}
 	c.GrowthChunk = 500
 	c.GrowthBudget = 10 * time.Second
+	c.Durables = 50
+	c.DurableMsgs = 100
+	c.IdleWindow = 300 * time.Millisecond
 	return c
 }
 
@@ -138,6 +159,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("suite: bad run caps %s..%s", c.MinRunCap, c.RunCap)
 	case len(c.GrowthTargets) > 0 && (c.GrowthSize < 1 || c.GrowthChunk < 1 || c.GrowthBudget <= 0):
 		return fmt.Errorf("suite: bad growth settings")
+	case c.Durables < 0 || (c.Durables > 0 && (c.DurableMsgs < 1 || c.IdleWindow <= 0)):
+		return fmt.Errorf("suite: bad durable-consumers settings")
 	}
 	for _, s := range c.Sizes {
 		if s < 1 {
@@ -208,5 +231,7 @@ func (c Config) settings() []string {
 		fmt.Sprintf("Async publish window: %s, lowered so at most 64 MiB is in flight (256 at 256 KiB). Pull batches: 1000 messages, at most 8 MiB (32 at 256 KiB); consumers ack explicitly with MaxAckPending 65536.", window),
 		fmt.Sprintf("Growth test: %d B messages, appended %d per call, budget %s for both servers (a fifth of each server's share is kept for restarts).",
 			c.GrowthSize, c.GrowthChunk, c.GrowthBudget),
+		fmt.Sprintf("Durable consumers: %d durable pull consumers created one at a time on a stream of %d messages of 128 B, idle CPU measured from /proc/PID/stat over %s after a settling pause of a quarter of that.",
+			c.Durables, c.DurableMsgs, c.IdleWindow),
 	}
 }

@@ -123,7 +123,7 @@ func (r *runner) measurePoint(ctx context.Context, s *proc.Server, pt *report.Gr
 	}
 	pt.Msgs = int64(got)
 	if m, err := s.Memory(); err == nil {
-		pt.RSS, pt.HWM = m.RSS, m.HWM
+		pt.RSS, pt.HWM, pt.AnonRSS = m.RSS, m.HWM, m.Anon
 	}
 	if d, err := proc.DirSize(s.StoreDir()); err == nil {
 		pt.Disk = d
@@ -144,7 +144,7 @@ func (r *runner) measurePoint(ctx context.Context, s *proc.Server, pt *report.Gr
 		r.note("growth %s: clean restart at %d messages came back with %d", name, pt.Msgs, n)
 	}
 	if m, err := s.Memory(); err == nil {
-		pt.RestartRSS = m.RSS
+		pt.RestartRSS, pt.RestartAnonRSS = m.RSS, m.Anon
 	}
 
 	r.prog.Describe(fmt.Sprintf("growth %s: kill -9 restart at %d", name, pt.Msgs))

@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -65,6 +66,9 @@ func Steps(cfg Config) int {
 			}
 		}
 	}
+	if cfg.Durables > 0 {
+		n += 2
+	}
 	return n + 2*growthSteps(cfg)
 }
 
@@ -76,4 +80,48 @@ func growthSteps(cfg Config) int {
 	last := cfg.GrowthTargets[len(cfg.GrowthTargets)-1]
 	chunks := int((last + int64(cfg.GrowthChunk) - 1) / int64(cfg.GrowthChunk))
 	return chunks + 2*len(cfg.GrowthTargets)
+}
+
+// Lines reports progress as plain lines, at most one per interval, for
+// output that is not a terminal (a log file, CI), where a redrawn bar would
+// pile up.
+type Lines struct {
+	w        io.Writer
+	total    int
+	done     int
+	step     string
+	every    time.Duration
+	last     time.Time
+	started  time.Time
+	lastDone int
+}
+
+// NewLines reports progress of total steps on w, one line per interval.
+func NewLines(w io.Writer, total int, interval time.Duration) *Lines {
+	now := time.Now()
+	return &Lines{w: w, total: total, every: interval, started: now, last: now}
+}
+
+// Describe remembers the current step for the next line.
+func (l *Lines) Describe(step string) { l.step = step }
+
+// Add counts n steps done and prints a line when the interval has passed.
+func (l *Lines) Add(n int) {
+	l.done += n
+	if time.Since(l.last) >= l.every {
+		l.print()
+	}
+}
+
+// Finish prints the final count.
+func (l *Lines) Finish() {
+	if l.done != l.lastDone {
+		l.print()
+	}
+}
+
+func (l *Lines) print() {
+	l.last = time.Now()
+	l.lastDone = l.done
+	_, _ = fmt.Fprintf(l.w, "jetwal-bench: %d/%d steps, %s elapsed: %s\n", l.done, l.total, time.Since(l.started).Round(time.Second), l.step)
 }

@@ -20,6 +20,11 @@ type runner struct {
 	// counts the runs not yet done, to share the time left between them.
 	compareEnd time.Time
 	runsLeft   int
+
+	// noConsumers maps a server name to the error of the consumer API
+	// request it left unanswered; its read runs are then recorded as
+	// errors without waiting for the API again.
+	noConsumers map[string]string
 }
 
 // Run executes cfg against servers a and b and returns what it measured.
@@ -40,9 +45,13 @@ func Run(ctx context.Context, cfg Config, a, b proc.Spec, prog Progress) (*repor
 	if prog == nil {
 		prog = NopProgress{}
 	}
-	r := &runner{cfg: cfg, a: a, b: b, prog: prog, data: &report.Data{}}
+	r := &runner{cfg: cfg, a: a, b: b, prog: prog, data: &report.Data{}, noConsumers: make(map[string]string)}
 	r.data.Meta = r.meta(ctx)
 	r.compare(ctx)
+	if err := ctx.Err(); err != nil {
+		return r.data, err
+	}
+	r.durables(ctx)
 	if err := ctx.Err(); err != nil {
 		return r.data, err
 	}

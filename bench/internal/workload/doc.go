@@ -13,5 +13,11 @@
 //
 // The read workloads (fetch, consume, ordered) read a stream filled earlier,
 // normally by the async publish workload. Each workload opens its own
-// connections and closes them before returning.
+// connections and closes them before returning. A consumer the server never
+// answers for (no consumer API) fails with ErrConsumerAPI, so the suite can
+// stop asking that server.
+//
+// CreateDurables, ConsumerInfo and StreamConsumers serve the
+// durable-consumers test: many durable consumers on one stream, idle, then
+// restarted.
 package workload

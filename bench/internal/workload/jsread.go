@@ -2,12 +2,30 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
+
+// ErrConsumerAPI marks a consumer that could not be created because the
+// server never answered the consumer API request (no responders or a
+// timeout): a server without consumers. Callers use it to stop asking.
+var ErrConsumerAPI = errors.New("consumer API did not answer")
+
+// consumerErr wraps an error of creating a consumer, adding ErrConsumerAPI
+// when the server did not answer while ctx itself was still live.
+func consumerErr(ctx context.Context, what, stream string, err error) error {
+	unanswered := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders)
+	if unanswered && ctx.Err() == nil {
+		return fmt.Errorf("workload: %s on %s: %w (%w)", what, stream, ErrConsumerAPI, err)
+	}
+	return fmt.Errorf("workload: %s on %s: %w", what, stream, err)
+}
 
 // ReadBatch is the pull batch size for a payload size: 1000 messages,
 // reduced so that one batch carries no more than about 8 MiB.
@@ -20,15 +38,15 @@ func ReadBatch(size int) int {
 const maxAckPending = 65536
 
 func pullConsumer(ctx context.Context, js jetstream.JetStream, stream string) (jetstream.Consumer, error) {
-	ctx, cancel := apiCtx(ctx)
+	actx, cancel := apiCtx(ctx)
 	defer cancel()
-	c, err := js.CreateConsumer(ctx, stream, jetstream.ConsumerConfig{
+	c, err := js.CreateConsumer(actx, stream, jetstream.ConsumerConfig{
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		MaxAckPending: maxAckPending,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("workload: create consumer on %s: %w", stream, err)
+		return nil, consumerErr(ctx, "create consumer", stream, err)
 	}
 	return c, nil
 }
@@ -108,7 +126,7 @@ func consume(ctx context.Context, p Params, ordered bool) (Result, error) {
 		cons, err = js.OrderedConsumer(actx, p.Stream, jetstream.OrderedConsumerConfig{})
 		cancel()
 		if err != nil {
-			return Result{}, fmt.Errorf("workload: ordered consumer on %s: %w", p.Stream, err)
+			return Result{}, consumerErr(ctx, "ordered consumer", p.Stream, err)
 		}
 	} else if cons, err = pullConsumer(ctx, js, p.Stream); err != nil {
 		return Result{}, err
