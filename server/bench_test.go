@@ -189,9 +189,7 @@ func BenchmarkProcessPub(b *testing.B) {
 			for b.Loop() {
 				feedClient(b, pub, block)
 				pub.flushPending()
-				sub.out.mu.Lock()
-				sub.out.mu.buf = sub.out.mu.buf[:0]
-				sub.out.mu.Unlock()
+				resetQueue(sub)
 				n += 1000
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "msgs/s")

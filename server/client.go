@@ -417,12 +417,10 @@ func (c *client) close(reason closeReason, text string) bool {
 func (c *client) doClose(reason closeReason, text string) {
 	c.out.mu.Lock()
 	if reason == closeSlowConsumerPending {
-		c.out.mu.buf = c.out.mu.buf[:0] // what was queued will never be read in time
+		c.out.dropQueued() // what was queued will never be read in time
 	}
 	if text != "" {
-		c.out.mu.buf = append(c.out.mu.buf, "-ERR '"...)
-		c.out.mu.buf = append(c.out.mu.buf, text...)
-		c.out.mu.buf = append(c.out.mu.buf, "'\r\n"...)
+		c.out.appendQueued("-ERR '" + text + "'\r\n")
 	}
 	c.out.mu.closing = true
 	c.releaseStall()

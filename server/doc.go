@@ -43,11 +43,14 @@
 // reads into a single reusable buffer and parses operations in place without
 // allocating (parser.go, inbuf.go). A PUB is matched against the sublist
 // (package sublist, with a result cache, plus a one-entry memo per
-// publisher) and appended, already framed as MSG/HMSG, to each receiver's
-// outbound queue under that receiver's lock. After a whole input chunk is
-// processed the reader wakes every writer it fed, so many messages leave in
-// one write. The writer swaps the queue with a spare buffer and writes
-// without holding the lock.
+// publisher) and framed as MSG/HMSG into a per-receiver stage: a pooled
+// 64 KiB chunk (stage.go, chunk.go). A stage joins the receiver's outbound
+// queue, a list of chunks, as a whole: when the next message would not fit
+// and at the end of each input chunk; only stages under 4 KiB are copied into
+// the queue's last chunk. The reader then wakes every writer it fed. The
+// writer takes the whole list under the lock and sends it with one vectored
+// write (writev) without holding it, so bytes are never copied between
+// framing and the socket, however far a receiver falls behind.
 //
 // A receiver whose queue exceeds Options.MaxPending is a slow consumer: its
 // queue is dropped, it gets -ERR 'Slow Consumer' and is closed; publishers

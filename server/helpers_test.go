@@ -138,3 +138,24 @@ func (c *rawClient) handshake(connectJSON string) {
 		c.t.Fatalf("second INFO missing: %q", l)
 	}
 }
+
+// resetQueue drops everything queued for c (without allocating).
+func resetQueue(c *client) {
+	c.out.mu.Lock()
+	c.out.dropQueued()
+	c.out.mu.Unlock()
+}
+
+// queuedString returns everything queued for c, in order.
+func queuedString(c *client) string {
+	c.out.mu.Lock()
+	defer c.out.mu.Unlock()
+	var b strings.Builder
+	for _, ch := range c.out.mu.chunks {
+		b.Write(ch.b)
+	}
+	if b.Len() != c.out.mu.size {
+		panic("outbound size out of step with its chunks")
+	}
+	return b.String()
+}

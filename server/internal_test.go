@@ -261,9 +261,7 @@ func TestPublishPathAllocatesNothing(t *testing.T) {
 	run := func() {
 		feedClient(t, pub, chunk)
 		pub.flushPending()
-		sub.out.mu.Lock()
-		sub.out.mu.buf = sub.out.mu.buf[:0]
-		sub.out.mu.Unlock()
+		resetQueue(sub)
 		select {
 		case <-sub.out.kick:
 		default:
@@ -276,9 +274,7 @@ func TestPublishPathAllocatesNothing(t *testing.T) {
 	// And the subscriber really got the messages.
 	feedClient(t, pub, chunk[:len("PUB bench.x reply.to 128\r\n")+130])
 	pub.flushPending()
-	sub.out.mu.Lock()
-	got := string(sub.out.mu.buf)
-	sub.out.mu.Unlock()
+	got := queuedString(sub)
 	if want := "MSG bench.x 1 reply.to 128\r\n"; got[:len(want)] != want {
 		t.Fatalf("queued %q", got)
 	}

@@ -362,29 +362,46 @@ func (d gatedDialer) Dial(network, address string) (net.Conn, error) {
 // TestSlowConsumer: a subscriber that stops reading is cut off with
 // -ERR 'Slow Consumer' once its queue passes MaxPending, while the publisher
 // keeps going and a fast subscriber on the same subject gets everything.
+//
+// The publisher is paced on the fast subscriber: it sends a window of
+// messages and waits until the fast one has them all before the next. That
+// makes "fast" true by construction: its server-side queue never holds more
+// than one window (well under the 3/4 stall mark of MaxPending), however
+// little CPU a loaded machine gives its reading goroutine. Unpaced bursts
+// larger than MaxPending would make the in-process nats.go reader, which is
+// slower per message than the server's router, a slow consumer too, and the
+// server would rightly cut it off.
 func TestSlowConsumer(t *testing.T) {
-	s := startServer(t, Options{MaxPending: 256 << 10})
+	const (
+		maxPending = 256 << 10
+		window     = 64 // messages per paced round; 64 KiB < maxPending/4*3
+	)
+	s := startServer(t, Options{MaxPending: maxPending})
 	g := newGate()
 	closed := make(chan struct{})
 	slow := connect(t, s, nats.SetCustomDialer(gatedDialer{g}), nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
 	if _, err := slow.Subscribe("feed", func(*nats.Msg) {}); err != nil {
 		t.Fatal(err)
 	}
-	slow.Flush()
+	if err := slow.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	fast := connect(t, s)
 	var got atomic.Int64
-	fast.Subscribe("feed", func(*nats.Msg) { got.Add(1) })
-	fast.Flush()
+	if _, err := fast.Subscribe("feed", func(*nats.Msg) { got.Add(1) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := fast.Flush(); err != nil {
+		t.Fatal(err)
+	}
 
 	g.set(true) // the slow client stops reading
 	pub := connect(t, s)
 	payload := bytes.Repeat([]byte("x"), 1024)
 	sent := int64(0)
-	for s.SlowConsumers() == 0 {
-		if sent > 500_000 {
-			t.Fatalf("no slow consumer after %d messages", sent)
-		}
-		for i := 0; i < 500; i++ {
+	round := func() {
+		t.Helper()
+		for i := 0; i < window; i++ {
 			if err := pub.Publish("feed", payload); err != nil {
 				t.Fatal(err)
 			}
@@ -392,18 +409,26 @@ func TestSlowConsumer(t *testing.T) {
 		}
 		// A round trip: the publisher is never stuck behind the slow one.
 		if err := pub.FlushTimeout(10 * time.Second); err != nil {
-			t.Fatalf("publisher stalled: %v", err)
+			t.Fatalf("publisher stalled after %d messages: %v", sent, err)
+		}
+		waitFor(t, "fast subscriber to get every message", func() bool { return got.Load() == sent })
+		if fast.Status() != nats.CONNECTED {
+			t.Fatalf("fast subscriber %v after %d messages: %v", fast.Status(), sent, fast.LastError())
 		}
 	}
-	for i := 0; i < 2000; i++ {
-		pub.Publish("feed", payload)
-		sent++
+	for s.SlowConsumers() == 0 {
+		if sent > 200_000 {
+			t.Fatalf("no slow consumer after %d messages", sent)
+		}
+		round()
 	}
-	if err := pub.Flush(); err != nil {
-		t.Fatal(err)
+	for i := 0; i < 30; i++ { // the fast subscriber keeps receiving afterwards
+		round()
 	}
-	waitFor(t, "fast subscriber to get every message", func() bool { return got.Load() == sent })
-	if s.HasInterest("feed") != true || s.NumClients() != 2 {
+	if got := s.SlowConsumers(); got != 1 {
+		t.Fatalf("slow consumers = %d, want 1 (only the gated client)", got)
+	}
+	if !s.HasInterest("feed") || s.NumClients() != 2 {
 		t.Fatalf("after cut-off: interest %v, clients %d", s.HasInterest("feed"), s.NumClients())
 	}
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -19,15 +20,14 @@ const (
 	stallMin   = 2 * time.Millisecond
 	stallMax   = 5 * time.Millisecond
 	stallTotal = 10 * time.Millisecond
-
-	// spareKeep is the largest write buffer the writer keeps for reuse.
-	spareKeep = 4 << 20
 )
 
-// outbound is a connection's queue of bytes to send. Producers (any
-// goroutine delivering to this client) append under mu; the writer goroutine
-// swaps the queue for an empty spare buffer and writes it without holding
-// the lock, so a slow socket never blocks a producer.
+// outbound is a connection's queue of bytes to send: a list of chunks.
+// Producers (any goroutine delivering to this client) append to the last
+// chunk or add whole chunks under mu; the writer goroutine takes the whole
+// list and writes it with one writev without holding the lock, so a slow
+// socket never blocks a producer and queued bytes are never copied again,
+// however far the writer falls behind.
 type outbound struct {
 	// kick wakes the writer; capacity 1, sends never block.
 	kick chan struct{}
@@ -35,12 +35,46 @@ type outbound struct {
 	mu struct {
 		sync.Mutex
 		// Guarded by the mutex above.
-		buf      []byte        // queued, not yet taken by the writer
+		chunks   []*chunk      // queued in order, not yet taken by the writer
+		size     int           // bytes in chunks
 		inflight int           // bytes the writer is writing now
 		closing  bool          // no more producers; writer flushes and closes
 		stall    chan struct{} // closed by the writer when the queue drains below the stall mark
 	}
 }
+
+// appendable returns a chunk at the end of the queue with room for need
+// more bytes, adding one if the last is full. out.mu held.
+func (o *outbound) appendable(need int) *chunk {
+	if n := len(o.mu.chunks); n > 0 {
+		if last := o.mu.chunks[n-1]; cap(last.b)-len(last.b) >= need {
+			return last
+		}
+	}
+	ch := getChunk(need)
+	o.mu.chunks = append(o.mu.chunks, ch)
+	return ch
+}
+
+// appendQueued appends p to the queue. out.mu held.
+func (o *outbound) appendQueued(p string) {
+	ch := o.appendable(len(p))
+	ch.b = append(ch.b, p...)
+	o.mu.size += len(p)
+}
+
+// dropQueued empties the queue. out.mu held.
+func (o *outbound) dropQueued() {
+	for i, ch := range o.mu.chunks {
+		putChunk(ch)
+		o.mu.chunks[i] = nil
+	}
+	o.mu.chunks = o.mu.chunks[:0]
+	o.mu.size = 0
+}
+
+// queued returns the bytes queued or being written. out.mu held.
+func (o *outbound) queued() int64 { return int64(o.mu.size + o.mu.inflight) }
 
 // kickWriter wakes the writer goroutine.
 func (c *client) kickWriter() {
@@ -55,7 +89,7 @@ func (c *client) kickWriter() {
 func (c *client) queueProto(p string) {
 	c.out.mu.Lock()
 	if !c.out.mu.closing {
-		c.out.mu.buf = append(c.out.mu.buf, p...)
+		c.out.appendQueued(p)
 	}
 	c.out.mu.Unlock()
 	if c.trace {
@@ -68,6 +102,13 @@ func (c *client) queueProto(p string) {
 func (c *client) sendProto(p string) {
 	c.queueProto(p)
 	c.kickWriter()
+}
+
+// msgSize bounds the framed size of a MSG/HMSG (see appendMsg): the
+// fields, the op name, four blanks, two sizes of at most 19 digits and two
+// CRLFs.
+func msgSize(sid, subj, reply, hdr, data []byte) int {
+	return len(sid) + len(subj) + len(reply) + len(hdr) + len(data) + 5 + 4 + 2*19 + 4
 }
 
 // appendMsg frames a MSG or HMSG for subscription id sid onto b. hdr is
@@ -111,13 +152,17 @@ func appendMsg(b []byte, withHeaders bool, sid, subj, reply, hdr, data []byte) [
 // the queue length after appending, and false if the client is closing.
 func (c *client) queueMsg(sid, subj, reply, hdr, data []byte) (queued int64, ok bool) {
 	withHeaders := c.headers.Load()
+	need := msgSize(sid, subj, reply, hdr, data)
 	c.out.mu.Lock()
 	if c.out.mu.closing {
 		c.out.mu.Unlock()
 		return 0, false
 	}
-	c.out.mu.buf = appendMsg(c.out.mu.buf, withHeaders, sid, subj, reply, hdr, data)
-	queued = int64(len(c.out.mu.buf) + c.out.mu.inflight)
+	ch := c.out.appendable(need)
+	n := len(ch.b)
+	ch.b = appendMsg(ch.b, withHeaders, sid, subj, reply, hdr, data)
+	c.out.mu.size += len(ch.b) - n
+	queued = c.out.queued()
 	c.out.mu.Unlock()
 	if c.trace {
 		c.traceMsgOut(sid, subj, reply, hdr, data)
@@ -139,17 +184,18 @@ func (c *client) stallChan() chan struct{} {
 }
 
 // writeLoop sends queued bytes until the client closes. Runs in its own
-// goroutine.
+// goroutine. Each round takes every queued chunk, writes them with one
+// vectored write, and returns them to the pool.
 func (c *client) writeLoop() {
 	defer c.srv.wg.Done()
-	var spare []byte
+	var taken []*chunk
+	var iov, vec net.Buffers
 	stallMark := c.srv.opts.MaxPending / 4 * 3
 	for range c.out.kick {
 		for {
 			c.out.mu.Lock()
-			b := c.out.mu.buf
 			closing := c.out.mu.closing
-			if len(b) == 0 {
+			if len(c.out.mu.chunks) == 0 {
 				c.out.mu.inflight = 0
 				c.releaseStall()
 				c.out.mu.Unlock()
@@ -159,26 +205,35 @@ func (c *client) writeLoop() {
 				}
 				break
 			}
-			c.out.mu.buf = spare[:0]
-			c.out.mu.inflight = len(b)
-			if c.out.mu.stall != nil && int64(len(b)) < stallMark {
+			taken, c.out.mu.chunks = c.out.mu.chunks, taken[:0]
+			size := c.out.mu.size
+			c.out.mu.size = 0
+			c.out.mu.inflight = size
+			if c.out.mu.stall != nil && int64(size) < stallMark {
 				c.releaseStall()
 			}
 			c.out.mu.Unlock()
 
+			iov = iov[:0]
+			for _, ch := range taken {
+				iov = append(iov, ch.b)
+			}
 			if !closing {
 				_ = c.conn.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteDeadline))
 			}
-			_, err := c.conn.Write(b)
+			vec = iov // WriteTo consumes vec; iov keeps the backing array
+			_, err := vec.WriteTo(c.conn)
+			clear(iov)
+			for i, ch := range taken {
+				putChunk(ch)
+				taken[i] = nil
+			}
+			taken = taken[:0]
 			if err != nil {
 				c.writeFailed(err)
 				c.finish()
 				return
 			}
-			if cap(b) > spareKeep {
-				b = nil
-			}
-			spare = b[:0]
 		}
 	}
 }
@@ -195,7 +250,7 @@ func (c *client) releaseStall() {
 // a slow consumer; anything else means it went away.
 func (c *client) writeFailed(err error) {
 	c.out.mu.Lock()
-	c.out.mu.buf = nil
+	c.out.dropQueued()
 	c.out.mu.inflight = 0
 	c.releaseStall()
 	c.out.mu.Unlock()

@@ -262,9 +262,7 @@ func fuzzClient(t *testing.T, data []byte, at int) {
 			c.processInput(c.limits())
 		}
 	}
-	c.out.mu.Lock()
-	out := string(c.out.mu.buf)
-	c.out.mu.Unlock()
+	out := queuedString(c)
 	cmds, perr := feed(c.limits(), data)
 	for _, cmd := range cmds {
 		if cmd.Op == opConnect || cmd.Op == opErr {

@@ -1,11 +1,12 @@
 package server
 
 // Outbound staging. A read goroutine does not lock a receiver's queue for
-// every message: it frames messages into a private per-receiver stage and
-// hands each stage over once per input chunk (or when it reaches
-// stageFlush). When the receiver's queue is empty at hand-over, the stage
-// buffer itself becomes the queue and the queue's old (empty) buffer becomes
-// the stage, so nothing is copied twice.
+// every message: it frames messages into a private per-receiver stage (a
+// chunk, chunk.go) and hands it over once per input chunk, or when the next
+// message would not fit. A full stage joins the receiver's queue as it is,
+// without a copy; only a small stage is copied into the queue's last chunk,
+// so that trickles of small messages do not leave a long list of mostly
+// empty chunks.
 //
 // Order: everything one read goroutine sends to one receiver during a chunk
 // goes through that receiver's stage, its own protocol replies (PONG, +OK,
@@ -14,15 +15,14 @@ package server
 // for the rest of the chunk.
 
 const (
-	maxStages  = 8        // receivers staged per chunk; more are served directly
-	stageFlush = 64 << 10 // hand a stage over once it holds this much
-	stageKeep  = 1 << 20  // largest stage buffer kept between chunks
+	maxStages = 8       // receivers staged per chunk; more are served directly
+	copyBelow = 4 << 10 // stages smaller than this are copied into the queue's last chunk
 )
 
 // stage is one receiver's pending bytes from this read goroutine.
 type stage struct {
 	dst *client
-	buf []byte
+	ch  *chunk // nil until something is staged
 }
 
 // stageFor returns the stage for dst, opening one if a slot is free, or nil.
@@ -41,41 +41,67 @@ func (c *client) stageFor(dst *client) *stage {
 		return nil
 	}
 	if n < cap(c.stages) {
-		c.stages = c.stages[:n+1] // reuse the old slot and its buffer
+		c.stages = c.stages[:n+1] // reuse the old slot
 	} else {
 		c.stages = append(c.stages, stage{})
 	}
 	st := &c.stages[n]
 	st.dst = dst
-	st.buf = st.buf[:0]
 	c.lastStage = n
 	return st
+}
+
+// room makes sure st has a chunk with space for need more bytes, handing
+// the current one over first if it is too full.
+func (c *client) room(st *stage, need int) {
+	if st.ch != nil && cap(st.ch.b)-len(st.ch.b) < need {
+		if len(st.ch.b) > 0 {
+			c.checkQueued(st.dst, c.handOver(st))
+		} else {
+			putChunk(st.ch) // empty but too small for this message
+			st.ch = nil
+		}
+	}
+	if st.ch == nil {
+		st.ch = getChunk(need)
+	}
 }
 
 // handOver moves a stage's bytes into its receiver's queue and wakes the
 // receiver's writer. It returns the receiver's queue length afterwards (0
 // when the receiver is closing).
 func (c *client) handOver(st *stage) int64 {
-	if len(st.buf) == 0 {
+	if st.ch == nil || len(st.ch.b) == 0 {
 		return 0
 	}
 	dst := st.dst
-	dst.out.mu.Lock()
-	if dst.out.mu.closing {
-		dst.out.mu.Unlock()
-		st.buf = st.buf[:0]
+	o := &dst.out
+	n := len(st.ch.b)
+	o.mu.Lock()
+	if o.mu.closing {
+		o.mu.Unlock()
+		st.ch.b = st.ch.b[:0]
 		return 0
 	}
-	if len(dst.out.mu.buf) == 0 {
-		dst.out.mu.buf, st.buf = st.buf, dst.out.mu.buf[:0]
-	} else {
-		dst.out.mu.buf = append(dst.out.mu.buf, st.buf...)
-		st.buf = st.buf[:0]
+	copied := false
+	if n < copyBelow {
+		if k := len(o.mu.chunks); k > 0 {
+			if last := o.mu.chunks[k-1]; cap(last.b)-len(last.b) >= n {
+				last.b = append(last.b, st.ch.b...)
+				copied = true
+			}
+		}
 	}
-	queued := int64(len(dst.out.mu.buf) + dst.out.mu.inflight)
-	dst.out.mu.Unlock()
-	if cap(st.buf) > stageKeep {
-		st.buf = nil
+	if !copied {
+		o.mu.chunks = append(o.mu.chunks, st.ch)
+	}
+	o.mu.size += n
+	queued := o.queued()
+	o.mu.Unlock()
+	if copied {
+		st.ch.b = st.ch.b[:0]
+	} else {
+		st.ch = nil
 	}
 	dst.kickWriter()
 	return queued
@@ -109,12 +135,10 @@ func (c *client) stageMsg(dst *client, sid, subj, reply, hdr, data []byte) bool 
 	if st == nil {
 		return false
 	}
-	st.buf = appendMsg(st.buf, dst.headers.Load(), sid, subj, reply, hdr, data)
+	c.room(st, msgSize(sid, subj, reply, hdr, data))
+	st.ch.b = appendMsg(st.ch.b, dst.headers.Load(), sid, subj, reply, hdr, data)
 	if dst.trace {
 		dst.traceMsgOut(sid, subj, reply, hdr, data)
-	}
-	if len(st.buf) >= stageFlush {
-		c.checkQueued(dst, c.handOver(st))
 	}
 	return true
 }
@@ -131,7 +155,12 @@ func (c *client) flushPending() {
 		}
 	}
 	for i := range c.stages {
-		c.stages[i].dst = nil
+		st := &c.stages[i]
+		st.dst = nil
+		if st.ch != nil { // emptied by handOver; idle connections keep no chunk
+			putChunk(st.ch)
+			st.ch = nil
+		}
 	}
 	c.stages = c.stages[:0]
 	c.lastStage = 0
@@ -163,7 +192,8 @@ func (c *client) addPending(dst *client) {
 // in order with the messages staged for it.
 func (c *client) queueOwn(p string) {
 	if st := c.stageFor(c); st != nil {
-		st.buf = append(st.buf, p...)
+		c.room(st, len(p))
+		st.ch.b = append(st.ch.b, p...)
 		if c.trace {
 			c.traceOut(p)
 		}

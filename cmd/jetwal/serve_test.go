@@ -172,15 +172,64 @@ func TestServeInProcess(t *testing.T) {
 	}
 }
 
-// TestServeBinarySIGTERM builds the command, starts it, and checks the
-// banner and a clean exit on SIGTERM.
-func TestServeBinarySIGTERM(t *testing.T) {
+// TestServeBinarySignals builds the command and runs it twice on one
+// store: the first run creates a stream, stores messages and is stopped
+// with SIGINT; the second finds them (the store was closed cleanly) and is
+// stopped with SIGTERM. Both runs must print the banner and exit 0.
+func TestServeBinarySignals(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "jetwal")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "serve", "--port", "0", "--addr", "127.0.0.1", "-js", "--store_dir", t.TempDir())
+	store := t.TempDir()
+
+	p := startBinary(t, bin, store)
+	nc := p.connect(t)
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.AddStream(&nats.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}}); err != nil {
+		t.Fatalf("add stream: %v", err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := js.Publish("orders.new", []byte("order")); err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+	}
+	p.stop(t, os.Interrupt)
+	nc.Close()
+
+	p = startBinary(t, bin, store)
+	nc = p.connect(t)
+	js, err = nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	si, err := js.StreamInfo("ORDERS")
+	if err != nil {
+		t.Fatalf("stream after restart: %v", err)
+	}
+	if si.State.Msgs != 3 || si.State.LastSeq != 3 {
+		t.Fatalf("after restart: %d messages, last seq %d; want 3 and 3", si.State.Msgs, si.State.LastSeq)
+	}
+	p.stop(t, syscall.SIGTERM)
+	nc.Close()
+}
+
+// binaryRun is one running `jetwal serve` process.
+type binaryRun struct {
+	cmd   *exec.Cmd
+	addr  string
+	lines chan string
+}
+
+// startBinary starts `jetwal serve -js` on a random port with store and
+// waits for "Server is ready".
+func startBinary(t *testing.T, bin, store string) *binaryRun {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--port", "0", "--addr", "127.0.0.1", "-js", "--store_dir", store)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -194,49 +243,70 @@ func TestServeBinarySIGTERM(t *testing.T) {
 			_ = cmd.Wait()
 		}
 	})
-	lines := make(chan string, 100)
+	p := &binaryRun{cmd: cmd, lines: make(chan string, 1000)}
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			lines <- sc.Text()
+			p.lines <- sc.Text()
 		}
-		close(lines)
+		close(p.lines)
 	}()
-	var addr string
+	var banner []string
 	timeout := time.After(20 * time.Second)
 	for ready := false; !ready; {
 		select {
-		case l, ok := <-lines:
+		case l, ok := <-p.lines:
 			if !ok {
-				t.Fatal("jetwal exited before it was ready")
+				t.Fatalf("jetwal exited before it was ready:\n%s", strings.Join(banner, "\n"))
 			}
+			banner = append(banner, l)
 			if m := listenRE.FindStringSubmatch(l); m != nil {
-				addr = m[1]
+				p.addr = m[1]
 			}
 			ready = strings.HasSuffix(l, "[INF] Server is ready")
 		case <-timeout:
-			t.Fatal("jetwal did not get ready")
+			t.Fatalf("jetwal did not get ready:\n%s", strings.Join(banner, "\n"))
 		}
 	}
-	nc, err := nats.Connect("nats://"+addr, nats.NoReconnect())
+	joined := strings.Join(banner, "\n")
+	for _, want := range []string{"Starting jetwal", "Max Payload:", "Store Directory: \"" + store + "\"", "Listening for client connections on 127.0.0.1:"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("banner lacks %q:\n%s", want, joined)
+		}
+	}
+	return p
+}
+
+func (p *binaryRun) connect(t *testing.T) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect("nats://"+p.addr, nats.NoReconnect())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	return nc
+}
+
+// stop sends sig and checks for a clean exit with the shutdown lines.
+func (p *binaryRun) stop(t *testing.T, sig os.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	var rest []string
-	for l := range lines {
+	for l := range p.lines {
 		rest = append(rest, l)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("exit after SIGTERM: %v\n%s", err, strings.Join(rest, "\n"))
+	joined := strings.Join(rest, "\n")
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("exit after %v: %v\n%s", sig, err, joined)
 	}
-	if joined := strings.Join(rest, "\n"); !strings.Contains(joined, "Server Exiting") {
-		t.Fatalf("no exit line:\n%s", joined)
+	for _, want := range []string{"Initiating Shutdown", "Server Exiting"} {
+		if !strings.Contains(joined, want) {
+			t.Fatalf("after %v, no %q line:\n%s", sig, want, joined)
+		}
 	}
 }
