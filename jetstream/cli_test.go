@@ -9,38 +9,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jetwal/jetwal/internal/testbin"
 )
 
-// natsCLI locates the real nats CLI: $JETWAL_NATS_CLI, else .bin/nats at the
-// module root. It fails (never skips) when the binary is missing.
-func natsCLI(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("JETWAL_NATS_CLI"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("JETWAL_NATS_CLI=%s: %v (run make tools)", p, err)
-		}
-		return p
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("module root not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, ".bin", "nats")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("nats CLI not found at %s: run make tools", p)
-	}
-	return p
-}
+// natsCLI is the pinned nats CLI (see internal/testbin).
+func natsCLI(t *testing.T) string { return testbin.NatsCLI(t) }
 
 // cli runs the nats CLI against a server with an isolated home directory, so
 // no user context is used.

@@ -10,38 +10,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jetwal/jetwal/internal/testbin"
 )
 
-// natsCLI returns the path of the pinned nats CLI: $JETWAL_NATS_CLI, or
-// .bin/nats at the module root. It fails (never skips) when it is missing.
-func natsCLI(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("JETWAL_NATS_CLI"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("JETWAL_NATS_CLI=%s: %v (run make tools)", p, err)
-		}
-		return p
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("module root not found; run make tools")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, ".bin", "nats")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("nats CLI not found at %s: run make tools", p)
-	}
-	return p
-}
+// natsCLI is the pinned nats CLI (see internal/testbin).
+func natsCLI(t *testing.T) string { return testbin.NatsCLI(t) }
 
 // syncBuffer is a bytes.Buffer safe for a process writing and a test reading.
 type syncBuffer struct {
