@@ -12,7 +12,7 @@ STORE_DIR ?=
 export PATH := $(BIN):$(PATH)
 export JETWAL_NATS_CLI := $(NATS)
 
-.PHONY: build run test vet race fuzz fuzz-short bench tools clean benchstat bench-engine-compare peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core
+.PHONY: build run test vet race fuzz fuzz-short crash crash-short bench tools clean benchstat bench-engine-compare peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core
 
 build:
 	$(GO) build -o $(BIN)/jetwal ./cmd/jetwal
@@ -35,7 +35,9 @@ test: tools vet
 race: test
 
 # FUZZ_TARGETS lists "package:FuzzName" pairs.
-FUZZ_TARGETS := ./server:FuzzProtocolParser
+FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzRecover \
+	./fuzz:FuzzJetStreamAPI ./server:FuzzProtocolParser \
+	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay
 
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do \
@@ -43,6 +45,16 @@ fuzz-short:
 		echo "fuzz $$name ($(SHORTFUZZ))"; \
 		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(SHORTFUZZ) $$pkg || exit 1; \
 	done
+
+# Process-level kill -9 crash tests (crashtest/): 200 cycles, or
+# CRASH_CYCLES; `make test` runs the 20-cycle short version with ./... .
+CRASH_CYCLES ?= 200
+
+crash:
+	JETWAL_CRASH_CYCLES=$(CRASH_CYCLES) $(GO) test -count=1 -v -timeout 60m -run 'TestKill9|TestBitRot|TestDiskFull' ./crashtest
+
+crash-short:
+	JETWAL_CRASH_CYCLES=20 $(GO) test -count=1 -v -timeout 10m ./crashtest
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
@@ -90,7 +102,9 @@ $(NATS_SERVER):
 # jetwal vs nats-server through nats.go (nested module bench/, its own go.mod).
 # Full mode writes bench/results and the README's Performance section; quick
 # mode writes bench/results/quick. BENCH_FLAGS passes extra flags, e.g.
-# BENCH_FLAGS='-growth 1M,10M'.
+# BENCH_FLAGS='-growth 1M,10M' (growth sizes; the default full run aims at
+# 1M,10M,50M and stops appending when its 10-minute growth budget ends) or
+# BENCH_FLAGS='-growth-budget 25m' (reaches 50M on 2 cores, ~15 min longer).
 JETWAL_BENCH := $(BIN)/jetwal-bench
 BENCH_FLAGS ?=
 

@@ -129,10 +129,10 @@ func isEmptyRequest(b []byte) bool {
 	if len(b) == 0 || string(b) == "null" {
 		return true
 	}
-	if b[0] != '{' {
-		return false
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return false // a lone "{" is not empty: it is invalid JSON
 	}
-	return len(bytes.TrimSpace(b[1:len(b)-1])) == 0 && b[len(b)-1] == '}'
+	return len(bytes.TrimSpace(b[1:len(b)-1])) == 0
 }
 
 // decodeRequest decodes an optional JSON body into v. An empty body leaves

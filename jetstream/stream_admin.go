@@ -99,6 +99,7 @@ func (js *JetStream) openWAL(dir string, cfg *api.StreamConfig) (*wal.Store, err
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: stream %s: open %s: %w", cfg.Name, msgs, err)
 	}
+	js.logRecovery(cfg.Name, st)
 	return st, nil
 }
 

@@ -3,6 +3,7 @@ package segment
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -153,7 +154,18 @@ func (s *Segment) Compressed() bool { return s.compressed }
 func (s *Segment) End() int64 { return s.end + int64(len(s.wbuf)) }
 
 // Flushed is the offset up to which records have been written to the file.
-func (s *Segment) Flushed() int64 { return s.end }
+func (s *Segment) Flushed() int64 {
+	if s.compressed {
+		// Everything is flushed; offsets are into the decoded body, whose
+		// length is known once it is decoded (the file size is not it).
+		// A body that does not decode: reads report the decode error.
+		if b, err := s.bytes(); err == nil {
+			return int64(len(b))
+		}
+		return math.MaxInt64
+	}
+	return s.end
+}
 
 // Buffered is the number of encoded bytes waiting for Flush.
 func (s *Segment) Buffered() int { return len(s.wbuf) }
@@ -191,6 +203,38 @@ func (s *Segment) SetEnd(end int64) error {
 		}
 	}
 	s.end = end
+	return nil
+}
+
+// Grow enlarges an unsealed segment's reserved space to capacity bytes
+// (preallocated like Create) and remaps it. The old mapping is released, so
+// the owner must call it where no reader holds a record view (package wal:
+// under its exclusive lock). It is how a record larger than the space left
+// goes into a segment that must keep its name (see wal's appendLocked).
+func (s *Segment) Grow(capacity int64) error {
+	if s.sealed {
+		return ErrSealed
+	}
+	if capacity <= s.capacity {
+		return nil
+	}
+	if err := s.f.Allocate(s.capacity, capacity-s.capacity); err != nil {
+		if !errors.Is(err, vfs.ErrAllocUnsupported) {
+			return fmt.Errorf("segment: preallocate %s to %d: %w", s.path, capacity, err)
+		}
+		if err := s.f.Truncate(capacity); err != nil {
+			return fmt.Errorf("segment: size %s to %d: %w", s.path, capacity, err)
+		}
+	}
+	m, err := s.f.Map(int(capacity))
+	if err != nil {
+		return fmt.Errorf("segment: map %s: %w", s.path, err)
+	}
+	old := s.m
+	s.m, s.data, s.capacity = m, m.Bytes(), capacity
+	if old != nil {
+		old.Unmap()
+	}
 	return nil
 }
 

@@ -90,7 +90,15 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 	}
 	n := segment.EncodedSize(len(subj), len(hdr), len(data))
 	if !s.active.seg.Room(n) {
-		if err := s.rollLocked(seq, n); err != nil {
+		var err error
+		if s.active.seg.Base() == seq {
+			// The active segment holds no message yet (tombstones at
+			// most): a new one would take its name. Grow it instead.
+			err = s.active.seg.Grow(max(s.opts.SegmentSize, int64(segment.HeaderSize+n)) + s.active.seg.End())
+		} else {
+			err = s.rollLocked(seq, n)
+		}
+		if err != nil {
 			return 0, 0, s.failLocked(err)
 		}
 	}
@@ -391,7 +399,13 @@ func (s *Store) writeTombsLocked() error {
 func (s *Store) appendTombLocked(first, count uint64) error {
 	n := segment.EncodedSize(0, 0, 8)
 	if !s.active.seg.Room(n) {
-		if err := s.rollLockedNoTombs(s.last+1, n); err != nil {
+		var err error
+		if s.active.seg.Base() == s.last+1 {
+			err = s.active.seg.Grow(s.active.seg.End() + s.opts.SegmentSize) // only tombstones: keep its name
+		} else {
+			err = s.rollLockedNoTombs(s.last+1, n)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -47,10 +47,26 @@ func (s *Store) withRecord(seq uint64, fn func(r *segment.Record)) error {
 			return store.ErrNotFound
 		}
 		rec, needFlush, err := s.readRecordLocked(seq)
+		erased := false
 		if err == nil && !needFlush {
-			fn(&rec)
+			switch {
+			case rec.Seq != seq:
+				err = fmt.Errorf("wal: %s: index maps sequence %d to a record of sequence %d: %w", s.dir, seq, rec.Seq, store.ErrCorrupt)
+			case rec.Flags&segment.FlagErased != 0:
+				// Erased in place, its tombstone lost to a crash (or to
+				// damage): the message was deleted, it is not data.
+				erased = true
+			default:
+				fn(&rec)
+			}
 		}
 		s.mu.RUnlock()
+		if erased {
+			s.mu.Lock()
+			s.removeLocked(seq)
+			s.mu.Unlock()
+			return store.ErrNotFound
+		}
 		if err != nil && errors.Is(err, store.ErrCorrupt) {
 			return s.corruptRead(seq, err)
 		}

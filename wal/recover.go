@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -99,12 +100,14 @@ func (s *Store) recover() error {
 		writable := i == len(files)-1 && !f.compressed
 		seg, err := segment.Open(s.fs, f.path, writable)
 		if err != nil {
-			if i == len(files)-1 && errors.Is(err, store.ErrCorrupt) {
+			if i == len(files)-1 && errors.Is(err, store.ErrCorrupt) && s.neverWritten(f.path) {
 				// A new segment whose header never reached the disk.
 				s.report.Corrupt = append(s.report.Corrupt, asCorrupt(err))
 				s.fs.Remove(f.path)
 				continue
 			}
+			// A damaged header in front of records: refuse to open rather
+			// than drop the records and hand their sequences out again.
 			return err
 		}
 		s.nextID++
@@ -144,6 +147,30 @@ func (s *Store) recover() error {
 	s.enforceLimitsLocked("")
 	s.expireLocked()
 	return nil
+}
+
+// neverWritten reports whether a segment file holds no byte but zeros: a
+// create whose header never reached the disk. A file with anything else in
+// it held records and is never removed for a bad header.
+func (s *Store) neverWritten(path string) bool {
+	f, err := s.fs.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for off := int64(0); ; {
+		n, err := f.ReadAt(buf, off)
+		for _, b := range buf[:n] {
+			if b != 0 {
+				return false
+			}
+		}
+		off += int64(n)
+		if err != nil {
+			return errors.Is(err, io.EOF)
+		}
+	}
 }
 
 func asCorrupt(err error) *segment.CorruptError {
@@ -204,6 +231,17 @@ func (s *Store) scanFrom(segIdx int, lastSeq uint64) error {
 			s.bytes += uint64(len(r.Subject)+len(r.Header)+len(r.Data)) + store.RecordOverhead
 			return nil
 		}, onDamage)
+		if err != nil && e.seg.Compressed() && errors.Is(err, store.ErrCorrupt) && !newest {
+			// A compressed body that does not decode: every message in it
+			// is lost, the other segments are still served.
+			s.report.Corrupt = append(s.report.Corrupt, asCorrupt(err))
+			if next := s.segs[i+1].seg.Base(); next > s.last+1 {
+				s.noteLost(s.last+1, next-1)
+				s.last = next - 1
+			}
+			lostFrom = 0
+			continue
+		}
 		if err != nil {
 			return err
 		}

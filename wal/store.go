@@ -152,8 +152,8 @@ func (s *Store) Sync() error {
 	return err
 }
 
-// syncLocked flushes tombstones and the write buffer and fsyncs the active
-// segment while holding mu. It returns the waiters it made durable; the
+// syncLocked flushes tombstones and the write buffer and fsyncs frozen
+// segments and the active one while holding mu. It returns the waiters it made durable; the
 // caller notifies them after unlocking.
 func (s *Store) syncLocked() ([]waiter, error) {
 	if s.werr != nil {
@@ -161,6 +161,11 @@ func (s *Store) syncLocked() ([]waiter, error) {
 	}
 	if err := s.writeTombsLocked(); err != nil {
 		return nil, s.failLocked(err)
+	}
+	// Segments frozen by a roll are trimmed and fsynced in the background;
+	// "everything appended so far" includes them.
+	if err := s.finishSealsLocked(); err != nil {
+		return nil, err
 	}
 	if err := s.active.seg.Sync(); err != nil {
 		return nil, s.failLocked(err)
@@ -216,13 +221,19 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) closeSegments() {
-	for _, e := range s.segs {
-		e.seg.Close()
+	// A segment busy outside the lock (a Verify scanning it) is closed by
+	// unbusyLocked when that ends, never under the reader.
+	var busy []*segEntry
+	for _, list := range [][]*segEntry{s.segs, s.deferred} {
+		for _, e := range list {
+			if s.busy[e] > 0 {
+				busy = append(busy, e)
+				continue
+			}
+			e.seg.Close()
+		}
 	}
-	for _, e := range s.deferred {
-		e.seg.Close()
-	}
-	s.segs, s.deferred, s.active = nil, nil, nil
+	s.segs, s.deferred, s.active = nil, busy, nil
 }
 
 // Remove closes the store and deletes its directory.

@@ -32,6 +32,9 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"serve": serveCommand(),
+
+		"verify": verifyCommand(),
+		"dump":   dumpCommand(),
 	}
 }
 

@@ -1,0 +1,22 @@
+// Package crashtest holds jetwal's process-level crash tests. They build
+// the jetwal binary, run `jetwal serve -js` as a child process on a
+// temporary store and talk to it with nats.go, so what they check is what a
+// client sees across real process deaths:
+//
+//   - TestKill9: --sync=always, async publishes in flight and a durable
+//     pull consumer acking with confirmed acks; SIGKILL at seeded random
+//     moments, restart, and every acknowledged message must be there with
+//     the same subject, headers and payload, no sequence handed out twice,
+//     the consumer's ack floor not below a confirmed ack, no confirmed
+//     message redelivered. JETWAL_CRASH_CYCLES sets the cycles (20 in
+//     `go test`, 200 in `make crash`), JETWAL_CRASH_SEED replays a run.
+//   - TestKill9SyncInterval: the same with --sync=200ms, where acknowledged
+//     messages may be lost, but only as the tail of a cycle, never corrupt.
+//   - TestBitRot: a flipped byte in an old sealed segment of a stopped
+//     server; the restarted server logs the damaged record with its file
+//     and byte offset, serves every other message and answers a get of the
+//     damaged sequence with "message not found".
+//   - TestDiskFull: a store on a small filesystem (a tmpfs the test mounts
+//     when it runs as root, else it is skipped in favour of the in-process
+//     ErrorFS test); see diskfull_test.go.
+package crashtest
