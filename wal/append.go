@@ -1,8 +1,11 @@
 package wal
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jetwal/jetwal/index"
@@ -89,16 +92,25 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 		ts = s.lastTS // timestamps never go backwards, so SeqForTime can bisect
 	}
 	n := segment.EncodedSize(len(subj), len(hdr), len(data))
-	if !s.active.seg.Room(n) {
+	// A message leaves tombReserve free in its segment, so deletes and
+	// purges can always be written there, even when the disk is too full
+	// for a new segment: purging is how a full disk gets space back.
+	if !s.active.seg.Room(n + tombReserve) {
 		var err error
 		if s.active.seg.Base() == seq {
 			// The active segment holds no message yet (tombstones at
 			// most): a new one would take its name. Grow it instead.
-			err = s.active.seg.Grow(max(s.opts.SegmentSize, int64(segment.HeaderSize+n)) + s.active.seg.End())
+			err = s.active.seg.Grow(max(s.opts.SegmentSize, int64(segment.HeaderSize+n+tombReserve)) + s.active.seg.End())
 		} else {
-			err = s.rollLocked(seq, n)
+			err = s.rollLocked(seq, n+tombReserve)
 		}
 		if err != nil {
+			if s.werr == nil && errors.Is(err, syscall.ENOSPC) {
+				// Nothing changed: the new segment could not be created
+				// (or grown). Refuse this message; a later append tries
+				// again, so appends work once space returns.
+				return 0, 0, fmt.Errorf("wal: %s: disk full: %w", s.dir, err)
+			}
 			return 0, 0, s.failLocked(err)
 		}
 	}
@@ -128,6 +140,14 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 // enough for a record of need bytes.
 func (s *Store) rollLocked(base uint64, need int) error {
 	if err := s.writeTombsLocked(); err != nil {
+		return s.failLocked(err)
+	}
+	// Create the new segment before sealing the old one: if the disk is
+	// full, the store stays as it was and the old segment keeps its tomb
+	// reserve.
+	size := max(s.opts.SegmentSize, int64(segment.HeaderSize+need))
+	seg, err := segment.Create(s.fs, s.dir, base, s.nowNano(), size)
+	if err != nil {
 		return err
 	}
 	old := s.active
@@ -135,12 +155,14 @@ func (s *Store) rollLocked(base uint64, need int) error {
 		// Waiters in the old segment are released by the next group commit
 		// (already kicked by their appends), once this seal made them durable.
 		if err := old.seg.Seal(); err != nil {
-			return err
+			seg.Remove()
+			return s.failLocked(err)
 		}
 		if s.opts.Compress && s.busy[old] == 0 {
 			c, err := segment.Compress(old.seg)
 			if err != nil {
-				return err
+				seg.Remove()
+				return s.failLocked(err)
 			}
 			old.seg = c
 		}
@@ -148,7 +170,8 @@ func (s *Store) rollLocked(base uint64, need int) error {
 		// Without SyncAlways nobody waits for the old segment's fsync: it is
 		// trimmed and synced in the background (finishSeals).
 		if err := old.seg.Freeze(); err != nil {
-			return err
+			seg.Remove()
+			return s.failLocked(err)
 		}
 		s.sealing = append(s.sealing, old)
 		select {
@@ -157,11 +180,6 @@ func (s *Store) rollLocked(base uint64, need int) error {
 		}
 	}
 	s.unsynced = false
-	size := max(s.opts.SegmentSize, int64(segment.HeaderSize+need))
-	seg, err := segment.Create(s.fs, s.dir, base, s.nowNano(), size)
-	if err != nil {
-		return err
-	}
 	s.nextID++
 	s.active = &segEntry{id: s.nextID, seg: seg}
 	s.segs = append(s.segs, s.active)
@@ -170,7 +188,11 @@ func (s *Store) rollLocked(base uint64, need int) error {
 	// roll; the periodic and closing checkpoints cover the rest.)
 	s.rolls++
 	if s.rolls >= checkpointRolls {
-		return s.checkpointLocked()
+		// A failed checkpoint (a full disk, say) costs only a longer
+		// recovery scan; it matters here only if it made the store fail.
+		if err := s.checkpointLocked(); err != nil && s.werr != nil {
+			return s.werr
+		}
 	}
 	return nil
 }
@@ -215,9 +237,11 @@ func (s *Store) groupCommit() {
 		return
 	}
 	s.commits++
+	taken := s.waiters // the array batch aliases; recycled once notified
 	batch := s.takeWaitersLocked(target)
 	s.lastBatch = len(batch)
 	s.unlockNotify(batch, nil)
+	putWaiters(taken)
 	// More may have arrived during the fsync.
 	s.mu.Lock()
 	more := len(s.waiters) > 0
@@ -334,7 +358,7 @@ func (s *Store) takeWaitersLocked(target uint64) []waiter {
 		i++
 	}
 	batch := s.waiters[:i:i]
-	s.waiters = append([]waiter(nil), s.waiters[i:]...)
+	s.waiters = append(getWaiters(), s.waiters[i:]...)
 	if target > s.visible {
 		s.visible = target
 		if i > 0 && batch[i-1].seq == target {
@@ -344,6 +368,29 @@ func (s *Store) takeWaitersLocked(target uint64) []waiter {
 		}
 	}
 	return batch
+}
+
+// waiterBufs recycles the waiter arrays of notified group commits, so that
+// under steady load s.waiters is not regrown from nothing after every
+// commit. It holds *[]waiter of length 0.
+var waiterBufs sync.Pool
+
+func getWaiters() []waiter {
+	if p, ok := waiterBufs.Get().(*[]waiter); ok {
+		return *p
+	}
+	return nil
+}
+
+// putWaiters recycles ws once nothing refers to its array any more.
+func putWaiters(ws []waiter) {
+	if cap(ws) == 0 {
+		return
+	}
+	ws = ws[:cap(ws)]
+	clear(ws) // drop the callbacks
+	ws = ws[:0]
+	waiterBufs.Put(&ws)
 }
 
 // takeAllWaitersLocked removes every waiter, for failing them.

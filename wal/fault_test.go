@@ -274,3 +274,68 @@ func TestBitRotAfterCheckpoint(t *testing.T) {
 		s.Close() // the closing checkpoint keeps the loss on record
 	}
 }
+
+// When the disk is too full for a new segment, appends fail with ENOSPC
+// without making the store fail: reads keep working, a purge succeeds (its
+// tombstone goes into the reserve of the active segment) and drops the
+// sealed segments, and once space returns appends work again without a
+// reopen. Nothing stored is lost across a restart.
+func TestDiskFullRecoversAfterPurge(t *testing.T) {
+	for _, mode := range []SyncMode{SyncAlways, SyncNever} {
+		t.Run(mode.String(), func(t *testing.T) {
+			efs := vfs.NewErrorFS(vfs.NewMemFS())
+			o := Options{FS: efs, Sync: mode, SegmentSize: 8 << 10}
+			s, err := Open("/s", o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 100; i++ {
+				if _, _, err := s.Append("a", nil, make([]byte, 200)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			efs.Inject(vfs.Fault{Op: vfs.OpAllocate, Err: syscall.ENOSPC})
+			var failed error
+			for i := 0; i < 100 && failed == nil; i++ {
+				_, _, failed = s.Append("a", nil, make([]byte, 200))
+			}
+			if !errors.Is(failed, syscall.ENOSPC) || errors.Is(failed, store.ErrWriteFailed) {
+				t.Fatalf("want a non-sticky ENOSPC, got %v", failed)
+			}
+			// Still full: the next append fails the same way, reads work.
+			if _, _, err := s.Append("a", nil, make([]byte, 200)); !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("second append on a full disk: %v", err)
+			}
+			st := s.State()
+			var m store.Msg
+			for q := st.FirstSeq; q <= st.LastSeq; q++ {
+				if err := s.Load(q, &m); err != nil {
+					t.Fatalf("load %d on a full disk: %v", q, err)
+				}
+			}
+			n, err := s.Purge("", 0, 0)
+			if err != nil || n != st.Msgs {
+				t.Fatalf("purge on a full disk = %d, %v; want %d", n, err, st.Msgs)
+			}
+			efs.Clear() // the purge freed space
+			seq, _, err := s.Append("a", nil, []byte("again"))
+			if err != nil || seq != st.LastSeq+1 {
+				t.Fatalf("append after space returned = %d, %v; want seq %d", seq, err, st.LastSeq+1)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s, err = Open("/s", o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if got := s.State(); got.Msgs != 1 || got.LastSeq != seq {
+				t.Fatalf("after reopen %+v, want one message at %d", got, seq)
+			}
+			if err := s.Load(seq, &m); err != nil || string(m.Data) != "again" {
+				t.Fatalf("load %d after reopen: %v %q", seq, err, m.Data)
+			}
+		})
+	}
+}

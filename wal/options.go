@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetwal/jetwal/segment"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/vfs"
 )
@@ -53,6 +54,11 @@ const (
 	// flushThreshold is the write-buffer size at which appends are written
 	// to the file even before a sync is due.
 	flushThreshold = 256 << 10
+
+	// tombReserve is the space a message append leaves free in its
+	// segment for tombstones (32 of them), so removals never need a new
+	// segment on a full disk.
+	tombReserve = 32 * (segment.RecordHeader + 8 + segment.ChecksumSize)
 
 	// gatherMax bounds how long a group commit waits for the writers the
 	// previous one released (see Store.gather).
