@@ -40,8 +40,13 @@
 // background.
 //
 // A failed write or fsync is sticky: the store refuses appends until it is
-// reopened, and keeps serving reads. ENOSPC comes back wrapped, and nothing
-// already stored is touched.
+// reopened, and keeps serving reads. A full disk is not: segments are
+// preallocated, so it shows when the next segment cannot be created, which
+// happens before the old one is sealed and changes nothing. That append is
+// refused with an error wrapping ENOSPC and later ones try again. Every
+// message leaves a small reserve in its segment for tombstones, so deletes
+// and purges still work on a full disk; a purge frees the sealed segments it
+// empties, and appends resume without a reopen.
 //
 // # Removal
 //
