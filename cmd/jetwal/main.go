@@ -1,6 +1,9 @@
 // Command jetwal runs and inspects a jetwal server.
 //
 //	jetwal serve [flags]     run the NATS/JetStream server
+//	jetwal verify <dir>      check a store directory, exit 1 if damaged
+//	jetwal dump <segment>    print a segment's records
+//	jetwal bench compare     benchmark against nats-server (bench/)
 //	jetwal help [command]    show usage
 //
 // Each subcommand lives in its own file and is listed once in commands().
@@ -35,6 +38,7 @@ func commands() map[string]command {
 
 		"verify": verifyCommand(),
 		"dump":   dumpCommand(),
+		"bench":  benchCommand(),
 	}
 }
 
