@@ -31,13 +31,15 @@ vet:
 test: tools vet
 	$(GO) test -race -timeout 20m ./...
 	$(MAKE) fuzz-short
+	$(MAKE) bench-smoke
 
 race: test
 
 # FUZZ_TARGETS lists "package:FuzzName" pairs.
 FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzRecover \
 	./fuzz:FuzzJetStreamAPI ./server:FuzzProtocolParser \
-	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay
+	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay \
+	./subject:FuzzValidLiteral
 
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do \

@@ -12,7 +12,6 @@ import (
 	"github.com/jetwal/jetwal/bench/internal/proc"
 	"github.com/jetwal/jetwal/bench/internal/report"
 	"github.com/jetwal/jetwal/bench/internal/suite"
-	"github.com/jetwal/jetwal/bench/internal/workload"
 )
 
 // envAKind switches server A of the smoke test: "nats-server" compares the
@@ -46,32 +45,18 @@ func TestSmoke(t *testing.T) {
 	if want := cfg.Reps * len(cfg.Sizes) * 2 * (8 + 5); len(d.Runs) != want {
 		t.Fatalf("%d runs recorded, want %d", len(d.Runs), want)
 	}
-	noConsumers := false
 	for _, r := range d.Runs {
-		if r.Err == "" && r.Result.Msgs > 0 {
-			continue
+		if r.Err != "" || r.Result.Msgs == 0 {
+			t.Errorf("run %s %s %s %dB: %d msgs, err %q", r.Mode, r.Server, r.Workload, r.Size, r.Result.Msgs, r.Err)
 		}
-		if consumerAPIMissing(a, r) {
-			noConsumers = true
-			continue
-		}
-		t.Errorf("run %s %s %s %dB: %d msgs, err %q", r.Mode, r.Server, r.Workload, r.Size, r.Result.Msgs, r.Err)
-	}
-	if noConsumers {
-		t.Logf("%s does not answer the consumer API yet: its fetch, consume and ordered runs are checked to be reported as errors", a.Name)
 	}
 	for _, n := range d.Meta.Notes {
-		if !noConsumers || !strings.Contains(n, workload.ErrConsumerAPI.Error()) {
-			t.Errorf("note: %q", n)
-		}
+		t.Errorf("note: %q", n)
 	}
 	if len(d.Durables) != 2 {
 		t.Fatalf("%d durable-consumer points, want 2", len(d.Durables))
 	}
 	for _, p := range d.Durables {
-		if noConsumers && p.Server == a.Name && strings.Contains(p.Err, workload.ErrConsumerAPI.Error()) {
-			continue
-		}
 		if p.Err != "" || p.Consumers != cfg.Durables || p.After != cfg.Durables || p.CleanRestart <= 0 || p.KillRestart <= 0 || p.IdleCPU < 0 || p.RSS <= 0 {
 			t.Errorf("durable-consumer point %+v", p)
 		}
@@ -95,16 +80,7 @@ func TestSmoke(t *testing.T) {
 	}
 	rows := report.Summarize(d)
 	for _, v := range report.Judge(rows) {
-		w, err := workload.Lookup(v.Key.Workload)
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case noConsumers && w.Reads:
-			if v.Have || !strings.HasPrefix(v.Status(), "not met ("+a.Name+": error: ") {
-				t.Errorf("target %q of a server without consumers: status %q", v.Label, v.Status())
-			}
-		case !v.Have:
+		if !v.Have {
 			t.Errorf("target %q has no ratio: %s", v.Label, v.Status())
 		}
 	}
@@ -118,9 +94,6 @@ func TestSmoke(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(out, report.FileReport))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if noConsumers && !strings.Contains(string(md), "| error | ") {
-		t.Errorf("REPORT.md does not show the failed read rows as errors")
 	}
 	for _, want := range []string{"## Targets", "## Throughput, default mode", "## Throughput, sync-always mode", "## Latency", "## Peak memory", "## Growth", "durable consumers (issue 6)", "make bench-compare", "restart.png"} {
 		if !strings.Contains(string(md), want) {
@@ -148,16 +121,4 @@ func TestSmoke(t *testing.T) {
 	if len(back.Runs) != len(d.Runs) || len(back.Growth) != len(d.Growth) {
 		t.Errorf("data.json round trip lost runs or growth points")
 	}
-}
-
-// consumerAPIMissing reports whether r is a read run of server A that failed
-// only because A has no consumer API yet (jetwal before its consumers land):
-// the one failure the harness must record as an error row rather than abort
-// on. Every other failure fails the smoke test.
-func consumerAPIMissing(a proc.Spec, r report.Run) bool {
-	w, err := workload.Lookup(r.Workload)
-	if err != nil || !w.Reads || r.Server != a.Name || a.Kind != proc.KindJetwal {
-		return false
-	}
-	return strings.Contains(r.Err, workload.ErrConsumerAPI.Error())
 }
