@@ -382,7 +382,7 @@ func (c *client) match(subj []byte) *result {
 // the reply subject, as nats-server does when nobody received a request.
 func (c *client) noResponders(subj, reply []byte) {
 	var sub *subscription
-	for _, s := range c.srv.subs.Match(bytesView(reply)).Plain {
+	for _, s := range c.srv.subs.MatchOnce(bytesView(reply)).Plain {
 		if s.client == c {
 			sub = s
 			break

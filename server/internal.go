@@ -68,9 +68,11 @@ func (s *Server) removeInternal(sub *subscription) {
 // internal, like a client PUB (HPUB when hdr is not empty; clients without
 // header support get the data only). hdr must be a complete header block or
 // nil. Safe from any goroutine, including from inside a Handler. Invalid
-// subjects are dropped.
+// subjects are dropped. Internal publishes mostly answer requests (PubAcks,
+// API responses) on one-off reply inboxes, so their lookups do not fill the
+// subject cache (sublist.MatchOnce).
 func (s *Server) Publish(subj, reply string, hdr, data []byte) {
-	res := s.subs.Match(subj)
+	res := s.subs.MatchOnce(subj)
 	if res.Empty() {
 		return
 	}

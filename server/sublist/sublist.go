@@ -226,23 +226,8 @@ func (l *List[T]) invalidate(filter string) {
 // subj. A subject that is not a valid literal matches nothing. The result is
 // shared: do not modify it.
 func (l *List[T]) Match(subj string) *Result[T] {
-	if !validPublish(subj) {
-		return l.empty
-	}
-	l.mu.RLock()
-	if r, ok := l.mu.cache[subj]; ok {
-		l.mu.RUnlock()
-		return r
-	}
-	gen := l.gen.Load()
-	var b builder[T]
-	matchLevel(l.mu.root, subj, &b)
-	l.mu.RUnlock()
-	r := b.result()
-	if r == nil {
-		r = l.empty
-	}
-	if l.mu.cache == nil {
+	r, gen, hit := l.match(subj)
+	if hit || l.mu.cache == nil {
 		return r
 	}
 	l.mu.Lock()
@@ -254,6 +239,36 @@ func (l *List[T]) Match(subj string) *Result[T] {
 	}
 	l.mu.Unlock()
 	return r
+}
+
+// MatchOnce is Match for a subject that is unlikely to be published to
+// again, such as a request's unique reply inbox: it uses a cached result but
+// does not add one. Filling the cache with one-off subjects would only evict
+// the subjects that repeat, and take the write lock on every call.
+func (l *List[T]) MatchOnce(subj string) *Result[T] {
+	r, _, _ := l.match(subj)
+	return r
+}
+
+// match looks subj up in the cache, else in the tree; gen is the
+// generation the tree result was computed at.
+func (l *List[T]) match(subj string) (r *Result[T], gen uint64, hit bool) {
+	if !validPublish(subj) {
+		return l.empty, 0, true
+	}
+	l.mu.RLock()
+	if r, ok := l.mu.cache[subj]; ok {
+		l.mu.RUnlock()
+		return r, 0, true
+	}
+	gen = l.gen.Load()
+	var b builder[T]
+	matchLevel(l.mu.root, subj, &b)
+	l.mu.RUnlock()
+	if r = b.result(); r == nil {
+		r = l.empty
+	}
+	return r, gen, false
 }
 
 // HasInterest reports whether any subscription matches subj.

@@ -305,3 +305,31 @@ func BenchmarkMatchUncached(b *testing.B) {
 		}
 	}
 }
+
+// MatchOnce answers like Match, serves cached results, and never fills the
+// cache.
+func TestMatchOnceDoesNotFillCache(t *testing.T) {
+	l := New[*sub](Options{})
+	inbox := &sub{1, "_INBOX.abc.*", ""}
+	if err := l.Insert(inbox.filter, "", inbox); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		if got := plainIDs(l.MatchOnce(fmt.Sprintf("_INBOX.abc.%d", i))); !slices.Equal(got, []int{1}) {
+			t.Fatalf("MatchOnce %d: %v", i, got)
+		}
+	}
+	if !l.MatchOnce("other").Empty() || !l.MatchOnce("bad..subject").Empty() {
+		t.Fatal("MatchOnce matched what it should not")
+	}
+	if n := l.CacheLen(); n != 0 {
+		t.Fatalf("MatchOnce filled the cache: %d entries", n)
+	}
+	l.Match("_INBOX.abc.7") // cached now
+	if n := l.CacheLen(); n != 1 {
+		t.Fatalf("Match cached %d entries, want 1", n)
+	}
+	if got := plainIDs(l.MatchOnce("_INBOX.abc.7")); !slices.Equal(got, []int{1}) {
+		t.Fatalf("MatchOnce from the cache: %v", got)
+	}
+}
