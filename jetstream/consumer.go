@@ -47,6 +47,9 @@ type consumer struct {
 	mu      sync.Mutex
 	cfg     api.ConsumerConfig
 	filters []string // empty: the whole stream
+	// overlap: two filters share subjects (a.*.c and a.b.*), so pending
+	// counts are taken per subject instead of summed per filter.
+	overlap bool
 	// filterSnap is filters for the publish path, read without mu.
 	filterSnap atomic.Pointer[[]string]
 	push       bool
@@ -57,25 +60,31 @@ type consumer struct {
 	dueAt      int64                             // earliest possible redelivery (0: none)
 	lastDlv    time.Time
 	lastAck    time.Time
-	active     int64 // pull: last request or ack (unix ns)
-	idleFrom   int64 // push: interest lost at (0: has interest)
-	lps        []uint64
+	active     int64    // pull: last request or ack (unix ns)
+	idleFrom   int64    // push: interest lost at (0: has interest)
+	lps        []uint64 // last_per_subject picks not yet passed
 	lpsEnd     uint64
-	fcReply    string // outstanding flow control request
+	lpsAll     []uint64 // every pick, kept in meta.inf (never changes)
+	fcReply    string   // outstanding flow control request
 	fcBytes    int
 	lastSend   int64 // push: last message or heartbeat sent
 	replay     struct{ msgTime, sentAt int64 }
 	closed     bool
+	gone       atomic.Bool // closed, for lock-free readers (the ack fast path)
 
-	bufs []store.Msg // message buffers of one round
-	outs []outMsg
-	ackd []uint64 // stream sequences finished in a round (retention)
+	bufs     []store.Msg // message buffers of one round
+	outs     []outMsg
+	replyBuf []byte   // the ack reply subjects of one round, back to back
+	ackd     []uint64 // stream sequences finished in a round (retention)
 }
 
 // outMsg is a message a round sends once the lock is released.
 type outMsg struct {
 	route, subj, reply string
 	hdr, data          []byte
+	// replyAt, replyEnd locate the ack reply in the round's replyBuf
+	// (replyEnd 0: reply is set, or there is none).
+	replyAt, replyEnd int32
 }
 
 func newConsumer(s *stream, name string, cfg api.ConsumerConfig, created time.Time, cs *consumerstate.Consumer) *consumer {
@@ -100,6 +109,14 @@ func newConsumer(s *stream, name string, cfg api.ConsumerConfig, created time.Ti
 func (c *consumer) setConfig(cfg api.ConsumerConfig) {
 	c.cfg = cfg
 	c.filters = consumerFilters(&cfg)
+	c.overlap = false
+	for i, a := range c.filters {
+		for _, b := range c.filters[i+1:] {
+			if subject.Overlap(a, b) {
+				c.overlap = true
+			}
+		}
+	}
 	f := c.filters
 	c.filterSnap.Store(&f)
 	c.push = cfg.DeliverSubject != ""
@@ -137,6 +154,7 @@ func (c *consumer) position() {
 			}
 		}
 		sortU64(c.lps)
+		c.lpsAll = slices.Clone(c.lps)
 		if len(c.lps) == 0 {
 			start = st.State().LastSeq + 1
 		} else {
@@ -146,6 +164,22 @@ func (c *consumer) position() {
 	if start > 1 {
 		c.withState(func(s *consumerstate.State) { s.Reset(consumerstate.StreamSeq(start)) })
 	}
+}
+
+// restoreLastPerSubject reinstalls the last_per_subject picks of a
+// consumer loaded at start; those already delivered are skipped as usual.
+func (c *consumer) restoreLastPerSubject(picks []uint64) {
+	if len(picks) == 0 || c.cfg.DeliverPolicy != api.DeliverLastPerSubject {
+		return
+	}
+	c.lpsAll = picks
+	c.lps = slices.Clone(picks)
+	c.lpsEnd = picks[len(picks)-1]
+}
+
+// meta is what the consumer's meta.inf holds.
+func (c *consumer) meta() consumerMeta {
+	return consumerMeta{Created: c.created, Config: c.cfg, LastPerSubject: c.lpsAll}
 }
 
 func (c *consumer) storeFilters() []string {
@@ -221,7 +255,7 @@ func (c *consumer) round() (wake int64, remove bool) {
 		return 0, false
 	}
 	now := time.Now().UnixNano()
-	c.outs, c.ackd = c.outs[:0], c.ackd[:0]
+	c.outs, c.ackd, c.replyBuf = c.outs[:0], c.ackd[:0], c.replyBuf[:0]
 	soon := func(t int64) {
 		if t > 0 && (wake == 0 || t < wake) {
 			wake = t
@@ -273,6 +307,15 @@ func (c *consumer) round() (wake int64, remove bool) {
 	}
 	outs, ackd := c.outs, c.ackd
 	c.mu.Unlock()
+	if len(c.replyBuf) > 0 {
+		// One string for all the round's reply subjects instead of one each.
+		all := string(c.replyBuf)
+		for i := range outs {
+			if o := &outs[i]; o.replyEnd > 0 {
+				o.reply = all[o.replyAt:o.replyEnd]
+			}
+		}
+	}
 	for i := range outs {
 		o := &outs[i]
 		c.js.srv.PublishAs(o.route, o.subj, o.reply, o.hdr, o.data)
@@ -377,9 +420,11 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 		if c.cfg.HeadersOnly {
 			hdr, data = headersOnly(hdr, len(data)), nil
 		}
+		at := len(c.replyBuf)
+		c.replyBuf = c.appendAckReply(c.replyBuf, dcount, uint64(sseq), uint64(cseq), m.Time, pending)
 		c.outs = append(c.outs, outMsg{
 			route: route, subj: m.Subject, hdr: hdr, data: data,
-			reply: c.ackReply(dcount, uint64(sseq), uint64(cseq), m.Time, pending),
+			replyAt: int32(at), replyEnd: int32(len(c.replyBuf)),
 		})
 		if w != nil {
 			w.batch--
@@ -478,6 +523,18 @@ func (c *consumer) numPending(st *consumerstate.State) uint64 {
 		}
 		start = max(start, c.lpsEnd+1)
 	}
+	if c.overlap {
+		seen := make(map[string]bool)
+		for _, f := range c.filters {
+			for subj := range c.s.store.SubjectsState(f) {
+				if !seen[subj] {
+					seen[subj] = true
+					n += c.s.store.NumPending(start, subj, false)
+				}
+			}
+		}
+		return n
+	}
 	for _, f := range c.storeFilters() {
 		n += c.s.store.NumPending(start, f, false)
 	}
@@ -525,10 +582,9 @@ func (c *consumer) scanDue(now int64) {
 	sortSeqs(c.rdq)
 }
 
-// ackReply builds $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>.
-func (c *consumer) ackReply(dcount, sseq, cseq uint64, ts int64, pending uint64) string {
-	var buf [160]byte
-	b := append(buf[:0], c.ackPrefix...)
+// appendAckReply appends $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>.
+func (c *consumer) appendAckReply(b []byte, dcount, sseq, cseq uint64, ts int64, pending uint64) []byte {
+	b = append(b, c.ackPrefix...)
 	b = strconv.AppendUint(b, dcount, 10)
 	b = append(b, '.')
 	b = strconv.AppendUint(b, sseq, 10)
@@ -537,8 +593,7 @@ func (c *consumer) ackReply(dcount, sseq, cseq uint64, ts int64, pending uint64)
 	b = append(b, '.')
 	b = strconv.AppendInt(b, ts, 10)
 	b = append(b, '.')
-	b = strconv.AppendUint(b, pending, 10)
-	return string(b)
+	return strconv.AppendUint(b, pending, 10)
 }
 
 // headersOnly returns hdr with a Nats-Msg-Size header added.
@@ -605,6 +660,7 @@ func (c *consumer) shutdown(deleted bool) {
 		return
 	}
 	c.closed = true
+	c.gone.Store(true)
 	waiting := c.waiting
 	c.waiting = nil
 	c.mu.Unlock()

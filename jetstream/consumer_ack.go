@@ -48,13 +48,29 @@ func parseAck(b []byte) (kind ackKind, rest []byte, ok bool) {
 }
 
 // parseAckSubject splits $JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<cseq>.<ts>.<pending>
-// (and the 12-token form with domain and account hash).
+// (and the 12-token form with domain and account hash) without allocating.
 func parseAckSubject(subj string) (stream, name string, sseq uint64, ok bool) {
-	parts := strings.Split(subj, ".")
-	switch len(parts) {
+	var tok [12]string
+	n := 0
+	for rest := subj; ; n++ {
+		if n == len(tok) {
+			return "", "", 0, false
+		}
+		i := strings.IndexByte(rest, '.')
+		if i < 0 {
+			tok[n] = rest
+			n++
+			break
+		}
+		tok[n], rest = rest[:i], rest[i+1:]
+	}
+	parts := tok[:n]
+	switch n {
 	case 9:
 	case 11, 12:
-		parts = append(parts[:2], parts[4:]...)
+		// $JS.ACK.<domain>.<account hash>.<stream>.<consumer>.…
+		parts = tok[2:n]
+		parts[0], parts[1] = tok[0], tok[1]
 	default:
 		return "", "", 0, false
 	}
@@ -65,23 +81,63 @@ func parseAckSubject(subj string) (stream, name string, sseq uint64, ok bool) {
 	return parts[2], parts[3], seq, true
 }
 
+// ackSeq reads the stream sequence from the tail of a 9-token ack subject
+// once its "$JS.ACK.<stream>.<consumer>." prefix is known:
+// <dc>.<sseq>.<cseq>.<ts>.<pending>.
+func ackSeq(tail string) (uint64, bool) {
+	var tok [5]string
+	n := 0
+	for rest := tail; ; n++ {
+		if n == len(tok) {
+			return 0, false
+		}
+		i := strings.IndexByte(rest, '.')
+		if i < 0 {
+			tok[n] = rest
+			n++
+			break
+		}
+		tok[n], rest = rest[:i], rest[i+1:]
+	}
+	if n != 5 {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(tok[1], 10, 64)
+	return seq, err == nil && seq > 0
+}
+
+// ackTarget finds the consumer and stream sequence an ack subject names.
+func (cm *consumerManager) ackTarget(subj string) (*consumer, uint64) {
+	if c := cm.lastAcked.Load(); c != nil && !c.gone.Load() && strings.HasPrefix(subj, c.ackPrefix) {
+		if seq, ok := ackSeq(subj[len(c.ackPrefix):]); ok {
+			return c, seq
+		}
+	}
+	stream, name, sseq, ok := parseAckSubject(subj)
+	if !ok {
+		return nil, 0
+	}
+	s := cm.js.lookup(stream)
+	if s == nil {
+		return nil, 0
+	}
+	c := s.cons.get(name)
+	if c == nil {
+		return nil, 0
+	}
+	cm.lastAcked.Store(c)
+	return c, sseq
+}
+
 // handleAck is the $JS.ACK.> handler. It runs on the acking client's
 // goroutine and only touches memory, except for a confirmed ack under sync
 // always, whose flush runs on a worker.
 func (cm *consumerManager) handleAck(m *server.Msg) {
-	stream, name, sseq, ok := parseAckSubject(m.Subject)
-	if !ok {
-		return
-	}
 	kind, rest, ok := parseAck(m.Data)
 	if !ok {
 		return
 	}
-	s := cm.js.lookup(stream)
-	if s == nil {
-		return
-	}
-	c := s.cons.get(name)
+	c, sseq := cm.ackTarget(m.Subject)
 	if c == nil {
 		return
 	}
@@ -101,7 +157,7 @@ func (cm *consumerManager) handleAck(m *server.Msg) {
 	c.applyAck(kind, consumerstate.StreamSeq(sseq), delay)
 	switch {
 	case kind == ackNext:
-		c.addRequest(strings.Clone(m.Reply), bytes.Clone(rest))
+		c.addRequest(strings.Clone(m.Reply), rest)
 	case m.Reply != "":
 		cm.confirm(c, strings.Clone(m.Reply))
 	}
@@ -128,7 +184,8 @@ func (cm *consumerManager) confirm(c *consumer, reply string) {
 // applyAck changes the consumer's state for one ack message.
 func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay time.Duration) {
 	now := time.Now().UnixNano()
-	var done []uint64
+	var one [1]uint64 // a single ack finishes one message: no allocation
+	done := one[:0]
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -136,7 +193,14 @@ func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay ti
 	}
 	c.active = now
 	policy := c.cfg.AckPolicy
+	wake := kind == ackNak || kind == ackNext
 	c.withState(func(st *consumerstate.State) {
+		// An ack frees room only for a consumer held back by max_ack_pending
+		// with someone to deliver to; other acks need no round.
+		if !wake && c.cfg.MaxAckPending > 0 && st.NumPending() >= c.cfg.MaxAckPending &&
+			(len(c.waiting) > 0 || c.push) {
+			wake = true
+		}
 		switch kind {
 		case ackAck, ackNext:
 			switch policy {
@@ -180,7 +244,7 @@ func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay ti
 	if len(done) > 0 {
 		c.s.retire(c, done)
 	}
-	if kind != ackProgress {
+	if wake {
 		c.signal()
 	}
 }

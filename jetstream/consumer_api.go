@@ -8,6 +8,7 @@ import (
 
 	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/subject"
 )
 
@@ -123,8 +124,18 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 		if aerr := checkConsumerUpdate(&ocfg, &cfg); aerr != nil {
 			return nil, aerr
 		}
+		if scfg.Retention == api.WorkQueueRetention {
+			mine := consumerFilters(&cfg)
+			for _, o := range s.cons.byName {
+				if o != old && !disjointFilters(mine, o.filtersCopy()) {
+					return nil, api.NewError(api.ErrConsumerWQNotUnique)
+				}
+			}
+		}
 		if old.cs != nil {
-			meta, _ := json.Marshal(consumerMeta{Created: old.created, Config: cfg})
+			m := old.meta()
+			m.Config = cfg
+			meta, _ := json.Marshal(m)
 			if err := old.cs.UpdateConfig(meta); err != nil {
 				return nil, api.Errorf(api.ErrConsumerCreate, "consumer update: %v", err)
 			}
@@ -175,6 +186,12 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 	c.mu.Lock()
 	c.position()
 	c.mu.Unlock()
+	if cs != nil && len(c.lpsAll) > 0 {
+		meta, _ := json.Marshal(c.meta())
+		if err := cs.UpdateConfig(meta); err != nil {
+			s.js.log.Error("consumer create", "stream", s.name, "consumer", cfg.Name, "error", err)
+		}
+	}
 	if s.cons.byName == nil {
 		s.cons.byName = make(map[string]*consumer)
 	}
@@ -314,16 +331,26 @@ func (cm *consumerManager) apiList(r *apiRequest) {
 	cm.js.respond(r, resp, false)
 }
 
-// apiNext serves CONSUMER.MSG.NEXT.<stream>.<consumer>: the request joins
-// the consumer's waiting list.
-func (cm *consumerManager) apiNext(r *apiRequest) {
-	_, c, aerr := cm.consumerArgs(r)
-	if aerr != nil {
-		// nats-server has no responder for a missing consumer.
-		if r.reply != "" {
-			cm.js.srv.Publish(r.reply, "", []byte("NATS/1.0 503\r\n\r\n"), nil)
-		}
+// nextOp is the CONSUMER.MSG.NEXT operation (after $JS.API.).
+const nextOp = "CONSUMER.MSG.NEXT"
+
+// handleNext serves CONSUMER.MSG.NEXT.<stream>.<consumer> on the
+// requester's goroutine: the request joins the consumer's waiting list (or
+// is refused with a status message) and the consumer's goroutine delivers.
+func (cm *consumerManager) handleNext(m *server.Msg) {
+	args := strings.TrimPrefix(m.Subject, api.Prefix+nextOp+".")
+	i := strings.IndexByte(args, '.')
+	if i <= 0 || m.Reply == "" {
 		return
 	}
-	c.addRequest(r.reply, r.data)
+	var c *consumer
+	if s := cm.js.lookup(args[:i]); s != nil {
+		c = s.cons.get(args[i+1:])
+	}
+	if c == nil {
+		// nats-server has no responder for a missing consumer.
+		cm.js.srv.Publish(m.Reply, "", []byte("NATS/1.0 503\r\n\r\n"), nil)
+		return
+	}
+	c.addRequest(strings.Clone(m.Reply), m.Data)
 }

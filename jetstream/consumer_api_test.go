@@ -42,6 +42,12 @@ func TestConsumerAPIErrors(t *testing.T) {
 		{api.SubjConsumerCreate + "S.y.s.other", `{"stream_name":"S","config":{"durable_name":"y","ack_policy":"explicit","filter_subject":"s.a"}}`, api.ErrConsumerFilterMismatch},
 		{api.SubjConsumerCreate + "S.y", `{"stream_name":"S","config":{"durable_name":"y","filter_subject":"t.a"}}`, api.ErrConsumerFilterNotSubset},
 		{api.SubjConsumerCreate + "S.y", `{"stream_name":"S","config":{"durable_name":"y","filter_subjects":["s.a","s.*"]}}`, api.ErrConsumerOverlappingFilters},
+		{api.SubjConsumerCreate + "S.y", `{"stream_name":"S","config":{"durable_name":"y","filter_subject":"s.a","filter_subjects":["s.b"]}}`, api.ErrConsumerDuplicateFilters},
+		{api.SubjConsumerCreate + "S.y", `{"stream_name":"S","config":{"durable_name":"y","filter_subjects":["s.a",""]}}`, api.ErrConsumerEmptyFilter},
+		{api.SubjConsumerCreate + "S.y", `{"stream_name":"S","config":{"durable_name":"y","filter_subject":"s..a"}}`, api.ErrStreamInvalidConfig},
+		// Filters that share subjects without one containing the other are
+		// allowed (nats-server 2.15).
+		{api.SubjConsumerCreate + "S.ov", `{"stream_name":"S","config":{"durable_name":"ov","filter_subjects":["s.*.c","s.b.*"]}}`, 0},
 		{api.SubjConsumerCreate + "S.y", `{"stream_name":"S","config":{"durable_name":"y","deliver_subject":"out.*"}}`, api.ErrConsumerDeliverToWildcards},
 		{api.SubjConsumerCreate + "S.y", `{"stream_name":"S","config":{"durable_name":"y","idle_heartbeat":1000000000}}`, api.ErrConsumerHBRequiresPush},
 		{api.SubjConsumerCreate + "S.y", `{"stream_name":"S","config":{"durable_name":"y","deliver_policy":"by_start_sequence"}}`, api.ErrConsumerInvalidPolicy},
@@ -73,12 +79,12 @@ func TestConsumerAPIErrors(t *testing.T) {
 	}
 	var names api.ConsumerNamesResponse
 	requestJSON(t, nc, api.SubjConsumerNames+"S", `{"offset":10}`, &names)
-	if names.Total != 32 || names.Offset != 10 || len(names.Consumers) != 22 {
+	if names.Total != 33 || names.Offset != 10 || len(names.Consumers) != 23 {
 		t.Fatalf("names page: total %d offset %d len %d", names.Total, names.Offset, len(names.Consumers))
 	}
 	var si api.StreamInfoResponse
 	requestJSON(t, nc, api.SubjStreamInfo+"S", "", &si)
-	if si.State.Consumers != 32 {
+	if si.State.Consumers != 33 {
 		t.Fatalf("consumer_count %d", si.State.Consumers)
 	}
 

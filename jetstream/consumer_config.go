@@ -148,12 +148,17 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 		return api.Errorf(api.ErrConsumerCreate, "consumer ack_wait, inactive_threshold and max_ack_pending can not be negative")
 	}
 	if cfg.FilterSubject != "" && len(cfg.FilterSubjects) > 0 {
-		return api.Errorf(api.ErrConsumerCreate, "consumer can not have both filter_subject and filter_subjects")
+		return api.NewError(api.ErrConsumerDuplicateFilters)
+	}
+	for _, f := range cfg.FilterSubjects {
+		if f == "" {
+			return api.NewError(api.ErrConsumerEmptyFilter)
+		}
 	}
 	filters := consumerFilters(cfg)
 	for i, f := range filters {
 		if !subject.ValidFilter(f) {
-			return api.Errorf(api.ErrConsumerCreate, "consumer filter subject %q is not valid", f)
+			return api.Errorf(api.ErrStreamInvalidConfig, "invalid subject") // as nats-server
 		}
 		covered := false
 		for _, s := range scfg.Subjects {
@@ -165,8 +170,10 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 		if !covered && len(scfg.Subjects) > 0 {
 			return api.NewError(api.ErrConsumerFilterNotSubset)
 		}
+		// As nats-server 2.15: two filters may share subjects (a.*.c and
+		// a.b.*), but one may not contain the other (a.> and a.b).
 		for _, g := range filters[i+1:] {
-			if subject.Overlap(f, g) {
+			if subject.SubsetOf(f, g) || subject.SubsetOf(g, f) {
 				return api.NewError(api.ErrConsumerOverlappingFilters)
 			}
 		}

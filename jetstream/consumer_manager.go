@@ -23,9 +23,12 @@ import (
 // and the list of push consumers it wakes.
 type consumerManager struct {
 	js      *JetStream
-	next    *workQueue // CONSUMER.MSG.NEXT
 	flushes *workQueue // confirmed acks waiting for a flush (sync always)
 	subs    []*server.Subscription
+
+	// lastAcked is the consumer the previous ack went to: acks come in
+	// runs for one consumer, so most skip the stream and consumer lookups.
+	lastAcked atomic.Pointer[consumer]
 
 	pushMu   sync.Mutex
 	pushList atomic.Pointer[[]*consumer]
@@ -34,7 +37,7 @@ type consumerManager struct {
 // startConsumers registers the consumer API and subscriptions. Called by New
 // before streams load.
 func (js *JetStream) startConsumers() error {
-	cm := &consumerManager{js: js, next: newWorkQueue(apiQueueLimit), flushes: newWorkQueue(0)}
+	cm := &consumerManager{js: js, flushes: newWorkQueue(0)}
 	js.cons = cm
 	js.registerAPI("CONSUMER.CREATE", js.mgmt, cm.apiCreate)
 	js.registerAPI("CONSUMER.DURABLE.CREATE", js.mgmt, cm.apiDurableCreate)
@@ -42,8 +45,14 @@ func (js *JetStream) startConsumers() error {
 	js.registerAPI("CONSUMER.DELETE", js.mgmt, cm.apiDelete)
 	js.registerAPI("CONSUMER.NAMES", js.mgmt, cm.apiNames)
 	js.registerAPI("CONSUMER.LIST", js.mgmt, cm.apiList)
-	js.registerAPI("CONSUMER.MSG.NEXT", cm.next, cm.apiNext)
-	for subj, h := range map[string]server.Handler{"$JS.ACK.>": cm.handleAck, "$JS.FC.>": cm.handleFlowControl} {
+	// CONSUMER.MSG.NEXT is not routed through registerAPI's worker queues:
+	// a pull request only touches memory, so it is handled on the
+	// requester's goroutine (handleNext), one goroutine hop fewer per batch.
+	for subj, h := range map[string]server.Handler{
+		"$JS.ACK.>":                  cm.handleAck,
+		"$JS.FC.>":                   cm.handleFlowControl,
+		api.Prefix + nextOp + ".*.*": cm.handleNext,
+	} {
 		sub, err := js.srv.Subscribe(subj, "", h)
 		if err != nil {
 			return fmt.Errorf("jetstream: subscribe %s: %w", subj, err)
@@ -61,7 +70,6 @@ func (cm *consumerManager) stop() {
 	for _, s := range cm.subs {
 		s.Unsubscribe()
 	}
-	cm.next.close()
 	cm.flushes.close()
 }
 
@@ -90,6 +98,12 @@ type consumerSet struct {
 	list   atomic.Pointer[[]*consumer] // read without locks by the publish path
 	obs    *consumerstate.Store
 	closed bool
+
+	// Messages of an interest stream that no consumer wanted when stored,
+	// waiting for removal on the JetStream work queue (consumer_retention.go).
+	unwantedMu     sync.Mutex
+	unwanted       []uint64
+	unwantedQueued bool
 }
 
 func (cs *consumerSet) get(name string) *consumer {
@@ -118,13 +132,16 @@ func (cs *consumerSet) publishLocked() {
 }
 
 // notifyConsumers wakes the consumers that deliver subj; the stream calls
-// it once a new message is visible.
-func (s *stream) notifyConsumers(subj string) {
+// it once a new message is visible. It reports whether any consumer did.
+func (s *stream) notifyConsumers(subj string) bool {
+	woke := false
 	for _, c := range s.cons.all() {
 		if c.matchesFast(subj) {
 			c.signal()
+			woke = true
 		}
 	}
+	return woke
 }
 
 // matchesFast is matches without the lock: filters are replaced, never
@@ -161,6 +178,10 @@ func (js *JetStream) consumerStoreOptions() consumerstate.Options {
 type consumerMeta struct {
 	Created time.Time          `json:"created"`
 	Config  api.ConsumerConfig `json:"config"`
+	// LastPerSubject is, for deliver policy last_per_subject, the stream
+	// sequences picked at creation (the last message of each subject), so
+	// a restart resumes the same positioning.
+	LastPerSubject []uint64 `json:"last_per_subject,omitempty"`
 }
 
 // openObs opens the consumerstate store of a file stream.
@@ -204,6 +225,7 @@ func (s *stream) loadConsumers() {
 			continue
 		}
 		c := newConsumer(s, n, meta.Config, meta.Created, cs)
+		c.restoreLastPerSubject(meta.LastPerSubject)
 		s.addConsumer(c)
 		s.js.log.Info("consumer loaded", "stream", s.name, "consumer", n)
 	}
@@ -239,6 +261,7 @@ func (s *stream) removeConsumer(c *consumer, inactive bool) error {
 	s.cons.mu.Unlock()
 	s.js.cons.trackPush(c, false)
 	c.shutdown(true)
+	s.consumerGone(c)
 	var err error
 	if c.cs != nil && obs != nil {
 		if err = obs.Delete(c.name); errors.Is(err, consumerstate.ErrNotFound) {

@@ -13,21 +13,32 @@ import (
 // stream's retention says they may go: on a work queue at once, under
 // interest once every other consumer that wants the message is done too.
 func (s *stream) retire(c *consumer, seqs []uint64) {
-	s.cfgMu.RLock()
-	retention := s.cfg.Retention
-	s.cfgMu.RUnlock()
-	if retention == api.LimitsRetention {
-		return
+	switch s.retention() {
+	case api.WorkQueueRetention:
+		for _, seq := range seqs {
+			s.deleteRetired(seq)
+		}
+	case api.InterestRetention:
+		s.dropUnneeded(seqs, c)
 	}
+}
+
+func (s *stream) retention() api.RetentionPolicy {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.Retention
+}
+
+// dropUnneeded deletes those of seqs that no consumer other than except
+// still has to process.
+func (s *stream) dropUnneeded(seqs []uint64, except *consumer) {
 	var others []*consumer
 	needSubject := false
-	if retention == api.InterestRetention {
-		for _, d := range s.cons.all() {
-			if d != c {
-				others = append(others, d)
-				if d.filtered() {
-					needSubject = true
-				}
+	for _, d := range s.cons.all() {
+		if d != except {
+			others = append(others, d)
+			if d.filtered() {
+				needSubject = true
 			}
 		}
 	}
@@ -52,9 +63,82 @@ func (s *stream) retire(c *consumer, seqs []uint64) {
 				continue
 			}
 		}
-		if err := s.store.Delete(seq, false); err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrClosed) {
-			s.js.log.Error("retention delete", "stream", s.name, "seq", seq, "error", err)
+		s.deleteRetired(seq)
+	}
+}
+
+func (s *stream) deleteRetired(seq uint64) {
+	if err := s.store.Delete(seq, false); err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrClosed) {
+		s.js.log.Error("retention delete", "stream", s.name, "seq", seq, "error", err)
+	}
+}
+
+// storedUnwanted is told of a new message that no consumer's filter
+// matches. An interest stream does not keep such a message (nats-server
+// does not store it); it is removed on the JetStream work queue, because
+// the store's AppendDone callback, where this runs, must not delete.
+func (s *stream) storedUnwanted(seq uint64) {
+	if s.retention() != api.InterestRetention {
+		return
+	}
+	cs := &s.cons
+	cs.unwantedMu.Lock()
+	cs.unwanted = append(cs.unwanted, seq)
+	queue := !cs.unwantedQueued
+	cs.unwantedQueued = true
+	cs.unwantedMu.Unlock()
+	if queue && !s.js.work.submit(s.removeUnwanted) {
+		cs.unwantedMu.Lock()
+		cs.unwanted, cs.unwantedQueued = nil, false
+		cs.unwantedMu.Unlock()
+	}
+}
+
+// removeUnwanted deletes the queued unwanted messages, unless a consumer
+// created since wants them.
+func (s *stream) removeUnwanted() {
+	cs := &s.cons
+	cs.unwantedMu.Lock()
+	seqs := cs.unwanted
+	cs.unwanted, cs.unwantedQueued = nil, false
+	cs.unwantedMu.Unlock()
+	s.dropUnneeded(seqs, nil)
+}
+
+// consumerGone is called when consumer c is deleted (not at shutdown): on
+// an interest stream the messages after c's ack floor that no remaining
+// consumer needs are removed, as nats-server does.
+func (s *stream) consumerGone(c *consumer) {
+	if s.retention() != api.InterestRetention {
+		return
+	}
+	var floor uint64
+	c.mu.Lock()
+	c.withState(func(st *consumerstate.State) { floor = uint64(st.AckFloor.Stream) })
+	c.mu.Unlock()
+	others := s.cons.all()
+	if len(others) == 0 {
+		if _, err := s.store.Purge("", 0, 0); err != nil && !errors.Is(err, store.ErrClosed) {
+			s.js.log.Error("retention purge", "stream", s.name, "error", err)
 		}
+		return
+	}
+	var m store.Msg
+	var drop []uint64
+	for seq := floor + 1; s.store.LoadNext("", seq, &m) == nil; seq = m.Seq + 1 {
+		need := false
+		for _, d := range others {
+			if d.needs(m.Seq, m.Subject, true) {
+				need = true
+				break
+			}
+		}
+		if !need {
+			drop = append(drop, m.Seq)
+		}
+	}
+	for _, seq := range drop {
+		s.deleteRetired(seq)
 	}
 }
 

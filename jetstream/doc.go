@@ -65,8 +65,24 @@
 //
 // Retention: on a workqueue stream a message is deleted when acked; under
 // interest once every other consumer whose filter matches it has acked it
-// (is past it). Messages are not removed when an interest stream has no
-// consumer at all, nor when a consumer is deleted.
+// (is past it). As with nats-server, an interest stream keeps no message
+// that no consumer's filter matches when it is stored (it is deleted just
+// after its PubAck, from the JetStream work queue, since the store's
+// AppendDone callback must not delete), and deleting a consumer removes the
+// messages past its ack floor that no remaining consumer needs (all of
+// them when it was the last).
+//
+// Pull requests (CONSUMER.MSG.NEXT) are handled on the requester's
+// goroutine, not on an API worker: they only touch memory. Acks find their
+// consumer through a one-entry cache (the consumer of the previous ack)
+// and parse the ack subject without allocating; an ack wakes the consumer
+// only when it frees room under max_ack_pending for a waiting request (or
+// is a -NAK / +NXT). A round builds all its ack reply subjects in one
+// buffer and makes one string of them.
+//
+// last_per_subject: the picked sequences (the last message of each
+// subject at creation) are kept in the durable consumer's meta.inf, so a
+// restart resumes the same positioning.
 //
 // # Publish path
 //

@@ -387,10 +387,10 @@ func putWaiters(ws []waiter) {
 	if cap(ws) == 0 {
 		return
 	}
-	ws = ws[:cap(ws)]
-	clear(ws) // drop the callbacks
-	ws = ws[:0]
-	waiterBufs.Put(&ws)
+	b := ws[:cap(ws)] // declared after the check: &b moves it to the heap
+	clear(b)          // drop the callbacks
+	b = b[:0]
+	waiterBufs.Put(&b)
 }
 
 // takeAllWaitersLocked removes every waiter, for failing them.

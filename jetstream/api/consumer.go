@@ -267,7 +267,9 @@ const (
 	ErrConsumerWQNotDeliverAll       ErrCode = 10101
 	ErrConsumerMaxDeliverBackoff     ErrCode = 10116
 	ErrConsumerFilterMismatch        ErrCode = 10131
+	ErrConsumerDuplicateFilters      ErrCode = 10136
 	ErrConsumerOverlappingFilters    ErrCode = 10138
+	ErrConsumerEmptyFilter           ErrCode = 10139
 	ErrConsumerAlreadyExists         ErrCode = 10148
 	ErrConsumerDoesNotExist          ErrCode = 10149
 	ErrMaximumConsumers              ErrCode = 10026
@@ -292,8 +294,10 @@ func init() {
 		ErrConsumerWQNotUnique:           {400, "filtered consumer not unique on workqueue stream"},
 		ErrConsumerWQNotDeliverAll:       {400, "consumer must be deliver all on workqueue stream"},
 		ErrConsumerMaxDeliverBackoff:     {400, "max deliver is required to be > length of backoff values"},
-		ErrConsumerFilterMismatch:        {400, "consumer create request did not match filtered subject from create subject"},
+		ErrConsumerFilterMismatch:        {400, "Consumer create request did not match filtered subject from create subject"},
+		ErrConsumerDuplicateFilters:      {400, "consumer cannot have both FilterSubject and FilterSubjects specified"},
 		ErrConsumerOverlappingFilters:    {400, "consumer subject filters cannot overlap"},
+		ErrConsumerEmptyFilter:           {400, "consumer filter in FilterSubjects cannot be empty"},
 		ErrConsumerAlreadyExists:         {400, "consumer already exists"},
 		ErrConsumerDoesNotExist:          {400, "consumer does not exist"},
 		ErrMaximumConsumers:              {400, "maximum consumers limit reached"},
