@@ -317,20 +317,31 @@ func page(n, offset, limit int) (from, to int) {
 	return from, min(from+limit, n)
 }
 
-// apiStreamNames serves STREAM.NAMES.
-func (js *JetStream) apiStreamNames(r *apiRequest) {
-	const typ = api.TypeStreamNames
+// streamPage decodes a STREAM.NAMES or STREAM.LIST request and returns the
+// streams it selects and the page [from, to) of them; on bad input it has
+// answered with the error and ok is false.
+func (js *JetStream) streamPage(r *apiRequest, typ string, limit int) (all []*stream, from, to int, ok bool) {
 	var req api.StreamNamesRequest
 	if aerr := decodeRequest(r.data, &req); aerr != nil {
 		js.respondError(r, typ, aerr)
-		return
+		return nil, 0, 0, false
 	}
 	if req.Subject != "" && !subject.ValidFilter(req.Subject) {
 		js.respondError(r, typ, api.Errorf(api.ErrBadRequest, "bad request: invalid subject filter %q", req.Subject))
+		return nil, 0, 0, false
+	}
+	all = js.matchingStreams(req.Subject)
+	from, to = page(len(all), req.Offset, limit)
+	return all, from, to, true
+}
+
+// apiStreamNames serves STREAM.NAMES.
+func (js *JetStream) apiStreamNames(r *apiRequest) {
+	const typ = api.TypeStreamNames
+	all, from, to, ok := js.streamPage(r, typ, api.NamesLimit)
+	if !ok {
 		return
 	}
-	all := js.matchingStreams(req.Subject)
-	from, to := page(len(all), req.Offset, api.NamesLimit)
 	resp := api.StreamNamesResponse{
 		Response: api.Response{Type: typ},
 		Paged:    api.Paged{Total: len(all), Offset: from, Limit: api.NamesLimit},
@@ -345,17 +356,10 @@ func (js *JetStream) apiStreamNames(r *apiRequest) {
 // as nats-server lists them.
 func (js *JetStream) apiStreamList(r *apiRequest) {
 	const typ = api.TypeStreamList
-	var req api.StreamNamesRequest
-	if aerr := decodeRequest(r.data, &req); aerr != nil {
-		js.respondError(r, typ, aerr)
+	all, from, to, ok := js.streamPage(r, typ, api.ListLimit)
+	if !ok {
 		return
 	}
-	if req.Subject != "" && !subject.ValidFilter(req.Subject) {
-		js.respondError(r, typ, api.Errorf(api.ErrBadRequest, "bad request: invalid subject filter %q", req.Subject))
-		return
-	}
-	all := js.matchingStreams(req.Subject)
-	from, to := page(len(all), req.Offset, api.ListLimit)
 	resp := api.StreamListResponse{
 		Response: api.Response{Type: typ},
 		Paged:    api.Paged{Total: len(all), Offset: from, Limit: api.ListLimit},
