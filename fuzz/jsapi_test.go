@@ -31,6 +31,7 @@ var jsAPISubjects = []string{
 	"$JS.API.CONSUMER.DURABLE.CREATE.F.D",
 	"$JS.API.CONSUMER.INFO.F.C", "$JS.API.CONSUMER.DELETE.F.C",
 	"$JS.API.CONSUMER.NAMES.F", "$JS.API.CONSUMER.LIST.F",
+	"$JS.API.NOPE", "$JS.API.STREAM.FROB.F", // unknown operations are answered too
 }
 
 // apiServer is one in-process server with JetStream, shared by every input
@@ -113,6 +114,26 @@ func FuzzJetStreamAPI(f *testing.F) {
 	f.Add(uint8(15), []byte(`{"stream_name":"F","config":{"durable_name":"C","ack_policy":"explicit"}}`))
 	f.Add(uint8(16), []byte(`{"stream_name":"F","config":{"name":"C","deliver_policy":"by_start_sequence","opt_start_seq":3}}`))
 	f.Add(uint8(17), []byte(`{"stream_name":"F","config":{"durable_name":"D","filter_subjects":["f.a","f.b"]}}`))
+	// One valid request of every kind (the index into jsAPISubjects), then
+	// the hostile ones that found bugs.
+	f.Add(uint8(0), []byte(``))
+	f.Add(uint8(4), []byte(`{"name":"G","subjects":["g.>"],"max_msgs":5}`))
+	f.Add(uint8(5), []byte(``))
+	f.Add(uint8(6), []byte(`{"subjects_filter":">","offset":1}`))
+	f.Add(uint8(7), []byte(``))
+	f.Add(uint8(11), []byte(`{"offset":0}`))
+	f.Add(uint8(18), []byte(``))
+	f.Add(uint8(19), []byte(``))
+	f.Add(uint8(20), []byte(`{"offset":1}`))
+	f.Add(uint8(21), []byte(`{"offset":0}`))
+	f.Add(uint8(22), []byte(`{}`))
+	f.Add(uint8(19), []byte(`{"offset":9223372036854775000}`))
+	f.Add(uint8(20), []byte(`{"offset":9223372036854775807}`))
+	f.Add(uint8(10), []byte(`{"offset":-9223372036854775808}`))
+	f.Add(uint8(8), []byte(`{"seq":18446744073709551615,"keep":18446744073709551615}`))
+	f.Add(uint8(13), []byte(`{"seq":`))
+	f.Add(uint8(15), []byte(`{"stream_name":"F","config":{"durable_name":"H","ack_wait":9223372036854775807,"max_ack_pending":-9223372036854775808,"backoff":[9223372036854775807]}}`))
+	f.Add(uint8(2), []byte(`{"name":"G","subjects":["g.>"],"max_bytes":9223372036854775807,"max_age":9223372036854775807,"duplicate_window":9223372036854775807}`))
 	f.Add(uint8(0), []byte(`{"not":"json"`))
 	f.Add(uint8(4), []byte(`[1,2,3]`))
 	f.Fuzz(func(t *testing.T, op uint8, body []byte) {

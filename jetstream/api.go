@@ -3,6 +3,7 @@ package jetstream
 import (
 	"bytes"
 	"encoding/json"
+	"runtime/debug"
 	"strings"
 
 	"github.com/jetwal/jetwal/jetstream/api"
@@ -25,7 +26,8 @@ type apiHandler struct {
 
 // registerAPI routes $JS.API.<op>[.<args>] to fn, run on queue. The consumer
 // manager registers its CONSUMER.* operations through it. Operations are
-// matched on whole tokens, longest first.
+// matched on whole tokens, longest first. A nil fn marks an operation that
+// a subscription of its own serves, so that handleAPI leaves it alone.
 func (js *JetStream) registerAPI(op string, queue *workQueue, fn func(r *apiRequest)) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
@@ -84,10 +86,19 @@ func (js *JetStream) route(subj string) (h apiHandler, args string, ok bool) {
 
 // handleAPI is the $JS.API.> subscription handler. It runs on the
 // publisher's goroutine: it only copies the request and queues it.
+// nats-server leaves an unknown operation unanswered, so the client waits
+// for its timeout; jetwal answers it with an error at once.
 func (js *JetStream) handleAPI(m *server.Msg) {
 	h, args, ok := js.route(m.Subject)
 	if !ok {
+		if m.Reply != "" {
+			js.respondError(&apiRequest{subject: m.Subject, reply: m.Reply}, api.TypeError,
+				api.Errorf(api.ErrBadRequest, "unknown JetStream API request %q", m.Subject))
+		}
 		return
+	}
+	if h.fn == nil {
+		return // an operation with a subscription of its own
 	}
 	r := &apiRequest{
 		subject: strings.Clone(m.Subject),
@@ -96,9 +107,23 @@ func (js *JetStream) handleAPI(m *server.Msg) {
 		data:    bytes.Clone(m.Data),
 		args:    strings.Clone(args),
 	}
-	if !h.queue.submit(func() { h.fn(r) }) {
+	if !h.queue.submit(func() { js.serve(h, r) }) {
 		js.log.Warn("JetStream API queue full, request dropped", "subject", r.subject)
 	}
+}
+
+// serve runs one API handler. A panic in it is a bug, but it must cost only
+// that request: it is logged with its stack and answered with a 500 error,
+// and the queue goes on serving everyone else.
+func (js *JetStream) serve(h apiHandler, r *apiRequest) {
+	defer func() {
+		if p := recover(); p != nil {
+			js.log.Error("JetStream API handler panicked", "subject", r.subject, "panic", p, "stack", string(debug.Stack()))
+			js.respondError(r, api.TypeError, &api.ApiError{Code: 500, ErrCode: api.ErrStreamGeneral,
+				Description: "internal error serving the request"})
+		}
+	}()
+	h.fn(r)
 }
 
 // respond sends an API response and counts it; failed marks an error reply.

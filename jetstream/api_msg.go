@@ -131,6 +131,7 @@ var (
 	hdrNotFound     = statusHeader(404, "Message Not Found")
 	hdrEmptyRequest = statusHeader(408, "Empty Request")
 	hdrBadRequest   = statusHeader(408, "Bad Request")
+	hdrMalformed    = statusHeader(408, "Malformed Request")
 )
 
 // apiDirectGet serves DIRECT.GET.<name> (JSON body) and
@@ -157,7 +158,11 @@ func (js *JetStream) apiDirectGet(r *apiRequest) {
 	switch {
 	case subj != "":
 		if !isEmptyRequest(r.data) {
-			if decodeRequest(r.data, &req) != nil || req.LastFor != "" || req.NextFor != "" || req.Seq != 0 {
+			if decodeRequest(r.data, &req) != nil {
+				js.srv.Publish(r.reply, "", hdrMalformed, nil)
+				return
+			}
+			if req.LastFor != "" || req.NextFor != "" || req.Seq != 0 {
 				js.srv.Publish(r.reply, "", hdrBadRequest, nil)
 				return
 			}
@@ -168,7 +173,7 @@ func (js *JetStream) apiDirectGet(r *apiRequest) {
 		return
 	default:
 		if decodeRequest(r.data, &req) != nil {
-			js.srv.Publish(r.reply, "", hdrBadRequest, nil)
+			js.srv.Publish(r.reply, "", hdrMalformed, nil)
 			return
 		}
 	}

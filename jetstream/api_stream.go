@@ -34,10 +34,10 @@ func (js *JetStream) apiAccountInfo(r *apiRequest) {
 		}
 		if cfg.Storage == api.MemoryStorage {
 			st.Memory += used
-			st.ReservedMemory += reserved
+			st.ReservedMemory = addSatU(st.ReservedMemory, reserved)
 		} else {
 			st.Store += used
-			st.ReservedStore += reserved
+			st.ReservedStore = addSatU(st.ReservedStore, reserved)
 		}
 		st.Consumers += s.consumerCount()
 	}

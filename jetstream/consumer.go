@@ -401,7 +401,7 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 				c.replay.msgTime, c.replay.sentAt = m.Time, now
 			}
 			if !ackNone {
-				if due := now + int64(c.ackWait(1)); c.dueAt == 0 || due < c.dueAt {
+				if due := addSat(now, int64(c.ackWait(1))); c.dueAt == 0 || due < c.dueAt {
 					c.dueAt = due
 				}
 			}
@@ -411,7 +411,7 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			if !havePending {
 				pending, havePending = c.numPending(st), true
 			}
-			if due := now + int64(c.ackWait(dcount)); c.dueAt == 0 || due < c.dueAt {
+			if due := addSat(now, int64(c.ackWait(dcount))); c.dueAt == 0 || due < c.dueAt {
 				c.dueAt = due
 			}
 		}
@@ -431,7 +431,7 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			w.delivered++
 			w.bytesLeft -= size
 			if w.hb > 0 {
-				w.nextHB = now + int64(w.hb)
+				w.nextHB = addSat(now, int64(w.hb))
 			}
 			if w.batch <= 0 {
 				c.popRequest()
@@ -570,7 +570,7 @@ func (c *consumer) scanDue(now int64) {
 				if t, ok := c.progress[seq]; ok && t > base {
 					base = t
 				}
-				due = base + int64(c.ackWait(st.DeliveryCount(seq)))
+				due = addSat(base, int64(c.ackWait(st.DeliveryCount(seq))))
 			}
 			if due <= now {
 				c.rdq = append(c.rdq, seq)

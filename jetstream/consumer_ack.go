@@ -221,7 +221,7 @@ func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay ti
 				done = append(done, uint64(sseq))
 			}
 		case ackNak:
-			at := now + int64(delay)
+			at := addSat(now, int64(delay))
 			if st.Nak(sseq, at) && (c.dueAt == 0 || at < c.dueAt) {
 				c.dueAt = at
 			}

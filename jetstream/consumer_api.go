@@ -303,7 +303,9 @@ func (cm *consumerManager) apiNames(r *apiRequest) {
 	all := s.cons.all()
 	resp := api.ConsumerNamesResponse{Response: api.Response{Type: typ},
 		Paged: api.Paged{Total: len(all), Offset: off, Limit: api.NamesLimit}, Consumers: []string{}}
-	for _, c := range all[min(off, len(all)):min(off+api.NamesLimit, len(all))] {
+	from, to := page(len(all), off, api.NamesLimit)
+	resp.Paged.Offset = from
+	for _, c := range all[from:to] {
 		resp.Consumers = append(resp.Consumers, c.name)
 	}
 	cm.js.respond(r, resp, false)
@@ -325,7 +327,9 @@ func (cm *consumerManager) apiList(r *apiRequest) {
 	all := s.cons.all()
 	resp := api.ConsumerListResponse{Response: api.Response{Type: typ},
 		Paged: api.Paged{Total: len(all), Offset: off, Limit: api.ListLimit}, Consumers: []*api.ConsumerInfo{}}
-	for _, c := range all[min(off, len(all)):min(off+api.ListLimit, len(all))] {
+	from, to := page(len(all), off, api.ListLimit)
+	resp.Paged.Offset = from
+	for _, c := range all[from:to] {
 		resp.Consumers = append(resp.Consumers, c.info(false))
 	}
 	cm.js.respond(r, resp, false)

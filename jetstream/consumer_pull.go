@@ -51,7 +51,7 @@ func parseNext(b []byte) (api.NextRequest, bool) {
 	if req.Batch == 0 {
 		req.Batch = 1
 	}
-	return req, req.Batch > 0 && req.MaxBytes >= 0 && req.Expires >= 0
+	return req, req.Batch > 0 && req.MaxBytes >= 0 && req.Expires >= 0 && req.Heartbeat >= 0
 }
 
 // statusMsg is a status message (header only) to a pull request's inbox or
@@ -97,7 +97,7 @@ func (c *consumer) addRequest(reply string, body []byte) {
 		refuse = "409 Exceeded MaxRequestMaxBytes of " + strconv.Itoa(c.cfg.MaxRequestMaxBytes)
 	case c.cfg.MaxRequestExpires > 0 && req.Expires > c.cfg.MaxRequestExpires:
 		refuse = "409 Exceeded MaxRequestExpires of " + c.cfg.MaxRequestExpires.String()
-	case req.Heartbeat > 0 && req.Expires > 0 && req.Heartbeat*2 > req.Expires:
+	case req.Heartbeat > 0 && req.Expires > 0 && req.Heartbeat > req.Expires/2:
 		refuse = "409 Bad Request - heartbeat value too large"
 	case c.cfg.MaxWaiting > 0 && len(c.waiting) >= c.cfg.MaxWaiting:
 		refuse = "409 Exceeded MaxWaiting"
@@ -112,10 +112,10 @@ func (c *consumer) addRequest(reply string, body []byte) {
 	w := &pullRequest{reply: reply, batch: req.Batch, maxBytes: req.MaxBytes, bytesLeft: req.MaxBytes,
 		noWait: req.NoWait, hb: req.Heartbeat}
 	if req.Expires > 0 {
-		w.expires = now + int64(req.Expires+expireGrace)
+		w.expires = addSat(now, addSat(int64(req.Expires), int64(expireGrace)))
 	}
 	if w.hb > 0 {
-		w.nextHB = now + int64(w.hb)
+		w.nextHB = addSat(now, int64(w.hb))
 	}
 	c.waiting = append(c.waiting, w)
 	c.active = now
@@ -188,7 +188,7 @@ func (c *consumer) pullTimers(now int64, soon func(int64)) {
 		if w.hb > 0 {
 			if now >= w.nextHB {
 				c.outs = append(c.outs, statusMsg(w.reply, "100 Idle Heartbeat", -1, 0))
-				w.nextHB = now + int64(w.hb)
+				w.nextHB = addSat(now, int64(w.hb))
 			}
 			soon(w.nextHB)
 		}

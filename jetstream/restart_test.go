@@ -213,12 +213,16 @@ func TestAPIErrors(t *testing.T) {
 			t.Errorf("%s %s: %+v, want %d", c.subj, c.body, r.Error, c.code)
 		}
 	}
-	// Without allow_direct, and for an unknown API, nobody answers, as with
-	// nats-server.
-	for _, subj := range []string{api.SubjDirectGet + "A", "$JS.API.NOPE.REQ"} {
-		if _, err := nc.Request(subj, []byte(`{"seq":1}`), 300*time.Millisecond); !errors.Is(err, nats.ErrTimeout) {
-			t.Errorf("%s: %v", subj, err)
-		}
+	// Without allow_direct nobody answers, as with nats-server.
+	if _, err := nc.Request(api.SubjDirectGet+"A", []byte(`{"seq":1}`), 300*time.Millisecond); !errors.Is(err, nats.ErrTimeout) {
+		t.Errorf("%s: %v", api.SubjDirectGet+"A", err)
+	}
+	// An unknown API is answered with an error (nats-server lets it time
+	// out).
+	var unknown api.Response
+	requestJSON(t, nc, "$JS.API.NOPE.REQ", `{"seq":1}`, &unknown)
+	if unknown.Error == nil || unknown.Error.ErrCode != api.ErrBadRequest {
+		t.Errorf("$JS.API.NOPE.REQ: %+v, want a bad request error", unknown.Error)
 	}
 	var ai api.AccountInfoResponse
 	requestJSON(t, nc, api.SubjAccountInfo, "", &ai)

@@ -165,7 +165,7 @@ func (js *JetStream) checkResources(self string, cfg *api.StreamConfig) *api.Api
 	for name, o := range js.streams {
 		o.cfgMu.RLock()
 		if name != self && o.cfg.Storage == cfg.Storage && o.cfg.MaxBytes > 0 {
-			reserved += o.cfg.MaxBytes
+			reserved = addSat(reserved, o.cfg.MaxBytes)
 		}
 		o.cfgMu.RUnlock()
 	}

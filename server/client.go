@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,7 @@ const (
 	closeStale
 	closeMaxConnections
 	closeServerShutdown
+	closeInternalError
 )
 
 func (r closeReason) String() string {
@@ -35,6 +37,8 @@ func (r closeReason) String() string {
 		return "Client Closed"
 	case closeReadError:
 		return "Read Error"
+	case closeInternalError:
+		return "Internal Error"
 	case closeWriteError:
 		return "Write Error"
 	case closeProtocolViolation:
@@ -144,6 +148,7 @@ func (c *client) limits() limits {
 // its own goroutine.
 func (c *client) readLoop() {
 	defer c.srv.wg.Done()
+	defer c.recoverPanic()
 	lim := c.limits()
 	for {
 		space := c.in.space()
@@ -166,6 +171,18 @@ func (c *client) readLoop() {
 			return
 		}
 	}
+}
+
+// recoverPanic ends a connection whose goroutine panicked (in the server or
+// in an in-process subscription handler that ran on it): the panic is a bug,
+// logged with its stack, and costs this connection only, never the process.
+func (c *client) recoverPanic() {
+	p := recover()
+	if p == nil {
+		return
+	}
+	c.srv.logger.Error("connection goroutine panicked", "cid", c.id, "panic", p, "stack", string(debug.Stack()))
+	c.close(closeInternalError, "")
 }
 
 // processInput parses and runs every complete operation in the read buffer.

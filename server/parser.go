@@ -192,9 +192,13 @@ func parseCommand(buf []byte, cmd *command, lim limits) (n, need int, perr proto
 	if !complete {
 		return 0, 0, errNone
 	}
+	// Everything after the name and its one separator counts toward the
+	// control line limit, blanks included: a run of blanks that never
+	// ends must not grow the read buffer without bound.
+	counted := len(spec.name) + 1
 	nl := bytes.IndexByte(buf[argStart:], '\n')
 	if nl < 0 {
-		if len(buf)-argStart > lim.maxControlLine {
+		if len(buf)-counted > lim.maxControlLine+1 { // +1: a '\r' that the complete line drops
 			return 0, 0, errMaxControlLine
 		}
 		return 0, 0, errNone
@@ -204,7 +208,7 @@ func parseCommand(buf []byte, cmd *command, lim limits) (n, need int, perr proto
 	if argEnd > argStart && buf[argEnd-1] == '\r' {
 		argEnd--
 	}
-	if argEnd-argStart > lim.maxControlLine {
+	if argEnd-counted > lim.maxControlLine {
 		return 0, 0, errMaxControlLine
 	}
 	arg := buf[argStart:argEnd]

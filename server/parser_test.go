@@ -260,6 +260,7 @@ func fuzzClient(t *testing.T, data []byte, at int) {
 			chunk = chunk[n:]
 			c.in.commit(n, len(space))
 			c.processInput(c.limits())
+			checkBuffered(t, c)
 		}
 	}
 	out := queuedString(c)
@@ -272,6 +273,61 @@ func fuzzClient(t *testing.T, data []byte, at int) {
 	if perr != errNone {
 		if want := "-ERR '" + perr.text() + "'\r\n"; !strings.HasSuffix(out, want) {
 			t.Fatalf("protocol error %q not reported; output ends %q", perr.text(), out[max(0, len(out)-80):])
+		}
+	}
+}
+
+// checkBuffered asserts the bound on what a connection holds for a partial
+// operation: one control line and one payload, whatever the input.
+func checkBuffered(t *testing.T, c *client) {
+	t.Helper()
+	lim := c.limits()
+	bound := len("CONNECT ") + lim.maxControlLine + 2 + int(lim.maxPayload) + 2
+	if n := len(c.in.unparsed()); !c.closed.Load() && n > bound {
+		t.Fatalf("connection buffers %d unparsed bytes, above the bound %d", n, bound)
+	}
+	if n := cap(c.in.buf); n > 2*(bound+maxReadBuf) {
+		t.Fatalf("read buffer capacity %d above %d", n, 2*(bound+maxReadBuf))
+	}
+}
+
+// TestBlankFloodBounded: an operation name followed by blanks that never end
+// (spaces or tabs, for every operation) is cut off at the control line
+// limit with nats-server's error, instead of growing the read buffer.
+func TestBlankFloodBounded(t *testing.T) {
+	s, err := New(Options{MaxControlLine: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{"PUB", "HPUB", "SUB", "UNSUB", "CONNECT", "PING", "PONG", "INFO", "+OK", "-ERR"} {
+		for _, blank := range []string{" ", "\t"} {
+			conn, peer := net.Pipe()
+			c := newClient(s, conn, 1)
+			flood := []byte(op + strings.Repeat(blank, 64<<10))
+			fed := 0
+			for fed < 16<<20 && !c.closed.Load() {
+				space := c.in.space()
+				chunk := flood
+				if fed > 0 {
+					chunk = flood[len(op):] // blanks only, after the name
+				}
+				n := copy(space, chunk)
+				c.in.commit(n, len(space))
+				c.processInput(c.limits())
+				checkBuffered(t, c)
+				fed += n
+			}
+			if !c.closed.Load() {
+				t.Fatalf("%s followed by %d bytes of %q: connection still open", op, fed, blank)
+			}
+			if fed > 16<<10 {
+				t.Fatalf("%s + %q: closed only after %d bytes", op, blank, fed)
+			}
+			if out := queuedString(c); !strings.HasSuffix(out, "-ERR 'maximum control line exceeded'\r\n") {
+				t.Fatalf("%s + %q: output ends %q", op, blank, out[max(0, len(out)-60):])
+			}
+			conn.Close()
+			peer.Close()
 		}
 	}
 }

@@ -36,6 +36,10 @@ const (
 	TypeConsumerInfo  = "io.nats.jetstream.api.v1.consumer_info_response"
 	TypeConsumerNames = "io.nats.jetstream.api.v1.consumer_names_response"
 	TypeConsumerList  = "io.nats.jetstream.api.v1.consumer_list_response"
+	// TypeError is jetwal's own: the type of the error answer to an unknown
+	// API operation or a request whose handler failed unexpectedly (where
+	// nats-server sends nothing). Clients read only its "error" object.
+	TypeError = "io.nats.jetstream.api.v1.error_response"
 )
 
 // Paging limits: how many entries one NAMES or LIST page holds, and how many

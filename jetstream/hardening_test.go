@@ -1,0 +1,137 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+)
+
+// apiErrorOf decodes the error object of an API reply, failing when the
+// reply is not JSON.
+func apiErrorOf(t *testing.T, data []byte) *api.ApiError {
+	t.Helper()
+	var r api.Response
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("reply is not JSON: %q", data)
+	}
+	return r.Error
+}
+
+// TestHardeningPagingOverflow guards the remote crash: an offset near the
+// top of int in NAMES and LIST requests wrapped the paging arithmetic and
+// panicked the API worker, taking the process down.
+func TestHardeningPagingOverflow(t *testing.T) {
+	ts := startServer(t, Config{})
+	nc := ts.connect()
+	request(t, nc, "$JS.API.STREAM.CREATE.S", `{"name":"S","subjects":["s.>"]}`)
+	request(t, nc, "$JS.API.CONSUMER.CREATE.S.C", `{"stream_name":"S","config":{"name":"C"}}`)
+	for _, subj := range []string{"$JS.API.CONSUMER.NAMES.S", "$JS.API.CONSUMER.LIST.S", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST"} {
+		for _, off := range []string{"9223372036854775000", "9223372036854775807", "-9223372036854775808", "-1"} {
+			m := request(t, nc, subj, `{"offset":`+off+`}`)
+			if aerr := apiErrorOf(t, m.Data); aerr != nil {
+				t.Fatalf("%s offset %s: error %v", subj, off, aerr)
+			}
+			var p api.Paged
+			json.Unmarshal(m.Data, &p)
+			if p.Total != 1 {
+				t.Fatalf("%s offset %s: total %d, want 1 (%s)", subj, off, p.Total, m.Data)
+			}
+		}
+	}
+	if m := request(t, nc, "$JS.API.INFO", ""); apiErrorOf(t, m.Data) != nil {
+		t.Fatalf("server stopped serving: %s", m.Data)
+	}
+}
+
+// TestHardeningHandlerPanicRecovered: a panic in an API handler costs only
+// its request, which gets a 500 error; the same queue serves the next one.
+func TestHardeningHandlerPanicRecovered(t *testing.T) {
+	ts := startServer(t, Config{})
+	ts.js.registerAPI("TEST.PANIC", ts.js.mgmt, func(r *apiRequest) { panic("boom") })
+	nc := ts.connect()
+	m := request(t, nc, "$JS.API.TEST.PANIC", "")
+	aerr := apiErrorOf(t, m.Data)
+	if aerr == nil || aerr.Code != 500 {
+		t.Fatalf("panicking handler answered %s, want a 500 error", m.Data)
+	}
+	if m := request(t, nc, "$JS.API.STREAM.NAMES", ""); apiErrorOf(t, m.Data) != nil {
+		t.Fatalf("management queue stopped serving: %s", m.Data)
+	}
+}
+
+// TestHardeningUnknownAPIAnswered: an unknown $JS.API operation is answered
+// with an error at once, instead of leaving the client to its timeout.
+func TestHardeningUnknownAPIAnswered(t *testing.T) {
+	ts := startServer(t, Config{})
+	nc := ts.connect()
+	for _, subj := range []string{"$JS.API.NOPE", "$JS.API.STREAM.NOPE.X", "$JS.API.CONSUMER.FROB.S.C"} {
+		m := request(t, nc, subj, "{}")
+		aerr := apiErrorOf(t, m.Data)
+		if aerr == nil || aerr.Code != 400 || !strings.Contains(aerr.Description, "unknown") {
+			t.Fatalf("%s answered %s, want a 400 unknown-request error", subj, m.Data)
+		}
+	}
+}
+
+// TestHardeningDirectGetMalformed: a DIRECT.GET whose body is not JSON gets
+// nats-server's 408 Malformed Request status.
+func TestHardeningDirectGetMalformed(t *testing.T) {
+	ts := startServer(t, Config{})
+	nc := ts.connect()
+	request(t, nc, "$JS.API.STREAM.CREATE.S", `{"name":"S","subjects":["s.>"],"allow_direct":true}`)
+	for _, subj := range []string{"$JS.API.DIRECT.GET.S", "$JS.API.DIRECT.GET.S.s.a"} {
+		m := request(t, nc, subj, `{"seq":`)
+		if got := m.Header.Get("Status") + " " + m.Header.Get("Description"); got != "408 Malformed Request" {
+			t.Fatalf("%s with a malformed body: status %q, want 408 Malformed Request", subj, got)
+		}
+	}
+}
+
+// TestHardeningHugeLimitsSaturate: the account's reserved storage is a sum
+// of the streams' max_bytes; huge values saturate instead of wrapping.
+func TestHardeningHugeLimitsSaturate(t *testing.T) {
+	ts := startServer(t, Config{})
+	nc := ts.connect()
+	for _, name := range []string{"A", "B", "C"} {
+		m := request(t, nc, "$JS.API.STREAM.CREATE."+name, `{"name":"`+name+`","subjects":["`+strings.ToLower(name)+`.>"],"max_bytes":9223372036854775807}`)
+		if aerr := apiErrorOf(t, m.Data); aerr != nil {
+			t.Fatalf("create %s: %v", name, aerr)
+		}
+	}
+	m := request(t, nc, "$JS.API.INFO", "")
+	var info api.AccountInfoResponse
+	if err := json.Unmarshal(m.Data, &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.ReservedStore < 1<<63 {
+		t.Fatalf("reserved_storage %d wrapped below one stream's max_bytes", info.ReservedStore)
+	}
+}
+
+// TestHardeningPullNumbersSaturate: pull requests with the largest expires
+// and heartbeat values are refused or served, never wrapped into the past.
+func TestHardeningPullNumbersSaturate(t *testing.T) {
+	ts := startServer(t, Config{})
+	nc := ts.connect()
+	request(t, nc, "$JS.API.STREAM.CREATE.S", `{"name":"S","subjects":["s.>"]}`)
+	request(t, nc, "$JS.API.CONSUMER.CREATE.S.C", `{"stream_name":"S","config":{"durable_name":"C","ack_policy":"explicit"}}`)
+	nc.Publish("s.a", []byte("x"))
+	for _, body := range []string{
+		`{"batch":1,"expires":9223372036854775807}`,
+		`{"batch":1,"expires":9223372036854775807,"idle_heartbeat":9223372036854775807}`,
+		`{"batch":1,"expires":9223372036854775000,"idle_heartbeat":4611686018427387904}`,
+	} {
+		m := request(t, nc, "$JS.API.CONSUMER.MSG.NEXT.S.C", body)
+		if st := m.Header.Get("Status"); st != "" && st != "409" {
+			t.Fatalf("%s: status %q %q", body, st, m.Header.Get("Description"))
+		}
+		if st := m.Header.Get("Status"); st == "" && string(m.Data) != "x" {
+			t.Fatalf("%s: got %q, want the message", body, m.Data)
+		}
+		if st := m.Header.Get("Status"); st == "" {
+			m.Nak()
+		}
+	}
+}
