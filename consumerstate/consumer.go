@@ -163,7 +163,18 @@ func (c *Consumer) Snapshot() State {
 // to have confirmed. Concurrent callers share flushes: a caller whose
 // changes were made durable by another caller's fsync returns without one
 // of its own.
-func (c *Consumer) Flush() error {
+func (c *Consumer) Flush() error { return c.persist(true) }
+
+// Write hands every change made so far to the operating system, without
+// an fsync, and returns when it has: a process crash keeps the changes, a
+// power loss may not. Under the interval and never policies the JetStream
+// layer calls it before confirming an ack. Concurrent callers share writes
+// as they share Flush's fsyncs.
+func (c *Consumer) Write() error { return c.persist(false) }
+
+// persist writes (and with doSync fsyncs) the changes made so far, unless
+// an earlier call already covered them.
+func (c *Consumer) persist(doSync bool) error {
 	c.mu.Lock()
 	if c.mu.closed {
 		c.mu.Unlock()
@@ -173,10 +184,14 @@ func (c *Consumer) Flush() error {
 	c.mu.Unlock()
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
-	if c.fmu.failed == nil && c.fmu.synced >= v {
+	done := c.fmu.written
+	if doSync {
+		done = c.fmu.synced
+	}
+	if c.fmu.failed == nil && done >= v {
 		return nil
 	}
-	return c.flushLocked(true, false)
+	return c.flushLocked(doSync, false)
 }
 
 // Checkpoint writes a compacted snapshot of the state now and makes it

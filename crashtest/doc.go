@@ -10,8 +10,10 @@
 //     the consumer's ack floor not below a confirmed ack, no confirmed
 //     message redelivered. JETWAL_CRASH_CYCLES sets the cycles (20 in
 //     `go test`, 200 in `make crash`), JETWAL_CRASH_SEED replays a run.
-//   - TestKill9SyncInterval: the same with --sync=200ms, where acknowledged
-//     messages may be lost, but only as the tail of a cycle, never corrupt.
+//   - TestKill9SyncInterval and TestKill9SyncNever: the same, with the same
+//     strict checks, under --sync=200ms and --sync=never: there an
+//     acknowledgement means written to the operating system, which a
+//     process crash cannot lose (a quarter of the cycles, at least 5).
 //   - TestBitRot: a flipped byte in an old sealed segment of a stopped
 //     server; the restarted server logs the damaged record with its file
 //     and byte offset, serves every other message and answers a get of the

@@ -163,21 +163,28 @@ func (cm *consumerManager) handleAck(m *server.Msg) {
 	}
 }
 
-// confirm answers an ack that asked for a reply: at once, or under sync
-// always once the consumer's state is on disk.
+// confirm answers an ack that asked for a reply once the consumer's state
+// holds it durably under the sync policy: fsynced under sync always, written
+// to the operating system otherwise (as PubAcks are). An ack whose state
+// could not be persisted is never confirmed: the client's double ack fails.
+// Memory consumers answer at once.
 func (cm *consumerManager) confirm(c *consumer, reply string) {
-	if c.cs == nil || cm.js.cfg.Sync != wal.SyncAlways {
+	if c.cs == nil {
 		cm.js.srv.Publish(reply, "", nil, nil)
 		return
 	}
+	persist := c.cs.Write
+	if cm.js.cfg.Sync == wal.SyncAlways {
+		persist = c.cs.Flush
+	}
 	if !cm.flushes.submit(func() {
-		if err := c.cs.Flush(); err != nil {
-			cm.js.log.Error("consumer flush", "stream", c.s.name, "consumer", c.name, "error", err)
+		if err := persist(); err != nil {
+			cm.js.log.Error("consumer state not persisted, ack left unconfirmed", "stream", c.s.name, "consumer", c.name, "error", err)
 			return
 		}
 		cm.js.srv.Publish(reply, "", nil, nil)
 	}) {
-		cm.js.srv.Publish(reply, "", nil, nil)
+		cm.js.log.Warn("consumer flush queue closed, ack left unconfirmed", "stream", c.s.name, "consumer", c.name)
 	}
 }
 

@@ -23,7 +23,7 @@ import (
 // and the list of push consumers it wakes.
 type consumerManager struct {
 	js      *JetStream
-	flushes *workQueue // confirmed acks waiting for a flush (sync always)
+	flushes *workQueue // confirmed acks waiting for their state to be persisted
 	subs    []*server.Subscription
 
 	// lastAcked is the consumer the previous ack went to: acks come in

@@ -22,14 +22,6 @@ func (s *Store) Append(subj string, hdr, data []byte) (uint64, int64, error) {
 		ts  int64
 		err error
 	}
-	if s.opts.Sync != SyncAlways {
-		var r result
-		err := s.AppendAsync(subj, hdr, data, func(seq uint64, ts int64, err error) { r = result{seq, ts, err} })
-		if err != nil {
-			return 0, 0, err
-		}
-		return r.seq, r.ts, r.err
-	}
 	ch := make(chan result, 1)
 	if err := s.AppendAsync(subj, hdr, data, func(seq uint64, ts int64, err error) { ch <- result{seq, ts, err} }); err != nil {
 		return 0, 0, err
@@ -38,8 +30,12 @@ func (s *Store) Append(subj string, hdr, data []byte) (uint64, int64, error) {
 	return r.seq, r.ts, r.err
 }
 
-// AppendAsync stores a message; done fires once it is durable. With
-// SyncInterval and SyncNever, done is called before AppendAsync returns.
+// AppendAsync stores a message; done fires once it is durable under the
+// sync policy: fsynced with SyncAlways, written to the operating system
+// (pwrite, no fsync) with SyncInterval and SyncNever. In every mode the
+// bytes have left the process before done fires, so a process crash never
+// loses an acknowledged message nor hands its sequence out again. done runs
+// on the store's commit goroutine, never inside AppendAsync.
 func (s *Store) AppendAsync(subj string, hdr, data []byte, done store.AppendDone) error {
 	if !subject.ValidLiteral(subj) || len(subj) > segment.MaxSubjectLen {
 		return fmt.Errorf("%w: %q", store.ErrInvalidSubject, subj)
@@ -54,26 +50,19 @@ func (s *Store) AppendAsync(subj string, hdr, data []byte, done store.AppendDone
 		s.mu.Unlock()
 		return err
 	}
-	if s.opts.Sync == SyncAlways {
-		s.waiters = append(s.waiters, waiter{seq: seq, ts: ts, size: size, done: done})
-		s.pendB += size
-		s.mu.Unlock()
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
-		return nil
-	}
-	s.visible, s.visTS = seq, ts
-	if done == nil {
-		s.mu.Unlock()
-		return nil
-	}
-	s.notifyMu.Lock()
+	s.waiters = append(s.waiters, waiter{seq: seq, ts: ts, size: size, done: done})
+	s.pendB += size
 	s.mu.Unlock()
-	done(seq, ts, nil)
-	s.notifyMu.Unlock()
+	s.kickCommit()
 	return nil
+}
+
+// kickCommit wakes the commit goroutine.
+func (s *Store) kickCommit() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
 }
 
 func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64, int64, error) {
@@ -197,10 +186,17 @@ func (s *Store) rollLocked(base uint64, need int) error {
 	return nil
 }
 
-// groupCommit flushes pending appends and fsyncs once for all of them.
-// Appends keep going into the buffer while the fsync runs.
+// groupCommit makes pending appends durable under the sync policy and
+// releases their waiters. With SyncAlways it flushes the buffer and fsyncs
+// once for all of them, outside the lock, so appends keep going into the
+// buffer while the fsync runs. Otherwise one pwrite of the buffer is enough:
+// the bytes are the operating system's, and the interval ticker (or the OS)
+// fsyncs them later.
 func (s *Store) groupCommit() {
-	s.gather()
+	always := s.opts.Sync == SyncAlways
+	if always {
+		s.gather()
+	}
 	s.mu.Lock()
 	if s.closed || len(s.waiters) == 0 {
 		s.mu.Unlock()
@@ -223,18 +219,20 @@ func (s *Store) groupCommit() {
 		return
 	}
 	target := s.last
-	ent := s.active
-	s.busy[ent]++
-	s.unsynced = false
-	s.mu.Unlock()
+	if always {
+		ent := s.active
+		s.busy[ent]++
+		s.unsynced = false
+		s.mu.Unlock()
 
-	err := ent.seg.SyncFile()
+		err := ent.seg.SyncFile()
 
-	s.mu.Lock()
-	s.unbusyLocked(ent)
-	if err != nil {
-		fail(s.failLocked(err))
-		return
+		s.mu.Lock()
+		s.unbusyLocked(ent)
+		if err != nil {
+			fail(s.failLocked(err))
+			return
+		}
 	}
 	s.commits++
 	taken := s.waiters // the array batch aliases; recycled once notified
@@ -247,10 +245,7 @@ func (s *Store) groupCommit() {
 	more := len(s.waiters) > 0
 	s.mu.Unlock()
 	if more {
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
+		s.kickCommit()
 	}
 }
 

@@ -9,8 +9,8 @@ import (
 )
 
 // AppendBatch stores msgs in order under one hold of the store lock and
-// returns once all of them are durable under the sync policy; with
-// SyncAlways they share fsyncs like concurrent appends do. Each stored
+// returns once all of them are durable under the sync policy (see
+// AppendAsync); they share the commit with concurrent appends. Each stored
 // message gets its Seq and Time filled in. It returns how many were stored:
 // on an error, msgs[:n] are stored (and, when n > 0 and the error came from a
 // limit or bad input, durable), msgs[n:] are not. The batch is not atomic
@@ -46,21 +46,13 @@ func (s *Store) AppendBatch(msgs []store.Msg) (int, error) {
 		return 0, aerr
 	}
 	last := msgs[n-1]
-	if s.opts.Sync != SyncAlways {
-		s.visible, s.visTS = last.Seq, last.Time
-		s.mu.Unlock()
-		return n, aerr
-	}
 	// Waiters are released in sequence order, so the batch is durable once
 	// its last message is.
 	done := make(chan error, 1)
 	s.waiters = append(s.waiters, waiter{seq: last.Seq, ts: last.Time, size: size, done: func(_ uint64, _ int64, err error) { done <- err }})
 	s.pendB += size
 	s.mu.Unlock()
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
+	s.kickCommit()
 	if err := <-done; err != nil {
 		return 0, err
 	}

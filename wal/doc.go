@@ -26,18 +26,30 @@
 // written with one pwrite per 256 KiB (segment/doc.go says why pwrite and not
 // a writable mapping).
 //
-// With SyncAlways (the default) the append then queues a waiter and kicks
-// the background goroutine, which flushes the buffer, fsyncs once outside the
-// lock and releases every waiter up to the sequence it covered. Appends keep
-// going into the buffer while an fsync runs, so concurrent appenders share
-// fsyncs; before starting the next fsync the goroutine waits up to 50 µs for
-// the writers it just released to append again (never for a lone writer),
-// which keeps 64 writers in one group instead of two alternating ones. A
-// message becomes visible to readers when it is durable: acknowledged means
-// on disk. With SyncInterval the goroutine fsyncs at most SyncInterval after
-// a write; with SyncNever the operating system decides. In both, an append is
-// visible and acknowledged at once, and full segments are sealed in the
-// background.
+// The append then queues a waiter and kicks the background commit goroutine.
+// With SyncAlways (the default) it flushes the buffer, fsyncs once outside
+// the lock and releases every waiter up to the sequence it covered. Appends
+// keep going into the buffer while an fsync runs, so concurrent appenders
+// share fsyncs; before starting the next fsync the goroutine waits up to
+// 50 µs for the writers it just released to append again (never for a lone
+// writer), which keeps 64 writers in one group instead of two alternating
+// ones. With SyncInterval and SyncNever the commit is one pwrite of the
+// buffer and no fsync: the waiters are released once their bytes belong to
+// the operating system, and the interval ticker (or the OS) fsyncs later.
+// Appends that arrive while a commit runs share the next one.
+//
+// The contract, per mode:
+//
+//	always     acknowledged = fsynced: survives kill -9 and power loss
+//	interval   acknowledged = written: survives kill -9; a power loss may
+//	           lose what was written in the last interval
+//	never      as interval, with the fsync left to the operating system
+//
+// In every mode a message becomes visible to readers when it is
+// acknowledged, and a process crash never loses an acknowledged message, so
+// a restarted store never hands an acknowledged sequence out again. Deletes
+// and purges are answered under the same rule (their tombstones fsynced, or
+// written). Full segments are sealed in the background.
 //
 // A failed write or fsync is sticky: the store refuses appends until it is
 // reopened, and keeps serving reads. A full disk is not: segments are

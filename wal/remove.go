@@ -74,7 +74,12 @@ func (s *Store) persistRemovalLocked(rs ranges) ([]waiter, error) {
 	if s.opts.Sync == SyncAlways {
 		return s.syncLocked()
 	}
-	return nil, nil
+	// The removal is answered once its tombstones are the operating
+	// system's, as appends are; that write releases pending appends too.
+	if err := s.active.seg.Flush(); err != nil {
+		return nil, s.failLocked(err)
+	}
+	return s.takeWaitersLocked(s.last), nil
 }
 
 // dropDeadLocked removes segments at the head that hold no live message.
