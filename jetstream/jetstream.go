@@ -3,6 +3,7 @@ package jetstream
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -86,6 +87,7 @@ type JetStream struct {
 	handlers map[string]apiHandler
 	loadErrs []error
 	closed   bool
+	lock     io.Closer // the store directory's lock (storelock.go)
 }
 
 // New starts JetStream on srv: it loads the streams under cfg.StoreDir (a
@@ -107,8 +109,14 @@ func New(srv *server.Server, cfg Config) (*JetStream, error) {
 		streams:  make(map[string]*stream),
 		handlers: make(map[string]apiHandler),
 	}
+	lock, err := lockStore(cfg.FS, cfg.StoreDir)
+	if err != nil {
+		return nil, err
+	}
+	js.lock = lock
 	root := streamsDir(cfg.StoreDir)
 	if err := cfg.FS.MkdirAll(root, dirPerm); err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("jetstream: create store directory %s: %w", root, err)
 	}
 	js.mgmt, js.gets, js.work = newWorkQueue(apiQueueLimit), newWorkQueue(apiQueueLimit), newWorkQueue(0)
@@ -204,6 +212,9 @@ func (js *JetStream) Close() error {
 	}
 	if js.work != nil {
 		js.work.close()
+	}
+	if js.lock != nil {
+		js.lock.Close() // last: the store is ours until every file is closed
 	}
 	return first
 }

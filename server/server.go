@@ -97,7 +97,34 @@ func (s *Server) Version() string { return s.opts.Version }
 // Options returns the options in effect (defaults applied).
 func (s *Server) Options() Options { return s.opts }
 
-// Start listens and accepts clients in the background.
+// Listen binds the client port without accepting connections yet, so that
+// a caller can fail on a busy port before it creates anything else (a store
+// directory, say); Start then accepts. Start alone does both.
+func (s *Server) Listen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listenLocked()
+}
+
+func (s *Server) listenLocked() error {
+	if s.mu.shutdown {
+		return ErrServerClosed
+	}
+	if s.mu.ln != nil {
+		return nil
+	}
+	addr := net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("server: listen on %s: %w", addr, err)
+	}
+	s.mu.ln = ln
+	prefix := s.buildInfoPrefix(ln.Addr().(*net.TCPAddr).Port)
+	s.infoPrefix.Store(&prefix)
+	return nil
+}
+
+// Start listens (unless Listen did) and accepts clients in the background.
 func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -107,17 +134,12 @@ func (s *Server) Start() error {
 	if s.mu.started {
 		return errors.New("server: already started")
 	}
-	addr := net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("server: listen on %s: %w", addr, err)
+	if err := s.listenLocked(); err != nil {
+		return err
 	}
-	s.mu.ln = ln
 	s.mu.started = true
-	prefix := s.buildInfoPrefix(ln.Addr().(*net.TCPAddr).Port)
-	s.infoPrefix.Store(&prefix)
 	s.wg.Add(1)
-	go s.acceptLoop(ln)
+	go s.acceptLoop(s.mu.ln)
 	return nil
 }
 

@@ -3,9 +3,13 @@ package main
 // This file is the seam between the command and the JetStream layer.
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/jetwal/jetwal/jetstream"
 	"github.com/jetwal/jetwal/jetstream/api"
@@ -31,6 +35,9 @@ func startJetStream(srv *server.Server, cfg jsConfig, log *slog.Logger) (stop fu
 	root := cfg.StoreDir
 	if root == defaultStoreDir() {
 		root = filepath.Dir(root)
+		if err := claimDefaultStore(root); err != nil {
+			return nil, err
+		}
 	}
 	jcfg := jetstream.Config{StoreDir: root, Logger: log}
 	switch {
@@ -46,4 +53,25 @@ func startJetStream(srv *server.Server, cfg jsConfig, log *slog.Logger) (stop fu
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	return js.Close, nil
+}
+
+// claimDefaultStore makes the default store root, a predictable name in the
+// world-writable temp directory, safe to use: it is created with mode 0700,
+// and an existing one is used only if it is a real directory (not a
+// symlink) owned by this user. Real data belongs under -sd.
+func claimDefaultStore(root string) error {
+	if err := os.Mkdir(root, 0o700); err == nil || !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	fi, err := os.Lstat(root)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		return fmt.Errorf("default store %s is not a plain directory (a symlink?): refusing to use it; choose a store with -sd", root)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("default store %s belongs to uid %d, not to this user (uid %d): refusing to use it; choose a store with -sd", root, st.Uid, os.Getuid())
+	}
+	return nil
 }

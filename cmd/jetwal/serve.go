@@ -250,6 +250,11 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	log.Info("  Max Pending:     " + humanBytes(opts.MaxPending))
 	log.Info("  Max Connections: " + strconv.Itoa(opts.MaxConnections))
 	log.Info("  Max Control Line: " + strconv.Itoa(opts.MaxControlLine))
+	// Bind the port before touching the store: a busy port must leave
+	// nothing behind on disk.
+	if err := srv.Listen(); err != nil {
+		return err
+	}
 	if o.js {
 		log.Info("Starting JetStream")
 		log.Info("---------------- JETSTREAM ----------------")
@@ -258,6 +263,7 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 		log.Info("-------------------------------------------")
 		stop, err := startJetStream(srv, o.jsCfg, log)
 		if err != nil {
+			srv.Shutdown(context.Background())
 			return fmt.Errorf("start jetstream: %w", err)
 		}
 		srv.OnShutdown(func() {

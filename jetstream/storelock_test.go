@@ -1,0 +1,44 @@
+package jetstream
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/server"
+)
+
+// TestStoreLockedByOneProcess: a second JetStream on the same store
+// directory is refused, naming the directory and the holder, and loads
+// nothing; once the first closes, the store opens again.
+func TestStoreLockedByOneProcess(t *testing.T) {
+	ts := startServer(t, Config{})
+	nc := ts.connect()
+	request(t, nc, "$JS.API.STREAM.CREATE.S", `{"name":"S","subjects":["s.>"]}`)
+
+	srv2, err := server.New(server.Options{Host: "127.0.0.1", Port: 0, JetStream: true, APILevel: api.Level})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(srv2, Config{StoreDir: ts.cfg.StoreDir})
+	if !errors.Is(err, ErrStoreLocked) {
+		t.Fatalf("second JetStream on the store: %v, want ErrStoreLocked", err)
+	}
+	for _, want := range []string{ts.cfg.StoreDir, "process " + strconv.Itoa(os.Getpid())} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %q does not name %q", err, want)
+		}
+	}
+	ts.stop()
+	js2, err := New(srv2, Config{StoreDir: ts.cfg.StoreDir})
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	defer js2.Close()
+	if js2.lookup("S") == nil {
+		t.Fatal("stream S not loaded by the new owner")
+	}
+}
