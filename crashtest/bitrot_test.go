@@ -40,7 +40,7 @@ func TestBitRot(t *testing.T) {
 	nc.Close()
 	p.stop(t)
 
-	// The server's segments are 64 MiB; lay the stream's messages out again
+	// The server's segments grow to 64 MiB; lay the stream's messages out again
 	// in small segments through the store API so that old sealed segments
 	// exist without writing hundreds of megabytes.
 	msgs := filepath.Join(store, "jetstream", "$G", "streams", "ROT", "msgs")

@@ -89,7 +89,7 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 		if s.active.seg.Base() == seq {
 			// The active segment holds no message yet (tombstones at
 			// most): a new one would take its name. Grow it instead.
-			err = s.active.seg.Grow(max(s.opts.SegmentSize, int64(segment.HeaderSize+n+tombReserve)) + s.active.seg.End())
+			err = s.active.seg.Grow(max(s.nextSegmentSize(), int64(segment.HeaderSize+n+tombReserve)) + s.active.seg.End())
 		} else {
 			err = s.rollLocked(seq, n+tombReserve)
 		}
@@ -134,7 +134,7 @@ func (s *Store) rollLocked(base uint64, need int) error {
 	// Create the new segment before sealing the old one: if the disk is
 	// full, the store stays as it was and the old segment keeps its tomb
 	// reserve.
-	size := max(s.opts.SegmentSize, int64(segment.HeaderSize+need))
+	size := max(s.nextSegmentSize(), int64(segment.HeaderSize+need))
 	seg, err := segment.Create(s.fs, s.dir, base, s.nowNano(), size)
 	if err != nil {
 		return err
@@ -184,6 +184,17 @@ func (s *Store) rollLocked(base uint64, need int) error {
 		}
 	}
 	return nil
+}
+
+// nextSegmentSize is the size of the segment that follows the active one:
+// twice its size, between FirstSegmentSize and SegmentSize. Small streams
+// stay small on disk; large ones reach full-size, preallocated segments
+// after a few rolls.
+func (s *Store) nextSegmentSize() int64 {
+	if s.active == nil {
+		return s.opts.FirstSegmentSize
+	}
+	return min(max(2*s.active.seg.Capacity(), s.opts.FirstSegmentSize), s.opts.SegmentSize)
 }
 
 // groupCommit makes pending appends durable under the sync policy and
@@ -443,7 +454,7 @@ func (s *Store) appendTombLocked(first, count uint64) error {
 	if !s.active.seg.Room(n) {
 		var err error
 		if s.active.seg.Base() == s.last+1 {
-			err = s.active.seg.Grow(s.active.seg.End() + s.opts.SegmentSize) // only tombstones: keep its name
+			err = s.active.seg.Grow(s.active.seg.End() + s.nextSegmentSize()) // only tombstones: keep its name
 		} else {
 			err = s.rollLockedNoTombs(s.last+1, n)
 		}

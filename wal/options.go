@@ -36,14 +36,19 @@ func (m SyncMode) String() string {
 
 // Defaults.
 const (
-	// DefaultSegmentSize is the preallocated size of a segment. 64 MiB keeps
+	// DefaultSegmentSize is the largest (preallocated) segment size. 64 MiB keeps
 	// a million 128-byte messages in three segments (few files, few blocks
 	// in the index, rare rolls) while limits and purges that drop whole
 	// segments still free space in steps small next to a default stream.
 	// BenchmarkAppendSegmentSize measures 4/16/64/256 MiB: 4 MiB appends
 	// were slower (a roll and a checkpoint every 25k messages), 16 and 64 MiB
 	// alike, 256 MiB no faster and coarser for head drops.
-	DefaultSegmentSize  = 64 << 20
+	DefaultSegmentSize = 64 << 20
+	// DefaultFirstSegmentSize is the size of a stream's first segment. Each
+	// roll doubles the size of the next segment up to SegmentSize, so a
+	// stream of one message reserves 16 KiB, not 64 MiB, while a large
+	// stream reaches full-size segments after a dozen rolls.
+	DefaultFirstSegmentSize = 16 << 10
 	DefaultSyncInterval = 200 * time.Millisecond
 	// DefaultCheckpointEvery is how often a dirty index is checkpointed in
 	// the background, bounding how much a crash recovery must scan.
@@ -72,7 +77,11 @@ type Options struct {
 	Sync            SyncMode
 	SyncInterval    time.Duration // for SyncInterval; default 200ms
 	Limits          store.Limits
-	SegmentSize     int64         // default DefaultSegmentSize
+	SegmentSize     int64         // largest segment; default DefaultSegmentSize
+	// FirstSegmentSize is the size of the first segment; later ones double
+	// up to SegmentSize. Default: DefaultFirstSegmentSize, or SegmentSize
+	// when that is smaller.
+	FirstSegmentSize int64
 	Compress        bool          // S2-compress sealed segments
 	CheckpointEvery time.Duration // default DefaultCheckpointEvery; <0 disables
 	// Now returns the time assigned to appends; default: the wall clock.
@@ -93,6 +102,9 @@ func (o Options) Validate() error {
 	if o.SyncInterval < 0 {
 		return fmt.Errorf("wal: negative sync interval")
 	}
+	if o.FirstSegmentSize != 0 && (o.FirstSegmentSize < 4096 || o.FirstSegmentSize > 1<<32-1) {
+		return fmt.Errorf("wal: first segment size %d outside [4096, 4 GiB)", o.FirstSegmentSize)
+	}
 	return nil
 }
 
@@ -106,6 +118,10 @@ func (o Options) withDefaults() Options {
 	if o.SegmentSize == 0 {
 		o.SegmentSize = DefaultSegmentSize
 	}
+	if o.FirstSegmentSize == 0 {
+		o.FirstSegmentSize = DefaultFirstSegmentSize
+	}
+	o.FirstSegmentSize = min(o.FirstSegmentSize, o.SegmentSize)
 	if o.CheckpointEvery == 0 {
 		o.CheckpointEvery = DefaultCheckpointEvery
 	}

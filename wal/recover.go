@@ -133,7 +133,12 @@ func (s *Store) recover() error {
 		s.last = max(s.last, s.segs[len(s.segs)-1].seg.Base()-1)
 	}
 	if len(s.segs) == 0 || s.segs[len(s.segs)-1].seg.Sealed() {
-		seg, err := segment.Create(s.fs, s.dir, s.last+1, s.nowNano(), s.opts.SegmentSize)
+		size := s.opts.FirstSegmentSize
+		if len(s.segs) > 0 {
+			// After a clean close sealed the last segment: go on from its size.
+			size = min(max(2*s.segs[len(s.segs)-1].seg.Capacity(), size), s.opts.SegmentSize)
+		}
+		seg, err := segment.Create(s.fs, s.dir, s.last+1, s.nowNano(), size)
 		if err != nil {
 			return err
 		}
