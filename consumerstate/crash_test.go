@@ -27,7 +27,7 @@ type crasher struct {
 }
 
 func (c *crasher) fs() vfs.FS {
-	return &hookFS{inner: c.mem, hook: func(op, path string, mut bool) {
+	return &vfs.HookFS{Inner: c.mem, Hook: func(op, path string, mut bool) {
 		if !mut {
 			return
 		}

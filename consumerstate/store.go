@@ -122,7 +122,7 @@ func mkdirAllDurable(fsys vfs.FS, dir string) error {
 	if len(created) == 0 {
 		return nil
 	}
-	if err := fsys.MkdirAll(dir, 0o750); err != nil {
+	if err := vfs.MkdirAllSync(fsys, dir, 0o750); err != nil {
 		return err
 	}
 	for _, d := range created {
@@ -192,7 +192,7 @@ func (s *Store) Create(name string, cfg []byte) (*Consumer, error) {
 		if err := s.fs.RemoveAll(tmp); err != nil {
 			return err
 		}
-		if err := s.fs.MkdirAll(tmp, 0o750); err != nil {
+		if err := vfs.MkdirAllSync(s.fs, tmp, 0o750); err != nil {
 			return err
 		}
 		if err := writeMeta(s.fs, tmp, cfg, ""); err != nil {

@@ -338,9 +338,9 @@ func TestConcurrentFlushesShareSync(t *testing.T) {
 		release = make(chan struct{})
 		blocked = make(chan struct{})
 	)
-	fsys := &hookFS{inner: vfs.NewMemFS()}
+	fsys := &vfs.HookFS{Inner: vfs.NewMemFS()}
 	armed := false
-	fsys.hook = func(op, path string, mut bool) {
+	fsys.Hook = func(op, path string, mut bool) {
 		if op != "sync" || !strings.HasSuffix(path, ".log") {
 			return
 		}

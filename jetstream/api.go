@@ -3,6 +3,7 @@ package jetstream
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 
@@ -133,6 +134,9 @@ func (js *JetStream) respond(r *apiRequest, v any, failed bool) {
 		js.log.Error("encoding API response", "subject", r.subject, "error", err)
 		return
 	}
+	if failed {
+		b = js.hidePaths(b)
+	}
 	if r.reply != "" {
 		js.srv.Publish(r.reply, "", nil, b)
 	}
@@ -179,4 +183,19 @@ func streamArg(r *apiRequest) string {
 		return ""
 	}
 	return r.args
+}
+
+// hidePaths removes the store directory from an encoded error reply: a
+// reply never tells a client where the server keeps its files. Paths in the
+// store read as relative to it.
+func (js *JetStream) hidePaths(b []byte) []byte {
+	dir, err := json.Marshal(filepath.Clean(js.cfg.StoreDir) + string(filepath.Separator))
+	if err != nil || len(dir) <= 3 {
+		return b
+	}
+	dir = dir[1 : len(dir)-1] // as it appears inside a JSON string
+	if !bytes.Contains(b, dir) {
+		return b
+	}
+	return bytes.ReplaceAll(b, dir, nil)
 }

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -133,5 +134,46 @@ func TestHardeningPullNumbersSaturate(t *testing.T) {
 		if st := m.Header.Get("Status"); st == "" {
 			m.Nak()
 		}
+	}
+}
+
+// TestHardeningLongNamesAndNoPaths: stream names up to the 255-byte limit
+// work end to end (create, publish, delete, restart); longer ones get
+// nats-server's error; and no error reply ever holds the store's path.
+func TestHardeningLongNamesAndNoPaths(t *testing.T) {
+	ts := startServer(t, Config{})
+	nc := ts.connect()
+	for _, n := range []int{250, 251, 253, 255} {
+		name := strings.Repeat("N", n-3) + strconv.Itoa(n)
+		m := request(t, nc, "$JS.API.STREAM.CREATE."+name, `{"name":"`+name+`","subjects":["long.`+strconv.Itoa(n)+`"]}`)
+		if aerr := apiErrorOf(t, m.Data); aerr != nil {
+			t.Fatalf("%d-byte name refused: %v", n, aerr)
+		}
+		if m, err := nc.Request("long."+strconv.Itoa(n), []byte("x"), 5e9); err != nil || apiErrorOf(t, m.Data) != nil {
+			t.Fatalf("%d-byte name: publish: %v", n, err)
+		}
+	}
+	name := strings.Repeat("N", 256)
+	m := request(t, nc, "$JS.API.STREAM.CREATE."+name, `{"name":"`+name+`","subjects":["long.256"]}`)
+	// nats-server answers this with its invalid-config error (10052, code
+	// 500); clients branch on the err_code, so jetwal gives the same.
+	if aerr := apiErrorOf(t, m.Data); aerr == nil || aerr.ErrCode != api.ErrStreamInvalidConfig || !strings.Contains(aerr.Description, "too long") {
+		t.Fatalf("256-byte name: %s, want nats-server's name-too-long error", m.Data)
+	}
+	ts = ts.restart()
+	nc = ts.connect()
+	for _, n := range []int{250, 251, 253, 255} {
+		name := strings.Repeat("N", n-3) + strconv.Itoa(n)
+		if ts.js.lookup(name) == nil {
+			t.Fatalf("%d-byte name not loaded after restart", n)
+		}
+		if m := request(t, nc, "$JS.API.STREAM.DELETE."+name, ""); apiErrorOf(t, m.Data) != nil {
+			t.Fatalf("%d-byte name: delete: %s", n, m.Data)
+		}
+	}
+	// An error that would carry a path in the store reads without it.
+	got := string(ts.js.hidePaths([]byte(`{"error":{"description":"open ` + ts.cfg.StoreDir + `/jetstream/x: denied"}}`)))
+	if strings.Contains(got, ts.cfg.StoreDir) || !strings.Contains(got, "open jetstream/x") {
+		t.Fatalf("hidePaths left %q", got)
 	}
 }

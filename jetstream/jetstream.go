@@ -115,7 +115,7 @@ func New(srv *server.Server, cfg Config) (*JetStream, error) {
 	}
 	js.lock = lock
 	root := streamsDir(cfg.StoreDir)
-	if err := cfg.FS.MkdirAll(root, dirPerm); err != nil {
+	if err := vfs.MkdirAllSync(cfg.FS, root, dirPerm); err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("jetstream: create store directory %s: %w", root, err)
 	}

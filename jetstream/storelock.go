@@ -25,7 +25,7 @@ var ErrStoreLocked = errors.New("jetstream: store directory in use by another pr
 // written: two processes appending to the same segments would destroy them.
 func lockStore(fs vfs.FS, storeDir string) (io.Closer, error) {
 	dir := filepath.Join(storeDir, "jetstream")
-	if err := fs.MkdirAll(dir, dirPerm); err != nil {
+	if err := vfs.MkdirAllSync(fs, dir, dirPerm); err != nil {
 		return nil, fmt.Errorf("jetstream: create store directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, lockFile)

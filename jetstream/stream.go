@@ -507,7 +507,7 @@ func (s *stream) replyError(reply string, aerr *api.ApiError) {
 	if err != nil {
 		return
 	}
-	s.js.srv.Publish(reply, "", nil, b)
+	s.js.srv.Publish(reply, "", nil, s.js.hidePaths(b))
 }
 
 // storeError maps a store error to the PubAck error nats-server sends.

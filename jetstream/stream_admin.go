@@ -12,6 +12,7 @@ import (
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/subject"
+	"github.com/jetwal/jetwal/vfs"
 	"github.com/jetwal/jetwal/wal"
 )
 
@@ -250,7 +251,7 @@ func (js *JetStream) makeStreamDir(cfg *api.StreamConfig, created time.Time) (st
 	fs := js.cfg.FS
 	root := streamsDir(js.cfg.StoreDir)
 	final := filepath.Join(root, cfg.Name)
-	tmp := filepath.Join(root, "."+cfg.Name+newSuffix)
+	tmp := filepath.Join(root, hiddenName(cfg.Name, newSuffix))
 	if err := fs.RemoveAll(tmp); err != nil {
 		return "", fmt.Errorf("remove %s: %w", tmp, err)
 	}
@@ -258,7 +259,7 @@ func (js *JetStream) makeStreamDir(cfg *api.StreamConfig, created time.Time) (st
 		return "", fmt.Errorf("%s already exists (a stream that failed to load?)", final)
 	}
 	for _, d := range []string{filepath.Join(tmp, msgsDir), filepath.Join(tmp, obsDir)} {
-		if err := fs.MkdirAll(d, dirPerm); err != nil {
+		if err := vfs.MkdirAllSync(fs, d, dirPerm); err != nil {
 			return "", fmt.Errorf("create %s: %w", d, err)
 		}
 	}
@@ -274,12 +275,23 @@ func (js *JetStream) makeStreamDir(cfg *api.StreamConfig, created time.Time) (st
 	return final, nil
 }
 
-// removeStreamDir deletes a stream directory: rename to a hidden name
-// first, so a crash never leaves a half-deleted stream that would load.
+// hiddenName is the name a stream directory has while it is being made or
+// removed: "." + a hash of the name + suffix. Its length does not depend on
+// the stream's, so a name of the longest length the filesystem takes (255
+// bytes) still has room for it.
+func hiddenName(name, suffix string) string {
+	return "." + checksum([]byte(name)) + suffix
+}
+
+// removeStreamDir deletes a stream directory. The rename to a hidden name,
+// made durable by the directory sync, is the one step that deletes the
+// stream: before it the stream loads whole, after it not at all. What
+// follows is cleanup; if it fails or a crash cuts it short, the next start
+// removes the hidden directory (loadStreams).
 func (js *JetStream) removeStreamDir(dir string) error {
 	fs := js.cfg.FS
 	root := filepath.Dir(dir)
-	gone := filepath.Join(root, "."+filepath.Base(dir)+delSuffix)
+	gone := filepath.Join(root, hiddenName(filepath.Base(dir), delSuffix))
 	if err := fs.RemoveAll(gone); err != nil {
 		return fmt.Errorf("remove %s: %w", gone, err)
 	}
@@ -290,7 +302,7 @@ func (js *JetStream) removeStreamDir(dir string) error {
 		return fmt.Errorf("sync dir %s: %w", root, err)
 	}
 	if err := fs.RemoveAll(gone); err != nil {
-		return fmt.Errorf("remove %s: %w", gone, err)
+		js.log.Warn("stream deleted; removing its files failed, the next start retries", "dir", gone, "error", err)
 	}
 	return nil
 }
@@ -317,16 +329,21 @@ func (js *JetStream) deleteStream(name string) *api.ApiError {
 	s.closed = true
 	s.mu.Unlock()
 	s.closeConsumers(true)
-	var errs []error
-	if err := s.store.Remove(); err != nil && !errors.Is(err, store.ErrClosed) {
-		errs = append(errs, err)
-	}
-	if s.dir != "" {
-		if err := js.removeStreamDir(s.dir); err != nil {
-			errs = append(errs, err)
+	var err error
+	if s.dir == "" {
+		if err = s.store.Remove(); errors.Is(err, store.ErrClosed) {
+			err = nil
 		}
+	} else {
+		// Close, not Remove: the files stay whole until removeStreamDir's
+		// rename deletes the stream in one step. A store that cannot close
+		// cleanly (a full disk) is deleted all the same.
+		if cerr := s.store.Close(); cerr != nil && !errors.Is(cerr, store.ErrClosed) {
+			js.log.Warn("closing the store of a stream being deleted", "stream", name, "error", cerr)
+		}
+		err = js.removeStreamDir(s.dir)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		js.log.Error("stream delete", "stream", name, "error", err)
 		return api.Errorf(api.ErrStreamDelete, "deleting stream %s: %v", name, err)
 	}

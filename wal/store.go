@@ -95,7 +95,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	opts = opts.withDefaults()
 	fs := opts.FS
-	if err := fs.MkdirAll(dir, 0o750); err != nil {
+	if err := vfs.MkdirAllSync(fs, dir, 0o750); err != nil {
 		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
 	}
 	if err := fs.SyncDir(filepath.Dir(dir)); err != nil {
