@@ -46,9 +46,9 @@ const (
 	DefaultSegmentSize = 64 << 20
 	// DefaultFirstSegmentSize is the size of a stream's first segment. Each
 	// roll doubles the size of the next segment up to SegmentSize, so a
-	// stream of one message reserves 16 KiB, not 64 MiB, while a large
+	// stream of one message reserves 8 KiB, not 64 MiB, while a large
 	// stream reaches full-size segments after a dozen rolls.
-	DefaultFirstSegmentSize = 16 << 10
+	DefaultFirstSegmentSize = 8 << 10
 	DefaultSyncInterval = 200 * time.Millisecond
 	// DefaultCheckpointEvery is how often a dirty index is checkpointed in
 	// the background, bounding how much a crash recovery must scan.
