@@ -69,6 +69,24 @@ type Recovery struct {
 	// Removed lists leftover files removed (stale logs, unfinished
 	// snapshots or config updates).
 	Removed []string
+	// Damaged lists damaged stretches of the log that good records
+	// followed (bit rot, not a crash): their changes are lost. The records
+	// after them were replayed where they still applied; SkippedOps counts
+	// the operations that no longer did. A consumer loaded with damage is
+	// checkpointed at once, so the damaged log is retired.
+	Damaged    []Damage
+	SkippedOps int
+}
+
+// Damage locates a damaged stretch of a consumer state file.
+type Damage struct {
+	File   string
+	Offset int64
+	Bytes  int64
+}
+
+func (d Damage) String() string {
+	return fmt.Sprintf("%s: offset %d: %d damaged bytes", d.File, d.Offset, d.Bytes)
 }
 
 // Name is the consumer's name.

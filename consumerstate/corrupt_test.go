@@ -69,6 +69,7 @@ func TestCorruption(t *testing.T) {
 		wantFile string // "" means recovery succeeds
 		want     int    // 1 or 2: state after that many records
 		torn     bool
+		salvaged bool // loads with the damage in wantFile reported
 	}{
 		{name: "state.dat bit flip", wantFile: "state.dat", corrupt: func(t *testing.T, fsys vfs.FS) {
 			editFile(t, fsys, cState, func(b []byte) []byte { b[10] ^= 4; return b })
@@ -103,10 +104,14 @@ func TestCorruption(t *testing.T) {
 		{name: "log header damaged", wantFile: ".log", corrupt: func(t *testing.T, fsys vfs.FS) {
 			editFile(t, fsys, cLog, func(b []byte) []byte { b[9] ^= 1; return b })
 		}},
-		{name: "first record damaged, second good", wantFile: ".log", corrupt: func(t *testing.T, fsys vfs.FS) {
+		// Damage that good records follow is salvaged: the consumer loads
+		// with the damage reported (Recovery.Damaged) and Check names the
+		// file. The second record acks messages whose delivery was in the
+		// lost first one, so its operations no longer apply: state 0.
+		{name: "first record damaged, second good", wantFile: ".log", salvaged: true, corrupt: func(t *testing.T, fsys vfs.FS) {
 			editFile(t, fsys, cLog, func(b []byte) []byte { b[logHeaderSize+recHeaderSize] ^= 0x10; return b })
 		}},
-		{name: "first record zeroed, second good", wantFile: ".log", corrupt: func(t *testing.T, fsys vfs.FS) {
+		{name: "first record zeroed, second good", wantFile: ".log", salvaged: true, corrupt: func(t *testing.T, fsys vfs.FS) {
 			editFile(t, fsys, cLog, func(b []byte) []byte {
 				clear(b[logHeaderSize : logHeaderSize+recLen(b)])
 				return b
@@ -158,7 +163,19 @@ func TestCorruption(t *testing.T) {
 			s := openStore(t, mem, "/obs", Options{})
 			defer s.Close()
 			c, err := s.Load("c")
-			if tc.wantFile != "" {
+			if tc.salvaged {
+				if !errors.Is(checkErr, ErrCorrupt) || !strings.Contains(checkErr.Error(), tc.wantFile) {
+					t.Fatalf("check: %v, want ErrCorrupt naming %s", checkErr, tc.wantFile)
+				}
+				if err != nil {
+					t.Fatalf("load: %v, want the damage salvaged", err)
+				}
+				rec := c.Recovery()
+				if len(rec.Damaged) != 1 || !strings.Contains(rec.Damaged[0].File, tc.wantFile) {
+					t.Fatalf("recovery %+v does not report the damage in %s", rec, tc.wantFile)
+				}
+				checkErr = nil // checked; the rest is as for a recovery
+			} else if tc.wantFile != "" {
 				for what, e := range map[string]error{"load": err, "check": checkErr} {
 					if !errors.Is(e, ErrCorrupt) {
 						t.Fatalf("%s: %v, want ErrCorrupt", what, e)
@@ -196,9 +213,13 @@ func TestCorruption(t *testing.T) {
 			if err := Check("/obs", mem); err != nil {
 				t.Fatalf("check after repair: %v", err)
 			}
+			curLog := logName(1)
+			if tc.salvaged {
+				curLog = logName(2) // the damaged log was retired by a checkpoint
+			}
 			names, _ := mem.ReadDir(cDir)
 			for _, n := range names {
-				if n == stateTmpFile || (strings.HasSuffix(n, ".log") && n != logName(1)) {
+				if n == stateTmpFile || (strings.HasSuffix(n, ".log") && n != curLog) {
 					t.Fatalf("stale file %s left after repair", n)
 				}
 			}
@@ -292,5 +313,58 @@ func TestCheckSingleConsumerDir(t *testing.T) {
 	editFile(t, mem, cState, func(b []byte) []byte { b[len(b)-1] ^= 1; return b })
 	if err := Check(cDir, mem); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("check of damaged consumer: %v", err)
+	}
+}
+
+// TestDamagedLogKeepsLaterRecords: two flipped bytes in the middle of a log
+// of 500 acked messages no longer reset the consumer (it used to fail to
+// load, and be created afresh at ack floor 0): every intact record before
+// and after the damage is replayed, the damage is reported with its file
+// and offset by Load and by Check, and the consumer is checkpointed so the
+// damaged log is retired.
+func TestDamagedLogKeepsLaterRecords(t *testing.T) {
+	mem := vfs.NewMemFS()
+	s := openStore(t, mem, "/obs", Options{CompactBytes: 1 << 20})
+	c, err := s.Create("c", []byte(testCfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q := StreamSeq(1); q <= 500; q++ {
+		mustUpdate(t, c, func(s *State) { s.Deliver(q, 1, int64(q)); s.Ack(q) })
+		if err := c.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var flipped int
+	editFile(t, mem, cLog, func(b []byte) []byte {
+		flipped = len(b) / 2
+		b[flipped] ^= 0xff
+		b[flipped+1] ^= 0xff
+		return b
+	})
+	if err := Check("/obs", mem); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), cLog) {
+		t.Fatalf("check: %v, want ErrCorrupt naming %s", err, cLog)
+	}
+	s = openStore(t, mem, "/obs", Options{})
+	c, err = s.Load("c")
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	rec := c.Recovery()
+	if len(rec.Damaged) != 1 || rec.Damaged[0].File != cLog || rec.Damaged[0].Offset > int64(flipped) ||
+		rec.Damaged[0].Offset+rec.Damaged[0].Bytes <= int64(flipped) {
+		t.Fatalf("recovery %+v does not locate the damage at offset %d of %s", rec, flipped, cLog)
+	}
+	if got := c.Snapshot().AckFloor.Stream; got != 500 {
+		t.Fatalf("ack floor %d after salvage, want 500", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check("/obs", mem); err != nil {
+		t.Fatalf("check after the damaged log was retired: %v", err)
 	}
 }

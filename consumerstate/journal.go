@@ -90,6 +90,23 @@ func (j *journal) take(spare []byte) []byte {
 // payload's file offset, for errors. An operation that the state rejects
 // means the log does not belong to this state: ErrCorrupt.
 func replay(s *State, payload []byte, base int64) error {
+	_, err := replayOps(s, payload, base, false)
+	return err
+}
+
+// replaySalvage applies what it can of a record that follows damage in the
+// log: operations that no longer apply (their prerequisite was in the lost
+// stretch) are skipped and counted; a record that does not decode stops
+// there.
+func replaySalvage(s *State, payload []byte, base int64) (skipped int) {
+	skipped, _ = replayOps(s, payload, base, true)
+	return skipped
+}
+
+// replayOps applies a record's operations. Strictly, an operation that does
+// not apply is corruption; in salvage mode it is skipped and counted.
+func replayOps(s *State, payload []byte, base int64, salvage bool) (int, error) {
+	skipped := 0
 	r := &reader{b: payload, base: int(base), ctx: "log record"}
 	prevTS := int64(0)
 	for r.pos < len(payload) {
@@ -127,16 +144,20 @@ func replay(s *State, payload []byte, base int64) error {
 				ok = true
 			}
 		default:
-			return corruptf("offset %d: unknown op code %d", at, op)
+			return skipped + 1, corruptf("offset %d: unknown op code %d", at, op)
 		}
 		if r.err != nil {
-			return r.err
+			return skipped + 1, r.err
 		}
 		if !ok {
-			return corruptf("offset %d: %s of stream seq %d does not apply to the state", at, opName(op), seq)
+			if salvage {
+				skipped++
+				continue
+			}
+			return skipped, corruptf("offset %d: %s of stream seq %d does not apply to the state", at, opName(op), seq)
 		}
 	}
-	return nil
+	return skipped, nil
 }
 
 // opName is for debugging output.

@@ -74,8 +74,9 @@ func appendRecord(dst []byte, d *xxhash.Digest, gen uint64, off int64, payload [
 
 // logRecord is one record found in a log.
 type logRecord struct {
-	off     int64 // offset of the record's header
-	payload []byte
+	off         int64 // offset of the record's header
+	payload     []byte
+	afterDamage bool // a damaged stretch precedes it (parsedLog.damaged)
 }
 
 // parsedLog is the readable part of a log.
@@ -86,10 +87,15 @@ type parsedLog struct {
 	// interrupted by a crash. end 0 means the header itself never became
 	// durable (see neverSynced): the log is empty and must be rewritten.
 	end int64
+	// damaged lists the damaged stretches that good records follow: bit
+	// rot or a torn write, not a crash's unsynced tail. The records after
+	// each are kept (records[i].afterDamage).
+	damaged []Damage
 }
 
-// parseLog reads the records of a log of generation gen. A damaged header,
-// or a damaged record followed by a good one, is corruption. A damaged
+// parseLog reads the records of a log of generation gen. A damaged header
+// is corruption. A damaged record followed by a good one is damage: it is
+// skipped and listed, and the good records after it are kept. A damaged
 // record with nothing good after it is a torn tail, reported through end.
 func parseLog(data []byte, gen uint64, path string) (parsedLog, error) {
 	if neverSynced(data, gen) {
@@ -116,16 +122,19 @@ func parseLog(data []byte, gen uint64, path string) (parsedLog, error) {
 	d := xxhash.New()
 	var pl parsedLog
 	off := int64(logHeaderSize)
+	afterDamage := false
 	for off < int64(len(data)) {
 		payload, ok := recordAt(d, data, gen, off)
 		if !ok {
-			if next, found := nextGoodRecord(d, data, gen, off+1); found {
-				return parsedLog{}, corruptf("%s: offset %d: damaged log record followed by a good one at offset %d",
-					path, off, next)
+			next, found := nextGoodRecord(d, data, gen, off+1)
+			if !found {
+				break
 			}
-			break
+			pl.damaged = append(pl.damaged, Damage{File: path, Offset: off, Bytes: next - off})
+			off, afterDamage = next, true
+			continue
 		}
-		pl.records = append(pl.records, logRecord{off: off, payload: payload})
+		pl.records = append(pl.records, logRecord{off: off, payload: payload, afterDamage: afterDamage})
 		off += recHeaderSize + int64(len(payload))
 	}
 	pl.end = off

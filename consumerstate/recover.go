@@ -22,6 +22,9 @@ type recovered struct {
 	log      parsedLog
 	logSize  int64    // size of the log file as found
 	stale    []string // leftover files to remove
+	// skippedOps counts salvaged operations that no longer applied after
+	// damage; -1: the records after the damage were dropped whole.
+	skippedOps int
 }
 
 // readConsumer reads and checks everything in a consumer directory without
@@ -77,13 +80,31 @@ func readConsumer(fsys vfs.FS, dir string) (*recovered, error) {
 	if err != nil {
 		return nil, err
 	}
+	var prefix *State // the state before the first damaged stretch
 	for _, rec := range r.log.records {
-		if err := replay(st, rec.payload, rec.off+recHeaderSize); err != nil {
-			return nil, fmt.Errorf("%s: record at offset %d: %w", r.logPath, rec.off, err)
+		if !rec.afterDamage {
+			if err := replay(st, rec.payload, rec.off+recHeaderSize); err != nil {
+				return nil, fmt.Errorf("%s: record at offset %d: %w", r.logPath, rec.off, err)
+			}
+			continue
 		}
+		if prefix == nil {
+			if err := st.Verify(); err != nil {
+				return nil, fmt.Errorf("%s: state before damage: %w: %w", r.logPath, ErrCorrupt, err)
+			}
+			c := st.Clone()
+			prefix = &c
+		}
+		r.skippedOps += replaySalvage(st, rec.payload, rec.off+recHeaderSize)
 	}
 	if err := st.Verify(); err != nil {
-		return nil, fmt.Errorf("%s: state after replay: %w: %w", r.logPath, ErrCorrupt, err)
+		if prefix == nil {
+			return nil, fmt.Errorf("%s: state after replay: %w: %w", r.logPath, ErrCorrupt, err)
+		}
+		// What followed the damage does not fit together: keep the state
+		// as it stood before it.
+		*st = *prefix
+		r.skippedOps = -1
 	}
 	return r, nil
 }
@@ -92,7 +113,7 @@ func readConsumer(fsys vfs.FS, dir string) (*recovered, error) {
 // undoes a config update, removes stale files, cuts a torn log tail and
 // creates a missing log. It returns the log open for appending.
 func (r *recovered) repair(fsys vfs.FS, dir string) (vfs.File, Recovery, error) {
-	rec := Recovery{Generation: r.gen, LogRecords: len(r.log.records)}
+	rec := Recovery{Generation: r.gen, LogRecords: len(r.log.records), Damaged: r.log.damaged, SkippedOps: r.skippedOps}
 	if err := r.meta.apply(fsys, dir); err != nil {
 		return nil, rec, err
 	}
@@ -144,7 +165,17 @@ func loadConsumer(s *Store, name, dir string) (*Consumer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newConsumer(s, name, dir, r.meta.cfg, r.state, f, r.logPath, r.log.end, r.gen, r.snapSize, rec), nil
+	c := newConsumer(s, name, dir, r.meta.cfg, r.state, f, r.logPath, r.log.end, r.gen, r.snapSize, rec)
+	if len(rec.Damaged) > 0 {
+		// Retire the damaged log: a snapshot of what was recovered
+		// replaces it (the damage stays in Recovery for the caller to
+		// report).
+		if err := c.Checkpoint(); err != nil {
+			c.closeFiles()
+			return nil, fmt.Errorf("%s: checkpoint after damage: %w", dir, err)
+		}
+	}
+	return c, nil
 }
 
 // newConsumer assembles an open consumer.
@@ -178,8 +209,7 @@ func Check(dir string, fsys vfs.FS) error {
 	}
 	for _, n := range names {
 		if n == metaFile || n == stateFile {
-			_, err := readConsumer(fsys, dir)
-			return err
+			return checkOne(fsys, dir)
 		}
 	}
 	var errs []error
@@ -196,9 +226,24 @@ func Check(dir string, fsys vfs.FS) error {
 		if !fi.IsDir {
 			continue
 		}
-		if _, err := readConsumer(fsys, p); err != nil {
+		if err := checkOne(fsys, p); err != nil {
 			errs = append(errs, fmt.Errorf("consumer %s: %w", n, err))
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkOne checks one consumer directory: a damaged stretch that good
+// records follow is a problem even though opening the consumer salvages
+// around it.
+func checkOne(fsys vfs.FS, dir string) error {
+	r, err := readConsumer(fsys, dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, d := range r.log.damaged {
+		errs = append(errs, fmt.Errorf("%w: %s: damaged log record followed by good ones (its changes are lost)", ErrCorrupt, d))
 	}
 	return errors.Join(errs...)
 }

@@ -216,7 +216,7 @@ func (s *stream) loadConsumers() {
 	for _, n := range names {
 		cs, err := obs.Load(n)
 		if err != nil {
-			s.js.reportLoadError(fmt.Errorf("jetstream: stream %s: %w", s.name, err))
+			s.js.reportLoadError(fmt.Errorf("jetstream: stream %s: consumer %s not loaded: %w", s.name, n, err))
 			continue
 		}
 		var meta consumerMeta
@@ -228,6 +228,7 @@ func (s *stream) loadConsumers() {
 		c := newConsumer(s, n, meta.Config, meta.Created, cs)
 		c.restoreLastPerSubject(meta.LastPerSubject)
 		s.addConsumer(c)
+		s.js.logConsumerRecovery(s.name, n, cs.Recovery())
 		s.js.log.Info("consumer loaded", "stream", s.name, "consumer", n)
 	}
 }

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/wal"
 )
 
@@ -26,4 +27,19 @@ func (js *JetStream) logRecovery(name string, st *wal.Store) {
 			js.log.Error("stream store: damaged record", "stream", name, "file", c.File, "offset", c.Offset, "reason", c.Reason)
 		}
 	}()
+}
+
+// logConsumerRecovery reports what opening a consumer's state found: a torn
+// log tail cut off (its last changes, never confirmed, are gone) and damage
+// salvaged around (the changes in the damaged stretch are lost). Neither is
+// silent: the consumer's position may have moved back.
+func (js *JetStream) logConsumerRecovery(stream, name string, rep consumerstate.Recovery) {
+	if rep.TornBytes > 0 {
+		js.log.Warn("consumer state: torn log tail cut off (an unsynced write interrupted by a crash)",
+			"stream", stream, "consumer", name, "offset", rep.TornOffset, "bytes", rep.TornBytes)
+	}
+	for _, d := range rep.Damaged {
+		js.log.Error("consumer state: damaged log record; its changes are lost, later records were kept",
+			"stream", stream, "consumer", name, "file", d.File, "offset", d.Offset, "bytes", d.Bytes, "skipped_ops", rep.SkippedOps)
+	}
 }
