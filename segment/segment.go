@@ -170,9 +170,9 @@ func (s *Segment) Flushed() int64 {
 // Buffered is the number of encoded bytes waiting for Flush.
 func (s *Segment) Buffered() int { return len(s.wbuf) }
 
-
 // Capacity returns the bytes reserved for the file.
 func (s *Segment) Capacity() int64 { return s.capacity }
+
 // Room reports whether a record of n encoded bytes fits.
 func (s *Segment) Room(n int) bool {
 	return !s.sealed && s.End()+int64(n) <= s.capacity

@@ -49,7 +49,7 @@ const (
 	// stream of one message reserves 8 KiB, not 64 MiB, while a large
 	// stream reaches full-size segments after a dozen rolls.
 	DefaultFirstSegmentSize = 8 << 10
-	DefaultSyncInterval = 200 * time.Millisecond
+	DefaultSyncInterval     = 200 * time.Millisecond
 	// DefaultCheckpointEvery is how often a dirty index is checkpointed in
 	// the background, bounding how much a crash recovery must scan.
 	DefaultCheckpointEvery = 30 * time.Second
@@ -73,17 +73,17 @@ const (
 // Options configures a Store. The zero value means the defaults; Open never
 // modifies the caller's copy.
 type Options struct {
-	FS              vfs.FS // default vfs.Default
-	Sync            SyncMode
-	SyncInterval    time.Duration // for SyncInterval; default 200ms
-	Limits          store.Limits
-	SegmentSize     int64         // largest segment; default DefaultSegmentSize
+	FS           vfs.FS // default vfs.Default
+	Sync         SyncMode
+	SyncInterval time.Duration // for SyncInterval; default 200ms
+	Limits       store.Limits
+	SegmentSize  int64 // largest segment; default DefaultSegmentSize
 	// FirstSegmentSize is the size of the first segment; later ones double
 	// up to SegmentSize. Default: DefaultFirstSegmentSize, or SegmentSize
 	// when that is smaller.
 	FirstSegmentSize int64
-	Compress        bool          // S2-compress sealed segments
-	CheckpointEvery time.Duration // default DefaultCheckpointEvery; <0 disables
+	Compress         bool          // S2-compress sealed segments
+	CheckpointEvery  time.Duration // default DefaultCheckpointEvery; <0 disables
 	// Now returns the time assigned to appends; default: the wall clock.
 	Now func() time.Time
 }
