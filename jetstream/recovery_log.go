@@ -16,6 +16,12 @@ func (js *JetStream) logRecovery(name string, st *wal.Store) {
 		js.log.Warn("stream store: torn tail cut off (an unsynced write interrupted by a crash)",
 			"stream", name, "file", rep.TornTail.File, "offset", rep.TornTail.Offset, "truncated_from", rep.TruncatedFrom)
 	}
+	for _, f := range rep.Repaired {
+		js.log.Warn("stream store: damaged segment header rewritten from the file name, its records kept", "stream", name, "file", f)
+	}
+	for _, f := range rep.SetAside {
+		js.log.Error("stream store: damaged segment file set aside, the rest of the stream loaded", "stream", name, "file", f)
+	}
 	for _, c := range rep.Corrupt {
 		js.log.Error("stream store: damaged record", "stream", name, "file", c.File, "offset", c.Offset, "reason", c.Reason)
 	}

@@ -30,6 +30,11 @@ type RecoveryReport struct {
 	// Corrupt lists damage anywhere else: reported, never served, never
 	// silently skipped. The messages lost are in State().Lost.
 	Corrupt []*segment.CorruptError
+	// Repaired lists segments whose damaged header was rewritten from the
+	// file name, their records kept; SetAside lists files renamed aside
+	// (quarantineSuffix) because they held nothing that could be used.
+	Repaired []string
+	SetAside []string
 }
 
 const maxLostList = 100000
@@ -96,19 +101,28 @@ func (s *Store) recover() error {
 	if err != nil {
 		return err
 	}
+	var handedOut uint64 // sequences that set-aside segments had handed out
 	for i, f := range files {
 		writable := i == len(files)-1 && !f.compressed
 		seg, err := segment.Open(s.fs, f.path, writable)
 		if err != nil {
-			if i == len(files)-1 && errors.Is(err, store.ErrCorrupt) && s.neverWritten(f.path) {
+			if !errors.Is(err, store.ErrCorrupt) {
+				return err // an I/O error, not damage: refuse, naming the file
+			}
+			if i == len(files)-1 && s.neverWritten(f.path) {
 				// A new segment whose header never reached the disk.
 				s.report.Corrupt = append(s.report.Corrupt, asCorrupt(err))
 				s.fs.Remove(f.path)
 				continue
 			}
-			// A damaged header in front of records: refuse to open rather
-			// than drop the records and hand their sequences out again.
-			return err
+			var maxSeq uint64
+			if seg, maxSeq, err = s.openDamaged(f, writable, err); err != nil {
+				return err
+			}
+			handedOut = max(handedOut, maxSeq)
+			if seg == nil {
+				continue // set aside; the gap it leaves is reported as lost
+			}
 		}
 		s.nextID++
 		s.segs = append(s.segs, &segEntry{id: s.nextID, seg: seg})
@@ -131,6 +145,21 @@ func (s *Store) recover() error {
 		// Sequences never go backwards: a segment's base is one past the
 		// last sequence handed out when it was created.
 		s.last = max(s.last, s.segs[len(s.segs)-1].seg.Base()-1)
+	}
+	if s.ckptFloor > s.last {
+		// The segments end before what a (rejected) checkpoint recorded as
+		// durable: a segment was cut short or lost. Those messages are
+		// lost, and their sequences are never handed out again.
+		s.report.Corrupt = append(s.report.Corrupt, &segment.CorruptError{File: filepath.Join(s.dir, checkpointFile),
+			Reason: fmt.Sprintf("the checkpoint recorded sequences up to %d, the segments end at %d", s.ckptFloor, s.last)})
+		s.noteLost(s.last+1, s.ckptFloor)
+		s.last = s.ckptFloor
+	}
+	if handedOut > s.last {
+		// A set-aside newest segment held messages after everything else:
+		// they are lost, and their sequences are never handed out again.
+		s.noteLost(s.last+1, handedOut)
+		s.last = handedOut
 	}
 	if len(s.segs) == 0 || s.segs[len(s.segs)-1].seg.Sealed() {
 		size := s.opts.FirstSegmentSize
@@ -204,6 +233,16 @@ func (s *Store) scanFrom(segIdx int, lastSeq uint64) error {
 		if i == segIdx {
 			from = off
 		}
+		if base := e.seg.Base(); s.last > 0 && base > s.last+1 && lostFrom == 0 {
+			// Segments follow each other without gaps (each starts one
+			// past the last sequence handed out before it) and only the
+			// oldest are ever removed whole, so a gap between two is a
+			// loss: a segment file deleted or set aside.
+			s.report.Corrupt = append(s.report.Corrupt, &segment.CorruptError{File: e.seg.Path(), Offset: 0,
+				Reason: fmt.Sprintf("sequences %d-%d missing before this segment: no segment file holds them", s.last+1, base-1)})
+			s.noteLost(s.last+1, base-1)
+			s.last = base - 1
+		}
 		s.report.Scanned++
 		onDamage := func(d segment.Damage) {
 			if newest && d.Resync < 0 {
@@ -261,6 +300,7 @@ func (s *Store) scanFrom(segIdx int, lastSeq uint64) error {
 		if lostFrom > 0 && !newest {
 			if next := s.segs[i+1].seg.Base(); next > lostFrom {
 				s.noteLost(lostFrom, next-1)
+				s.last = max(s.last, next-1)
 				lostFrom = 0
 			}
 		}
@@ -389,6 +429,11 @@ func (s *Store) loadCheckpoint() (int, uint64, bool) {
 		return bad("unknown trailer version")
 	}
 	last, msgs, bytes, lastTS := r.u64(), r.u64(), r.u64(), int64(r.u64())
+	if !r.err {
+		// The checkpoint's checksum held: whatever else disqualifies it,
+		// its last sequence was handed out and durable when it was taken.
+		s.ckptFloor = last
+	}
 	n := int(r.u32())
 	if r.err || n > len(s.segs) || n == 0 {
 		return bad("segment list does not match the directory")
@@ -410,6 +455,11 @@ func (s *Store) loadCheckpoint() (int, uint64, bool) {
 	}
 	if r.err || covered != n-1 {
 		return bad("truncated trailer")
+	}
+	if seg := s.segs[covered].seg; int64(off) < segment.HeaderSize || int64(off) > seg.End() {
+		// The segment is shorter than what the checkpoint covered: it was
+		// cut (damage, not a crash: covered bytes were synced). Rescan.
+		return bad(fmt.Sprintf("covers %s up to offset %d, beyond its %d bytes", seg.Path(), off, seg.End()))
 	}
 	if !idx.Seqs.RemapSegs(func(old index.SegID) (index.SegID, bool) {
 		id, ok := ids[uint32(old)]
@@ -445,3 +495,43 @@ func (r *trailerReader) take(n int) []byte {
 func (r *trailerReader) u8() byte    { return r.take(1)[0] }
 func (r *trailerReader) u32() uint32 { return binary.LittleEndian.Uint32(r.take(4)) }
 func (r *trailerReader) u64() uint64 { return binary.LittleEndian.Uint64(r.take(8)) }
+
+// quarantineSuffix marks a segment file set aside by recovery: kept for
+// inspection, never opened again.
+const quarantineSuffix = ".corrupt"
+
+// openDamaged handles a segment file whose header is damaged (flipped,
+// zeroed, cut short) or that is no segment at all. If it still holds valid
+// records (each proven by its checksum) whose sequences fit the base in its
+// name, the header is rewritten from the name and the segment is used:
+// nothing is lost. Otherwise the file is renamed aside (quarantineSuffix)
+// and the rest of the stream loads; the sequences it held show as lost
+// (the gap before the next segment, or maxSeq for the newest). Either way
+// the damage is reported; only an I/O error refuses the stream.
+func (s *Store) openDamaged(f segFile, writable bool, cause error) (*segment.Segment, uint64, error) {
+	s.report.Corrupt = append(s.report.Corrupt, asCorrupt(cause))
+	var found segment.SalvageResult
+	if !f.compressed {
+		var err error
+		if found, err = segment.Salvage(s.fs, f.path); err != nil {
+			return nil, 0, err
+		}
+		if found.Records > 0 && (found.Msgs == 0 || found.MinSeq >= f.base) {
+			if err := segment.RepairHeader(s.fs, f.path, f.base); err != nil {
+				return nil, 0, err
+			}
+			s.report.Repaired = append(s.report.Repaired, f.path)
+			seg, err := segment.Open(s.fs, f.path, writable)
+			return seg, 0, err
+		}
+	}
+	to := f.path + quarantineSuffix
+	if err := s.fs.Rename(f.path, to); err != nil {
+		return nil, 0, fmt.Errorf("wal: set aside damaged segment %s: %w", f.path, err)
+	}
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		return nil, 0, fmt.Errorf("wal: sync %s: %w", s.dir, err)
+	}
+	s.report.SetAside = append(s.report.SetAside, to)
+	return nil, found.MaxSeq, nil
+}

@@ -78,7 +78,8 @@ type Store struct {
 	wg        sync.WaitGroup
 	ageT      *time.Timer
 	report    RecoveryReport
-	ckptOff   int64 // recovery: offset in the covered segment the checkpoint reached
+	ckptOff   int64  // recovery: offset in the covered segment the checkpoint reached
+	ckptFloor uint64 // last sequence of the checkpoint found at open, even a rejected one (recover.go)
 }
 
 type segEntry struct {

@@ -200,26 +200,35 @@ func (v *verifier) segments(dir string) {
 		v.damage("%s: %v", dir, err)
 		return
 	}
+	var end uint64 // last sequence the segments so far account for
 	for i, f := range files {
 		var next uint64 // first sequence of the next segment, 0 if none
 		if i+1 < len(files) {
 			next = files[i+1].base
 		}
-		v.segment(f, i == len(files)-1, next)
+		if i > 0 && f.base > end+1 {
+			// Segments follow each other without gaps and only the oldest
+			// are removed whole: a gap is a segment file lost.
+			v.damage("%s: sequences %d-%d missing before this segment: no segment file holds them", f.path, end+1, f.base-1)
+		}
+		end = max(v.segment(f, i == len(files)-1, next), f.base-1)
 	}
 }
 
 // segment scans one segment file and reports each damaged range with the
 // sequences it covers: from one past the last good message before it to one
 // before the first good message after it (or the next segment's base).
-func (v *verifier) segment(f segName, newest bool, next uint64) {
+func (v *verifier) segment(f segName, newest bool, next uint64) (last uint64) {
 	seg, err := segment.Open(v.fs, f.path, false)
 	if err != nil {
 		v.damage("%v (sequences from %d)", err, f.base)
-		return
+		if next > 0 {
+			return next - 1 // reported here; not a gap as well
+		}
+		return f.base - 1
 	}
 	defer seg.Close()
-	last := f.base - 1
+	last = f.base - 1
 	var pending []segment.Damage // damage waiting for the next good message
 	var ranges []string
 	flushPending := func(upTo uint64, known bool) {
@@ -238,6 +247,9 @@ func (v *verifier) segment(f segName, newest bool, next uint64) {
 	_, err = seg.ScanDamage(segment.HeaderSize, 0, func(_ int64, r *segment.Record) error {
 		records++
 		if r.Tombstone() {
+			if end := r.Seq + r.TombstoneCount(); end-1 > last {
+				last = end - 1
+			}
 			return nil
 		}
 		if len(pending) > 0 {
@@ -255,15 +267,22 @@ func (v *verifier) segment(f segName, newest bool, next uint64) {
 	})
 	if err != nil {
 		v.damage("%v (sequences %d and later in this file)", err, f.base)
-		return
+		if next > 0 {
+			return max(last, next-1)
+		}
+		return last
 	}
 	if len(pending) > 0 {
 		flushPending(next-1, next > 0)
+		if next > 0 {
+			last = max(last, next-1) // reported as damage: not a gap too
+		}
 	}
 	for _, r := range ranges {
 		v.damage("%s", r)
 	}
 	fmt.Fprintf(v.out, "  %s: %d records, last sequence %d\n", filepath.Base(f.path), records, last)
+	return last
 }
 
 func (v *verifier) checkpoint(path string) {

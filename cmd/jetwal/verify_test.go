@@ -194,3 +194,21 @@ func TestDumpSegment(t *testing.T) {
 		t.Fatalf("exit %d on a damaged segment:\n%s", code, out)
 	}
 }
+
+// TestVerifyReportsMissingSegment: a sealed segment deleted from the middle
+// of a stream leaves a gap no delete explains; verify reports it as damage
+// (it used to exit 0 while the server silently served fewer messages).
+func TestVerifyReportsMissingSegment(t *testing.T) {
+	root, stream := makeStore(t)
+	segs, err := filepath.Glob(filepath.Join(stream, "msgs", "*.seg"))
+	if err != nil || len(segs) < 3 {
+		t.Fatalf("want at least 3 segments: %v %v", segs, err)
+	}
+	if err := os.Remove(segs[1]); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCmd("verify", root)
+	if code != 1 || !strings.Contains(out, "DAMAGED "+segs[2]) || !strings.Contains(out, "missing before this segment") {
+		t.Fatalf("exit %d, want 1 with the gap before %s reported:\n%s", code, segs[2], out)
+	}
+}
