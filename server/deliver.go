@@ -19,6 +19,7 @@ type subscription struct {
 	subject string
 	queue   string
 	sid     []byte
+	deny    *sublist.List[string] // set when the owner may not receive some subjects this filter covers
 
 	delivered atomic.Int64 // messages handed to this subscription
 	max       atomic.Int64 // auto-unsubscribe after this many; 0 = none
@@ -70,6 +71,14 @@ func (s *Server) deliverTo(d *delivery, sub *subscription) bool {
 	dst := sub.client
 	if dst != nil && dst == d.pub && !d.pub.opts.Echo {
 		return false
+	}
+	if sub.deny != nil && !sub.deny.MatchOnce(bytesView(d.subj)).Empty() {
+		return false
+	}
+	if dst != nil && len(d.reply) > 0 {
+		if p := dst.perms.Load(); p != nil && p.resp != nil {
+			p.noteReply(d.reply)
+		}
 	}
 	n := sub.delivered.Add(1)
 	last := false
