@@ -26,6 +26,9 @@ func (p pos) String() string {
 	if p.line == 0 {
 		return p.file
 	}
+	if p.col == 0 {
+		return p.file + ":" + strconv.Itoa(p.line)
+	}
 	return p.file + ":" + strconv.Itoa(p.line) + ":" + strconv.Itoa(p.col)
 }
 

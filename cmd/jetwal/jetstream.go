@@ -32,7 +32,7 @@ func startJetStream(srv *server.Server, cfg jsConfig, log *slog.Logger) (stop fu
 	if root == defaultStoreDir() {
 		root = filepath.Dir(root)
 	}
-	jcfg := jetstream.Config{StoreDir: root, Logger: log}
+	jcfg := jetstream.Config{StoreDir: root, Logger: log, MaxMemory: cfg.MaxMemory, MaxStore: cfg.MaxStore}
 	switch {
 	case cfg.Sync.Always:
 		jcfg.Sync = wal.SyncAlways

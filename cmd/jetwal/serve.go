@@ -15,7 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetwal/jetwal/config"
 	"github.com/jetwal/jetwal/server"
+	"github.com/jetwal/jetwal/server/auth"
 )
 
 // shutdownTimeout bounds a graceful shutdown after SIGINT/SIGTERM.
@@ -58,6 +60,9 @@ type jsConfig struct {
 	StoreDir   string
 	Sync       syncPolicy
 	MaxPayload int32
+	// MaxMemory and MaxStore bound all memory (file) streams together; 0 =
+	// no limit (jetstream { max_memory_store, max_file_store }).
+	MaxMemory, MaxStore int64
 }
 
 // defaultStoreDir is the store used without -sd: jetwal/jetstream in the
@@ -86,25 +91,40 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// serveOptions is the parsed command line of `jetwal serve`.
+// serveOptions is the parsed command line of `jetwal serve`, merged with
+// the configuration file when one is given.
 type serveOptions struct {
-	srv     server.Options
-	js      bool
-	jsCfg   jsConfig
-	debug   bool
-	trace   bool
-	logFile string
+	srv        server.Options
+	js         bool
+	jsCfg      jsConfig
+	debug      bool
+	trace      bool
+	logFile    string
+	configFile string
+	warnings   []config.Warning // ignored configuration fields, logged at startup
+	authOpts   auth.Options     // what srv.Auth was built from (for the startup report)
+	httpHost   string           // monitoring listener; httpPort 0 = off
+	httpPort   int
 }
+
+// configError is a problem with the configuration file or the security
+// settings: jetwal exits with status 1 for it (2 is for bad usage).
+type configError struct{ err error }
+
+func (e configError) Error() string { return e.err.Error() }
+func (e configError) Unwrap() error { return e.err }
 
 func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		port, maxConns, maxCL, maxPingsOut int
-		host, name, storeDir, syncFlag     string
-		maxPayload, maxPending, logFile    string
-		js, debug, trace, dv               bool
-		pingInterval, writeDeadline        time.Duration
+		port, maxConns, maxCL, maxPingsOut, httpPort int
+		host, name, storeDir, syncFlag, configFile   string
+		maxPayload, maxPending, logFile              string
+		user, pass, token                            string
+		tlsCert, tlsKey, tlsCA                       string
+		js, debug, trace, dv, tlsOn, tlsVerify       bool
+		pingInterval, writeDeadline                  time.Duration
 	)
 	intVar := func(p *int, def int, usage string, names ...string) {
 		for _, n := range names {
@@ -121,6 +141,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 			fs.BoolVar(p, n, false, usage)
 		}
 	}
+	strVar(&configFile, "", "configuration file (nats-server format); flags override it", "c", "config")
 	intVar(&port, server.DefaultPort, "client port", "p", "port")
 	strVar(&host, server.DefaultHost, "listen address", "a", "addr", "net")
 	strVar(&name, "", "server name (default: the server id)", "n", "name", "server_name")
@@ -134,6 +155,15 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	fs.DurationVar(&pingInterval, "ping_interval", server.DefaultPingInterval, "keepalive PING interval")
 	intVar(&maxPingsOut, server.DefaultMaxPingsOut, "unanswered PINGs before a client is stale", "ping_max")
 	fs.DurationVar(&writeDeadline, "write_deadline", server.DefaultWriteDeadline, "socket write deadline")
+	strVar(&user, "", "user required for connections", "user")
+	strVar(&pass, "", "password required for connections", "pass")
+	strVar(&token, "", "authorization token required for connections", "auth")
+	boolVar(&tlsOn, "enable TLS (needs --tlscert and --tlskey)", "tls")
+	strVar(&tlsCert, "", "server certificate file", "tlscert")
+	strVar(&tlsKey, "", "private key for the server certificate", "tlskey")
+	strVar(&tlsCA, "", "client certificate CA for verification", "tlscacert")
+	boolVar(&tlsVerify, "enable TLS and require and verify client certificates", "tlsverify")
+	intVar(&httpPort, 0, "HTTP monitoring port (0 = off)", "m", "http_port")
 	boolVar(&debug, "debug logging", "D", "debug")
 	boolVar(&trace, "protocol trace logging", "V", "trace")
 	boolVar(&dv, "debug and trace logging", "DV", "VD")
@@ -148,6 +178,17 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	flagSet := func(names ...string) bool {
+		for _, n := range names {
+			if given[n] {
+				return true
+			}
+		}
+		return false
+	}
+
 	mp, err := parseSize(maxPayload)
 	if err != nil {
 		return nil, fmt.Errorf("--max_payload: %w", err)
@@ -166,33 +207,143 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	if port < 0 || port > 65535 {
 		return nil, fmt.Errorf("--port %d out of range", port)
 	}
+	if httpPort < 0 || httpPort > 65535 {
+		return nil, fmt.Errorf("--http_port %d out of range", httpPort)
+	}
+	o := &serveOptions{configFile: configFile, httpPort: httpPort}
+	var authTimeout time.Duration
+	var tlsConf *config.TLS
+
+	// The file first, then every flag given on the command line on top.
+	if configFile != "" {
+		cfg, err := config.Load(configFile)
+		if err != nil {
+			return nil, configError{err}
+		}
+		o.warnings = cfg.Warnings
+		from := func(key string, flags ...string) bool { return cfg.Set[key] && !flagSet(flags...) }
+		if from("port", "p", "port") {
+			port = cfg.Port
+		}
+		if from("host", "a", "addr", "net") {
+			host = cfg.Host
+		}
+		if from("server_name", "n", "name", "server_name") {
+			name = cfg.ServerName
+		}
+		if from("max_payload", "max_payload") {
+			mp = cfg.MaxPayload
+		}
+		if from("max_pending", "max_pending") {
+			pend = cfg.MaxPending
+		}
+		if from("max_connections", "max_connections") {
+			maxConns = cfg.MaxConnections
+		}
+		if from("max_control_line", "max_control_line") {
+			maxCL = cfg.MaxControlLine
+		}
+		if from("ping_interval", "ping_interval") {
+			pingInterval = cfg.PingInterval
+		}
+		if from("ping_max", "ping_max") {
+			maxPingsOut = cfg.MaxPingsOut
+		}
+		if from("write_deadline", "write_deadline") {
+			writeDeadline = cfg.WriteDeadline
+		}
+		if from("debug", "D", "debug", "DV", "VD") {
+			debug = cfg.Debug
+		}
+		if from("trace", "V", "trace", "DV", "VD") {
+			trace = cfg.Trace
+		}
+		if from("logfile", "l", "log") {
+			logFile = cfg.LogFile
+		}
+		if cfg.Set["jetstream"] && !flagSet("js", "jetstream") {
+			js = cfg.JetStream.Enabled
+		}
+		if (cfg.Set["jetstream"] || cfg.Set["store_dir"]) && cfg.JetStream.StoreDir != "" && !flagSet("sd", "store_dir") {
+			storeDir = cfg.JetStream.StoreDir
+		}
+		if !flagSet("sync") {
+			switch {
+			case cfg.JetStream.SyncAlways:
+				sp = syncPolicy{Always: true}
+			case cfg.JetStream.SyncInterval > 0:
+				sp = syncPolicy{Interval: cfg.JetStream.SyncInterval}
+			}
+		}
+		o.jsCfg.MaxMemory, o.jsCfg.MaxStore = cfg.JetStream.MaxMemory, cfg.JetStream.MaxStore
+		if cfg.Set["http"] && !flagSet("m", "http_port") {
+			o.httpPort = cfg.HTTPPort
+		}
+		o.httpHost = cfg.HTTPHost
+		o.authOpts = cfg.Auth
+		authTimeout = cfg.AuthTimeout
+		tlsConf = cfg.TLS
+	}
+
+	// Security flags, as nats-server's: --user/--pass/--auth replace those
+	// settings of the file; --tls or --tlsverify replace its tls block.
+	if flagSet("user") {
+		o.authOpts.Username = user
+	}
+	if flagSet("pass") {
+		o.authOpts.Password = pass
+	}
+	if flagSet("auth") {
+		o.authOpts.Token = token
+	}
+	if tlsOn || tlsVerify {
+		tlsConf = &config.TLS{CertFile: tlsCert, KeyFile: tlsKey, CAFile: tlsCA, Verify: tlsVerify}
+		o.authOpts.MapCerts = false
+	} else if flagSet("tlscert", "tlskey", "tlscacert") {
+		return nil, errors.New("--tlscert, --tlskey and --tlscacert need --tls or --tlsverify")
+	}
+	if o.authOpts.Enabled() {
+		a, err := auth.New(o.authOpts)
+		if err != nil {
+			return nil, configError{err}
+		}
+		o.srv.Auth = a
+		o.srv.AuthTimeout = authTimeout
+	}
+	if tlsConf != nil {
+		tc, err := tlsConf.Config()
+		if err != nil {
+			return nil, configError{err}
+		}
+		o.srv.TLSConfig = tc
+		o.srv.TLSHandshakeFirst = tlsConf.HandshakeFirst
+		o.srv.TLSTimeout = tlsConf.Timeout
+	}
+
 	if storeDir == "" {
 		storeDir = defaultStoreDir()
 	}
 	if abs, err := filepath.Abs(storeDir); err == nil {
 		storeDir = abs
 	}
-	o := &serveOptions{
-		srv: server.Options{
-			Host:           host,
-			Port:           port,
-			MaxPayload:     int32(mp),
-			MaxConnections: maxConns,
-			MaxControlLine: maxCL,
-			MaxPending:     pend,
-			PingInterval:   pingInterval,
-			MaxPingsOut:    maxPingsOut,
-			WriteDeadline:  writeDeadline,
-			ServerName:     name,
-			Debug:          debug || dv,
-			Trace:          trace || dv,
-		},
-		js:      js,
-		jsCfg:   jsConfig{StoreDir: storeDir, Sync: sp, MaxPayload: int32(mp)},
-		debug:   debug || dv,
-		trace:   trace || dv,
-		logFile: logFile,
+	if o.httpHost == "" {
+		o.httpHost = host
 	}
+	o.srv.Host = host
+	o.srv.Port = port
+	o.srv.MaxPayload = int32(mp)
+	o.srv.MaxConnections = maxConns
+	o.srv.MaxControlLine = maxCL
+	o.srv.MaxPending = pend
+	o.srv.PingInterval = pingInterval
+	o.srv.MaxPingsOut = maxPingsOut
+	o.srv.WriteDeadline = writeDeadline
+	o.srv.ServerName = name
+	o.srv.Debug = debug || dv
+	o.srv.Trace = trace || dv
+	o.js = js
+	o.jsCfg.StoreDir, o.jsCfg.Sync, o.jsCfg.MaxPayload = storeDir, sp, int32(mp)
+	o.debug, o.trace, o.logFile = debug || dv, trace || dv, logFile
 	return o, nil
 }
 
@@ -204,6 +355,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	o, err := parseServeFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
+	}
+	var cerr configError
+	if errors.As(err, &cerr) {
+		fmt.Fprintf(stderr, "jetwal serve: %v\n", err)
+		return 1
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "jetwal serve: %v\n", err)
@@ -241,6 +397,12 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	}
 	opts := srv.Options()
 	log.Info("Starting jetwal")
+	if o.configFile != "" {
+		log.Info("  Using configuration file: " + o.configFile)
+	}
+	for _, w := range o.warnings {
+		log.Warn(w.String())
+	}
 	log.Info("  Version:  " + version)
 	log.Info("  NATS:     " + srv.Version() + " (protocol 1)")
 	log.Debug("  Go build: " + runtime.Version())
@@ -269,7 +431,13 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	if err := srv.Start(); err != nil {
 		return err
 	}
+	if opts.TLSConfig != nil {
+		log.Info("TLS required for client connections")
+	}
 	log.Info("Listening for client connections on " + listenAddr(opts.Host, srv))
+	if opts.Auth == nil && !isLoopback(opts.Host) {
+		log.Warn("No authentication configured and listening on " + opts.Host + ": anyone who can reach this address can connect, publish and read JetStream data")
+	}
 	log.Info("Server is ready")
 
 	<-ctx.Done()
@@ -303,4 +471,13 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// isLoopback reports whether host only accepts local connections.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
