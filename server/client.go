@@ -108,6 +108,12 @@ type client struct {
 	authed atomic.Bool                 // CONNECT passed authentication
 	perms  atomic.Pointer[clientPerms] // nil = no restriction; set at CONNECT
 
+	start   time.Time                  // accepted at
+	meta    atomic.Pointer[clientMeta] // from CONNECT, for monitoring
+	tlsInfo atomic.Pointer[tlsInfo]    // set after the TLS handshake
+	stats   counters                   // for monitoring (stats.go)
+	counts  pendingCounts              // read goroutine: not yet in stats
+
 	headers  atomic.Bool  // the client accepts HMSG
 	closed   atomic.Bool  // close has run
 	pingsOut atomic.Int32 // server PINGs not yet answered
@@ -165,7 +171,8 @@ func newClient(s *Server, conn net.Conn, id uint64) *client {
 			c.nonce = newNonce()
 		}
 	}
-	c.lastIn.Store(time.Now().UnixNano())
+	c.start = time.Now()
+	c.lastIn.Store(c.start.UnixNano())
 	return c
 }
 
@@ -207,6 +214,7 @@ func (c *client) processInput(lim limits) {
 	if perr := c.in.parse(lim, &c.cmd, c); perr != errNone {
 		c.protocolError(perr)
 	}
+	c.flushCounts()
 }
 
 // handle runs one parsed operation; it reports whether to keep parsing.
@@ -283,6 +291,7 @@ func (c *client) processConnect(arg []byte) {
 		return
 	}
 	first := !c.connected
+	c.meta.Store(&clientMeta{name: opts.Name, lang: opts.Lang, version: opts.Version, user: c.user})
 	c.opts = opts
 	c.connected = true
 	c.headers.Store(opts.Headers)
@@ -399,6 +408,8 @@ func (c *client) removeSub(sub *subscription) {
 }
 
 func (c *client) processPub(cmd *command) {
+	c.counts.inMsgs++
+	c.counts.inBytes += int64(len(cmd.payload))
 	if c.opts.Verbose {
 		c.queueOwn("+OK\r\n")
 	}

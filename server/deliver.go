@@ -96,11 +96,13 @@ func (s *Server) deliverTo(d *delivery, sub *subscription) bool {
 		return false
 	case d.pub != nil && d.pub.stageMsg(dst, sub.sid, d.subj, d.reply, d.hdr, d.data):
 		// Staged; handed over at the end of the publisher's input chunk.
+		s.countDelivery(d, dst)
 	default:
 		queued, ok := dst.queueMsg(sub.sid, d.subj, d.reply, d.hdr, d.data)
 		if !ok {
 			return false
 		}
+		s.countDelivery(d, dst)
 		if d.pub != nil {
 			d.pub.addPending(dst)
 			d.pub.checkQueued(dst, queued)

@@ -34,6 +34,9 @@ type Server struct {
 	interestHook  atomic.Pointer[func()]
 	infoPrefix    atomic.Pointer[string]  // INFO up to the per-client fields; set by Start
 	auth          atomic.Pointer[authBox] // nil = no authentication
+	stats         counters                // server-wide message counts (stats.go)
+	staleConns    atomic.Int64
+	start         time.Time
 	authThrottle  auth.Throttle
 
 	wg sync.WaitGroup // accept loop and every client goroutine
@@ -63,6 +66,7 @@ func New(opts Options) (*Server, error) {
 		id:           newServerID(),
 		subs:         sublist.New[*subscription](sublist.Options{}),
 		shutdownDone: make(chan struct{}),
+		start:        time.Now(),
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -53,6 +53,8 @@ func (c *client) tlsStart(raw net.Conn) {
 		s.wg.Done()
 		return
 	}
+	st := tc.ConnectionState()
+	c.tlsInfo.Store(&tlsInfo{version: tls.VersionName(st.Version), cipher: tls.CipherSuiteName(st.CipherSuite)})
 	if s.opts.TLSHandshakeFirst {
 		c.queueProto(s.infoLine(c, false))
 	}
