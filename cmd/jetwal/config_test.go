@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -257,5 +260,51 @@ func TestTLSWithNatsCLI(t *testing.T) {
 	}
 	if !strings.Contains(m.logs.String(), "TLS required for client connections") {
 		t.Fatalf("banner:\n%s", m.logs)
+	}
+}
+
+var monitorRE = regexp.MustCompile(`Monitoring listening on (\S+)`)
+
+// TestServeMonitoring starts serve with a monitoring port and JetStream
+// from a config file and reads /varz, /jsz and /healthz.
+func TestServeMonitoring(t *testing.T) {
+	conf := writeConf(t, fmt.Sprintf("listen: 127.0.0.1:0\nserver_name: watched\njetstream { store_dir: %q }\n", t.TempDir()))
+	r := startServe(t, "-c", conf, "-m", "-1")
+	m := monitorRE.FindStringSubmatch(r.logs.String())
+	if m == nil {
+		t.Fatalf("no monitoring address in:\n%s", r.logs)
+	}
+	nc, err := nats.Connect("nats://"+r.addr, nats.NoReconnect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if err := nc.Publish("x", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) map[string]any {
+		resp, err := http.Get("http://" + m[1] + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %v", path, resp.StatusCode, err)
+		}
+		return v
+	}
+	v := get("/varz")
+	if v["server_name"] != "watched" || v["in_msgs"] != 1.0 || v["in_bytes"] != 5.0 || v["connections"] != 1.0 || v["jetstream"] == nil {
+		t.Errorf("varz %v", v)
+	}
+	if j := get("/jsz"); j["disabled"] != nil || j["streams"] != 0.0 {
+		t.Errorf("jsz %v", j)
+	}
+	if h := get("/healthz?js-enabled-only=true"); h["status"] != "ok" {
+		t.Errorf("healthz %v", h)
 	}
 }

@@ -22,9 +22,8 @@ func configureJetStream(opts *server.Options, cfg jsConfig) error {
 }
 
 // startJetStream starts the JetStream layer on srv before it accepts
-// clients. The returned stop function closes the stores; serve runs it from
-// a server shutdown hook.
-func startJetStream(srv *server.Server, cfg jsConfig, log *slog.Logger) (stop func() error, err error) {
+// clients. serve closes it from a server shutdown hook.
+func startJetStream(srv *server.Server, cfg jsConfig, log *slog.Logger) (*jetstream.JetStream, error) {
 	// -sd names the store root, as with nats-server: streams live in
 	// <sd>/jetstream/$G/streams. The default store is already the
 	// "jetstream" directory of $TMPDIR/jetwal.
@@ -45,5 +44,5 @@ func startJetStream(srv *server.Server, cfg jsConfig, log *slog.Logger) (stop fu
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	return js.Close, nil
+	return js, nil
 }

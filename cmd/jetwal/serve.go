@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/config"
+	"github.com/jetwal/jetwal/monitor"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/server/auth"
 )
@@ -104,7 +105,8 @@ type serveOptions struct {
 	warnings   []config.Warning // ignored configuration fields, logged at startup
 	authOpts   auth.Options     // what srv.Auth was built from (for the startup report)
 	httpHost   string           // monitoring listener; httpPort 0 = off
-	httpPort   int
+	httpPort   int              // -1 = a random port
+	loaded     time.Time        // when the configuration was read
 }
 
 // configError is a problem with the configuration file or the security
@@ -163,7 +165,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	strVar(&tlsKey, "", "private key for the server certificate", "tlskey")
 	strVar(&tlsCA, "", "client certificate CA for verification", "tlscacert")
 	boolVar(&tlsVerify, "enable TLS and require and verify client certificates", "tlsverify")
-	intVar(&httpPort, 0, "HTTP monitoring port (0 = off)", "m", "http_port")
+	intVar(&httpPort, 0, "HTTP monitoring port (0 = off, -1 = random)", "m", "http_port")
 	boolVar(&debug, "debug logging", "D", "debug")
 	boolVar(&trace, "protocol trace logging", "V", "trace")
 	boolVar(&dv, "debug and trace logging", "DV", "VD")
@@ -207,10 +209,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	if port < 0 || port > 65535 {
 		return nil, fmt.Errorf("--port %d out of range", port)
 	}
-	if httpPort < 0 || httpPort > 65535 {
+	if httpPort < -1 || httpPort > 65535 {
 		return nil, fmt.Errorf("--http_port %d out of range", httpPort)
 	}
-	o := &serveOptions{configFile: configFile, httpPort: httpPort}
+	o := &serveOptions{configFile: configFile, httpPort: httpPort, loaded: time.Now()}
 	var authTimeout time.Duration
 	var tlsConf *config.TLS
 
@@ -412,18 +414,20 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	log.Info("  Max Pending:     " + humanBytes(opts.MaxPending))
 	log.Info("  Max Connections: " + strconv.Itoa(opts.MaxConnections))
 	log.Info("  Max Control Line: " + strconv.Itoa(opts.MaxControlLine))
+	var jsStats monitor.JetStream
 	if o.js {
 		log.Info("Starting JetStream")
 		log.Info("---------------- JETSTREAM ----------------")
 		log.Info(fmt.Sprintf("  Store Directory: %q", o.jsCfg.StoreDir))
 		log.Info("  Sync:            " + o.jsCfg.Sync.String())
 		log.Info("-------------------------------------------")
-		stop, err := startJetStream(srv, o.jsCfg, log)
+		js, err := startJetStream(srv, o.jsCfg, log)
 		if err != nil {
 			return fmt.Errorf("start jetstream: %w", err)
 		}
+		jsStats = js
 		srv.OnShutdown(func() {
-			if err := stop(); err != nil {
+			if err := js.Close(); err != nil {
 				log.Error("closing JetStream", "err", err)
 			}
 		})
@@ -438,12 +442,30 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	if opts.Auth == nil && !isLoopback(opts.Host) {
 		log.Warn("No authentication configured and listening on " + opts.Host + ": anyone who can reach this address can connect, publish and read JetStream data")
 	}
+	var mon *monitor.Monitor
+	if o.httpPort != 0 {
+		port := max(o.httpPort, 0) // -1 = a random port
+		log.Info("Starting http monitor on " + net.JoinHostPort(o.httpHost, strconv.Itoa(port)))
+		mon, err = monitor.Start(monitor.Options{Host: o.httpHost, Port: port, Server: srv, JetStream: jsStats, ConfigLoadTime: o.loaded, Logger: log})
+		if err != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+			return err
+		}
+		log.Info("Monitoring listening on " + mon.Addr().String())
+	}
 	log.Info("Server is ready")
 
 	<-ctx.Done()
 	log.Info("Initiating Shutdown...")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
+	if mon != nil {
+		if err := mon.Shutdown(sctx); err != nil {
+			log.Error("closing the http monitor", "err", err)
+		}
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
