@@ -107,6 +107,8 @@ type serveOptions struct {
 	httpHost   string           // monitoring listener; httpPort 0 = off
 	httpPort   int              // -1 = a random port
 	loaded     time.Time        // when the configuration was read
+	args       []string         // the command line, parsed again on reload
+	signal     string           // --signal: send a signal to a running server instead
 }
 
 // configError is a problem with the configuration file or the security
@@ -123,7 +125,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		port, maxConns, maxCL, maxPingsOut, httpPort int
 		host, name, storeDir, syncFlag, configFile   string
 		maxPayload, maxPending, logFile              string
-		user, pass, token                            string
+		user, pass, token, signalSpec                string
 		tlsCert, tlsKey, tlsCA                       string
 		js, debug, trace, dv, tlsOn, tlsVerify       bool
 		pingInterval, writeDeadline                  time.Duration
@@ -144,6 +146,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		}
 	}
 	strVar(&configFile, "", "configuration file (nats-server format); flags override it", "c", "config")
+	strVar(&signalSpec, "", "send a signal to a running jetwal and exit: reload=PID, quit=PID, term=PID, stop=PID", "sl", "signal")
 	intVar(&port, server.DefaultPort, "client port", "p", "port")
 	strVar(&host, server.DefaultHost, "listen address", "a", "addr", "net")
 	strVar(&name, "", "server name (default: the server id)", "n", "name", "server_name")
@@ -212,7 +215,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	if httpPort < -1 || httpPort > 65535 {
 		return nil, fmt.Errorf("--http_port %d out of range", httpPort)
 	}
-	o := &serveOptions{configFile: configFile, httpPort: httpPort, loaded: time.Now()}
+	o := &serveOptions{configFile: configFile, httpPort: httpPort, loaded: time.Now(), args: args, signal: signalSpec}
+	if signalSpec != "" {
+		return o, nil
+	}
 	var authTimeout time.Duration
 	var tlsConf *config.TLS
 
@@ -367,6 +373,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "jetwal serve: %v\n", err)
 		return 2
 	}
+	if o.signal != "" {
+		if err := sendSignal(o.signal); err != nil {
+			fmt.Fprintf(stderr, "jetwal serve: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	logOut := stderr
 	if o.logFile != "" {
 		f, err := os.OpenFile(o.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -457,6 +470,9 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	}
 	log.Info("Server is ready")
 
+	stopReload := make(chan struct{})
+	watchReload(o, srv, log, stopReload)
+	defer close(stopReload)
 	<-ctx.Done()
 	log.Info("Initiating Shutdown...")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
