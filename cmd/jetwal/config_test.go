@@ -217,6 +217,9 @@ authorization {
 	if s.CachedInfo().State.Msgs != 1 {
 		t.Fatalf("stream state %+v", s.CachedInfo().State)
 	}
+	if !strings.Contains(r.logs.String(), "Authentication required: 2 users") {
+		t.Errorf("banner does not report authentication:\n%s", r.logs)
+	}
 	if !strings.Contains(r.logs.String(), "authentication error") || strings.Contains(r.logs.String(), "wrong") {
 		t.Fatalf("failed logins not logged, or a password logged:\n%s", r.logs)
 	}
@@ -306,5 +309,23 @@ func TestServeMonitoring(t *testing.T) {
 	}
 	if h := get("/healthz?js-enabled-only=true"); h["status"] != "ok" {
 		t.Errorf("healthz %v", h)
+	}
+}
+
+func TestTestConfigFlag(t *testing.T) {
+	conf := writeConf(t, "port: 4333\ngateway { name: x }\nauthorization { token: s3cret }\n")
+	var out, errOut strings.Builder
+	if code := run(context.Background(), []string{"serve", "-c", conf, "-t"}, &out, &errOut); code != 0 {
+		t.Fatalf("code %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), conf+" test is successful") || !strings.Contains(out.String(), `"gateway" is not supported`) ||
+		strings.Contains(out.String(), "s3cret") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	bad := writeConf(t, "port: 4333\nmax_connections: -1\n")
+	out.Reset()
+	errOut.Reset()
+	if code := run(context.Background(), []string{"serve", "-c", bad, "-t"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), bad+":2:") {
+		t.Fatalf("bad config: code %d, %q", code, errOut.String())
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -108,6 +109,7 @@ type serveOptions struct {
 	httpPort   int              // -1 = a random port
 	loaded     time.Time        // when the configuration was read
 	args       []string         // the command line, parsed again on reload
+	testOnly   bool             // -t: check the configuration and exit
 	signal     string           // --signal: send a signal to a running server instead
 }
 
@@ -128,6 +130,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		user, pass, token, signalSpec                string
 		tlsCert, tlsKey, tlsCA                       string
 		js, debug, trace, dv, tlsOn, tlsVerify       bool
+		testConfig                                   bool
 		pingInterval, writeDeadline                  time.Duration
 	)
 	intVar := func(p *int, def int, usage string, names ...string) {
@@ -172,6 +175,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	boolVar(&debug, "debug logging", "D", "debug")
 	boolVar(&trace, "protocol trace logging", "V", "trace")
 	boolVar(&dv, "debug and trace logging", "DV", "VD")
+	boolVar(&testConfig, "test the configuration (file and flags) and exit", "t")
 	strVar(&logFile, "", "log to this file instead of stderr", "l", "log")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: jetwal serve [flags]\n\nFlags (one or two dashes):\n")
@@ -352,6 +356,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	o.js = js
 	o.jsCfg.StoreDir, o.jsCfg.Sync, o.jsCfg.MaxPayload = storeDir, sp, int32(mp)
 	o.debug, o.trace, o.logFile = debug || dv, trace || dv, logFile
+	o.testOnly = testConfig
 	return o, nil
 }
 
@@ -378,6 +383,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "jetwal serve: %v\n", err)
 			return 1
 		}
+		return 0
+	}
+	if o.testOnly {
+		for _, w := range o.warnings {
+			fmt.Fprintf(stdout, "warning: %s\n", w)
+		}
+		fmt.Fprintf(stdout, "jetwal: configuration %s test is successful\n", cmp.Or(o.configFile, "(flags only)"))
 		return 0
 	}
 	logOut := stderr
@@ -451,6 +463,9 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	if opts.TLSConfig != nil {
 		log.Info("TLS required for client connections")
 	}
+	if d := describeAuth(o.authOpts); d != "" && opts.Auth != nil {
+		log.Info("Authentication required: " + d)
+	}
 	log.Info("Listening for client connections on " + listenAddr(opts.Host, srv))
 	if opts.Auth == nil && !isLoopback(opts.Host) {
 		log.Warn("No authentication configured and listening on " + opts.Host + ": anyone who can reach this address can connect, publish and read JetStream data")
@@ -518,4 +533,29 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// describeAuth names the ways of logging in (never a secret), for the
+// startup banner.
+func describeAuth(a auth.Options) string {
+	var parts []string
+	if a.Token != "" {
+		parts = append(parts, "token")
+	}
+	if a.Username != "" {
+		parts = append(parts, "user "+strconv.Quote(a.Username))
+	}
+	if n := len(a.Users); n > 0 {
+		parts = append(parts, strconv.Itoa(n)+" users")
+	}
+	if n := len(a.Nkeys); n > 0 {
+		parts = append(parts, strconv.Itoa(n)+" nkey users")
+	}
+	if a.MapCerts {
+		parts = append(parts, "client certificates mapped to users")
+	}
+	if a.NoAuthUser != "" {
+		parts = append(parts, "no_auth_user "+strconv.Quote(a.NoAuthUser))
+	}
+	return strings.Join(parts, ", ")
 }
