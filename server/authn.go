@@ -86,6 +86,7 @@ func (c *client) authenticate(o *connectOpts) bool {
 	if err != nil {
 		c.srv.logger.Error("authentication error", "cid", c.id, "addr", c.addr, "reason", err.Error())
 		if d := c.srv.authThrottle.Failed(c.ip); d > 0 {
+			c.stopAuthTimer() // the answer is Authorization Violation, however long it waits
 			time.Sleep(d)
 		}
 		c.closeFromReader(closeAuthViolation, textAuthViolation)
