@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jetwal/jetwal/server/sublist"
 	"github.com/jetwal/jetwal/subject"
 )
 
@@ -29,6 +30,9 @@ const (
 	closeMaxConnections
 	closeServerShutdown
 	closeInternalError
+	closeAuthViolation
+	closeAuthTimeout
+	closeTLSHandshake
 )
 
 func (r closeReason) String() string {
@@ -53,13 +57,24 @@ func (r closeReason) String() string {
 		return "Maximum Connections Exceeded"
 	case closeServerShutdown:
 		return "Server Shutdown"
+	case closeAuthViolation:
+		return "Authentication Failure"
+	case closeAuthTimeout:
+		return "Authentication Timeout"
+	case closeTLSHandshake:
+		return "TLS Handshake Failure"
 	}
 	return "Unknown"
 }
 
-// connectOpts is the JSON a client sends with CONNECT. Unknown fields
-// (credentials and the like) are ignored: the server has no auth.
+// connectOpts is the JSON a client sends with CONNECT. Unknown fields (jwt
+// and the like) are ignored. The secrets are cleared once checked.
 type connectOpts struct {
+	User         string `json:"user"`
+	Pass         string `json:"pass"`
+	Token        string `json:"auth_token"`
+	Nkey         string `json:"nkey"`
+	Sig          string `json:"sig"`
 	Verbose      bool   `json:"verbose"`
 	Pedantic     bool   `json:"pedantic"`
 	TLSRequired  bool   `json:"tls_required"`
@@ -85,9 +100,23 @@ var defaultConnectOpts = connectOpts{Verbose: true, Pedantic: true, Echo: true}
 type client struct {
 	srv   *Server
 	id    uint64
-	conn  net.Conn
+	conn  net.Conn // a *tls.Conn with TLS
 	ip    string
+	addr  string // ip:port, for logs
 	trace bool
+
+	authn Authenticator // nil = no authentication; fixed at accept
+	nonce string        // sent in INFO when authn needs one
+	user  string        // authenticated user name (read goroutine)
+
+	authed atomic.Bool                 // CONNECT passed authentication
+	perms  atomic.Pointer[clientPerms] // nil = no restriction; set at CONNECT
+
+	start   time.Time                  // accepted at
+	meta    atomic.Pointer[clientMeta] // from CONNECT, for monitoring
+	tlsInfo atomic.Pointer[tlsInfo]    // set after the TLS handshake
+	stats   counters                   // for monitoring (stats.go)
+	counts  pendingCounts              // read goroutine: not yet in stats
 
 	headers  atomic.Bool  // the client accepts HMSG
 	closed   atomic.Bool  // close has run
@@ -114,6 +143,7 @@ type client struct {
 		// Guarded by the mutex above.
 		subs      map[string]*subscription // by sid
 		pingTimer *time.Timer
+		authTimer *time.Timer
 	}
 
 	out outbound
@@ -136,7 +166,17 @@ func newClient(s *Server, conn net.Conn, id uint64) *client {
 	} else if conn.RemoteAddr() != nil {
 		c.ip = conn.RemoteAddr().String()
 	}
-	c.lastIn.Store(time.Now().UnixNano())
+	if conn.RemoteAddr() != nil {
+		c.addr = conn.RemoteAddr().String()
+	}
+	if a := s.authenticator(); a != nil {
+		c.authn = a
+		if a.NeedsNonce() {
+			c.nonce = newNonce()
+		}
+	}
+	c.start = time.Now()
+	c.lastIn.Store(c.start.UnixNano())
 	return c
 }
 
@@ -191,6 +231,7 @@ func (c *client) processInput(lim limits) {
 	if perr := c.in.parse(lim, &c.cmd, c); perr != errNone {
 		c.protocolError(perr)
 	}
+	c.flushCounts()
 }
 
 // handle runs one parsed operation; it reports whether to keep parsing.
@@ -217,6 +258,10 @@ func snippet(b []byte) string {
 func (c *client) dispatch(cmd *command) {
 	if c.trace {
 		c.traceIn(cmd)
+	}
+	if c.authn != nil && !c.authed.Load() && cmd.op != opConnect {
+		c.authViolation(cmd.op)
+		return
 	}
 	switch cmd.op {
 	case opPub, opHPub:
@@ -250,6 +295,10 @@ func (c *client) processConnect(arg []byte) {
 		c.closeFromReader(closeProtocolViolation, textUnknownOp)
 		return
 	}
+	if c.authn != nil && !c.authed.Load() && !c.authenticate(&opts) {
+		return
+	}
+	opts.Pass, opts.Token, opts.Sig = "", "", ""
 	if opts.Protocol < 0 || opts.Protocol > 1 {
 		c.closeFromReader(closeProtocolViolation, textBadProtocol)
 		return
@@ -259,6 +308,7 @@ func (c *client) processConnect(arg []byte) {
 		return
 	}
 	first := !c.connected
+	c.meta.Store(&clientMeta{name: opts.Name, lang: opts.Lang, version: opts.Version, user: c.user})
 	c.opts = opts
 	c.connected = true
 	c.headers.Store(opts.Headers)
@@ -289,11 +339,24 @@ func (c *client) processSub(cmd *command) {
 		c.sendErrLine(textInvalidSubject)
 		return
 	}
+	var deny *sublist.List[string]
+	if p := c.perms.Load(); p != nil {
+		ok, overlaps := p.sub.subscribeAllowed(subj)
+		if !ok {
+			c.srv.logger.Debug("subscription permission violation", "cid", c.id, "user", c.user, "subject", subj)
+			c.sendErrLine(permSubViolation(cmd.subject))
+			return
+		}
+		if overlaps {
+			deny = p.sub.deny
+		}
+	}
 	sub := &subscription{
 		client:  c,
 		subject: subj,
 		queue:   string(cmd.queue),
 		sid:     bytes.Clone(cmd.sid),
+		deny:    deny,
 	}
 	sid := string(cmd.sid)
 	c.mu.Lock()
@@ -362,11 +425,18 @@ func (c *client) removeSub(sub *subscription) {
 }
 
 func (c *client) processPub(cmd *command) {
+	c.counts.inMsgs++
+	c.counts.inBytes += int64(len(cmd.payload))
 	if c.opts.Verbose {
 		c.queueOwn("+OK\r\n")
 	}
 	if c.opts.Pedantic && !subject.ValidLiteral(string(cmd.subject)) {
 		c.sendErrLine(textInvalidPubSubject)
+	}
+	if p := c.perms.Load(); p != nil && !p.canPublish(cmd.subject) {
+		c.srv.logger.Debug("publish permission violation", "cid", c.id, "user", c.user, "subject", string(cmd.subject))
+		c.sendErrLine(permPubViolation(cmd.subject))
+		return
 	}
 	d := delivery{
 		pub:   c,
@@ -454,6 +524,9 @@ func (c *client) doClose(reason closeReason, text string) {
 	c.mu.Lock()
 	if c.mu.pingTimer != nil {
 		c.mu.pingTimer.Stop()
+	}
+	if c.mu.authTimer != nil {
+		c.mu.authTimer.Stop()
 	}
 	subs := make([]*subscription, 0, len(c.mu.subs))
 	for _, s := range c.mu.subs {

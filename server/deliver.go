@@ -19,6 +19,7 @@ type subscription struct {
 	subject string
 	queue   string
 	sid     []byte
+	deny    *sublist.List[string] // set when the owner may not receive some subjects this filter covers
 
 	delivered atomic.Int64 // messages handed to this subscription
 	max       atomic.Int64 // auto-unsubscribe after this many; 0 = none
@@ -71,6 +72,14 @@ func (s *Server) deliverTo(d *delivery, sub *subscription) bool {
 	if dst != nil && dst == d.pub && !d.pub.opts.Echo {
 		return false
 	}
+	if sub.deny != nil && !sub.deny.MatchOnce(bytesView(d.subj)).Empty() {
+		return false
+	}
+	if dst != nil && len(d.reply) > 0 {
+		if p := dst.perms.Load(); p != nil && p.resp != nil {
+			p.noteReply(d.reply)
+		}
+	}
 	n := sub.delivered.Add(1)
 	last := false
 	if max := sub.max.Load(); max > 0 {
@@ -87,11 +96,13 @@ func (s *Server) deliverTo(d *delivery, sub *subscription) bool {
 		return false
 	case d.pub != nil && d.pub.stageMsg(dst, sub.sid, d.subj, d.reply, d.hdr, d.data):
 		// Staged; handed over at the end of the publisher's input chunk.
+		s.countDelivery(d, dst)
 	default:
 		queued, ok := dst.queueMsg(sub.sid, d.subj, d.reply, d.hdr, d.data)
 		if !ok {
 			return false
 		}
+		s.countDelivery(d, dst)
 		if d.pub != nil {
 			d.pub.addPending(dst)
 			d.pub.checkQueued(dst, queued)

@@ -33,6 +33,10 @@
 //	'Stale Connection'                PINGs unanswered; closes
 //	'maximum connections exceeded'    closes
 //	'Slow Consumer'                   outbound queue over MaxPending; closes
+//	'Authorization Violation'         bad credentials, or not CONNECT first; closes
+//	'Authentication Timeout'          no CONNECT within AuthTimeout; closes
+//	'Permissions Violation for Publish to "<subject>"'       connection stays
+//	'Permissions Violation for Subscription to "<subject>"'  connection stays
 //
 // (nats-server closes silently on malformed PUB/SUB arguments and on a slow
 // consumer; jetwal sends the -ERR line first.)
@@ -57,6 +61,14 @@
 // never block on its socket. Before that point (above 3/4 of MaxPending) a
 // publisher pauses for a few milliseconds per input chunk to let a merely
 // slower receiver catch up, as nats-server does.
+//
+// # Security
+//
+// Authentication goes through the Authenticator interface (authn.go;
+// package auth implements it), permissions are compiled per connection into
+// sublists (perms.go), and TLS wraps the socket before the read and write
+// goroutines start (tls.go). Stats and Connections (stats.go) give the
+// monitor its snapshots.
 //
 // # Internal subscriptions
 //

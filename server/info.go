@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"runtime"
 	"strconv"
@@ -9,8 +10,10 @@ import (
 // The INFO line, field for field in nats-server's order (PROTOCOL.md §1.1):
 //
 //	INFO {"server_id":…,"server_name":…,"version":…,"proto":1,"go":…,
-//	      "host":…,"port":…,"headers":true,"max_payload":…,["jetstream":true,]
-//	      "client_id":…,"client_ip":…,[connect_info,remote_account,]
+//	      "host":…,"port":…,"headers":true,["auth_required":true,]
+//	      ["tls_required":true,["tls_verify":true,]]"max_payload":…,
+//	      ["jetstream":true,]"client_id":…,"client_ip":…,["nonce":…,]
+//	      [connect_info,remote_account,]
 //	      ["api_lvl":…]} \r\n
 //
 // Note the space before CRLF. The second INFO, sent after the PONG to the
@@ -37,7 +40,17 @@ func (s *Server) buildInfoPrefix(port int) string {
 	b = append(b, jsonString(s.opts.Host)...)
 	b = append(b, `,"port":`...)
 	b = strconv.AppendInt(b, int64(port), 10)
-	b = append(b, `,"headers":true,"max_payload":`...)
+	b = append(b, `,"headers":true`...)
+	if s.authenticator() != nil {
+		b = append(b, `,"auth_required":true`...)
+	}
+	if tc := s.opts.TLSConfig; tc != nil {
+		b = append(b, `,"tls_required":true`...)
+		if tc.ClientAuth == tls.RequireAndVerifyClientCert {
+			b = append(b, `,"tls_verify":true`...)
+		}
+	}
+	b = append(b, `,"max_payload":`...)
 	b = strconv.AppendInt(b, int64(s.opts.MaxPayload), 10)
 	if s.opts.JetStream {
 		b = append(b, `,"jetstream":true`...)
@@ -57,6 +70,10 @@ func (s *Server) infoLine(c *client, connectInfo bool) string {
 	b = strconv.AppendUint(b, c.id, 10)
 	b = append(b, `,"client_ip":`...)
 	b = append(b, jsonString(c.ip)...)
+	if c.nonce != "" {
+		b = append(b, `,"nonce":`...)
+		b = append(b, jsonString(c.nonce)...)
+	}
 	if connectInfo {
 		b = append(b, `,"connect_info":true,"remote_account":"$G"`...)
 	}

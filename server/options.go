@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"time"
@@ -49,6 +50,21 @@ type Options struct {
 	ServerName string // "" = the generated server id
 	Version    string // version reported in INFO; "" = DefaultVersion
 
+	// Auth checks every client's CONNECT credentials (see authn.go); nil
+	// means clients need none. AuthTimeout bounds the time from accept (or
+	// from the end of the TLS handshake) to an authenticated CONNECT; 0 = 2s.
+	Auth        Authenticator
+	AuthTimeout time.Duration
+
+	// TLSConfig, when set, makes every client connection TLS (see tls.go):
+	// INFO goes out in the clear with "tls_required":true and the client
+	// starts the handshake, or with TLSHandshakeFirst the handshake comes
+	// first and INFO is sent over TLS. A ClientAuth of
+	// tls.RequireAndVerifyClientCert is announced as "tls_verify":true.
+	TLSConfig         *tls.Config
+	TLSHandshakeFirst bool
+	TLSTimeout        time.Duration // bound on the handshake; 0 = 2s
+
 	Logger *slog.Logger // nil = discard
 	Debug  bool         // log connection events at debug level
 	Trace  bool         // log every protocol operation at LevelTrace
@@ -89,6 +105,12 @@ func (o Options) withDefaults() Options {
 	if o.Version == "" {
 		o.Version = DefaultVersion
 	}
+	if o.AuthTimeout == 0 {
+		o.AuthTimeout = DefaultAuthTimeout
+	}
+	if o.TLSTimeout == 0 {
+		o.TLSTimeout = DefaultTLSTimeout
+	}
 	return o
 }
 
@@ -111,6 +133,14 @@ func (o Options) Validate() error {
 		return fmt.Errorf("server: options: max pings out %d is negative", o.MaxPingsOut)
 	case o.WriteDeadline < 0:
 		return fmt.Errorf("server: options: write deadline %v is negative", o.WriteDeadline)
+	case o.AuthTimeout < 0:
+		return fmt.Errorf("server: options: auth timeout %v is negative", o.AuthTimeout)
+	case o.TLSTimeout < 0:
+		return fmt.Errorf("server: options: TLS timeout %v is negative", o.TLSTimeout)
+	case o.TLSHandshakeFirst && o.TLSConfig == nil:
+		return fmt.Errorf("server: options: TLS handshake first needs a TLS configuration")
+	case o.TLSConfig != nil && len(o.TLSConfig.Certificates) == 0 && o.TLSConfig.GetCertificate == nil:
+		return fmt.Errorf("server: options: TLS configuration has no certificate")
 	}
 	return nil
 }

@@ -47,6 +47,7 @@ func (c *client) pingTimerFired() {
 	}
 	if int(c.pingsOut.Load())+1 > c.srv.opts.MaxPingsOut {
 		if c.close(closeStale, textStale) {
+			c.srv.staleConns.Add(1)
 			c.srv.logger.Debug("stale client connection, closing", "cid", c.id, "ip", c.ip)
 		}
 		return

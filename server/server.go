@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jetwal/jetwal/server/auth"
 	"github.com/jetwal/jetwal/server/sublist"
 )
 
@@ -30,7 +32,12 @@ type Server struct {
 	nextID        atomic.Uint64
 	slowConsumers atomic.Int64
 	interestHook  atomic.Pointer[func()]
-	infoPrefix    atomic.Pointer[string] // INFO up to the per-client fields; set by Start
+	infoPrefix    atomic.Pointer[string]  // INFO up to the per-client fields; set by Start
+	auth          atomic.Pointer[authBox] // nil = no authentication
+	stats         counters                // server-wide message counts (stats.go)
+	staleConns    atomic.Int64
+	start         time.Time
+	authThrottle  auth.Throttle
 
 	wg sync.WaitGroup // accept loop and every client goroutine
 
@@ -59,6 +66,7 @@ func New(opts Options) (*Server, error) {
 		id:           newServerID(),
 		subs:         sublist.New[*subscription](sublist.Options{}),
 		shutdownDone: make(chan struct{}),
+		start:        time.Now(),
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -68,7 +76,39 @@ func New(opts Options) (*Server, error) {
 		s.name = s.id
 	}
 	s.mu.clients = make(map[uint64]*client)
+	if opts.Auth != nil {
+		s.auth.Store(&authBox{opts.Auth})
+	}
 	return s, nil
+}
+
+// authBox holds the Authenticator in an atomic pointer.
+type authBox struct{ a Authenticator }
+
+// authenticator returns the Authenticator new clients use, or nil.
+func (s *Server) authenticator() Authenticator {
+	if b := s.auth.Load(); b != nil {
+		return b.a
+	}
+	return nil
+}
+
+// SetAuthenticator replaces the Authenticator for clients that connect from
+// now on (nil turns authentication off); connected clients keep the
+// identity they logged in with. It is how a configuration reload changes
+// users.
+func (s *Server) SetAuthenticator(a Authenticator) {
+	if a == nil {
+		s.auth.Store(nil)
+	} else {
+		s.auth.Store(&authBox{a})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.ln != nil {
+		prefix := s.buildInfoPrefix(s.mu.ln.Addr().(*net.TCPAddr).Port)
+		s.infoPrefix.Store(&prefix)
+	}
 }
 
 // newServerID returns an id shaped like nats-server's: 'N' and 55 base32
@@ -191,15 +231,26 @@ func (s *Server) isShuttingDown() bool {
 	return s.mu.shutdown
 }
 
-func (s *Server) createClient(conn net.Conn) {
+func (s *Server) createClient(raw net.Conn) {
+	conn := raw
+	if s.opts.TLSConfig != nil {
+		conn = tls.Server(raw, s.opts.TLSConfig)
+	}
 	c := newClient(s, conn, s.nextID.Add(1))
 	s.mu.Lock()
 	if s.mu.shutdown {
 		s.mu.Unlock()
-		_ = conn.Close()
+		_ = raw.Close()
 		return
 	}
 	tooMany := len(s.mu.clients) >= s.opts.MaxConnections
+	if tooMany && conn != raw {
+		// No clear-text error to a TLS client: just refuse it.
+		s.mu.Unlock()
+		s.logger.Warn("maximum connections exceeded", "max", s.opts.MaxConnections, "addr", c.addr)
+		_ = raw.Close()
+		return
+	}
 	if !tooMany {
 		s.mu.clients[c.id] = c
 	}
@@ -207,14 +258,19 @@ func (s *Server) createClient(conn net.Conn) {
 	s.mu.Unlock()
 
 	if s.opts.Debug {
-		s.logger.Debug("client connection created", "cid", c.id, "addr", conn.RemoteAddr().String())
+		s.logger.Debug("client connection created", "cid", c.id, "addr", c.addr)
+	}
+	if conn != raw {
+		go c.tlsStart(raw)
+		return
 	}
 	c.queueProto(s.infoLine(c, false))
 	if tooMany {
-		s.logger.Warn("maximum connections exceeded", "max", s.opts.MaxConnections, "addr", conn.RemoteAddr().String())
+		s.logger.Warn("maximum connections exceeded", "max", s.opts.MaxConnections, "addr", c.addr)
 		c.close(closeMaxConnections, textMaxConnections)
 	} else {
 		c.firstPing()
+		c.startAuthTimer()
 	}
 	go c.writeLoop()
 	go c.readLoop()

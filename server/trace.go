@@ -14,7 +14,11 @@ import (
 const traceMax = 256
 
 func (c *client) traceIn(cmd *command) {
-	c.srv.logger.Log(context.Background(), LevelTrace, "<<- ["+string(cmd.line)+"]", "cid", c.id)
+	line := string(cmd.line)
+	if cmd.op == opConnect {
+		line = redactConnect(cmd.line)
+	}
+	c.srv.logger.Log(context.Background(), LevelTrace, "<<- ["+line+"]", "cid", c.id)
 	if cmd.op == opPub || cmd.op == opHPub {
 		c.srv.logger.Log(context.Background(), LevelTrace, "<<- MSG_PAYLOAD: ["+clip(cmd.payload)+"]", "cid", c.id)
 	}

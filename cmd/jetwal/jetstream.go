@@ -26,9 +26,8 @@ func configureJetStream(opts *server.Options, cfg jsConfig) error {
 }
 
 // startJetStream starts the JetStream layer on srv before it accepts
-// clients. The returned stop function closes the stores; serve runs it from
-// a server shutdown hook.
-func startJetStream(srv *server.Server, cfg jsConfig, log *slog.Logger) (stop func() error, err error) {
+// clients. serve closes it from a server shutdown hook.
+func startJetStream(srv *server.Server, cfg jsConfig, log *slog.Logger) (*jetstream.JetStream, error) {
 	// -sd names the store root, as with nats-server: streams live in
 	// <sd>/jetstream/$G/streams. The default store is already the
 	// "jetstream" directory of $TMPDIR/jetwal.
@@ -39,7 +38,7 @@ func startJetStream(srv *server.Server, cfg jsConfig, log *slog.Logger) (stop fu
 			return nil, err
 		}
 	}
-	jcfg := jetstream.Config{StoreDir: root, Logger: log}
+	jcfg := jetstream.Config{StoreDir: root, Logger: log, MaxMemory: cfg.MaxMemory, MaxStore: cfg.MaxStore}
 	switch {
 	case cfg.Sync.Always:
 		jcfg.Sync = wal.SyncAlways
@@ -52,7 +51,7 @@ func startJetStream(srv *server.Server, cfg jsConfig, log *slog.Logger) (stop fu
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	return js.Close, nil
+	return js, nil
 }
 
 // claimDefaultStore makes the default store root, a predictable name in the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -15,7 +16,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetwal/jetwal/config"
+	"github.com/jetwal/jetwal/monitor"
 	"github.com/jetwal/jetwal/server"
+	"github.com/jetwal/jetwal/server/auth"
 )
 
 // shutdownTimeout bounds a graceful shutdown after SIGINT/SIGTERM.
@@ -58,6 +62,9 @@ type jsConfig struct {
 	StoreDir   string
 	Sync       syncPolicy
 	MaxPayload int32
+	// MaxMemory and MaxStore bound all memory (file) streams together; 0 =
+	// no limit (jetstream { max_memory_store, max_file_store }).
+	MaxMemory, MaxStore int64
 }
 
 // defaultStoreDir is the store used without -sd: jetwal/jetstream in the
@@ -86,25 +93,45 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// serveOptions is the parsed command line of `jetwal serve`.
+// serveOptions is the parsed command line of `jetwal serve`, merged with
+// the configuration file when one is given.
 type serveOptions struct {
-	srv     server.Options
-	js      bool
-	jsCfg   jsConfig
-	debug   bool
-	trace   bool
-	logFile string
+	srv        server.Options
+	js         bool
+	jsCfg      jsConfig
+	debug      bool
+	trace      bool
+	logFile    string
+	configFile string
+	warnings   []config.Warning // ignored configuration fields, logged at startup
+	authOpts   auth.Options     // what srv.Auth was built from (for the startup report)
+	httpHost   string           // monitoring listener; httpPort 0 = off
+	httpPort   int              // -1 = a random port
+	loaded     time.Time        // when the configuration was read
+	args       []string         // the command line, parsed again on reload
+	testOnly   bool             // -t: check the configuration and exit
+	signal     string           // --signal: send a signal to a running server instead
 }
+
+// configError is a problem with the configuration file or the security
+// settings: jetwal exits with status 1 for it (2 is for bad usage).
+type configError struct{ err error }
+
+func (e configError) Error() string { return e.err.Error() }
+func (e configError) Unwrap() error { return e.err }
 
 func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		port, maxConns, maxCL, maxPingsOut int
-		host, name, storeDir, syncFlag     string
-		maxPayload, maxPending, logFile    string
-		js, debug, trace, dv               bool
-		pingInterval, writeDeadline        time.Duration
+		port, maxConns, maxCL, maxPingsOut, httpPort int
+		host, name, storeDir, syncFlag, configFile   string
+		maxPayload, maxPending, logFile              string
+		user, pass, token, signalSpec                string
+		tlsCert, tlsKey, tlsCA                       string
+		js, debug, trace, dv, tlsOn, tlsVerify       bool
+		testConfig                                   bool
+		pingInterval, writeDeadline                  time.Duration
 	)
 	intVar := func(p *int, def int, usage string, names ...string) {
 		for _, n := range names {
@@ -121,6 +148,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 			fs.BoolVar(p, n, false, usage)
 		}
 	}
+	strVar(&configFile, "", "configuration file (nats-server format); flags override it", "c", "config")
+	strVar(&signalSpec, "", "send a signal to a running jetwal and exit: reload=PID, quit=PID, term=PID, stop=PID", "sl", "signal")
 	intVar(&port, server.DefaultPort, "client port", "p", "port")
 	strVar(&host, server.DefaultHost, "listen address", "a", "addr", "net")
 	strVar(&name, "", "server name (default: the server id)", "n", "name", "server_name")
@@ -134,9 +163,19 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	fs.DurationVar(&pingInterval, "ping_interval", server.DefaultPingInterval, "keepalive PING interval")
 	intVar(&maxPingsOut, server.DefaultMaxPingsOut, "unanswered PINGs before a client is stale", "ping_max")
 	fs.DurationVar(&writeDeadline, "write_deadline", server.DefaultWriteDeadline, "socket write deadline")
+	strVar(&user, "", "user required for connections", "user")
+	strVar(&pass, "", "password required for connections", "pass")
+	strVar(&token, "", "authorization token required for connections", "auth")
+	boolVar(&tlsOn, "enable TLS (needs --tlscert and --tlskey)", "tls")
+	strVar(&tlsCert, "", "server certificate file", "tlscert")
+	strVar(&tlsKey, "", "private key for the server certificate", "tlskey")
+	strVar(&tlsCA, "", "client certificate CA for verification", "tlscacert")
+	boolVar(&tlsVerify, "enable TLS and require and verify client certificates", "tlsverify")
+	intVar(&httpPort, 0, "HTTP monitoring port (0 = off, -1 = random)", "m", "http_port")
 	boolVar(&debug, "debug logging", "D", "debug")
 	boolVar(&trace, "protocol trace logging", "V", "trace")
 	boolVar(&dv, "debug and trace logging", "DV", "VD")
+	boolVar(&testConfig, "test the configuration (file and flags) and exit", "t")
 	strVar(&logFile, "", "log to this file instead of stderr", "l", "log")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: jetwal serve [flags]\n\nFlags (one or two dashes):\n")
@@ -148,6 +187,17 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	flagSet := func(names ...string) bool {
+		for _, n := range names {
+			if given[n] {
+				return true
+			}
+		}
+		return false
+	}
+
 	mp, err := parseSize(maxPayload)
 	if err != nil {
 		return nil, fmt.Errorf("--max_payload: %w", err)
@@ -166,33 +216,147 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	if port < 0 || port > 65535 {
 		return nil, fmt.Errorf("--port %d out of range", port)
 	}
+	if httpPort < -1 || httpPort > 65535 {
+		return nil, fmt.Errorf("--http_port %d out of range", httpPort)
+	}
+	o := &serveOptions{configFile: configFile, httpPort: httpPort, loaded: time.Now(), args: args, signal: signalSpec}
+	if signalSpec != "" {
+		return o, nil
+	}
+	var authTimeout time.Duration
+	var tlsConf *config.TLS
+
+	// The file first, then every flag given on the command line on top.
+	if configFile != "" {
+		cfg, err := config.Load(configFile)
+		if err != nil {
+			return nil, configError{err}
+		}
+		o.warnings = cfg.Warnings
+		from := func(key string, flags ...string) bool { return cfg.Set[key] && !flagSet(flags...) }
+		if from("port", "p", "port") {
+			port = cfg.Port
+		}
+		if from("host", "a", "addr", "net") {
+			host = cfg.Host
+		}
+		if from("server_name", "n", "name", "server_name") {
+			name = cfg.ServerName
+		}
+		if from("max_payload", "max_payload") {
+			mp = cfg.MaxPayload
+		}
+		if from("max_pending", "max_pending") {
+			pend = cfg.MaxPending
+		}
+		if from("max_connections", "max_connections") {
+			maxConns = cfg.MaxConnections
+		}
+		if from("max_control_line", "max_control_line") {
+			maxCL = cfg.MaxControlLine
+		}
+		if from("ping_interval", "ping_interval") {
+			pingInterval = cfg.PingInterval
+		}
+		if from("ping_max", "ping_max") {
+			maxPingsOut = cfg.MaxPingsOut
+		}
+		if from("write_deadline", "write_deadline") {
+			writeDeadline = cfg.WriteDeadline
+		}
+		if from("debug", "D", "debug", "DV", "VD") {
+			debug = cfg.Debug
+		}
+		if from("trace", "V", "trace", "DV", "VD") {
+			trace = cfg.Trace
+		}
+		if from("logfile", "l", "log") {
+			logFile = cfg.LogFile
+		}
+		if cfg.Set["jetstream"] && !flagSet("js", "jetstream") {
+			js = cfg.JetStream.Enabled
+		}
+		if (cfg.Set["jetstream"] || cfg.Set["store_dir"]) && cfg.JetStream.StoreDir != "" && !flagSet("sd", "store_dir") {
+			storeDir = cfg.JetStream.StoreDir
+		}
+		if !flagSet("sync") {
+			switch {
+			case cfg.JetStream.SyncAlways:
+				sp = syncPolicy{Always: true}
+			case cfg.JetStream.SyncInterval > 0:
+				sp = syncPolicy{Interval: cfg.JetStream.SyncInterval}
+			}
+		}
+		o.jsCfg.MaxMemory, o.jsCfg.MaxStore = cfg.JetStream.MaxMemory, cfg.JetStream.MaxStore
+		if cfg.Set["http"] && !flagSet("m", "http_port") {
+			o.httpPort = cfg.HTTPPort
+		}
+		o.httpHost = cfg.HTTPHost
+		o.authOpts = cfg.Auth
+		authTimeout = cfg.AuthTimeout
+		tlsConf = cfg.TLS
+	}
+
+	// Security flags, as nats-server's: --user/--pass/--auth replace those
+	// settings of the file; --tls or --tlsverify replace its tls block.
+	if flagSet("user") {
+		o.authOpts.Username = user
+	}
+	if flagSet("pass") {
+		o.authOpts.Password = pass
+	}
+	if flagSet("auth") {
+		o.authOpts.Token = token
+	}
+	if tlsOn || tlsVerify {
+		tlsConf = &config.TLS{CertFile: tlsCert, KeyFile: tlsKey, CAFile: tlsCA, Verify: tlsVerify}
+		o.authOpts.MapCerts = false
+	} else if flagSet("tlscert", "tlskey", "tlscacert") {
+		return nil, errors.New("--tlscert, --tlskey and --tlscacert need --tls or --tlsverify")
+	}
+	if o.authOpts.Enabled() {
+		a, err := auth.New(o.authOpts)
+		if err != nil {
+			return nil, configError{err}
+		}
+		o.srv.Auth = a
+		o.srv.AuthTimeout = authTimeout
+	}
+	if tlsConf != nil {
+		tc, err := tlsConf.Config()
+		if err != nil {
+			return nil, configError{err}
+		}
+		o.srv.TLSConfig = tc
+		o.srv.TLSHandshakeFirst = tlsConf.HandshakeFirst
+		o.srv.TLSTimeout = tlsConf.Timeout
+	}
+
 	if storeDir == "" {
 		storeDir = defaultStoreDir()
 	}
 	if abs, err := filepath.Abs(storeDir); err == nil {
 		storeDir = abs
 	}
-	o := &serveOptions{
-		srv: server.Options{
-			Host:           host,
-			Port:           port,
-			MaxPayload:     int32(mp),
-			MaxConnections: maxConns,
-			MaxControlLine: maxCL,
-			MaxPending:     pend,
-			PingInterval:   pingInterval,
-			MaxPingsOut:    maxPingsOut,
-			WriteDeadline:  writeDeadline,
-			ServerName:     name,
-			Debug:          debug || dv,
-			Trace:          trace || dv,
-		},
-		js:      js,
-		jsCfg:   jsConfig{StoreDir: storeDir, Sync: sp, MaxPayload: int32(mp)},
-		debug:   debug || dv,
-		trace:   trace || dv,
-		logFile: logFile,
+	if o.httpHost == "" {
+		o.httpHost = host
 	}
+	o.srv.Host = host
+	o.srv.Port = port
+	o.srv.MaxPayload = int32(mp)
+	o.srv.MaxConnections = maxConns
+	o.srv.MaxControlLine = maxCL
+	o.srv.MaxPending = pend
+	o.srv.PingInterval = pingInterval
+	o.srv.MaxPingsOut = maxPingsOut
+	o.srv.WriteDeadline = writeDeadline
+	o.srv.ServerName = name
+	o.srv.Debug = debug || dv
+	o.srv.Trace = trace || dv
+	o.js = js
+	o.jsCfg.StoreDir, o.jsCfg.Sync, o.jsCfg.MaxPayload = storeDir, sp, int32(mp)
+	o.debug, o.trace, o.logFile = debug || dv, trace || dv, logFile
+	o.testOnly = testConfig
 	return o, nil
 }
 
@@ -205,9 +369,28 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
+	var cerr configError
+	if errors.As(err, &cerr) {
+		fmt.Fprintf(stderr, "jetwal serve: %v\n", err)
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "jetwal serve: %v\n", err)
 		return 2
+	}
+	if o.signal != "" {
+		if err := sendSignal(o.signal); err != nil {
+			fmt.Fprintf(stderr, "jetwal serve: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if o.testOnly {
+		for _, w := range o.warnings {
+			fmt.Fprintf(stdout, "warning: %s\n", w)
+		}
+		fmt.Fprintf(stdout, "jetwal: configuration %s test is successful\n", cmp.Or(o.configFile, "(flags only)"))
+		return 0
 	}
 	logOut := stderr
 	if o.logFile != "" {
@@ -241,6 +424,12 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	}
 	opts := srv.Options()
 	log.Info("Starting jetwal")
+	if o.configFile != "" {
+		log.Info("  Using configuration file: " + o.configFile)
+	}
+	for _, w := range o.warnings {
+		log.Warn(w.String())
+	}
 	log.Info("  Version:  " + version)
 	log.Info("  NATS:     " + srv.Version() + " (protocol 1)")
 	log.Debug("  Go build: " + runtime.Version())
@@ -255,19 +444,21 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	if err := srv.Listen(); err != nil {
 		return err
 	}
+	var jsStats monitor.JetStream
 	if o.js {
 		log.Info("Starting JetStream")
 		log.Info("---------------- JETSTREAM ----------------")
 		log.Info(fmt.Sprintf("  Store Directory: %q", o.jsCfg.StoreDir))
 		log.Info("  Sync:            " + o.jsCfg.Sync.String())
 		log.Info("-------------------------------------------")
-		stop, err := startJetStream(srv, o.jsCfg, log)
+		js, err := startJetStream(srv, o.jsCfg, log)
 		if err != nil {
 			srv.Shutdown(context.Background())
 			return fmt.Errorf("start jetstream: %w", err)
 		}
+		jsStats = js
 		srv.OnShutdown(func() {
-			if err := stop(); err != nil {
+			if err := js.Close(); err != nil {
 				log.Error("closing JetStream", "err", err)
 			}
 		})
@@ -275,13 +466,43 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	if err := srv.Start(); err != nil {
 		return err
 	}
+	if opts.TLSConfig != nil {
+		log.Info("TLS required for client connections")
+	}
+	if d := describeAuth(o.authOpts); d != "" && opts.Auth != nil {
+		log.Info("Authentication required: " + d)
+	}
 	log.Info("Listening for client connections on " + listenAddr(opts.Host, srv))
+	if opts.Auth == nil && !isLoopback(opts.Host) {
+		log.Warn("No authentication configured and listening on " + opts.Host + ": anyone who can reach this address can connect, publish and read JetStream data")
+	}
+	var mon *monitor.Monitor
+	if o.httpPort != 0 {
+		port := max(o.httpPort, 0) // -1 = a random port
+		log.Info("Starting http monitor on " + net.JoinHostPort(o.httpHost, strconv.Itoa(port)))
+		mon, err = monitor.Start(monitor.Options{Host: o.httpHost, Port: port, Server: srv, JetStream: jsStats, ConfigLoadTime: o.loaded, Logger: log})
+		if err != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+			return err
+		}
+		log.Info("Monitoring listening on " + mon.Addr().String())
+	}
 	log.Info("Server is ready")
 
+	stopReload := make(chan struct{})
+	watchReload(o, srv, log, stopReload)
+	defer close(stopReload)
 	<-ctx.Done()
 	log.Info("Initiating Shutdown...")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
+	if mon != nil {
+		if err := mon.Shutdown(sctx); err != nil {
+			log.Error("closing the http monitor", "err", err)
+		}
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -309,4 +530,38 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// isLoopback reports whether host only accepts local connections.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// describeAuth names the ways of logging in (never a secret), for the
+// startup banner.
+func describeAuth(a auth.Options) string {
+	var parts []string
+	if a.Token != "" {
+		parts = append(parts, "token")
+	}
+	if a.Username != "" {
+		parts = append(parts, "user "+strconv.Quote(a.Username))
+	}
+	if n := len(a.Users); n > 0 {
+		parts = append(parts, strconv.Itoa(n)+" users")
+	}
+	if n := len(a.Nkeys); n > 0 {
+		parts = append(parts, strconv.Itoa(n)+" nkey users")
+	}
+	if a.MapCerts {
+		parts = append(parts, "client certificates mapped to users")
+	}
+	if a.NoAuthUser != "" {
+		parts = append(parts, "no_auth_user "+strconv.Quote(a.NoAuthUser))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	njs "github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/jetwal/jetwal/internal/testbin"
+	"github.com/jetwal/jetwal/internal/testcert"
+)
+
+func writeConf(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "jetwal.conf")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestConfigFileAndFlagsMerge(t *testing.T) {
+	conf := writeConf(t, `
+port: 5000
+host: 127.0.0.1
+max_payload: 2MB
+max_connections: 50
+ping_interval: "1m"
+debug: true
+jetstream { store_dir: "/js/store", max_memory_store: 1GB, sync_interval: "1s" }
+http_port: 8222
+authorization { user: u, password: p }
+`)
+	o, err := parseServeFlags([]string{"-c", conf, "-p", "6000", "--max_connections", "7", "--sync", "never"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.srv.Port != 6000 || o.srv.MaxConnections != 7 || o.jsCfg.Sync != (syncPolicy{}) {
+		t.Errorf("flags did not override the file: %+v %+v", o.srv, o.jsCfg)
+	}
+	if o.srv.Host != "127.0.0.1" || o.srv.MaxPayload != 2<<20 || o.srv.PingInterval != time.Minute || !o.debug ||
+		!o.js || o.jsCfg.StoreDir != "/js/store" || o.jsCfg.MaxMemory != 1<<30 || o.httpPort != 8222 || o.httpHost != "127.0.0.1" {
+		t.Errorf("file settings lost: %+v %+v", o.srv, o.jsCfg)
+	}
+	if o.srv.Auth == nil || o.authOpts.Username != "u" {
+		t.Fatalf("authorization not applied: %+v", o.authOpts)
+	}
+	// --user/--pass replace the file's; --js=false turns JetStream off.
+	o, err = parseServeFlags([]string{"--config", conf, "--user", "x", "--pass", "y", "--js=false"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.authOpts.Username != "x" || o.authOpts.Password != "y" || o.js {
+		t.Fatalf("%+v js=%v", o.authOpts, o.js)
+	}
+	// --auth with a users list in the file is a conflict, reported as such.
+	conf2 := writeConf(t, "authorization { users: [{user: a, password: b}] }\n")
+	var ce configError
+	if _, err := parseServeFlags([]string{"-c", conf2, "--auth", "tok"}, io.Discard); !errors.As(err, &ce) {
+		t.Fatalf("token plus users: %v", err)
+	}
+	if _, err := parseServeFlags([]string{"--tlscert", "x.pem"}, io.Discard); err == nil {
+		t.Fatal("--tlscert without --tls accepted")
+	}
+}
+
+func TestConfigErrorsOnBinary(t *testing.T) {
+	bin := buildJetwal(t)
+	for _, tc := range []struct{ conf, want string }{
+		{"port: 4222\nmax_payload: \"huge\"\n", ":2:"},
+		{"port: 4222\nauthorization {\n  users: [ {user: a, password: b, permissions: {publish: \"a..b\"}} ]\n}\n", `:3:35: authorization.users[0].permissions: publish permission: invalid subject "a..b"`},
+		{"port: 4222\nhost = {\n", ":3: Parse error on line 3"},
+		{"accounts {\n}\n", ":1: accounts: not supported by jetwal"},
+	} {
+		conf := writeConf(t, tc.conf)
+		cmd := exec.Command(bin, "serve", "-c", conf)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("%q: exit %v, want 1\n%s", tc.conf, err, out)
+		}
+		if !strings.Contains(string(out), conf+tc.want) {
+			t.Errorf("%q: output lacks %q:\n%s", tc.conf, conf+tc.want, out)
+		}
+	}
+}
+
+// buildJetwal builds the command into a temporary directory.
+func buildJetwal(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "jetwal")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// serveRun is an in-process `jetwal serve`.
+type serveRun struct {
+	addr string
+	logs *lockedBuffer
+}
+
+// startServe runs serve with args until the test ends.
+func startServe(t *testing.T, args ...string) *serveRun {
+	t.Helper()
+	o, err := parseServeFlags(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &serveRun{logs: &lockedBuffer{}}
+	log := slog.New(newLineHandler(r.logs, slog.LevelInfo))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, o, log) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("serve did not return after cancel")
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for r.addr == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not start:\n%s", r.logs)
+		}
+		if m := listenRE.FindStringSubmatch(r.logs.String()); m != nil && strings.Contains(r.logs.String(), "Server is ready") {
+			r.addr = m[1]
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return r
+}
+
+// TestPermissionsProtectJetStreamAPI: a user without publish permission on
+// $JS.API.STREAM.DELETE.> cannot delete a stream, and a client without
+// credentials cannot connect at all.
+func TestPermissionsProtectJetStreamAPI(t *testing.T) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := writeConf(t, fmt.Sprintf(`
+listen: 127.0.0.1:0
+jetstream { store_dir: %q }
+authorization {
+  users: [
+    {user: admin, password: "%s"}
+    {user: app, password: app, permissions: {
+      publish: {allow: ["$JS.API.>", "orders.>"], deny: "$JS.API.STREAM.DELETE.>"}
+      subscribe: "_INBOX.>"
+    }}
+  ]
+}
+`, filepath.Join(t.TempDir(), "store"), hash))
+	r := startServe(t, "-c", conf)
+	url := "nats://" + r.addr
+
+	if _, err := nats.Connect(url, nats.NoReconnect()); !errors.Is(err, nats.ErrAuthorization) {
+		t.Fatalf("unauthenticated client: %v", err)
+	}
+	if _, err := nats.Connect(url, nats.UserInfo("admin", "wrong"), nats.NoReconnect()); !errors.Is(err, nats.ErrAuthorization) {
+		t.Fatalf("wrong password: %v", err)
+	}
+	admin, err := nats.Connect(url, nats.UserInfo("admin", "s3cret"), nats.NoReconnect())
+	if err != nil {
+		t.Fatalf("admin (bcrypt password): %v", err)
+	}
+	defer admin.Close()
+	app, err := nats.Connect(url, nats.UserInfo("app", "app"), nats.NoReconnect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ajs, _ := njs.New(admin)
+	if _, err := ajs.CreateStream(ctx, njs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	pjs, _ := njs.New(app)
+	if _, err := pjs.Publish(ctx, "orders.1", []byte("x")); err != nil {
+		t.Fatalf("app may publish to the stream: %v", err)
+	}
+	if _, err := pjs.Stream(ctx, "ORDERS"); err != nil {
+		t.Fatalf("app may read stream info: %v", err)
+	}
+	dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
+	defer dcancel()
+	if err := pjs.DeleteStream(dctx, "ORDERS"); err == nil {
+		t.Fatal("app deleted the stream")
+	}
+	s, err := ajs.Stream(ctx, "ORDERS")
+	if err != nil {
+		t.Fatalf("stream gone after a denied delete: %v", err)
+	}
+	if s.CachedInfo().State.Msgs != 1 {
+		t.Fatalf("stream state %+v", s.CachedInfo().State)
+	}
+	if !strings.Contains(r.logs.String(), "Authentication required: 2 users") {
+		t.Errorf("banner does not report authentication:\n%s", r.logs)
+	}
+	if !strings.Contains(r.logs.String(), "authentication error") || strings.Contains(r.logs.String(), "wrong") {
+		t.Fatalf("failed logins not logged, or a password logged:\n%s", r.logs)
+	}
+	if err := ajs.DeleteStream(ctx, "ORDERS"); err != nil {
+		t.Fatalf("admin delete: %v", err)
+	}
+}
+
+// TestTLSWithNatsCLI runs the pinned nats CLI against TLS with a user and
+// password, then with mutual TLS.
+func TestTLSWithNatsCLI(t *testing.T) {
+	cli := testbin.NatsCLI(t)
+	certs := testcert.New(t)
+	run := func(addr string, args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		home := t.TempDir()
+		cmd := exec.CommandContext(ctx, cli, append([]string{"-s", "nats://" + addr, "--timeout", "5s"}, args...)...)
+		cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH")}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+
+	r := startServe(t, "-p", "0", "-a", "127.0.0.1", "--tls", "--tlscert", certs.ServerCert, "--tlskey", certs.ServerKey,
+		"--user", "cli", "--pass", "pw")
+	if out, err := run(r.addr, "--tlsca", certs.CAFile, "--user", "cli", "--password", "pw", "pub", "tls.test", "hello"); err != nil ||
+		!strings.Contains(out, `Published 5 bytes to "tls.test"`) {
+		t.Fatalf("nats pub over TLS: %v\n%s", err, out)
+	}
+	if out, err := run(r.addr, "--tlsca", certs.CAFile, "--user", "cli", "--password", "nope", "pub", "tls.test", "hello"); err == nil {
+		t.Fatalf("wrong password accepted:\n%s", out)
+	}
+
+	m := startServe(t, "-p", "0", "-a", "127.0.0.1", "--tlsverify", "--tlscert", certs.ServerCert, "--tlskey", certs.ServerKey,
+		"--tlscacert", certs.CAFile)
+	if out, err := run(m.addr, "--tlsca", certs.CAFile, "--tlscert", certs.ClientCert, "--tlskey", certs.ClientKey, "pub", "mtls", "x"); err != nil {
+		t.Fatalf("nats pub with a client certificate: %v\n%s", err, out)
+	}
+	if out, err := run(m.addr, "--tlsca", certs.CAFile, "pub", "mtls", "x"); err == nil {
+		t.Fatalf("no client certificate accepted:\n%s", out)
+	}
+	if !strings.Contains(m.logs.String(), "TLS required for client connections") {
+		t.Fatalf("banner:\n%s", m.logs)
+	}
+}
+
+var monitorRE = regexp.MustCompile(`Monitoring listening on (\S+)`)
+
+// TestServeMonitoring starts serve with a monitoring port and JetStream
+// from a config file and reads /varz, /jsz and /healthz.
+func TestServeMonitoring(t *testing.T) {
+	conf := writeConf(t, fmt.Sprintf("listen: 127.0.0.1:0\nserver_name: watched\njetstream { store_dir: %q }\n", t.TempDir()))
+	r := startServe(t, "-c", conf, "-m", "-1")
+	m := monitorRE.FindStringSubmatch(r.logs.String())
+	if m == nil {
+		t.Fatalf("no monitoring address in:\n%s", r.logs)
+	}
+	nc, err := nats.Connect("nats://"+r.addr, nats.NoReconnect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if err := nc.Publish("x", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) map[string]any {
+		resp, err := http.Get("http://" + m[1] + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %v", path, resp.StatusCode, err)
+		}
+		return v
+	}
+	v := get("/varz")
+	if v["server_name"] != "watched" || v["in_msgs"] != 1.0 || v["in_bytes"] != 5.0 || v["connections"] != 1.0 || v["jetstream"] == nil {
+		t.Errorf("varz %v", v)
+	}
+	if j := get("/jsz"); j["disabled"] != nil || j["streams"] != 0.0 {
+		t.Errorf("jsz %v", j)
+	}
+	if h := get("/healthz?js-enabled-only=true"); h["status"] != "ok" {
+		t.Errorf("healthz %v", h)
+	}
+}
+
+func TestTestConfigFlag(t *testing.T) {
+	conf := writeConf(t, "port: 4333\ngateway { name: x }\nauthorization { token: s3cret }\n")
+	var out, errOut strings.Builder
+	if code := run(context.Background(), []string{"serve", "-c", conf, "-t"}, &out, &errOut); code != 0 {
+		t.Fatalf("code %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), conf+" test is successful") || !strings.Contains(out.String(), `"gateway" is not supported`) ||
+		strings.Contains(out.String(), "s3cret") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	bad := writeConf(t, "port: 4333\nmax_connections: -1\n")
+	out.Reset()
+	errOut.Reset()
+	if code := run(context.Background(), []string{"serve", "-c", bad, "-t"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), bad+":2:") {
+		t.Fatalf("bad config: code %d, %q", code, errOut.String())
+	}
+}

@@ -1,0 +1,159 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/conf"
+
+	"github.com/jetwal/jetwal/server/auth"
+)
+
+// Config is what a configuration file says. Only fields named in Set were
+// given by the file; the others hold zero values.
+type Config struct {
+	File string // absolute path of the file
+
+	Host           string
+	Port           int
+	ServerName     string
+	MaxPayload     int64
+	MaxConnections int
+	MaxControlLine int
+	MaxPending     int64
+	PingInterval   time.Duration
+	MaxPingsOut    int
+	WriteDeadline  time.Duration
+
+	JetStream JetStream
+
+	Auth        auth.Options // authorization { }, no_auth_user
+	AuthTimeout time.Duration
+
+	TLS *TLS // nil = no tls { } block
+
+	HTTPHost string // monitoring listener
+	HTTPPort int
+
+	Debug, Trace bool
+	LogFile      string
+
+	// Set holds the names of the settings the file gave, by their
+	// canonical name (the first name listed for each in fields.go), e.g.
+	// "port", "max_payload", "jetstream", "authorization", "tls", "http".
+	Set map[string]bool
+
+	Warnings []Warning
+}
+
+// JetStream is the jetstream { } block (or jetstream: true).
+type JetStream struct {
+	Enabled  bool
+	StoreDir string
+	// MaxMemory and MaxStore bound all memory and file streams; 0 = no
+	// limit given.
+	MaxMemory, MaxStore int64
+	// SyncAlways means sync_interval: always; otherwise SyncInterval > 0 is
+	// the flush interval; both zero = not given.
+	SyncAlways   bool
+	SyncInterval time.Duration
+}
+
+// Load parses the file at path.
+func Load(path string) (*Config, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &Error{File: path, Reason: err.Error()}
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, &Error{File: path, Reason: err.Error()}
+	}
+	m, err := conf.ParseFileWithChecks(abs)
+	if err != nil {
+		return nil, parseError(abs, err)
+	}
+	c := &Config{File: abs, Set: make(map[string]bool)}
+	if err := c.apply(m, pos{file: abs}); err != nil {
+		return nil, err
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// apply maps the top level of the file, in file order.
+func (c *Config) apply(m map[string]any, at pos) error {
+	return eachKey(m, at, func(k string, v value) error {
+		f, ok := topLevel[lower(k)]
+		if !ok {
+			c.warnUnknown(k, v, knownUnsupported)
+			return nil
+		}
+		if err := f.apply(c, k, v); err != nil {
+			return err
+		}
+		c.Set[f.canonical] = true
+		return nil
+	})
+}
+
+func (c *Config) warn(v value, format string, args ...any) {
+	c.Warnings = append(c.Warnings, Warning{File: v.pos.file, Line: v.pos.line, Col: v.pos.col, Message: fmt.Sprintf(format, args...)})
+}
+
+// warnUnknown records an ignored field, or fails for one whose absence
+// would weaken security.
+func (c *Config) warnUnknown(k string, v value, known map[string]string) {
+	if why, ok := known[lower(k)]; ok {
+		c.warn(v, "field %q is not supported by jetwal (%s); ignored", k, why)
+		return
+	}
+	c.warn(v, "unknown field %q; ignored", k)
+}
+
+func (c *Config) validate() error {
+	if c.Auth.NoAuthUser != "" && len(c.Auth.Users) == 0 {
+		return &Error{File: c.File, Reason: fmt.Sprintf("no_auth_user %q: there is no users list", c.Auth.NoAuthUser)}
+	}
+	if _, err := auth.New(c.Auth); err != nil {
+		return &Error{File: c.File, Reason: err.Error()}
+	}
+	return nil
+}
+
+// listen parses "host:port", ":port" or "port".
+func listen(v value, name string) (host string, port int, err error) {
+	switch x := v.v.(type) {
+	case int64:
+		if x < 0 || x > 65535 {
+			return "", 0, v.errorf("%s: port %d out of range", name, x)
+		}
+		return "", int(x), nil
+	case string:
+		h, p, err := net.SplitHostPort(x)
+		if err != nil {
+			return "", 0, v.errorf("%s: %q is not host:port", name, x)
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > 65535 {
+			return "", 0, v.errorf("%s: bad port in %q", name, x)
+		}
+		return h, n, nil
+	}
+	return "", 0, v.errorf("%s: expected host:port or a port, got %s", name, describe(v.v))
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

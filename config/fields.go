@@ -1,0 +1,233 @@
+package config
+
+import (
+	"math"
+	"strings"
+)
+
+// field maps one top-level setting.
+type field struct {
+	canonical string
+	apply     func(c *Config, name string, v value) error
+}
+
+func lower(s string) string { return strings.ToLower(s) }
+
+// topLevel lists the settings jetwal implements, under every name
+// nats-server accepts for them.
+var topLevel = func() map[string]field {
+	m := make(map[string]field)
+	add := func(f field, names ...string) {
+		f.canonical = names[0]
+		for _, n := range names {
+			m[n] = f
+		}
+	}
+	add(field{apply: func(c *Config, n string, v value) error {
+		p, err := v.integer(n, 0, 65535)
+		c.Port = int(p)
+		return err
+	}}, "port")
+	add(field{apply: func(c *Config, n string, v value) error {
+		var err error
+		c.Host, err = v.str(n)
+		return err
+	}}, "host", "net")
+	add(field{apply: func(c *Config, n string, v value) error {
+		h, p, err := listen(v, n)
+		if err != nil {
+			return err
+		}
+		if h != "" {
+			c.Host = h
+			c.Set["host"] = true
+		}
+		c.Port = p
+		c.Set["port"] = true
+		return nil
+	}}, "listen")
+	add(field{apply: func(c *Config, n string, v value) error {
+		var err error
+		c.ServerName, err = v.str(n)
+		if err == nil && strings.ContainsAny(c.ServerName, " \t\r\n") {
+			return v.errorf("%s: %q contains spaces", n, c.ServerName)
+		}
+		return err
+	}}, "server_name")
+	add(field{apply: func(c *Config, n string, v value) error {
+		s, err := v.size(n)
+		if err == nil && (s == 0 || s > 64<<20) {
+			return v.errorf("%s: %d: want 1 byte to 64MB", n, s)
+		}
+		c.MaxPayload = s
+		return err
+	}}, "max_payload")
+	add(field{apply: func(c *Config, n string, v value) error {
+		x, err := v.integer(n, 1, math.MaxInt32)
+		c.MaxConnections = int(x)
+		return err
+	}}, "max_connections", "max_conn")
+	add(field{apply: func(c *Config, n string, v value) error {
+		s, err := v.size(n)
+		if err == nil && (s == 0 || s > math.MaxInt32) {
+			return v.errorf("%s: %d out of range", n, s)
+		}
+		c.MaxControlLine = int(s)
+		return err
+	}}, "max_control_line")
+	add(field{apply: func(c *Config, n string, v value) error {
+		s, err := v.size(n)
+		if err == nil && s == 0 {
+			return v.errorf("%s: must be positive", n)
+		}
+		c.MaxPending = s
+		return err
+	}}, "max_pending")
+	add(field{apply: func(c *Config, n string, v value) error {
+		d, err := v.duration(n)
+		if err == nil && d == 0 {
+			return v.errorf("%s: must be positive", n)
+		}
+		c.PingInterval = d
+		return err
+	}}, "ping_interval")
+	add(field{apply: func(c *Config, n string, v value) error {
+		x, err := v.integer(n, 1, math.MaxInt32)
+		c.MaxPingsOut = int(x)
+		return err
+	}}, "ping_max")
+	add(field{apply: func(c *Config, n string, v value) error {
+		d, err := v.duration(n)
+		if err == nil && d == 0 {
+			return v.errorf("%s: must be positive", n)
+		}
+		c.WriteDeadline = d
+		return err
+	}}, "write_deadline")
+	add(field{apply: (*Config).applyJetStream}, "jetstream")
+	add(field{apply: func(c *Config, n string, v value) error {
+		var err error
+		c.JetStream.StoreDir, err = v.str(n)
+		return err
+	}}, "store_dir", "storedir")
+	add(field{apply: (*Config).applyAuthorization}, "authorization")
+	add(field{apply: func(c *Config, n string, v value) error {
+		var err error
+		c.Auth.NoAuthUser, err = v.str(n)
+		return err
+	}}, "no_auth_user")
+	add(field{apply: (*Config).applyTLS}, "tls")
+	add(field{apply: func(c *Config, n string, v value) error {
+		h, p, err := listen(v, n)
+		if err != nil {
+			return err
+		}
+		if h != "" {
+			c.HTTPHost = h
+		}
+		c.HTTPPort = p
+		return nil
+	}}, "http")
+	add(field{apply: func(c *Config, n string, v value) error {
+		p, err := v.integer(n, 0, 65535)
+		c.HTTPPort = int(p)
+		c.Set["http"] = true
+		return err
+	}}, "http_port", "monitor_port")
+	add(field{apply: func(c *Config, n string, v value) error {
+		var err error
+		c.HTTPHost, err = v.str(n)
+		return err
+	}}, "http_host")
+	add(field{apply: func(c *Config, n string, v value) error {
+		var err error
+		c.Debug, err = v.boolean(n)
+		return err
+	}}, "debug")
+	add(field{apply: func(c *Config, n string, v value) error {
+		var err error
+		c.Trace, err = v.boolean(n)
+		return err
+	}}, "trace")
+	add(field{apply: func(c *Config, n string, v value) error {
+		var err error
+		c.LogFile, err = v.str(n)
+		return err
+	}}, "logfile", "log_file")
+	for _, n := range refused {
+		m[n] = field{canonical: n, apply: func(c *Config, name string, v value) error {
+			return v.errorf("%s: not supported by jetwal; refusing to start without the authentication it configures", name)
+		}}
+	}
+	return m
+}()
+
+// refused are settings that configure who may connect in ways jetwal does
+// not implement; ignoring them would open the server, so they are errors.
+var refused = []string{"accounts", "operator", "operators", "roots", "root", "root_operators", "root_operator",
+	"trusted", "trusted_keys", "resolver", "account_resolver", "accounts_resolver", "default_sentinel"}
+
+// knownUnsupported are the other nats-server v2.15 settings, which jetwal
+// ignores, with why.
+var knownUnsupported = map[string]string{
+	"client_advertise":         "no cluster discovery",
+	"trace_verbose":            "traces have one level",
+	"trace_headers":            "traces have one level",
+	"logtime":                  "log format is fixed",
+	"logtime_utc":              "log format is fixed",
+	"mappings":                 "no subject mappings",
+	"maps":                     "no subject mappings",
+	"disable_sublist_cache":    "the cache is always on",
+	"no_sublist_cache":         "the cache is always on",
+	"https":                    "no HTTPS monitoring",
+	"https_port":               "no HTTPS monitoring",
+	"http_base_path":           "monitoring is served at /",
+	"cluster":                  "no clustering",
+	"gateway":                  "no gateways",
+	"leaf":                     "no leaf nodes",
+	"leafnodes":                "no leaf nodes",
+	"logfile_size_limit":       "no log rotation",
+	"log_size_limit":           "no log rotation",
+	"logfile_max_num":          "no log rotation",
+	"log_max_num":              "no log rotation",
+	"syslog":                   "no syslog",
+	"remote_syslog":            "no syslog",
+	"pidfile":                  "no pid file",
+	"pid_file":                 "no pid file",
+	"ports_file_dir":           "no ports file",
+	"prof_port":                "no profiling listener",
+	"prof_block_rate":          "no profiling listener",
+	"proxy_protocol":           "no PROXY protocol",
+	"max_traced_msg_len":       "traces show up to 256 payload bytes",
+	"max_subscriptions":        "no subscription limit",
+	"max_subs":                 "no subscription limit",
+	"max_sub_tokens":           "no subscription token limit",
+	"max_subscription_tokens":  "no subscription token limit",
+	"ocsp":                     "no OCSP stapling",
+	"ocsp_cache":               "no OCSP",
+	"allow_non_tls":            "TLS, when configured, is required",
+	"write_timeout":            "a client past write_deadline is always closed",
+	"lame_duck_duration":       "no lame duck mode",
+	"lame_duck_grace_period":   "no lame duck mode",
+	"resolver_tls":             "no accounts",
+	"resolver_preload":         "no accounts",
+	"resolver_pinned_accounts": "no accounts",
+	"system_account":           "no system account",
+	"system":                   "no system account",
+	"no_system_account":        "no system account",
+	"no_system":                "no system account",
+	"no_sys_acc":               "no system account",
+	"no_header_support":        "headers are always on",
+	"connect_error_reports":    "no cluster",
+	"reconnect_error_reports":  "no cluster",
+	"websocket":                "no websocket listener",
+	"ws":                       "no websocket listener",
+	"mqtt":                     "no MQTT listener",
+	"server_tags":              "no server tags",
+	"server_metadata":          "no server metadata",
+	"feature_flags":            "no feature flags",
+	"default_js_domain":        "no JetStream domains",
+	"no_fast_producer_stall":   "publishers always pause briefly for slow receivers",
+	"max_closed_clients":       "no closed connection history",
+	"proxies":                  "no proxies",
+}

@@ -1,0 +1,123 @@
+package monitor
+
+import (
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/jetwal/jetwal/server"
+)
+
+// DefaultConnListSize is nats-server's default /connz limit.
+const DefaultConnListSize = 1024
+
+// Connz is /connz.
+type Connz struct {
+	ID       string      `json:"server_id"`
+	Now      time.Time   `json:"now"`
+	NumConns int         `json:"num_connections"`
+	Total    int         `json:"total"`
+	Offset   int         `json:"offset"`
+	Limit    int         `json:"limit"`
+	Conns    []*ConnInfo `json:"connections"`
+}
+
+// ConnInfo is one connection in /connz.
+type ConnInfo struct {
+	Cid            uint64    `json:"cid"`
+	Kind           string    `json:"kind,omitempty"`
+	Type           string    `json:"type,omitempty"`
+	IP             string    `json:"ip"`
+	Port           int       `json:"port"`
+	Start          time.Time `json:"start"`
+	LastActivity   time.Time `json:"last_activity"`
+	Uptime         string    `json:"uptime"`
+	Idle           string    `json:"idle"`
+	Pending        int       `json:"pending_bytes"`
+	InMsgs         int64     `json:"in_msgs"`
+	OutMsgs        int64     `json:"out_msgs"`
+	InBytes        int64     `json:"in_bytes"`
+	OutBytes       int64     `json:"out_bytes"`
+	NumSubs        uint32    `json:"subscriptions"`
+	Name           string    `json:"name,omitempty"`
+	Lang           string    `json:"lang,omitempty"`
+	Version        string    `json:"version,omitempty"`
+	TLSVersion     string    `json:"tls_version,omitempty"`
+	TLSCipher      string    `json:"tls_cipher_suite,omitempty"`
+	AuthorizedUser string    `json:"authorized_user,omitempty"`
+}
+
+// connSorts are the supported ?sort= values, as in nats-server; each sorts
+// descending except cid and start.
+var connSorts = map[string]func(a, b *server.ConnInfo) bool{
+	"cid":        func(a, b *server.ConnInfo) bool { return a.CID < b.CID },
+	"start":      func(a, b *server.ConnInfo) bool { return a.Start.Before(b.Start) },
+	"subs":       func(a, b *server.ConnInfo) bool { return a.Subscriptions > b.Subscriptions },
+	"pending":    func(a, b *server.ConnInfo) bool { return a.Pending > b.Pending },
+	"msgs_to":    func(a, b *server.ConnInfo) bool { return a.OutMsgs > b.OutMsgs },
+	"msgs_from":  func(a, b *server.ConnInfo) bool { return a.InMsgs > b.InMsgs },
+	"bytes_to":   func(a, b *server.ConnInfo) bool { return a.OutBytes > b.OutBytes },
+	"bytes_from": func(a, b *server.ConnInfo) bool { return a.InBytes > b.InBytes },
+	"last":       func(a, b *server.ConnInfo) bool { return a.LastActivity.After(b.LastActivity) },
+	"idle":       func(a, b *server.ConnInfo) bool { return a.LastActivity.Before(b.LastActivity) },
+	"uptime":     func(a, b *server.ConnInfo) bool { return a.Start.Before(b.Start) },
+}
+
+func (m *Monitor) connz(w http.ResponseWriter, r *http.Request) {
+	offset, err := queryInt(r, "offset", 0)
+	if err != nil {
+		badRequest(w, "%v", err)
+		return
+	}
+	limit, err := queryInt(r, "limit", DefaultConnListSize)
+	if err != nil {
+		badRequest(w, "%v", err)
+		return
+	}
+	if limit == 0 {
+		limit = DefaultConnListSize
+	}
+	showUser, err := queryBool(r, "auth")
+	if err != nil {
+		badRequest(w, "%v", err)
+		return
+	}
+	sortBy := r.URL.Query().Get("sort")
+	if sortBy == "" {
+		sortBy = "cid"
+	}
+	less, ok := connSorts[sortBy]
+	if !ok {
+		badRequest(w, "invalid sorting option %q", sortBy)
+		return
+	}
+	conns := m.opts.Server.Connections()
+	sort.SliceStable(conns, func(i, j int) bool { return less(&conns[i], &conns[j]) })
+	now := time.Now()
+	c := &Connz{ID: m.opts.Server.ID(), Now: now.UTC(), Total: len(conns), Offset: offset, Limit: limit, Conns: []*ConnInfo{}}
+	if offset < len(conns) {
+		conns = conns[offset:]
+	} else {
+		conns = nil
+	}
+	if len(conns) > limit {
+		conns = conns[:limit]
+	}
+	for i := range conns {
+		ci := &conns[i]
+		out := &ConnInfo{
+			Cid: ci.CID, Kind: "Client", Type: "nats", IP: ci.IP, Port: ci.Port,
+			Start: ci.Start.UTC(), LastActivity: ci.LastActivity.UTC(),
+			Uptime: uptime(now.Sub(ci.Start)), Idle: uptime(now.Sub(ci.LastActivity)),
+			Pending: ci.Pending, InMsgs: ci.InMsgs, OutMsgs: ci.OutMsgs, InBytes: ci.InBytes, OutBytes: ci.OutBytes,
+			NumSubs: uint32(ci.Subscriptions), Name: ci.Name, Lang: ci.Lang, Version: ci.Version,
+			TLSVersion: ci.TLSVersion, TLSCipher: ci.TLSCipher,
+		}
+		if showUser {
+			out.AuthorizedUser = ci.AuthorizedUser
+		}
+		c.Conns = append(c.Conns, out)
+	}
+	c.NumConns = len(c.Conns)
+	writeJSON(w, http.StatusOK, c)
+}

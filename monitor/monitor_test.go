@@ -1,0 +1,238 @@
+package monitor
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	njs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetwal/jetwal/jetstream"
+	jsapi "github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/server"
+	"github.com/jetwal/jetwal/server/auth"
+	"github.com/jetwal/jetwal/wal"
+)
+
+type fixture struct {
+	srv *server.Server
+	mon *Monitor
+	url string // nats
+}
+
+func start(t *testing.T, withJS bool) *fixture {
+	t.Helper()
+	a, err := auth.New(auth.Options{Users: []auth.User{{Username: "u", Password: "p"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := server.Options{Host: "127.0.0.1", Auth: a, ServerName: "mon-test", MaxConnections: 77}
+	if withJS {
+		opts.JetStream, opts.APILevel = true, 1
+	}
+	srv, err := server.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mo := Options{Host: "127.0.0.1", Server: srv}
+	if withJS {
+		js, err := jetstream.New(srv, jetstream.Config{StoreDir: t.TempDir(), Sync: wal.SyncNever, MaxStore: 1 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mo.JetStream = js
+		srv.OnShutdown(func() { _ = js.Close() })
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	mon, err := Start(mo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := mon.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return &fixture{srv: srv, mon: mon, url: srv.ClientURL()}
+}
+
+func (f *fixture) connect(t *testing.T, name string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(f.url, nats.UserInfo("u", "p"), nats.Name(name), nats.NoReconnect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// get fetches path and decodes it into a generic map (so the test sees
+// the JSON field names, not our struct tags).
+func (f *fixture) get(t *testing.T, path string, wantStatus int) map[string]any {
+	t.Helper()
+	resp, err := http.Get("http://" + f.mon.Addr().String() + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != wantStatus {
+		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+	}
+	if wantStatus != http.StatusOK {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("GET %s: %v\n%s", path, err, body)
+	}
+	return m
+}
+
+func TestVarzAndConnz(t *testing.T) {
+	f := start(t, false)
+	sc := f.connect(t, "sub-client")
+	sub, _ := sc.SubscribeSync("m.>")
+	sc.Flush()
+	pc := f.connect(t, "pub-client")
+	for range 5 {
+		pc.Publish("m.x", []byte("1234"))
+	}
+	pc.Flush()
+	for range 5 {
+		if _, err := sub.NextMsg(5 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	v := f.get(t, "/varz", 200)
+	want := map[string]any{
+		"server_id": f.srv.ID(), "server_name": "mon-test", "version": f.srv.Version(), "proto": 1.0,
+		"host": "127.0.0.1", "auth_required": true, "max_connections": 77.0, "connections": 2.0,
+		"total_connections": 2.0, "in_msgs": 5.0, "in_bytes": 20.0, "out_msgs": 5.0, "out_bytes": 20.0,
+		"subscriptions": 1.0, "max_payload": float64(server.DefaultMaxPayload), "ping_max": 2.0,
+		"ping_interval": float64(server.DefaultPingInterval), "auth_timeout": 2.0, "http_host": "127.0.0.1",
+	}
+	for k, w := range want {
+		if v[k] != w {
+			t.Errorf("varz %s = %v, want %v", k, v[k], w)
+		}
+	}
+	for _, k := range []string{"start", "now", "uptime", "cores", "gomaxprocs", "go", "port", "http_port", "mem", "http_req_stats"} {
+		if _, ok := v[k]; !ok {
+			t.Errorf("varz lacks %s", k)
+		}
+	}
+	for _, k := range []string{"tls_required", "jetstream", "cluster", "cpu"} {
+		if _, ok := v[k]; ok {
+			t.Errorf("varz has %s, which jetwal does not have", k)
+		}
+	}
+
+	c := f.get(t, "/connz?auth=true", 200)
+	if c["num_connections"] != 2.0 || c["total"] != 2.0 || c["limit"] != 1024.0 {
+		t.Fatalf("connz %v", c)
+	}
+	conns := c["connections"].([]any)
+	first := conns[0].(map[string]any)
+	if first["name"] != "sub-client" || first["out_msgs"] != 5.0 || first["out_bytes"] != 20.0 || first["subscriptions"] != 1.0 ||
+		first["authorized_user"] != "u" || first["lang"] != "go" || first["kind"] != "Client" {
+		t.Errorf("connz[0] %v", first)
+	}
+	// Sorted by messages sent by the client, one per page.
+	c = f.get(t, "/connz?sort=msgs_from&limit=1", 200)
+	conns = c["connections"].([]any)
+	if len(conns) != 1 || conns[0].(map[string]any)["name"] != "pub-client" || conns[0].(map[string]any)["in_msgs"] != 5.0 {
+		t.Errorf("sorted connz %v", c)
+	}
+	if _, ok := conns[0].(map[string]any)["authorized_user"]; ok {
+		t.Error("authorized_user shown without auth=true")
+	}
+	c = f.get(t, "/connz?offset=5", 200)
+	if len(c["connections"].([]any)) != 0 || c["total"] != 2.0 {
+		t.Errorf("offset past the end: %v", c)
+	}
+	f.get(t, "/connz?sort=bogus", 400)
+	f.get(t, "/connz?limit=-1", 400)
+
+	s := f.get(t, "/subsz", 200)
+	if s["num_subscriptions"] != 1.0 {
+		t.Errorf("subsz %v", s)
+	}
+	h := f.get(t, "/healthz", 200)
+	if h["status"] != "ok" || len(h) != 1 {
+		t.Errorf("healthz %v", h)
+	}
+	f.get(t, "/healthz?js-enabled-only=maybe", 400)
+	j := f.get(t, "/jsz", 200)
+	if j["disabled"] != true {
+		t.Errorf("jsz without JetStream: %v", j)
+	}
+	v = f.get(t, "/varz", 200)
+	stats := v["http_req_stats"].(map[string]any)
+	if stats["/varz"] != 2.0 || stats["/connz"] != 5.0 {
+		t.Errorf("http_req_stats %v", stats)
+	}
+}
+
+func TestJszAndHealthzWithJetStream(t *testing.T) {
+	f := start(t, true)
+	nc := f.connect(t, "js")
+	js, _ := njs.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := js.CreateStream(ctx, njs.StreamConfig{Name: "S", Subjects: []string{"s.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := js.Publish(ctx, "s.1", []byte("abc")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.CreateConsumer(ctx, njs.ConsumerConfig{Durable: "C"}); err != nil {
+		t.Fatal(err)
+	}
+	j := f.get(t, "/jsz", 200)
+	if j["streams"] != 1.0 || j["consumers"] != 1.0 || j["messages"] != 3.0 || j["bytes"].(float64) <= 0 ||
+		j["storage"] != j["bytes"] || j["memory"] != 0.0 {
+		t.Errorf("jsz %v", j)
+	}
+	cfg := j["config"].(map[string]any)
+	if cfg["max_storage"] != float64(1<<30) || cfg["max_memory"] != -1.0 || !strings.HasPrefix(cfg["store_dir"].(string), "/") {
+		t.Errorf("jsz config %v", cfg)
+	}
+	if api := j["api"].(map[string]any); api["total"].(float64) < 2 || api["level"] != float64(jsapi.Level) {
+		t.Errorf("jsz api %v", api)
+	}
+	v := f.get(t, "/varz", 200)
+	jv, ok := v["jetstream"].(map[string]any)
+	if !ok || jv["stats"].(map[string]any)["storage"] != j["storage"] {
+		t.Errorf("varz jetstream %v", v["jetstream"])
+	}
+	if h := f.get(t, "/healthz?js-enabled-only=true", 200); h["status"] != "ok" {
+		t.Errorf("healthz %v", h)
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	if _, err := Start(Options{}); err == nil {
+		t.Error("no server accepted")
+	}
+	srv, _ := server.New(server.Options{})
+	if _, err := Start(Options{Server: srv, Host: "256.0.0.1"}); err == nil {
+		t.Error("bad host accepted")
+	}
+}
