@@ -207,7 +207,8 @@ func checkSubjects(cfg *api.StreamConfig) *api.ApiError {
 		}
 		seen[s] = true
 	}
-	for i, s := range cfg.Subjects {
+	var others subject.Set // the subjects before s, to check overlaps in one walk each
+	for _, s := range cfg.Subjects {
 		if !cfg.NoAck {
 			if s == ">" {
 				return invalidConfig("capturing all subjects requires no-ack to be true")
@@ -218,11 +219,10 @@ func checkSubjects(cfg *api.StreamConfig) *api.ApiError {
 				}
 			}
 		}
-		for _, t := range cfg.Subjects[i+1:] {
-			if subject.Overlap(s, t) {
-				return invalidConfig("subject %q overlaps with %q", s, t)
-			}
+		if t, ok := others.Overlapping(s); ok {
+			return invalidConfig("subject %q overlaps with %q", t, s)
 		}
+		others.Add(s, s)
 	}
 	return nil
 }

@@ -132,20 +132,23 @@ func (js *JetStream) subscribeStream(s *stream, old []*server.Subscription) erro
 
 // overlapping returns the name of another stream with a subject that
 // overlaps one of subjects, or "".
+// The other streams' subjects go into one subject.Set, so the check is a
+// tree walk per subject, not a comparison of every pair.
 func (js *JetStream) overlapping(self string, subjects []string) string {
+	var taken subject.Set
 	for name, o := range js.streams {
 		if name == self {
 			continue
 		}
 		o.cfgMu.RLock()
-		os := o.cfg.Subjects
+		for _, b := range o.cfg.Subjects {
+			taken.Add(b, name)
+		}
 		o.cfgMu.RUnlock()
-		for _, a := range subjects {
-			for _, b := range os {
-				if subject.Overlap(a, b) {
-					return name
-				}
-			}
+	}
+	for _, a := range subjects {
+		if name, ok := taken.Overlapping(a); ok {
+			return name
 		}
 	}
 	return ""
