@@ -39,7 +39,7 @@ race: test
 FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzRecover \
 	./fuzz:FuzzJetStreamAPI ./server:FuzzProtocolParser \
 	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay \
-	./subject:FuzzValidLiteral
+	./subject:FuzzValidLiteral ./jetstream:FuzzStreamConfig ./jetstream:FuzzPubHeaders
 
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do \

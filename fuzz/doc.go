@@ -12,11 +12,12 @@
 //	                   response, and the server keeps serving
 //	FuzzSubjectMatch   subject wildcard matching against a reference matcher
 //
-// Targets that need a package's internals live beside it:
-// server.FuzzProtocolParser, consumerstate.FuzzConsumerStateDecode and
-// consumerstate.FuzzConsumerLogReplay. FUZZ_TARGETS in the Makefile lists
-// them all: `make fuzz FUZZTIME=60s` runs each for that long, `make test`
-// each for SHORTFUZZ (3s). Seed corpora are in testdata/fuzz; the
+// Targets that need a package's internals live beside their package (for
+// example server.FuzzProtocolParser and the consumerstate and jetstream
+// targets). FUZZ_TARGETS in the Makefile lists every one, and the test
+// internal/lint.TestFuzzTargetsInMakefile fails when a Fuzz function is
+// missing from it: `make fuzz FUZZTIME=60s` runs each for that long, `make
+// test` each for SHORTFUZZ (3s). Seed corpora are in testdata/fuzz; the
 // regress_* inputs of FuzzRecover are crashes it found (see their names).
 //
 // One limit FuzzRecover accepts by design: zeros that cover a record start

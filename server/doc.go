@@ -20,7 +20,7 @@
 //	PING / PONG                             PING / PONG
 //
 // The exact bytes nats-server v2.15.2 sends are documented in
-// /work/shared/reference/nats-wire/PROTOCOL.md; this package follows them:
+// the project's shared nats-wire reference (PROTOCOL.md); this package follows them:
 // the INFO field order and trailing space, the second INFO after the first
 // PONG, +OK after CONNECT/SUB/PUB/HPUB/UNSUB when verbose, the 503
 // no-responders status, and these -ERR texts:

@@ -20,7 +20,7 @@ func (r *runner) meta(ctx context.Context) report.Meta {
 		A:             serverInfo(ctx, r.a),
 		B:             serverInfo(ctx, r.b),
 		Host:          host(),
-		Command:       os.Args,
+		Command:       relArgs(os.Args),
 		Reps:          r.cfg.Reps,
 		Sizes:         r.cfg.Sizes,
 		Modes:         r.cfg.Modes,
@@ -35,7 +35,29 @@ func serverInfo(ctx context.Context, s proc.Spec) report.ServerInfo {
 	for _, m := range proc.Modes {
 		cmds[m] = s.CommandLine(m)
 	}
-	return report.ServerInfo{Name: s.Name, Kind: s.Kind, Path: s.Path, Version: version(ctx, s), Commands: cmds}
+	for m, c := range cmds {
+		cmds[m] = relPath(c)
+	}
+	return report.ServerInfo{Name: s.Name, Kind: s.Kind, Path: relPath(s.Path), Version: version(ctx, s), Commands: cmds}
+}
+
+// relPath writes paths under the working directory (the repository, when
+// make runs the harness) relative to it: a report names no machine's
+// absolute paths.
+func relPath(s string) string {
+	wd, err := os.Getwd()
+	if err != nil || wd == "/" {
+		return s
+	}
+	return strings.ReplaceAll(s, wd+"/", "")
+}
+
+func relArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = relPath(a)
+	}
+	return out
 }
 
 // version asks the binary for its version, trying the usual spellings.
