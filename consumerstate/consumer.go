@@ -60,6 +60,8 @@ type Consumer struct {
 type Recovery struct {
 	// Generation is the snapshot generation the state was rebuilt from.
 	Generation uint64
+	// LogFile is the log that was replayed.
+	LogFile string
 	// LogRecords is the number of log records replayed on the snapshot.
 	LogRecords int
 	// TornOffset and TornBytes locate a torn log tail that was cut off: the
@@ -221,6 +223,20 @@ func (c *Consumer) Checkpoint() error {
 		return fmt.Errorf("consumer %s: %w", c.name, ErrClosed)
 	}
 	return c.flushLocked(true, true)
+}
+
+// closeCheckpoint is Close's flush: a snapshot when the log holds records
+// or changes are pending, else at most an fsync of what was written.
+func (c *Consumer) closeCheckpoint() error {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	if c.fmu.closed {
+		return nil
+	}
+	c.mu.Lock()
+	pending := c.mu.jrnl.ops != c.fmu.written
+	c.mu.Unlock()
+	return c.flushLocked(true, pending || c.fmu.logSize > logHeaderSize)
 }
 
 // Recovery reports what opening the consumer found.

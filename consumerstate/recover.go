@@ -113,7 +113,7 @@ func readConsumer(fsys vfs.FS, dir string) (*recovered, error) {
 // undoes a config update, removes stale files, cuts a torn log tail and
 // creates a missing log. It returns the log open for appending.
 func (r *recovered) repair(fsys vfs.FS, dir string) (vfs.File, Recovery, error) {
-	rec := Recovery{Generation: r.gen, LogRecords: len(r.log.records), Damaged: r.log.damaged, SkippedOps: r.skippedOps}
+	rec := Recovery{Generation: r.gen, LogFile: r.logPath, LogRecords: len(r.log.records), Damaged: r.log.damaged, SkippedOps: r.skippedOps}
 	if err := r.meta.apply(fsys, dir); err != nil {
 		return nil, rec, err
 	}

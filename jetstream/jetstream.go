@@ -88,6 +88,10 @@ type JetStream struct {
 	loadErrs []error
 	closed   bool
 	lock     io.Closer // the store directory's lock (storelock.go)
+
+	loading   bool           // New is loading the streams (only New's goroutine)
+	verifying sync.WaitGroup // background verification of loaded streams
+	verified  chan struct{}  // closed when verifying is done (Verified)
 }
 
 // New starts JetStream on srv: it loads the streams under cfg.StoreDir (a
@@ -125,10 +129,18 @@ func New(srv *server.Server, cfg Config) (*JetStream, error) {
 		js.Close()
 		return nil, err
 	}
-	if err := js.loadStreams(root); err != nil {
+	js.verified = make(chan struct{})
+	js.loading = true
+	err = js.loadStreams(root)
+	js.loading = false
+	if err != nil {
 		js.Close()
 		return nil, err
 	}
+	go func() {
+		js.verifying.Wait()
+		close(js.verified)
+	}()
 	js.stopSweep, js.sweepDone = make(chan struct{}), make(chan struct{})
 	go js.sweepLoop()
 	sub, err := srv.Subscribe(api.Wildcard, "", js.handleAPI)
@@ -213,6 +225,7 @@ func (js *JetStream) Close() error {
 	if js.work != nil {
 		js.work.close()
 	}
+	js.verifying.Wait() // stops early: the stores are closed
 	if js.lock != nil {
 		js.lock.Close() // last: the store is ours until every file is closed
 	}

@@ -49,12 +49,29 @@ func (s *Segment) ScanDamage(from int64, lastSeq uint64, fn func(off int64, r *R
 	if err != nil {
 		return ScanResult{}, err
 	}
+	return s.scan(b, from, int64(len(b)), lastSeq, fn, onDamage)
+}
+
+// ScanWindow is ScanDamage over the records that start in [from, stop) of a
+// plain segment, reading no byte at or past limit. It reads neither the
+// segment's end nor its buffer, so the owner can verify the written part of
+// an active segment piece by piece, under its read lock (which keeps the
+// mapping in place), while appends go on between the pieces: limit is what
+// Flushed reported under that lock.
+func (s *Segment) ScanWindow(from, stop, limit int64, fn func(off int64, r *Record) error, onDamage func(Damage)) (ScanResult, error) {
+	if s.compressed || limit > int64(len(s.data)) {
+		return ScanResult{}, fmt.Errorf("segment: %s: no window [%d, %d) to scan", s.path, from, limit)
+	}
+	return s.scan(s.data[:limit], from, min(stop, limit), 0, fn, onDamage)
+}
+
+func (s *Segment) scan(b []byte, from, stop int64, lastSeq uint64, fn func(off int64, r *Record) error, onDamage func(Damage)) (ScanResult, error) {
 	if from < HeaderSize || from > int64(len(b)) {
 		return ScanResult{}, fmt.Errorf("segment: %s: scan from %d outside [%d, %d]", s.path, from, HeaderSize, len(b))
 	}
 	res := ScanResult{End: from}
 	off := from
-	for off < int64(len(b)) {
+	for off < stop {
 		r, n, st, reason, want, got := decodeRecord(b[off:])
 		if st == decodeEnd {
 			if allZero(b[off:]) {

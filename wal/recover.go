@@ -146,6 +146,7 @@ func (s *Store) recover() error {
 		// last sequence handed out when it was created.
 		s.last = max(s.last, s.segs[len(s.segs)-1].seg.Base()-1)
 	}
+	s.checkHeadLocked()
 	if s.ckptFloor > s.last {
 		// The segments end before what a (rejected) checkpoint recorded as
 		// durable: a segment was cut short or lost. Those messages are
@@ -435,16 +436,12 @@ func (s *Store) loadCheckpoint() (int, uint64, bool) {
 		s.ckptFloor = last
 	}
 	n := int(r.u32())
-	if r.err || n > len(s.segs) || n == 0 {
-		return bad("segment list does not match the directory")
+	if r.err || n == 0 || n > 1<<24 {
+		return bad("truncated trailer")
 	}
-	ids := make(map[uint32]index.SegID, n)
-	for i := 0; i < n; i++ {
-		base, id := r.u64(), r.u32()
-		if r.err || s.segs[i].seg.Base() != base {
-			return bad("segment list does not match the directory")
-		}
-		ids[id] = s.segs[i].id
+	bases, segIDs := make([]uint64, n), make([]uint32, n)
+	for i := range n {
+		bases[i], segIDs[i] = r.u64(), r.u32()
 	}
 	covered := int(r.u32())
 	off := r.u64()
@@ -455,6 +452,19 @@ func (s *Store) loadCheckpoint() (int, uint64, bool) {
 	}
 	if r.err || covered != n-1 {
 		return bad("truncated trailer")
+	}
+	// A sound checkpoint, whether or not it matches the directory: what it
+	// knew is evidence for checkHeadLocked.
+	s.ckpt = &ckptInfo{idx: idx, bases: bases, off: int64(off)}
+	if n > len(s.segs) {
+		return bad("segment list does not match the directory")
+	}
+	ids := make(map[uint32]index.SegID, n)
+	for i := range n {
+		if s.segs[i].seg.Base() != bases[i] {
+			return bad("segment list does not match the directory")
+		}
+		ids[segIDs[i]] = s.segs[i].id
 	}
 	if seg := s.segs[covered].seg; int64(off) < segment.HeaderSize || int64(off) > seg.End() {
 		// The segment is shorter than what the checkpoint covered: it was
@@ -534,4 +544,56 @@ func (s *Store) openDamaged(f segFile, writable bool, cause error) (*segment.Seg
 	}
 	s.report.SetAside = append(s.report.SetAside, to)
 	return nil, found.MaxSeq, nil
+}
+
+// ckptInfo is what a checksummed checkpoint recorded, kept for recovery
+// even when the checkpoint does not match the directory.
+type ckptInfo struct {
+	idx   *index.Index
+	bases []uint64 // its segment list
+	off   int64    // how far it covered the last segment
+}
+
+// checkHeadLocked reports messages missing at the head of the stream: live
+// in the last checkpoint, below the first segment on disk, when nothing was
+// written since that checkpoint. Only the oldest segments are removed
+// whole, after tombstones recorded why; but those tombstones may sit in
+// segments removed since, so a missing head is only provably a loss when
+// the store did not change after the checkpoint (its last segment ends
+// where the checkpoint covered it) and no limit evicts on its own.
+func (s *Store) checkHeadLocked() {
+	c := s.ckpt
+	s.ckpt = nil
+	if c == nil || s.report.UsedCheckpoint || len(s.segs) == 0 {
+		return
+	}
+	l := s.limits
+	if l.MaxMsgs > 0 || l.MaxBytes > 0 || l.MaxAge > 0 || l.MaxMsgsPerSubject > 0 {
+		return
+	}
+	newest := s.segs[len(s.segs)-1].seg
+	if newest.Base() != c.bases[len(c.bases)-1] || newest.End() != c.off {
+		return // written since: a removal may explain the head
+	}
+	first := s.segs[0].seg.Base()
+	var from, to uint64
+	report := func() {
+		if from == 0 {
+			return
+		}
+		s.report.Corrupt = append(s.report.Corrupt, &segment.CorruptError{File: s.segs[0].seg.Path(), Offset: 0,
+			Reason: fmt.Sprintf("sequences %d-%d missing before the first segment: the last checkpoint had them and no segment file holds them", from, to)})
+		s.noteLost(from, to)
+		from = 0
+	}
+	for q, ok := c.idx.Seqs.Next(1); ok && q < first; q, ok = c.idx.Seqs.Next(q + 1) {
+		if from != 0 && q != to+1 {
+			report()
+		}
+		if from == 0 {
+			from = q
+		}
+		to = q
+	}
+	report()
 }

@@ -40,6 +40,13 @@ func TestSegmentFileDamage(t *testing.T) {
 		{name: "newest cut in the middle", lost: true, damage: func(t *testing.T, segs []string) {
 			edit(t, segs[len(segs)-1], func(b []byte) []byte { return b[:len(b)/2+7] })
 		}},
+		// The oldest segment deleted: the checkpoint taken at close knew
+		// its messages, and nothing was written since.
+		{name: "oldest deleted", lost: true, damage: func(t *testing.T, segs []string) {
+			if err := os.Remove(segs[0]); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{name: "stray file", setAside: "stray", damage: func(t *testing.T, segs []string) {
 			if err := os.WriteFile(filepath.Join(filepath.Dir(segs[0]), "00000000000000000005.seg"), []byte(strings.Repeat("junk", 1000)), 0o640); err != nil {
 				t.Fatal(err)

@@ -78,8 +78,9 @@ type Store struct {
 	wg        sync.WaitGroup
 	ageT      *time.Timer
 	report    RecoveryReport
-	ckptOff   int64  // recovery: offset in the covered segment the checkpoint reached
-	ckptFloor uint64 // last sequence of the checkpoint found at open, even a rejected one (recover.go)
+	ckptOff   int64     // recovery: offset in the covered segment the checkpoint reached
+	ckptFloor uint64    // last sequence of the checkpoint found at open, even a rejected one (recover.go)
+	ckpt      *ckptInfo // that checkpoint's contents, during recovery (checkHeadLocked)
 }
 
 type segEntry struct {

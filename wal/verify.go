@@ -53,11 +53,17 @@ func (s *Store) Verify() []*segment.CorruptError {
 	var found []*segment.CorruptError
 	for _, e := range segs {
 		s.mu.RLock()
-		sealed := e.seg.Sealed()
+		sealed, closed := e.seg.Sealed(), s.closed
 		s.mu.RUnlock()
+		if closed {
+			// Stop early: release what is left.
+			s.mu.Lock()
+			s.unbusyLocked(e)
+			s.mu.Unlock()
+			continue
+		}
 		if !sealed {
-			// The active segment was scanned by recovery and is verified on
-			// every read; its buffer changes under appends.
+			found = append(found, s.verifyActive(e)...)
 			s.mu.Lock()
 			s.unbusyLocked(e)
 			s.mu.Unlock()
@@ -88,4 +94,62 @@ func (s *Store) Verify() []*segment.CorruptError {
 		s.mu.Unlock()
 	}
 	return found
+}
+
+// verifyChunk bounds how much of the active segment Verify scans per hold
+// of the read lock, so appends wait at most that long.
+const verifyChunk = 1 << 20
+
+// verifyActive verifies the written part of the active segment, which a
+// checkpoint may have spared recovery from scanning: in chunks, each under
+// the read lock, up to what was written when the chunk began.
+func (s *Store) verifyActive(e *segEntry) []*segment.CorruptError {
+	var found []*segment.CorruptError
+	for off := int64(segment.HeaderSize); ; {
+		s.mu.RLock()
+		if s.closed || s.removed(e) {
+			s.mu.RUnlock()
+			return found
+		}
+		limit := e.seg.Flushed()
+		if off >= limit {
+			s.mu.RUnlock()
+			return found
+		}
+		res, err := e.seg.ScanWindow(off, off+verifyChunk, limit, func(int64, *segment.Record) error { return nil }, nil)
+		s.mu.RUnlock()
+		if err != nil {
+			return append(found, asCorrupt(err))
+		}
+		next := res.End
+		if len(res.Damage) > 0 {
+			s.mu.Lock()
+			for _, d := range res.Damage {
+				found = append(found, d.Err)
+				end := uint32(limit)
+				if d.Resync >= 0 {
+					end = uint32(d.Resync)
+				}
+				var lose []uint64
+				s.idx.Seqs.EachInSeg(e.id, func(seq uint64, off uint32) {
+					if off >= uint32(d.Offset) && off < end {
+						lose = append(lose, seq)
+					}
+				})
+				for _, q := range lose {
+					s.loseLocked(q, d.Err)
+				}
+			}
+			s.mu.Unlock()
+			last := res.Damage[len(res.Damage)-1]
+			if last.Resync < 0 {
+				return found
+			}
+			next = max(next, last.Resync)
+		}
+		if next <= off {
+			return found
+		}
+		off = next
+	}
 }

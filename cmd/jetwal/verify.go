@@ -20,6 +20,7 @@ import (
 	"github.com/jetwal/jetwal/index"
 	"github.com/jetwal/jetwal/segment"
 	"github.com/jetwal/jetwal/vfs"
+	"github.com/jetwal/jetwal/wal"
 )
 
 func verifyCommand() command {
@@ -200,7 +201,8 @@ func (v *verifier) segments(dir string) {
 		v.damage("%s: %v", dir, err)
 		return
 	}
-	var end uint64 // last sequence the segments so far account for
+	var end uint64      // last sequence the segments so far account for
+	var newestEnd int64 // bytes of valid records in the newest segment
 	for i, f := range files {
 		var next uint64 // first sequence of the next segment, 0 if none
 		if i+1 < len(files) {
@@ -211,21 +213,44 @@ func (v *verifier) segments(dir string) {
 			// are removed whole: a gap is a segment file lost.
 			v.damage("%s: sequences %d-%d missing before this segment: no segment file holds them", f.path, end+1, f.base-1)
 		}
-		end = max(v.segment(f, i == len(files)-1, next), f.base-1)
+		last, bytes := v.segment(f, i == len(files)-1, next)
+		end, newestEnd = max(last, f.base-1), bytes
+	}
+	v.againstCheckpoint(dir, files, end, newestEnd)
+}
+
+// againstCheckpoint compares the segments with what the store's checkpoint
+// recorded as durable (the server does the same at open).
+func (v *verifier) againstCheckpoint(dir string, files []segName, end uint64, newestEnd int64) {
+	c, err := wal.ReadCheckpoint(v.fs, dir)
+	if err != nil || c == nil || len(files) == 0 {
+		return // a damaged checkpoint is reported by checkpoint()
+	}
+	if c.Last > end {
+		v.damage("%s: the checkpoint recorded sequences up to %d, the segments end at %d", files[len(files)-1].path, c.Last, end)
+	}
+	// A missing head is provably a loss only when nothing was written
+	// after the checkpoint (else a purge whose tombstones went with the
+	// removed segments may explain it).
+	newest := files[len(files)-1]
+	if newest.base == c.Bases[len(c.Bases)-1] && newestEnd == c.Covered {
+		if n, a, b := c.LiveBefore(files[0].base); n > 0 {
+			v.damage("%s: %d messages (sequences %d-%d) missing before the first segment: the checkpoint had them", files[0].path, n, a, b)
+		}
 	}
 }
 
 // segment scans one segment file and reports each damaged range with the
 // sequences it covers: from one past the last good message before it to one
 // before the first good message after it (or the next segment's base).
-func (v *verifier) segment(f segName, newest bool, next uint64) (last uint64) {
+func (v *verifier) segment(f segName, newest bool, next uint64) (last uint64, end int64) {
 	seg, err := segment.Open(v.fs, f.path, false)
 	if err != nil {
 		v.damage("%v (sequences from %d)", err, f.base)
 		if next > 0 {
-			return next - 1 // reported here; not a gap as well
+			return next - 1, -1 // reported here; not a gap as well
 		}
-		return f.base - 1
+		return f.base - 1, -1
 	}
 	defer seg.Close()
 	last = f.base - 1
@@ -244,7 +269,7 @@ func (v *verifier) segment(f segName, newest bool, next uint64) (last uint64) {
 		pending = pending[:0]
 	}
 	var records int
-	_, err = seg.ScanDamage(segment.HeaderSize, 0, func(_ int64, r *segment.Record) error {
+	res, err := seg.ScanDamage(segment.HeaderSize, 0, func(_ int64, r *segment.Record) error {
 		records++
 		if r.Tombstone() {
 			if end := r.Seq + r.TombstoneCount(); end-1 > last {
@@ -268,9 +293,9 @@ func (v *verifier) segment(f segName, newest bool, next uint64) (last uint64) {
 	if err != nil {
 		v.damage("%v (sequences %d and later in this file)", err, f.base)
 		if next > 0 {
-			return max(last, next-1)
+			return max(last, next-1), -1
 		}
-		return last
+		return last, -1
 	}
 	if len(pending) > 0 {
 		flushPending(next-1, next > 0)
@@ -282,7 +307,7 @@ func (v *verifier) segment(f segName, newest bool, next uint64) (last uint64) {
 		v.damage("%s", r)
 	}
 	fmt.Fprintf(v.out, "  %s: %d records, last sequence %d\n", filepath.Base(f.path), records, last)
-	return last
+	return last, res.End
 }
 
 func (v *verifier) checkpoint(path string) {
