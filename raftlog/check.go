@@ -58,7 +58,10 @@ func Check(fs vfs.FS, dir string) (*Report, error) {
 	}
 	var metaFirst uint64
 	metaPath := filepath.Join(dir, MetaFile)
-	if b, err := readFile(fs, metaPath); err != nil {
+	bases := segmentBases(names)
+	if b, err := readFile(fs, metaPath); errors.Is(err, os.ErrNotExist) && len(bases) == 0 {
+		r.note("%s: missing and no segments: a store whose creation never finished", metaPath)
+	} else if err != nil {
 		r.damage("%s: offset 0: %v", metaPath, err)
 	} else if metaFirst, err = decodeMeta(metaPath, b); err != nil {
 		r.damage("%v", err)
@@ -71,7 +74,6 @@ func Check(fs vfs.FS, dir string) (*Report, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		r.damage("%s: offset 0: %v", stablePath, err)
 	}
-	bases := segmentBases(names)
 	r.Segments = len(bases)
 	counts := make([]uint64, len(bases))
 	ok := true
@@ -128,25 +130,33 @@ func checkSegment(fs vfs.FS, dir string, base uint64, newest bool, r *Report) (u
 	}
 	var offs []uint32
 	good := true
-	res, err := ss.ScanDamage(segment.HeaderSize, 0, func(off int64, rec *segment.Record) error {
-		if want := base + uint64(len(offs)); rec.Tombstone() || rec.Seq != want {
+	damaged := false // damage seen since the last good record
+	_, err = ss.ScanDamage(segment.HeaderSize, 0, func(off int64, rec *segment.Record) error {
+		want := base + uint64(len(offs))
+		if damaged && !rec.Tombstone() && rec.Seq > want {
+			r.damage("%s: offset %d: indexes %d-%d lost to the damage before this record", path, off, want, rec.Seq-1)
+			for ; want < rec.Seq; want++ {
+				offs = append(offs, 0)
+			}
+		}
+		damaged = false
+		if rec.Tombstone() || rec.Seq != want {
 			return corrupt(path, off, "record holds index %d (tombstone %v), expected %d", rec.Seq, rec.Tombstone(), want)
 		}
 		offs = append(offs, uint32(off))
 		return nil
-	}, nil)
-	if err != nil {
-		r.damage("%v", err)
-		return uint64(len(offs)), false
-	}
-	for _, d := range res.Damage {
+	}, func(d segment.Damage) {
 		if newest && d.Resync < 0 {
 			r.note("%s: offset %d: torn tail after index %d (%s); a crash mid-write leaves this, Open cuts it off",
 				path, d.Offset, base+uint64(len(offs))-1, d.Err.Reason)
-			continue
+			return
 		}
 		r.damage("%v (after index %d)", d.Err, base+uint64(len(offs))-1)
-		good = false
+		damaged, good = true, false
+	})
+	if err != nil {
+		r.damage("%v", err)
+		return uint64(len(offs)), false
 	}
 	idx := strings.TrimSuffix(path, segment.SuffixPlain) + IndexSuffix
 	b, err := readFile(fs, idx)

@@ -21,11 +21,13 @@
 //     then removes whole segments below it. Records below the first index in
 //     the oldest remaining segment are hidden, not rewritten.
 //   - A suffix deletion seals the active segment, removes the segments wholly
-//     above the new last index (newest first) and creates an empty segment
-//     whose base is the new last index + 1. That base is the truncation
-//     record: a segment's records at or above the next segment's base are
-//     masked, so recovery never resurrects a deleted tail, and appends go on
-//     in the new segment.
+//     above the new last index (newest first, so a crash part-way leaves a
+//     prefix of the old log), cuts the segment holding the new last index
+//     after its record with ftruncate and fsync (a crash leaves it whole or
+//     cut), and starts a new segment at the new last index + 1 where appends
+//     go on. Deleted records are gone from the files, not hidden behind a
+//     marker that a later deletion could lift, so recovery never resurrects
+//     a deleted tail: the truncation record is the file's length.
 //
 // # Files
 //

@@ -17,8 +17,7 @@ import (
 )
 
 // seg is one segment and the byte offset of each record in it, in index
-// order: record i holds index base+i. Records at or past the next segment's
-// base are masked (a suffix truncation left them; see doc.go).
+// order: record i holds index base+i.
 type seg struct {
 	s    *segment.Segment
 	base uint64
@@ -254,22 +253,28 @@ func (s *Store) openSegment(base uint64, newest bool) (*seg, error) {
 // the segment; any other damage is corruption.
 func scanSegment(ss *segment.Segment, base uint64, newest bool) ([]uint32, int64, error) {
 	var offs []uint32
-	res, err := ss.Scan(func(off int64, r *segment.Record) error {
+	var damage *segment.Damage
+	res, err := ss.ScanDamage(segment.HeaderSize, 0, func(off int64, r *segment.Record) error {
+		if damage != nil {
+			// Valid records after damage: not a torn tail.
+			return fmt.Errorf("raftlog: %w (valid records follow it, from offset %d)", damage.Err, off)
+		}
 		want := base + uint64(len(offs))
 		if r.Tombstone() || r.Seq != want {
 			return corrupt(ss.Path(), off, "record holds index %d (tombstone %v), expected %d", r.Seq, r.Tombstone(), want)
 		}
 		offs = append(offs, uint32(off))
 		return nil
+	}, func(d segment.Damage) {
+		if damage == nil {
+			damage = &d
+		}
 	})
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(res.Damage) > 0 {
-		d := res.Damage[0]
-		if !newest || d.Resync >= 0 {
-			return nil, 0, fmt.Errorf("raftlog: %w (valid records after it: %v)", d.Err, d.Resync >= 0)
-		}
+	if damage != nil && !newest {
+		return nil, 0, fmt.Errorf("raftlog: %w", damage.Err)
 	}
 	return offs, res.End, nil
 }

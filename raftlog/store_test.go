@@ -45,7 +45,7 @@ func TestBehaviour(t *testing.T) {
 		{"prefix twice", []op{st(1, 400, 1), del(1, 100), del(101, 300)}},
 		{"suffix in the active segment", []op{st(1, 20, 1), del(15, 20), st(15, 10, 2)}},
 		{"suffix into a sealed segment", []op{st(1, 400, 1), del(30, 400), st(30, 40, 2)}},
-		{"suffix with max past last", []op{st(1, 300, 1), del(200, 1 << 40), st(200, 1, 2)}},
+		{"suffix with max past last", []op{st(1, 300, 1), del(200, 1<<40), st(200, 1, 2)}},
 		{"suffix twice then append", []op{st(1, 300, 1), del(250, 300), del(100, 249), st(100, 300, 3), del(390, 399)}},
 		{"prefix and suffix", []op{st(1, 400, 1), del(1, 150), del(300, 400), st(300, 5, 2), del(1, 200)}},
 		{"delete all then continue above", []op{st(1, 100, 1), del(1, 100), st(500, 10, 2)}},

@@ -1,6 +1,10 @@
 package raftlog
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/jetwal/jetwal/segment"
+)
 
 // DeleteRange deletes the entries in [min, max], durably. Raft deletes only
 // at the ends of its log, so the range must include the first or the last
@@ -10,9 +14,9 @@ import "fmt"
 //
 // A prefix deletion persists the new first index in the meta file, then
 // removes the segments wholly below it. A suffix deletion seals the active
-// segment, removes the segments wholly above the new last index, and starts a
-// new segment at last+1, whose base masks the deleted records still in the
-// segment before it (see doc.go). Deleting everything persists a first index
+// segment, removes the segments wholly above the new last index, cuts the
+// segment holding it after its record (ftruncate) and starts a new segment at
+// last+1. Deleting everything persists a first index
 // past the last one, then removes every segment.
 func (s *Store) DeleteRange(min, max uint64) error {
 	s.writeMu.Lock()
@@ -64,6 +68,12 @@ func (s *Store) deletePrefix(newFirst uint64) error {
 }
 
 // deleteSuffix makes newLast the last index. Called under writeMu.
+//
+// Order matters for crashes: the segments wholly above newLast go first,
+// newest first, so a crash leaves a prefix of the old log; then the segment
+// holding newLast is cut after it with ftruncate and synced, so a crash
+// leaves it whole (the old log) or cut (the new one). Deleted records are
+// never kept behind a mask that a later deletion could lift.
 func (s *Store) deleteSuffix(newLast uint64) error {
 	s.mu.Lock()
 	if err := s.seal(s.segs[len(s.segs)-1]); err != nil {
@@ -78,19 +88,58 @@ func (s *Store) deleteSuffix(newLast uint64) error {
 	s.segs = s.segs[:keep]
 	s.last = newLast
 	s.mu.Unlock()
-	// Newest first, so a crash part-way leaves a prefix of the old log.
 	for i, j := 0, len(gone)-1; i < j; i, j = i+1, j-1 {
 		gone[i], gone[j] = gone[j], gone[i]
 	}
 	if err := s.removeFiles(gone); err != nil {
 		return err
 	}
-	// The new segment's base hides the deleted records of the one before;
-	// segment.Create syncs it and its directory entry before returning.
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.cutAfter(s.segs[keep-1], newLast); err != nil {
+		return err
+	}
 	_, err := s.newSegment(newLast+1, s.opts.MinSegmentSize, 0)
 	return err
+}
+
+// cutAfter trims the sealed segment sg so that newLast is its last record,
+// then rewrites its index. Called under mu.
+func (s *Store) cutAfter(sg *seg, newLast uint64) error {
+	n := newLast - sg.base + 1
+	if n >= uint64(len(sg.offs)) {
+		return nil
+	}
+	cut := int64(sg.offs[n])
+	path := sg.s.Path()
+	f, err := s.fs.OpenRW(path)
+	if err != nil {
+		return fmt.Errorf("raftlog: open %s: %w", path, err)
+	}
+	if err := f.Truncate(cut); err != nil {
+		f.Close()
+		return fmt.Errorf("raftlog: cut %s at offset %d: %w", path, cut, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("raftlog: sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("raftlog: close %s: %w", path, err)
+	}
+	// Readers are excluded (mu), so the old mapping can go once the
+	// shortened file is open.
+	ns, err := segment.Open(s.fs, path, false)
+	if err != nil {
+		return fmt.Errorf("raftlog: %w", err)
+	}
+	old := sg.s
+	sg.s, sg.offs = ns, sg.offs[:n:n]
+	old.Close()
+	if err := writeFile(s.fs, s.indexPath(sg.base), encodeIndex(sg.base, ns.End(), sg.offs)); err != nil {
+		return fmt.Errorf("raftlog: write %s: %w", s.indexPath(sg.base), err)
+	}
+	return nil
 }
 
 // deleteAll deletes every entry. Called under writeMu.

@@ -110,8 +110,8 @@ func (s *Store) rollover(next uint64, need int64) (*seg, error) {
 	active := s.segs[len(s.segs)-1]
 	size := min(s.opts.MaxSegmentSize, 2*active.s.End())
 	if len(active.offs) == 0 {
-		// Nothing in it yet (a short file after a crash): grow it in place.
-		// Replacing it could unmask a truncated tail if a crash came between.
+		// Nothing in it yet (a short file after a crash): grow it in place,
+		// since a second segment with the same base cannot exist.
 		if err := active.s.Grow(max(size, s.opts.MinSegmentSize, segment.HeaderSize+need)); err != nil {
 			return nil, fmt.Errorf("raftlog: %w", err)
 		}
