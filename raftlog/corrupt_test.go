@@ -95,8 +95,10 @@ func TestCorruption(t *testing.T) {
 			last: 400, noteText: "missing; rebuilt",
 		},
 		{
-			name:     "damaged index file is rebuilt",
-			corrupt:  func(t *testing.T, dir string, segs []string) { flipByte(t, strings.TrimSuffix(segs[0], ".seg")+IndexSuffix, 40) },
+			name: "damaged index file is rebuilt",
+			corrupt: func(t *testing.T, dir string, segs []string) {
+				flipByte(t, strings.TrimSuffix(segs[0], ".seg")+IndexSuffix, 40)
+			},
 			last:     400,
 			noteText: "index checksum mismatch",
 		},

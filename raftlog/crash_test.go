@@ -40,11 +40,14 @@ func (c *crashFS) Remove(name string) error             { c.before(); return c.M
 func (c *crashFS) Rename(o, n string) error             { c.before(); return c.MemFS.Rename(o, n) }
 func (c *crashFS) SyncDir(dir string) error             { c.before(); return c.MemFS.SyncDir(dir) }
 
-func (f *crashFile) WriteAt(p []byte, off int64) (int, error) { f.before(); return f.File.WriteAt(p, off) }
-func (f *crashFile) Write(p []byte) (int, error)              { f.before(); return f.File.Write(p) }
-func (f *crashFile) Sync() error                              { f.before(); return f.File.Sync() }
-func (f *crashFile) Truncate(n int64) error                   { f.before(); return f.File.Truncate(n) }
-func (f *crashFile) Allocate(off, n int64) error              { f.before(); return f.File.Allocate(off, n) }
+func (f *crashFile) WriteAt(p []byte, off int64) (int, error) {
+	f.before()
+	return f.File.WriteAt(p, off)
+}
+func (f *crashFile) Write(p []byte) (int, error) { f.before(); return f.File.Write(p) }
+func (f *crashFile) Sync() error                 { f.before(); return f.File.Sync() }
+func (f *crashFile) Truncate(n int64) error      { f.before(); return f.File.Truncate(n) }
+func (f *crashFile) Allocate(off, n int64) error { f.before(); return f.File.Allocate(off, n) }
 
 // opKind says which outcomes a crash inside an operation may leave.
 type opKind int

@@ -447,4 +447,3 @@ func TestClusterInmem(t *testing.T) {
 func TestClusterTCP(t *testing.T) {
 	runCluster(t, tcpNet{})
 }
-

@@ -16,7 +16,7 @@ import (
 // echoFSM returns each command as its result.
 type echoFSM struct{}
 
-func (echoFSM) Apply(l *raft.Log) any                { return string(l.Data) }
+func (echoFSM) Apply(l *raft.Log) any               { return string(l.Data) }
 func (echoFSM) Snapshot() (raft.FSMSnapshot, error) { return noSnapshot{}, nil }
 func (echoFSM) Restore(rc io.ReadCloser) error      { return rc.Close() }
 
