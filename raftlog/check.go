@@ -63,13 +63,17 @@ func Check(fs vfs.FS, dir string) (*Report, error) {
 		r.note("%s: missing and no segments: a store whose creation never finished", metaPath)
 	} else if err != nil {
 		r.damage("%s: offset 0: %v", metaPath, err)
-	} else if metaFirst, err = decodeMeta(metaPath, b); err != nil {
-		r.damage("%v", err)
+	} else if p, err := checkSlots(metaPath, slotKindMeta, b, r); err == nil {
+		if metaFirst, err = decodeMeta(metaPath, p); err != nil {
+			r.damage("%v", err)
+		}
 	}
 	stablePath := filepath.Join(dir, StableFile)
 	if b, err := readFile(fs, stablePath); err == nil {
-		if _, err := decodeStable(stablePath, b); err != nil {
-			r.damage("%v", err)
+		if p, err := checkSlots(stablePath, slotKindStable, b, r); err == nil {
+			if _, err := decodeStable(stablePath, p); err != nil {
+				r.damage("%v", err)
+			}
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		r.damage("%s: offset 0: %v", stablePath, err)
@@ -168,7 +172,7 @@ func checkSegment(fs vfs.FS, dir string, base uint64, newest bool, r *Report) (u
 	case err != nil:
 		r.damage("%s: offset 0: %v", idx, err)
 	default:
-		got, err := decodeIndex(idx, b, base, ss.End())
+		got, err := decodeIndex(idx, b, base, ss.End(), ss.Created())
 		if err != nil {
 			r.note("%v; rebuilt on open", err)
 			break
@@ -185,4 +189,19 @@ func checkSegment(fs vfs.FS, dir string, base uint64, newest bool, r *Report) (u
 		}
 	}
 	return uint64(len(offs)), good
+}
+
+// checkSlots decodes a slot file into r: damage when no slot holds a value,
+// a note when the older slot is torn (a crash during an update leaves that).
+func checkSlots(path string, kind byte, b []byte, r *Report) ([]byte, error) {
+	p, _, cur, size, err := decodeSlots(path, kind, b)
+	if err != nil {
+		r.damage("%v", err)
+		return nil, err
+	}
+	other := 1 - cur
+	if _, _, err := decodeSlot(path, int64(other)*size, kind, b[int64(other)*size:int64(other+1)*size]); err != nil {
+		r.note("%v; the other slot holds the current value", err)
+	}
+	return p, nil
 }

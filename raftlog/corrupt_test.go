@@ -103,6 +103,23 @@ func TestCorruption(t *testing.T) {
 			noteText: "index checksum mismatch",
 		},
 		{
+			name: "torn update of the meta file keeps the previous value",
+			corrupt: func(t *testing.T, dir string, segs []string) {
+				s := mustOpen(t, nil, dir, smallOpts)
+				s.DeleteRange(0, 0) // no-op: the meta file still has one slot written
+				s.Close()
+				// Write a second slot by hand as a torn update would leave it:
+				// header bytes present, checksum wrong.
+				p := filepath.Join(dir, MetaFile)
+				b, _ := os.ReadFile(p)
+				torn := encodeSlot(slotKindMeta, 2, encodeMeta(300), int64(len(b)/2))
+				torn[30] ^= 1
+				copy(b[len(b)/2:], torn)
+				os.WriteFile(p, b, 0o644)
+			},
+			last: 400, noteText: "the other slot holds the current value",
+		},
+		{
 			name:    "missing middle segment is a hole",
 			corrupt: func(t *testing.T, dir string, segs []string) { os.Remove(segs[1]) },
 			openErr: true, damage: "are missing",
@@ -110,7 +127,7 @@ func TestCorruption(t *testing.T) {
 		{
 			name:    "damaged meta file",
 			corrupt: func(t *testing.T, dir string, segs []string) { flipByte(t, filepath.Join(dir, MetaFile), 10) },
-			openErr: true, damage: "meta checksum mismatch",
+			openErr: true, damage: "slot checksum mismatch",
 		},
 		{
 			name: "damaged stable file",
@@ -120,7 +137,7 @@ func TestCorruption(t *testing.T) {
 				s.Close()
 				flipByte(t, filepath.Join(dir, StableFile), 14)
 			},
-			openErr: true, damage: "stable file checksum mismatch",
+			openErr: true, damage: "slot checksum mismatch",
 		},
 	}
 	for _, tc := range cases {

@@ -63,18 +63,25 @@
 //
 // # Meta, stable and index files
 //
-// The meta file (32 bytes) and the offset index files are drawn in
-// format.go beside their encoders. The stable file holds every key and value
-// with one checksum over the file.
+// The meta file (the first index, 8 bytes) and the stable file (every key
+// and value, format in format.go) are slot files (slotfile.go): two
+// checksummed, generation-numbered copies of the value; an update overwrites
+// the older copy in place with one write and one fdatasync. A crash tears at
+// most the copy being written and recovery takes the newest copy that
+// checks, so a value is always the old one or the new one, never a mix, and
+// once the call returns the new one is durable. A value outgrowing its slot
+// moves the file to bigger slots by writing a new file, syncing it, renaming
+// it over the old one and syncing the directory. The assumption, as with
+// every store here: data an fdatasync confirmed stays readable. Bit rot of
+// the newest copy would make recovery take the copy before it; Check notes
+// a damaged copy either way.
 //
-// The meta and stable files are replaced atomically: write a temporary file,
-// fsync it, rename it over the old one, fsync the directory. A crash leaves
-// the old file or the new one, never a mix, and once the call returns the new
-// one is durable. Why a file and not records in the log: raft writes the
-// stable store only on elections (current term, vote), a few times per term,
-// so the cost of three syncs does not matter; and a separate file keeps the
-// term and vote out of the log's prefix and suffix deletions, which would
-// otherwise have to carry them forward.
+// Why a file and not records in the log: raft writes the stable store only
+// on elections (current term, vote), and a separate file keeps the term and
+// vote out of the log's prefix and suffix deletions, which would otherwise
+// have to carry them forward. Why slots and not a rename per update: one
+// sync instead of three (file, rename, directory) for raft's compactions and
+// votes.
 //
 // Offset index files are caches: written when a segment is sealed, not
 // synced, and checked on open against the segment (base, file size, count,

@@ -24,14 +24,12 @@ const (
 	// IndexSuffix names the offset index written beside a sealed segment.
 	IndexSuffix = ".idx"
 
-	metaMagic   = "JWRM"
 	stableMagic = "JWRK"
 	indexMagic  = "JWRI"
 	fileVersion = 1
 
-	metaSize        = 32
 	stableHeader    = 12
-	indexHeaderSize = 32
+	indexHeaderSize = 40
 
 	// entryHeader is the fixed part of the record header block: term (8),
 	// type (1), time kind (1).
@@ -138,41 +136,22 @@ func decodeEntry(file string, off int64, r *segment.Record, e *Entry) error {
 	return nil
 }
 
-// encodeMeta returns the meta file: magic, version, the first index, checksum.
-//
-//	offset size field
-//	0      4    magic "JWRM"
-//	4      1    version (1)
-//	5      3    reserved, zero
-//	8      8    first index: entries below it are deleted (0: none)
-//	16     8    reserved, zero
-//	24     8    xxhash64 of bytes [0, 24)
+// encodeMeta returns the meta file's payload (see slotfile.go for the
+// slots around it): the first index, 8 bytes little endian; entries below it
+// are deleted (0: none).
 func encodeMeta(first uint64) []byte {
-	b := make([]byte, metaSize)
-	copy(b, metaMagic)
-	b[4] = fileVersion
-	binary.LittleEndian.PutUint64(b[8:], first)
-	binary.LittleEndian.PutUint64(b[24:], xxhash.Sum64(b[:24]))
-	return b
+	return binary.LittleEndian.AppendUint64(nil, first)
 }
 
-func decodeMeta(file string, b []byte) (uint64, error) {
-	if len(b) != metaSize {
-		return 0, corrupt(file, 0, "meta file is %d bytes, want %d", len(b), metaSize)
+func decodeMeta(file string, p []byte) (uint64, error) {
+	if len(p) != 8 {
+		return 0, corrupt(file, slotHeader, "meta payload is %d bytes, want 8", len(p))
 	}
-	if string(b[:4]) != metaMagic {
-		return 0, corrupt(file, 0, "bad magic %q", b[:4])
-	}
-	if want, got := binary.LittleEndian.Uint64(b[24:]), xxhash.Sum64(b[:24]); want != got {
-		return 0, &segment.CorruptError{File: file, Offset: 24, Reason: "meta checksum mismatch", Expected: want, Actual: got}
-	}
-	if b[4] != fileVersion {
-		return 0, fmt.Errorf("%s: unsupported raftlog format version %d", file, b[4])
-	}
-	return binary.LittleEndian.Uint64(b[8:]), nil
+	return binary.LittleEndian.Uint64(p), nil
 }
 
-// encodeStable returns the stable file for kv, keys in sorted order.
+// encodeStable returns the stable file's payload (see slotfile.go for the
+// slots around it) for kv, keys in sorted order.
 //
 //	offset size field
 //	0      4    magic "JWRK"
@@ -245,15 +224,20 @@ func decodeStable(file string, b []byte) (map[string][]byte, error) {
 //	16     8    segment end: its file size once sealed
 //	24     4    number of records N
 //	28     4    reserved, zero
-//	32     4N   byte offset of each record, in index order
-//	32+4N  8    xxhash64 of every byte before it
-func encodeIndex(base uint64, end int64, offs []uint32) []byte {
+//	32     8    segment creation time (its header's), unix nanoseconds
+//	40     4N   byte offset of each record, in index order
+//	40+4N  8    xxhash64 of every byte before it
+//
+// Base, end and creation time together tie the index to one incarnation of
+// its segment file.
+func encodeIndex(base uint64, end, created int64, offs []uint32) []byte {
 	b := make([]byte, indexHeaderSize, indexHeaderSize+4*len(offs)+8)
 	copy(b, indexMagic)
 	b[4] = fileVersion
 	binary.LittleEndian.PutUint64(b[8:], base)
 	binary.LittleEndian.PutUint64(b[16:], uint64(end))
 	binary.LittleEndian.PutUint32(b[24:], uint32(len(offs)))
+	binary.LittleEndian.PutUint64(b[32:], uint64(created))
 	for _, o := range offs {
 		b = binary.LittleEndian.AppendUint32(b, o)
 	}
@@ -261,7 +245,7 @@ func encodeIndex(base uint64, end int64, offs []uint32) []byte {
 }
 
 // decodeIndex checks an index file against the segment it describes.
-func decodeIndex(file string, b []byte, base uint64, end int64) ([]uint32, error) {
+func decodeIndex(file string, b []byte, base uint64, end, created int64) ([]uint32, error) {
 	if len(b) < indexHeaderSize+8 || string(b[:4]) != indexMagic {
 		return nil, corrupt(file, 0, "not an index file (%d bytes)", len(b))
 	}
@@ -281,6 +265,9 @@ func decodeIndex(file string, b []byte, base uint64, end int64) ([]uint32, error
 	}
 	if got := int64(binary.LittleEndian.Uint64(b[16:])); got != end {
 		return nil, corrupt(file, 16, "index is for a segment of %d bytes, segment is %d", got, end)
+	}
+	if got := int64(binary.LittleEndian.Uint64(b[32:])); got != created {
+		return nil, corrupt(file, 32, "index is for a segment created at %d, segment was created at %d", got, created)
 	}
 	offs := make([]uint32, n)
 	prev := uint32(segment.HeaderSize - 1)

@@ -2,39 +2,31 @@ package raftlog
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"sync"
-
-	"github.com/jetwal/jetwal/vfs"
 )
 
-// stableKV is the StableStore: a small map kept in memory and rewritten
-// whole, atomically, on every Set (see doc.go for why).
+// stableKV is the StableStore: a small map kept in memory and written
+// whole into the stable slot file on every Set (see doc.go for why).
 type stableKV struct {
-	fs  vfs.FS
-	dir string
+	file slotFile
 
 	mu   sync.Mutex // guards kv and err, and serialises file rewrites
 	kv   map[string][]byte
 	werr error // sticky: the file's state is unknown after a failed rewrite
 }
 
-func (k *stableKV) path() string { return filepath.Join(k.dir, StableFile) }
-
 func (k *stableKV) load() error {
-	b, err := readFile(k.fs, k.path())
-	if errors.Is(err, os.ErrNotExist) {
+	p, err := k.file.load()
+	if isNotExist(err) {
 		k.kv = map[string][]byte{}
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("raftlog: read %s: %w", k.path(), err)
+		return fmt.Errorf("raftlog: %w", err)
 	}
-	k.kv, err = decodeStable(k.path(), b)
+	k.kv, err = decodeStable(k.file.path, p)
 	return err
 }
 
@@ -55,7 +47,7 @@ func (k *stableKV) set(key string, val []byte) error {
 	next[key] = append([]byte(nil), val...)
 	keys = append(keys, key)
 	sort.Strings(keys)
-	if err := writeFileAtomic(k.fs, k.path(), encodeStable(keys, next)); err != nil {
+	if err := k.file.write(encodeStable(keys, next)); err != nil {
 		k.werr = fmt.Errorf("raftlog: stable store failed, reopen it: %w", err)
 		return err
 	}

@@ -37,8 +37,9 @@ type Store struct {
 	// writeMu serialises writers. It is taken before mu.
 	writeMu sync.Mutex
 	// Guarded by writeMu (read without mu by the writer only).
-	metaFirst uint64 // first index persisted in the meta file
-	werr      error  // sticky write error: no writes after it until reopened
+	metaFirst uint64   // first index persisted in the meta file
+	meta      slotFile // the meta file
+	werr      error    // sticky write error: no writes after it until reopened
 
 	// mu guards the index below; readers hold it shared while they copy a
 	// record out of a segment's mapping, so segments are closed only under
@@ -72,7 +73,8 @@ func Open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("raftlog: lock %s: %w", dir, err)
 	}
 	s := &Store{fs: fs, dir: dir, opts: opts.withDefaults(), lock: lock}
-	s.stable.fs, s.stable.dir = fs, dir
+	s.meta = slotFile{fs: fs, path: filepath.Join(dir, MetaFile), kind: slotKindMeta}
+	s.stable.file = slotFile{fs: fs, path: filepath.Join(dir, StableFile), kind: slotKindStable}
 	if err := s.recover(); err != nil {
 		s.closeSegments()
 		lock.Close()
@@ -103,17 +105,18 @@ func (s *Store) recover() error {
 		}
 	}
 	bases := segmentBases(names)
-	metaPath := s.path(MetaFile)
-	b, err := readFile(s.fs, metaPath)
+	p, err := s.meta.load()
 	switch {
-	case errors.Is(err, os.ErrNotExist) && len(bases) == 0:
-		if err := writeFileAtomic(s.fs, metaPath, encodeMeta(0)); err != nil {
+	case isNotExist(err) && len(bases) == 0:
+		if err := s.meta.write(encodeMeta(0)); err != nil {
 			return err
 		}
+	case isNotExist(err):
+		return fmt.Errorf("raftlog: %s missing beside %d segments: %w", s.meta.path, len(bases), err)
 	case err != nil:
-		return fmt.Errorf("raftlog: read %s: %w", metaPath, err)
+		return fmt.Errorf("raftlog: %w", err)
 	default:
-		if s.metaFirst, err = decodeMeta(metaPath, b); err != nil {
+		if s.metaFirst, err = decodeMeta(s.meta.path, p); err != nil {
 			return err
 		}
 	}
@@ -179,12 +182,13 @@ func (s *Store) dropSegments(n int) error {
 // in the order given, then syncs the directory.
 func (s *Store) removeFiles(gone []*seg) error {
 	for _, g := range gone {
-		if err := g.s.Remove(); err != nil {
-			return fmt.Errorf("raftlog: %w", err)
-		}
+		// The index first: a segment without one is rebuilt by a scan.
 		idx := s.indexPath(g.base)
 		if err := s.fs.Remove(idx); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("raftlog: remove %s: %w", idx, err)
+		}
+		if err := g.s.Remove(); err != nil {
+			return fmt.Errorf("raftlog: %w", err)
 		}
 	}
 	if err := s.fs.SyncDir(s.dir); err != nil {
@@ -223,7 +227,7 @@ func (s *Store) openSegment(base uint64, newest bool) (*seg, error) {
 	sg := &seg{s: ss, base: base}
 	if !newest {
 		if b, err := readFile(s.fs, s.indexPath(base)); err == nil {
-			if offs, err := decodeIndex(s.indexPath(base), b, base, ss.End()); err == nil {
+			if offs, err := decodeIndex(s.indexPath(base), b, base, ss.End(), ss.Created()); err == nil {
 				sg.offs = offs
 				return sg, nil
 			}
@@ -244,7 +248,7 @@ func (s *Store) openSegment(base uint64, newest bool) (*seg, error) {
 	}
 	// Rebuild the missing or stale index; it is a cache, so a failure to
 	// write it is not fatal to opening.
-	_ = writeFile(s.fs, s.indexPath(base), encodeIndex(base, ss.End(), offs))
+	_ = writeFile(s.fs, s.indexPath(base), encodeIndex(base, ss.End(), ss.Created(), offs))
 	return sg, nil
 }
 

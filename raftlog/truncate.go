@@ -12,7 +12,8 @@ import (
 // leave a hole. Parts of the range outside [FirstIndex, LastIndex] are
 // ignored.
 //
-// A prefix deletion persists the new first index in the meta file, then
+// A prefix deletion persists the new first index in the meta file (one
+// in-place write and sync), then
 // removes the segments wholly below it. A suffix deletion seals the active
 // segment, removes the segments wholly above the new last index, cuts the
 // segment holding it after its record (ftruncate) and starts a new segment at
@@ -49,7 +50,7 @@ func (s *Store) DeleteRange(min, max uint64) error {
 
 // deletePrefix makes newFirst the first index. Called under writeMu.
 func (s *Store) deletePrefix(newFirst uint64) error {
-	if err := writeFileAtomic(s.fs, s.path(MetaFile), encodeMeta(newFirst)); err != nil {
+	if err := s.meta.write(encodeMeta(newFirst)); err != nil {
 		return err
 	}
 	s.metaFirst = newFirst
@@ -136,7 +137,7 @@ func (s *Store) cutAfter(sg *seg, newLast uint64) error {
 	old := sg.s
 	sg.s, sg.offs = ns, sg.offs[:n:n]
 	old.Close()
-	if err := writeFile(s.fs, s.indexPath(sg.base), encodeIndex(sg.base, ns.End(), sg.offs)); err != nil {
+	if err := writeFile(s.fs, s.indexPath(sg.base), encodeIndex(sg.base, ns.End(), ns.Created(), sg.offs)); err != nil {
 		return fmt.Errorf("raftlog: write %s: %w", s.indexPath(sg.base), err)
 	}
 	return nil
@@ -144,7 +145,7 @@ func (s *Store) cutAfter(sg *seg, newLast uint64) error {
 
 // deleteAll deletes every entry. Called under writeMu.
 func (s *Store) deleteAll(last uint64) error {
-	if err := writeFileAtomic(s.fs, s.path(MetaFile), encodeMeta(last+1)); err != nil {
+	if err := s.meta.write(encodeMeta(last + 1)); err != nil {
 		return err
 	}
 	s.metaFirst = last + 1

@@ -42,7 +42,7 @@ func (s *Store) StoreEntries(entries []Entry) error {
 		// An empty store starting below the persisted first index (after a
 		// DeleteRange of everything): lower it first, or recovery would hide
 		// the new entries.
-		if err := writeFileAtomic(s.fs, s.path(MetaFile), encodeMeta(start)); err != nil {
+		if err := s.meta.write(encodeMeta(start)); err != nil {
 			return s.fail(err)
 		}
 		s.metaFirst = start
@@ -133,7 +133,7 @@ func (s *Store) seal(sg *seg) error {
 	}
 	// The index is a cache checked against the segment on open: it needs no
 	// sync of its own.
-	if err := writeFile(s.fs, s.indexPath(sg.base), encodeIndex(sg.base, sg.s.End(), sg.offs)); err != nil {
+	if err := writeFile(s.fs, s.indexPath(sg.base), encodeIndex(sg.base, sg.s.End(), sg.s.Created(), sg.offs)); err != nil {
 		return fmt.Errorf("raftlog: write %s: %w", s.indexPath(sg.base), err)
 	}
 	return nil

@@ -2,7 +2,6 @@ package raftstore
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/hashicorp/raft"
@@ -89,9 +88,6 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	}
 	b := s.buf[:len(logs)]
 	for i, l := range logs {
-		if int(l.Type) > 255 {
-			return fmt.Errorf("raftstore: log type %d does not fit a byte", l.Type)
-		}
 		b[i] = raftlog.Entry{
 			Index:      l.Index,
 			Term:       l.Term,
