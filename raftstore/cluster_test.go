@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -310,28 +311,25 @@ func runCluster(t *testing.T, nw network) {
 		t.Fatal(err)
 	}
 	c.apply(120)
-	if err := leaderOf(t, c.live()).r.Snapshot().Error(); err != nil {
-		t.Fatalf("snapshot: %v", err)
-	}
+	snapshot(t, leaderOf(t, c.live()))
 
 	// Kill the leader; the others elect a new one and go on.
 	old := leaderOf(t, c.live())
 	old.stop(t, nw)
 	c.leader = nil
 	c.apply(150)
-	// Compact the new leader's log so the old leader, when back, is behind
-	// its first index and must be sent a snapshot.
-	newLeader := leaderOf(t, c.live())
-	if err := newLeader.r.Snapshot().Error(); err != nil {
-		t.Fatalf("snapshot: %v", err)
-	}
-	first, err := newLeader.store.FirstIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Compact both live nodes' logs so the old leader, when back, is behind
+	// the first index of whichever leads and must be sent a snapshot.
 	oldLast, _ := reopenLast(t, old)
-	if first <= oldLast+1 {
-		t.Fatalf("leader's log starts at %d, the stopped node has up to %d: no compaction happened", first, oldLast)
+	for _, n := range c.live() {
+		snapshot(t, n)
+		first, err := n.store.FirstIndex()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first <= oldLast+1 {
+			t.Fatalf("%s: log starts at %d, the stopped node has up to %d: no compaction happened", n.id, first, oldLast)
+		}
 	}
 
 	// Restart the old leader from its store and snapshots.
@@ -359,6 +357,16 @@ func runCluster(t *testing.T, nw network) {
 	c.apply(20)
 
 	c.check()
+}
+
+// snapshot takes a user snapshot of n, which compacts its log down to
+// TrailingLogs entries. Raft's own threshold snapshot may have just covered
+// everything; that is as good.
+func snapshot(t *testing.T, n *node) {
+	t.Helper()
+	if err := n.r.Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		t.Fatalf("%s: snapshot: %v", n.id, err)
+	}
 }
 
 // reopenLast reads the last index of a stopped node's store.
