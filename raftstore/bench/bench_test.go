@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftbench "github.com/hashicorp/raft/bench"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	raftwal "github.com/hashicorp/raft-wal"
+	raftbench "github.com/hashicorp/raft/bench"
 
 	"github.com/jetwal/jetwal/raftlog"
 	"github.com/jetwal/jetwal/raftstore"
