@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -164,6 +165,7 @@ type node struct {
 	id    raft.ServerID
 	addr  raft.ServerAddress
 	dir   string
+	mem   *vfs.MemFS // the log store's disk when it is in memory; nil: the real disk
 	store *Store
 	fsm   *countFSM
 	trans raft.Transport
@@ -188,7 +190,7 @@ func testConfig(id raft.ServerID) *raft.Config {
 func (n *node) start(t *testing.T, nw network) {
 	t.Helper()
 	var err error
-	n.store, err = Open(filepath.Join(n.dir, "log"), Options{Log: raftlog.Options{MinSegmentSize: 64 << 10, MaxSegmentSize: 256 << 10}})
+	n.store, err = Open(n.logDir(), Options{FS: n.logFS(), Log: raftlog.Options{MinSegmentSize: 64 << 10, MaxSegmentSize: 256 << 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,6 +204,31 @@ func (n *node) start(t *testing.T, nw network) {
 	n.r, err = raft.NewRaft(testConfig(n.id), n.fsm, n.store, n.store, snaps, n.trans)
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func (n *node) logDir() string { return filepath.Join(n.dir, "log") }
+
+func (n *node) logFS() vfs.FS {
+	if n.mem != nil {
+		return n.mem
+	}
+	return vfs.Default
+}
+
+// crash is a power cut for a node whose log store is in memory: the store
+// restarts from what its disk held at that instant, a random part of the
+// unsynced bytes included, while raft is still running. For a node on the
+// real disk it is stop.
+func (n *node) crash(t *testing.T, nw network, rng *rand.Rand) {
+	t.Helper()
+	var img *vfs.MemFS
+	if n.mem != nil {
+		img = n.mem.CrashCloneTorn(rng)
+	}
+	n.stop(t, nw)
+	if img != nil {
+		n.mem = img
 	}
 }
 
@@ -291,11 +318,18 @@ func (c *cluster) live() []*node {
 	return out
 }
 
-func runCluster(t *testing.T, nw network) {
+// runCluster runs the scenario; with inMemory the log stores are on
+// crashable in-memory filesystems and the leader and the follower are killed
+// by a power cut (crash images) rather than a shutdown.
+func runCluster(t *testing.T, nw network, inMemory bool) {
 	c := &cluster{t: t, nw: nw, maybe: map[uint64]bool{}}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	var servers []raft.Server
 	for i := 0; i < 3; i++ {
 		n := &node{id: raft.ServerID(fmt.Sprintf("n%d", i)), dir: t.TempDir()}
+		if inMemory {
+			n.mem = vfs.NewMemFS()
+		}
 		n.start(t, nw)
 		c.nodes = append(c.nodes, n)
 		servers = append(servers, raft.Server{ID: n.id, Address: n.addr})
@@ -315,7 +349,7 @@ func runCluster(t *testing.T, nw network) {
 
 	// Kill the leader; the others elect a new one and go on.
 	old := leaderOf(t, c.live())
-	old.stop(t, nw)
+	old.crash(t, nw, rng)
 	c.leader = nil
 	c.apply(150)
 	// Compact both live nodes' logs so the old leader, when back, is behind
@@ -351,7 +385,7 @@ func runCluster(t *testing.T, nw network) {
 			break
 		}
 	}
-	follower.stop(t, nw)
+	follower.crash(t, nw, rng)
 	c.apply(30)
 	follower.start(t, nw)
 	c.apply(20)
@@ -371,7 +405,7 @@ func snapshot(t *testing.T, n *node) {
 
 // reopenLast reads the last index of a stopped node's store.
 func reopenLast(t *testing.T, n *node) (uint64, error) {
-	s, err := Open(filepath.Join(n.dir, "log"), Options{})
+	s, err := Open(n.logDir(), Options{FS: n.logFS()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,17 +475,21 @@ func (c *cluster) check() {
 	// Every store must pass the engine's checker once closed.
 	for _, n := range c.nodes {
 		n.stop(t, c.nw)
-		r, err := raftlog.Check(vfs.Default, filepath.Join(n.dir, "log"))
+		r, err := raftlog.Check(n.logFS(), n.logDir())
 		if err != nil || !r.OK() {
 			t.Fatalf("%s: Check: %v %v", n.id, err, r)
 		}
 	}
 }
 
+// TestClusterInmem: InmemTransport, log stores on crashable in-memory
+// filesystems, and the leader and a follower killed by a power cut.
 func TestClusterInmem(t *testing.T) {
-	runCluster(t, &inmemNet{nodes: map[raft.ServerAddress]*raft.InmemTransport{}})
+	runCluster(t, &inmemNet{nodes: map[raft.ServerAddress]*raft.InmemTransport{}}, true)
 }
 
+// TestClusterTCP: real TCP transports on loopback, log stores on the real
+// disk, nodes stopped with Shutdown and reopened from their directories.
 func TestClusterTCP(t *testing.T) {
-	runCluster(t, tcpNet{})
+	runCluster(t, tcpNet{}, false)
 }
