@@ -12,7 +12,7 @@ STORE_DIR ?=
 export PATH := $(BIN):$(PATH)
 export JETWAL_NATS_CLI := $(NATS)
 
-.PHONY: build run test vet race fuzz fuzz-short crash crash-short bench tools clean benchstat bench-engine-compare peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core
+.PHONY: build run test vet race fuzz fuzz-short crash crash-short bench tools clean benchstat bench-engine-compare peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft
 
 build:
 	$(GO) build -o $(BIN)/jetwal ./cmd/jetwal
@@ -27,9 +27,12 @@ $(NATS):
 
 vet:
 	$(GO) vet ./...
+	cd raftstore && $(GO) vet ./...
+	cd raftstore/bench && $(GO) vet ./...
 
 test: tools vet
 	$(GO) test -race -timeout 20m ./...
+	$(MAKE) test-raftstore
 	$(MAKE) fuzz-short
 	$(MAKE) bench-smoke
 
@@ -131,6 +134,26 @@ bench-core: build peer tools
 # under it, but gonum's chart rendering then takes ~20s instead of 0.3s.
 bench-smoke: build peer
 	cd bench && $(GO) test -short -count=1 -timeout 5m ./...
+
+# The raft adapter (nested module raftstore/, its own go.mod with
+# hashicorp/raft): behaviour tests, the 3-node raft cluster tests over
+# InmemTransport and TCP, and the runnable Example.
+test-raftstore:
+	cd raftstore && $(GO) test -race -count=1 -timeout 5m ./...
+
+# jetwal's raft store against raft-wal and raft-boltdb/v2 in one run (nested
+# module raftstore/bench): durable StoreLogs batches of 1/16/256 x 128 B/4 KiB,
+# GetLog sequential and random, DeleteRange of a prefix, raft's own bench
+# helpers, and reopening a 10M-entry store. Raw output goes to
+# bench/results/raftstore-raw.txt, the table to bench/results/raftstore.md.
+RAFT_BENCHTIME ?= 2s
+
+bench-raft:
+	@mkdir -p $(BENCH_RESULTS)
+	cd raftstore/bench && $(GO) test -run '^$$' -bench . -benchmem -benchtime $(RAFT_BENCHTIME) -timeout 60m . > $(BENCH_RESULTS)/raftstore-raw.txt 2>&1; st=$$?; \
+		cat $(BENCH_RESULTS)/raftstore-raw.txt; exit $$st
+	cd raftstore/bench && $(GO) run ./cmd/raftbench-table -o $(BENCH_RESULTS)/raftstore.md < $(BENCH_RESULTS)/raftstore-raw.txt
+	@echo "wrote $(BENCH_RESULTS)/raftstore.md"
 
 clean:
 	rm -rf $(BIN)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/index"
+	"github.com/jetwal/jetwal/raftlog"
 	"github.com/jetwal/jetwal/segment"
 	"github.com/jetwal/jetwal/vfs"
 	"github.com/jetwal/jetwal/wal"
@@ -56,7 +57,8 @@ func runVerify(_ context.Context, args []string, stdout, stderr io.Writer) int {
 			"Checks, without changing anything, every stream under <store_dir>/jetstream/$G/streams:\n"+
 			"meta.inf against meta.sum, every record checksum of every segment in msgs/,\n"+
 			"msgs/index.ckpt, and the consumer state in obs/. Prints each damage with its file,\n"+
-			"byte offset and the sequences it covers; exits 1 if anything is damaged.\n")
+			"byte offset and the sequences it covers; exits 1 if anything is damaged.\n"+
+			"A directory holding raftlog.meta is checked as a raft log store (package raftlog).\n")
 	}
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -67,6 +69,9 @@ func runVerify(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if fl.NArg() != 1 {
 		fl.Usage()
 		return 2
+	}
+	if raftlog.IsStore(vfs.Default, fl.Arg(0)) {
+		return verifyRaft(vfs.Default, fl.Arg(0), stdout, stderr)
 	}
 	root, err := streamsRoot(vfs.Default, fl.Arg(0))
 	if err != nil {

@@ -1,0 +1,34 @@
+package main
+
+// jetwal verify on a raft log store (package raftlog): a directory holding
+// raftlog.meta is checked with raftlog.Check instead of as a JetStream store.
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/jetwal/jetwal/raftlog"
+	"github.com/jetwal/jetwal/vfs"
+)
+
+// verifyRaft prints raftlog.Check's report for dir. It returns 1 if anything
+// is damaged, 2 if the directory cannot be read.
+func verifyRaft(fs vfs.FS, dir string, stdout, stderr io.Writer) int {
+	r, err := raftlog.Check(fs, dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "jetwal verify: %v\n", err)
+		return 2
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(stdout, "note    %s\n", n)
+	}
+	for _, d := range r.Damage {
+		fmt.Fprintf(stdout, "DAMAGED %s\n", d)
+	}
+	fmt.Fprintf(stdout, "raft log store %s: %d segments, indexes %d-%d: %d damaged, %d notes\n",
+		dir, r.Segments, r.First, r.Last, len(r.Damage), len(r.Notes))
+	if !r.OK() {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,48 @@
+package raftlog
+
+import "fmt"
+
+// Options configures a Store. The zero value means the defaults.
+type Options struct {
+	// MinSegmentSize is the space reserved for the first segment, and after
+	// a suffix truncation. Default 1 MiB.
+	MinSegmentSize int64
+	// MaxSegmentSize caps the doubling of segment sizes: each new segment
+	// reserves twice the size of the one it follows, up to this. Default
+	// 64 MiB. A single entry larger than it gets a segment of its own size.
+	MaxSegmentSize int64
+}
+
+const (
+	defaultMinSegment = 1 << 20
+	defaultMaxSegment = 64 << 20
+	// maxSegmentLimit keeps record offsets within the uint32 index.
+	maxSegmentLimit = 1 << 31
+)
+
+// Validate reports options that cannot work.
+func (o Options) Validate() error {
+	if o.MinSegmentSize < 0 || o.MaxSegmentSize < 0 {
+		return fmt.Errorf("raftlog: negative segment size")
+	}
+	if o.MaxSegmentSize > maxSegmentLimit || o.MinSegmentSize > maxSegmentLimit {
+		return fmt.Errorf("raftlog: segment size above %d", maxSegmentLimit)
+	}
+	if o.MinSegmentSize != 0 && o.MaxSegmentSize != 0 && o.MinSegmentSize > o.MaxSegmentSize {
+		return fmt.Errorf("raftlog: MinSegmentSize %d above MaxSegmentSize %d", o.MinSegmentSize, o.MaxSegmentSize)
+	}
+	return nil
+}
+
+// withDefaults returns a copy with zero fields filled in.
+func (o Options) withDefaults() Options {
+	if o.MinSegmentSize == 0 {
+		o.MinSegmentSize = defaultMinSegment
+	}
+	if o.MaxSegmentSize == 0 {
+		o.MaxSegmentSize = max(defaultMaxSegment, o.MinSegmentSize)
+	}
+	o.MinSegmentSize = max(o.MinSegmentSize, 4096)
+	o.MaxSegmentSize = max(o.MaxSegmentSize, o.MinSegmentSize)
+	return o
+}
