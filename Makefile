@@ -42,7 +42,8 @@ race: test
 FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzRecover \
 	./fuzz:FuzzJetStreamAPI ./server:FuzzProtocolParser \
 	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay \
-	./subject:FuzzValidLiteral ./jetstream:FuzzStreamConfig ./jetstream:FuzzPubHeaders
+	./subject:FuzzValidLiteral ./jetstream:FuzzStreamConfig ./jetstream:FuzzPubHeaders \
+	./raftlog:FuzzRaftlogRecover
 
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do \
