@@ -12,7 +12,7 @@ STORE_DIR ?=
 export PATH := $(BIN):$(PATH)
 export JETWAL_NATS_CLI := $(NATS)
 
-.PHONY: build run test vet race fuzz fuzz-short crash crash-short bench tools clean benchstat bench-engine-compare peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft
+.PHONY: build run test vet race fuzz fuzz-short crash crash-short hardening bench tools clean benchstat bench-engine-compare peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft
 
 build:
 	$(GO) build -o $(BIN)/jetwal ./cmd/jetwal
@@ -61,6 +61,23 @@ crash:
 
 crash-short:
 	JETWAL_CRASH_CYCLES=20 $(GO) test -count=1 -v -timeout 10m ./crashtest
+
+# The adversarial suite's long form (a few minutes): the API, wire and
+# recovery fuzzers for HARDEN_FUZZTIME each, kill -9 loops over admin
+# operations and publishing in every sync mode, and the damage matrix and
+# crash-point tests. `make test` runs the short form of each.
+HARDEN_FUZZTIME ?= 30s
+HARDEN_FUZZ := ./fuzz:FuzzJetStreamAPI ./server:FuzzProtocolParser ./fuzz:FuzzRecover \
+	./consumerstate:FuzzConsumerLogReplay ./raftlog:FuzzRaftlogRecover
+
+hardening:
+	@for t in $(HARDEN_FUZZ); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($(HARDEN_FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(HARDEN_FUZZTIME) $$pkg || exit 1; \
+	done
+	JETWAL_ADMIN_CYCLES=60 JETWAL_CRASH_CYCLES=40 $(GO) test -count=1 -timeout 30m -run 'TestKill9' ./crashtest
+	$(GO) test -count=3 -run 'TestDamageMatrix|TestAdminCrashPoints|TestHardening|TestBlankFlood|TestSegmentFileDamage' ./cmd/jetwal ./jetstream ./server ./wal
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -193,8 +194,10 @@ func TestAdminCrashPoints(t *testing.T) {
 func withMessages(consumer bool) func(t *testing.T, srv *server.Server) {
 	return func(t *testing.T, srv *server.Server) {
 		call(t, srv, "$JS.API.STREAM.CREATE.S", `{"name":"S","subjects":["s.>"]}`)
+		// 400 bytes each: the messages span several segments, so a purge
+		// removes whole segment files.
 		for i := 0; i < 20; i++ {
-			call(t, srv, "s.x", "m")
+			call(t, srv, "s.x", strings.Repeat("m", 400)+strconv.Itoa(i))
 		}
 		if consumer {
 			call(t, srv, "$JS.API.CONSUMER.DURABLE.CREATE.S.D", `{"stream_name":"S","config":{"durable_name":"D","ack_policy":"explicit"}}`)

@@ -70,16 +70,25 @@ func (s *Store) persistRemovalLocked(rs ranges) ([]waiter, error) {
 			return nil, s.failLocked(err)
 		}
 	}
-	s.dropDeadLocked()
+	var ws []waiter
 	if s.opts.Sync == SyncAlways {
-		return s.syncLocked()
+		var err error
+		if ws, err = s.syncLocked(); err != nil {
+			return nil, err
+		}
+	} else {
+		// The removal is answered once its tombstones are the operating
+		// system's, as appends are; that write releases pending appends too.
+		if err := s.active.seg.Flush(); err != nil {
+			return nil, s.failLocked(err)
+		}
+		ws = s.takeWaitersLocked(s.last)
 	}
-	// The removal is answered once its tombstones are the operating
-	// system's, as appends are; that write releases pending appends too.
-	if err := s.active.seg.Flush(); err != nil {
-		return nil, s.failLocked(err)
-	}
-	return s.takeWaitersLocked(s.last), nil
+	// Only now that the tombstones are durable may segments they emptied
+	// go: removed first, a crash would leave the segments after them
+	// with their messages and no tombstone, half a purge.
+	s.dropDeadLocked()
+	return ws, nil
 }
 
 // dropDeadLocked removes segments at the head that hold no live message.
