@@ -101,6 +101,22 @@ func (s *stream) recover(now time.Time) error {
 	}
 	window := s.cfg.Duplicates
 	start := s.store.SeqForTime(now.Add(-window))
+	if s.dir != "" {
+		covered, ok, err := loadDedupe(s.js.cfg.FS, s.dir, s.dedup)
+		switch {
+		case err != nil:
+			s.js.log.Warn("duplicate window file not used; reading the window from the messages", "stream", s.name, "error", err)
+			s.dedup = newDedupe(int64(window))
+		case ok && covered <= st.LastSeq:
+			// Only what was appended after the file was written remains.
+			start = max(start, covered+1)
+		case ok:
+			// The file knows sequences the store does not (damage):
+			// trust the messages.
+			s.dedup = newDedupe(int64(window))
+		}
+		s.dedup.expire(now.UnixNano())
+	}
 	for seq := start; seq <= st.LastSeq; seq = m.Seq + 1 {
 		err := s.store.LoadNext("", seq, &m)
 		if errors.Is(err, store.ErrEOF) {

@@ -434,8 +434,19 @@ func (s *stream) close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.closeConsumers(false)
+	last := s.store.State().LastSeq
 	if err := s.store.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
 		return fmt.Errorf("jetstream: close stream %s: %w", s.name, err)
+	}
+	if s.dir != "" {
+		s.pmu.Lock()
+		s.dedup.expire(time.Now().UnixNano())
+		err := saveDedupe(s.js.cfg.FS, s.dir, s.dedup, last)
+		s.pmu.Unlock()
+		if err != nil {
+			// Costs only time: the next start reads the window instead.
+			s.js.log.Warn("saving the duplicate window", "stream", s.name, "error", err)
+		}
 	}
 	return nil
 }

@@ -170,6 +170,16 @@ func (s *Segment) Flushed() int64 {
 // Buffered is the number of encoded bytes waiting for Flush.
 func (s *Segment) Buffered() int { return len(s.wbuf) }
 
+// Cool lets the OS take the segment's mapped pages out of the process's
+// resident set (see vfs.Mapping.Cool); reads fault them back in. Package
+// wal cools a sealed segment after verifying it, so a background pass over
+// the whole store leaves memory as it found it.
+func (s *Segment) Cool() {
+	if s.m != nil {
+		s.m.Cool()
+	}
+}
+
 // Capacity returns the bytes reserved for the file.
 func (s *Segment) Capacity() int64 { return s.capacity }
 

@@ -199,6 +199,9 @@ func (mp *memMapping) Bytes() []byte {
 }
 
 // Unmap releases the view. Unmapping twice is harmless.
+// Cool does nothing: the memory is the file.
+func (mp *memMapping) Cool() {}
+
 func (mp *memMapping) Unmap() error {
 	mp.fs.mu.Lock()
 	defer mp.fs.mu.Unlock()

@@ -157,6 +157,14 @@ type osMapping struct {
 
 func (m *osMapping) Bytes() []byte { return m.m }
 
+// Cool drops the pages from the resident set (madvise MADV_DONTNEED: for a
+// read-only shared file mapping the page cache keeps them).
+func (m *osMapping) Cool() {
+	if len(m.m) > 0 {
+		_ = unix.Madvise(m.m, unix.MADV_DONTNEED)
+	}
+}
+
 // Unmap releases the mapping. An empty mapping (Map(0), or one already
 // unmapped) owns no memory: munmap would reject it with EINVAL, so it is a
 // no-op.

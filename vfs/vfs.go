@@ -72,6 +72,10 @@ type Mapping interface {
 	Bytes() []byte
 	// Unmap releases the mapping.
 	Unmap() error
+	// Cool tells the OS the mapped pages are not needed soon: they leave
+	// the process's resident set (the page cache keeps them, and the next
+	// read faults them back in). It only affects memory, never contents.
+	Cool()
 }
 
 // ErrAllocUnsupported is returned by File.Allocate when the filesystem does not

@@ -64,12 +64,14 @@ func (s *Store) Verify() []*segment.CorruptError {
 		}
 		if !sealed {
 			found = append(found, s.verifyActive(e)...)
+			e.seg.Cool()
 			s.mu.Lock()
 			s.unbusyLocked(e)
 			s.mu.Unlock()
 			continue
 		}
 		res, err := e.seg.Scan(func(int64, *segment.Record) error { return nil })
+		e.seg.Cool() // read once, not needed soon: keep the resident set small
 		s.mu.Lock()
 		if err != nil {
 			found = append(found, asCorrupt(err))

@@ -63,6 +63,7 @@ var damageKinds = []damageKind{
 	{"index checkpoint", func(r string) string { return filepath.Join(streamDir(r), "msgs", "index.ckpt") }},
 	{"stream meta.inf", func(r string) string { return filepath.Join(streamDir(r), "meta.inf") }},
 	{"stream meta.sum", func(r string) string { return filepath.Join(streamDir(r), "meta.sum") }},
+	{"duplicate window (dedupe.dat)", func(r string) string { return filepath.Join(streamDir(r), "dedupe.dat") }},
 	{"consumer state log", func(r string) string { return globOne(filepath.Join(streamDir(r), "obs", "C", "state-*.log"), true) }},
 	{"consumer checkpoint", func(r string) string { return filepath.Join(streamDir(r), "obs", "C", "state.dat") }},
 	{"consumer meta.inf", func(r string) string { return filepath.Join(streamDir(r), "obs", "C", "meta.inf") }},

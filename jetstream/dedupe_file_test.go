@@ -1,0 +1,76 @@
+package jetstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+)
+
+// TestDedupeWindowFile: a clean stop saves the duplicate window in
+// dedupe.dat, so a restart detects duplicates without reading the stored
+// messages; a damaged file is reported and the window read from the
+// messages instead, with the same result.
+func TestDedupeWindowFile(t *testing.T) {
+	var logs bytes.Buffer
+	ts := startServer(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	nc := ts.connect()
+	request(t, nc, "$JS.API.STREAM.CREATE.D", `{"name":"D","subjects":["d.>"]}`)
+	pub := func(nc *nats.Conn, id string) api.PubAck {
+		t.Helper()
+		m := nats.NewMsg("d.x")
+		m.Header.Set("Nats-Msg-Id", id)
+		m.Data = []byte(id)
+		r, err := nc.RequestMsg(m, 5e9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ack api.PubAckResponse
+		if err := json.Unmarshal(r.Data, &ack); err != nil || ack.Error != nil || ack.PubAck == nil {
+			t.Fatalf("publish %s: %s", id, r.Data)
+		}
+		return *ack.PubAck
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		pub(nc, id)
+	}
+	ts = ts.restart()
+	file := filepath.Join(streamsDir(ts.cfg.StoreDir), "D", dedupeFile)
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("no %s after a clean stop: %v", dedupeFile, err)
+	}
+	nc = ts.connect()
+	if ack := pub(nc, "b"); !ack.Duplicate || ack.Sequence != 2 {
+		t.Fatalf("after restart, republishing b: %+v, want a duplicate of sequence 2", ack)
+	}
+	if ack := pub(nc, "d"); ack.Duplicate || ack.Sequence != 4 {
+		t.Fatalf("new id d: %+v, want sequence 4", ack)
+	}
+	// Damage the file: the window comes from the messages.
+	ts.stop()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x40
+	if err := os.WriteFile(file, b, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	ts = startServer(t, ts.cfg)
+	nc = ts.connect()
+	for id, seq := range map[string]uint64{"a": 1, "d": 4} {
+		if ack := pub(nc, id); !ack.Duplicate || ack.Sequence != seq {
+			t.Fatalf("after a damaged %s, republishing %s: %+v, want a duplicate of %d", dedupeFile, id, ack, seq)
+		}
+	}
+	if !strings.Contains(logs.String(), dedupeFile) {
+		t.Fatalf("damaged %s not reported:\n%s", dedupeFile, logs.String())
+	}
+}
