@@ -1,5 +1,7 @@
 package jetstream
 
+import "time"
+
 // dedupEntry records one Nats-Msg-Id seen within the duplicate window.
 type dedupEntry struct {
 	id  string
@@ -15,10 +17,13 @@ type dedupEntry struct {
 // arrival order, so expiring the ones older than the window is a pop from
 // the front. It has no lock of its own: the stream guards it with pmu.
 type dedupe struct {
-	window int64 // ns
-	byID   map[string]*dedupEntry
-	fifo   []*dedupEntry
-	head   int
+	window   int64 // ns
+	byID     map[string]*dedupEntry
+	fifo     []*dedupEntry
+	head     int
+	added    bool      // an id was added since the window was last saved
+	saved    time.Time // when the window was last saved (dedupe_file.go)
+	savedSeq uint64    // the stream's last sequence then
 }
 
 func newDedupe(windowNS int64) *dedupe {
@@ -30,6 +35,7 @@ func (d *dedupe) lookup(id string) *dedupEntry { return d.byID[id] }
 // add records id; an existing entry for the same id is replaced.
 func (d *dedupe) add(id string, seq uint64, ts int64, pending bool) *dedupEntry {
 	e := &dedupEntry{id: id, seq: seq, ts: ts, pending: pending}
+	d.added = true
 	d.byID[id] = e
 	d.fifo = append(d.fifo, e)
 	return e

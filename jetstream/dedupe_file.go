@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -26,8 +27,9 @@ import (
 //
 // At open the entries still inside the window are loaded and only the
 // messages after covered are read (none after a clean stop). The file is
-// written at close; after a crash it is older and the messages appended
-// since are read, as far back as the window reaches.
+// written at close and, while ids are being added, every 30 s; after a
+// crash it is older and the messages appended since are read, as far back
+// as the window reaches.
 const (
 	dedupeFile  = "dedupe.dat"
 	dedupeMagic = "JWD1"
@@ -36,9 +38,13 @@ const (
 func encodeDedupe(d *dedupe, covered uint64) []byte {
 	b := make([]byte, 16, 16+len(d.byID)*32)
 	copy(b, dedupeMagic)
-	binary.LittleEndian.PutUint64(b[4:], covered)
 	n := 0
 	for _, e := range d.fifo[d.head:] {
+		if e != nil && e.pending && e.seq > 0 {
+			// Not yet stored: the file covers only what comes before it,
+			// so a restart reads this message (if it was stored) again.
+			covered = min(covered, e.seq-1)
+		}
 		if e == nil || e.pending || d.byID[e.id] != e || len(e.id) > 1<<16-1 {
 			continue
 		}
@@ -48,8 +54,40 @@ func encodeDedupe(d *dedupe, covered uint64) []byte {
 		b = append(b, e.id...)
 		n++
 	}
+	binary.LittleEndian.PutUint64(b[4:], covered)
 	binary.LittleEndian.PutUint32(b[12:], uint32(n))
 	return binary.LittleEndian.AppendUint64(b, xxhash.Sum64(b))
+}
+
+// dedupeSaveEvery is how often a running stream saves a changed window, so
+// that a restart after a crash reads at most that much of the stream.
+const dedupeSaveEvery = 30 * time.Second
+
+// saveDedupeIfDue saves s's window when messages were stored since the
+// last save and dedupeSaveEvery has passed (the sweep goroutine calls it):
+// even an empty window is worth saving, as it tells a restart after a
+// crash where to start reading.
+func (s *stream) saveDedupeIfDue(now time.Time) {
+	if s.dir == "" {
+		return
+	}
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	d := s.dedup
+	if now.Sub(d.saved) < dedupeSaveEvery {
+		return
+	}
+	last := s.store.State().LastSeq
+	if !d.added && last == d.savedSeq {
+		return
+	}
+	// Held under pmu: completions wait, so no entry turns from pending to
+	// stored while the file is encoded.
+	if err := saveDedupe(s.js.cfg.FS, s.dir, d, last); err != nil {
+		s.js.log.Warn("saving the duplicate window", "stream", s.name, "error", err)
+		return
+	}
+	d.added, d.saved, d.savedSeq = false, now, last
 }
 
 // errDedupeFile is wrapped by every complaint about a damaged dedupe.dat.

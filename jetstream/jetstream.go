@@ -255,6 +255,7 @@ func (js *JetStream) sweepLoop() {
 				s.pmu.Lock()
 				s.dedup.expire(now.UnixNano())
 				s.pmu.Unlock()
+				s.saveDedupeIfDue(now)
 			}
 		}
 	}
