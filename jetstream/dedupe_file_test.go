@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -72,5 +73,39 @@ func TestDedupeWindowFile(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), dedupeFile) {
 		t.Fatalf("damaged %s not reported:\n%s", dedupeFile, logs.String())
+	}
+}
+
+// TestDedupeWindowSavedWhileRunning: the sweep saves the window of a
+// growing stream, covering the stored messages, so the file a crash leaves
+// is recent.
+func TestDedupeWindowSavedWhileRunning(t *testing.T) {
+	ts := startServer(t, Config{})
+	nc := ts.connect()
+	request(t, nc, "$JS.API.STREAM.CREATE.D", `{"name":"D","subjects":["d.>"]}`)
+	for _, id := range []string{"a", "b"} {
+		m := nats.NewMsg("d.x")
+		m.Header.Set("Nats-Msg-Id", id)
+		if _, err := nc.RequestMsg(m, 5e9); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := ts.js.lookup("D")
+	s.saveDedupeIfDue(time.Now().Add(time.Minute))
+	b, err := os.ReadFile(filepath.Join(streamsDir(ts.cfg.StoreDir), "D", dedupeFile))
+	if err != nil {
+		t.Fatalf("window not saved while running: %v", err)
+	}
+	d := newDedupe(int64(time.Hour))
+	covered, err := decodeDedupe(b, d)
+	if err != nil || covered != 2 || d.lookup("a") == nil || d.lookup("b") == nil {
+		t.Fatalf("saved window covers %d (%v), ids a=%v b=%v; want 2 with both", covered, err, d.lookup("a") != nil, d.lookup("b") != nil)
+	}
+	// Nothing new: no rewrite.
+	before, _ := os.Stat(filepath.Join(streamsDir(ts.cfg.StoreDir), "D", dedupeFile))
+	s.saveDedupeIfDue(time.Now().Add(2 * time.Minute))
+	after, _ := os.Stat(filepath.Join(streamsDir(ts.cfg.StoreDir), "D", dedupeFile))
+	if !after.ModTime().Equal(before.ModTime()) {
+		t.Fatal("an unchanged window was written again")
 	}
 }
