@@ -16,6 +16,11 @@ type Stats struct {
 	APITotal           uint64 // API requests served since start
 	APIErrors          uint64 // of which answered with an error
 
+	// LoadErrors are the streams and consumers that failed to load at
+	// start, each with its path and reason: a server with any is not
+	// healthy, however well it serves the rest.
+	LoadErrors []string
+
 	StoreDir            string
 	MaxMemory, MaxStore int64 // configured limits; 0 = none
 	SyncInterval        time.Duration
@@ -30,6 +35,9 @@ func (js *JetStream) Stats() Stats {
 		SyncAlways: js.cfg.Sync == wal.SyncAlways, SyncInterval: js.cfg.SyncInterval,
 	}
 	js.mu.RLock()
+	for _, err := range js.loadErrs {
+		st.LoadErrors = append(st.LoadErrors, err.Error())
+	}
 	streams := make([]*stream, 0, len(js.streams))
 	for _, s := range js.streams {
 		streams = append(streams, s)

@@ -3,6 +3,7 @@ package jetstream
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,5 +41,28 @@ func TestStoreLockedByOneProcess(t *testing.T) {
 	defer js2.Close()
 	if js2.lookup("S") == nil {
 		t.Fatal("stream S not loaded by the new owner")
+	}
+}
+
+// TestStreamThatFailsToLoadIsReported: a stream whose files cannot be read
+// (an I/O error, not damage: a segment that is a directory) is not loaded,
+// and Stats reports it with its path, so /healthz is not healthy.
+func TestStreamThatFailsToLoadIsReported(t *testing.T) {
+	ts := startServer(t, Config{})
+	nc := ts.connect()
+	request(t, nc, "$JS.API.STREAM.CREATE.S", `{"name":"S","subjects":["s.>"]}`)
+	request(t, nc, "$JS.API.STREAM.CREATE.T", `{"name":"T","subjects":["t.>"]}`)
+	ts.stop()
+	msgs := filepath.Join(streamsDir(ts.cfg.StoreDir), "S", "msgs")
+	if err := os.Mkdir(filepath.Join(msgs, "00000000000000000009.seg"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	ts = startServer(t, ts.cfg)
+	if ts.js.lookup("S") != nil || ts.js.lookup("T") == nil {
+		t.Fatal("want S refused and T loaded")
+	}
+	errs := ts.js.Stats().LoadErrors
+	if len(errs) != 1 || !strings.Contains(errs[0], msgs) {
+		t.Fatalf("load errors %q, want one naming %s", errs, msgs)
 	}
 }

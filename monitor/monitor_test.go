@@ -236,3 +236,36 @@ func TestStartErrors(t *testing.T) {
 		t.Error("bad host accepted")
 	}
 }
+
+// failedJS is a JetStream whose start left streams unloaded.
+type failedJS struct{}
+
+func (failedJS) Stats() jetstream.Stats {
+	return jetstream.Stats{LoadErrors: []string{"jetstream: stream /s/streams/A: open segment: permission denied"}}
+}
+
+// TestHealthzUnhealthyWhenStreamsFailedToLoad: a server whose streams did
+// not all load never reports healthy.
+func TestHealthzUnhealthyWhenStreamsFailedToLoad(t *testing.T) {
+	srv, err := server.New(server.Options{Host: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mon, err := Start(Options{Host: "127.0.0.1", Server: srv, JetStream: failedJS{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mon.Shutdown(context.Background())
+	resp, err := http.Get("http://" + mon.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h HealthStatus
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 503 || h.Status != "unavailable" || !strings.Contains(h.Error, "permission denied") {
+		t.Fatalf("healthz answered %d %+v, want 503 unavailable naming the failure", resp.StatusCode, h)
+	}
+}

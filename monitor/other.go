@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -76,8 +77,9 @@ func jsStats(s jetstream.Stats) JetStreamStats {
 
 // HealthStatus is /healthz.
 type HealthStatus struct {
-	Status string `json:"status"`
-	Error  string `json:"error,omitempty"`
+	Status     string `json:"status"`
+	StatusCode int    `json:"status_code,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
 func (m *Monitor) healthz(w http.ResponseWriter, r *http.Request) {
@@ -88,8 +90,15 @@ func (m *Monitor) healthz(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	// jetwal's JetStream either started with the server or the server did
-	// not start, and there is no cluster or asset recovery to wait for:
-	// serving this request means healthy, with or without the JetStream
-	// checks.
+	// not start, and there is no cluster or asset recovery to wait for. It
+	// is unhealthy when streams or consumers failed to load: an empty or
+	// partial server must never look healthy.
+	if m.opts.JetStream != nil {
+		if errs := m.opts.JetStream.Stats().LoadErrors; len(errs) > 0 {
+			writeJSON(w, http.StatusServiceUnavailable, &HealthStatus{Status: "unavailable", StatusCode: http.StatusServiceUnavailable,
+				Error: fmt.Sprintf("JetStream: %d streams or consumers failed to load; first: %s", len(errs), errs[0])})
+			return
+		}
+	}
 	writeJSON(w, http.StatusOK, &HealthStatus{Status: "ok"})
 }
