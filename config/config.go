@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/conf"
 
+	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/server/auth"
 )
 
@@ -58,10 +59,8 @@ type JetStream struct {
 	// MaxMemory and MaxStore bound all memory and file streams; 0 = no
 	// limit given.
 	MaxMemory, MaxStore int64
-	// SyncAlways means sync_interval: always; otherwise SyncInterval > 0 is
-	// the flush interval; both zero = not given.
-	SyncAlways   bool
-	SyncInterval time.Duration
+	// Sync is sync_interval ("always" or a duration); nil = not given.
+	Sync *durable.Policy
 }
 
 // Load parses the file at path.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/internal/testcert"
 	"github.com/jetwal/jetwal/server/auth"
 )
@@ -86,7 +87,7 @@ jetstream {
 		t.Fatalf("core settings: %+v", c)
 	}
 	js := c.JetStream
-	if !js.Enabled || js.StoreDir != "/data/js" || js.MaxMemory != 1e9 || js.MaxStore != 10<<30 || !js.SyncAlways {
+	if !js.Enabled || js.StoreDir != "/data/js" || js.MaxMemory != 1e9 || js.MaxStore != 10<<30 || js.Sync == nil || js.Sync.Mode != durable.Always {
 		t.Fatalf("jetstream: %+v", js)
 	}
 	if c.AuthTimeout != 1500*time.Millisecond || c.Auth.NoAuthUser != "reader" || len(c.Auth.Users) != 2 || len(c.Auth.Nkeys) != 1 {
@@ -130,7 +131,7 @@ authorization { token: "s3cret" }
 		t.Fatalf("%+v", c)
 	}
 	c = load(t, "c.conf", "jetstream { sync: \"200ms\", max_mem: 1073741824 }\nhttp: 8222\n")
-	if c.JetStream.SyncInterval != 200*time.Millisecond || c.JetStream.SyncAlways || c.JetStream.MaxMemory != 1<<30 || c.HTTPPort != 8222 {
+	if c.JetStream.Sync == nil || *c.JetStream.Sync != (durable.Policy{Mode: durable.Interval, Interval: 200 * time.Millisecond}) || c.JetStream.MaxMemory != 1<<30 || c.HTTPPort != 8222 {
 		t.Fatalf("%+v", c.JetStream)
 	}
 	if _, ok := (&Config{}).Set["x"]; ok {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/server/auth"
 )
 
@@ -78,13 +79,16 @@ func (c *Config) applyJetStream(name string, v value) error {
 			js.MaxStore, err = v.size(n)
 		case "sync", "sync_interval":
 			if s, ok := v.v.(string); ok && strings.EqualFold(s, "always") {
-				js.SyncAlways, js.SyncInterval = true, 0
+				js.Sync = &durable.Policy{Mode: durable.Always}
 				return nil
 			}
-			js.SyncAlways = false
-			js.SyncInterval, err = v.duration(n)
-			if err == nil && js.SyncInterval == 0 {
+			var d time.Duration
+			d, err = v.duration(n)
+			if err == nil && d == 0 {
 				err = v.errorf("%s: want \"always\" or a positive duration", n)
+			}
+			if err == nil {
+				js.Sync = &durable.Policy{Mode: durable.Interval, Interval: d}
 			}
 		case "domain", "key", "ek", "encryption_key", "prev_key", "prev_ek", "prev_encryption_key", "cipher",
 			"extension_hint", "limits", "tpm", "unique_tag", "max_outstanding_catchup", "max_buffered_size",

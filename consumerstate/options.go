@@ -5,53 +5,37 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/vfs"
 )
 
-// SyncMode says when consumer state reaches the disk.
-type SyncMode uint8
+// SyncMode says when consumer state reaches the disk: the one policy type
+// of package durable. Under every mode dirty consumers are written and
+// (except under ModeNever) fsynced at most Interval after they became
+// dirty; the modes differ in what the JetStream layer waits for before it
+// confirms an ack the client asked to have confirmed:
+type SyncMode = durable.Mode
 
 const (
-	// ModeInterval writes and fsyncs dirty consumers at most Interval after
-	// they become dirty. It is the zero value.
-	ModeInterval SyncMode = iota
-	// ModeAlways is ModeInterval plus the promise the JetStream layer
-	// keeps: an ack the client asked to have confirmed is confirmed only
-	// after Consumer.Flush returned.
-	ModeAlways
-	// ModeNever writes dirty consumers Interval after they become dirty but
-	// never fsyncs them, except for snapshots, Consumer.Flush, Store.Flush
-	// and Store.Close. A process crash loses nothing written; a machine
-	// crash can lose or refuse (ErrCorrupt) the newest log records.
-	ModeNever
+	// ModeAlways: Consumer.Flush (written and fsynced). The zero value.
+	ModeAlways = durable.Always
+	// ModeInterval: Consumer.Write (written to the OS).
+	ModeInterval = durable.Interval
+	// ModeNever: Consumer.Write; background flushes never fsync, except
+	// for snapshots, Consumer.Flush, Store.Flush and Store.Close. A process
+	// crash loses nothing written; a machine crash can lose or refuse
+	// (ErrCorrupt) the newest log records.
+	ModeNever = durable.Never
 )
 
-func (m SyncMode) String() string {
-	switch m {
-	case ModeInterval:
-		return "interval"
-	case ModeAlways:
-		return "always"
-	case ModeNever:
-		return "never"
-	}
-	return fmt.Sprintf("SyncMode(%d)", uint8(m))
-}
-
-// SyncPolicy follows the stream's sync policy. The zero value is
-// SyncInterval(DefaultSyncInterval).
-type SyncPolicy struct {
-	Mode SyncMode
-	// Interval is the longest a dirty consumer waits for its background
-	// flush. Zero means DefaultSyncInterval.
-	Interval time.Duration
-}
+// SyncPolicy follows the stream's sync policy (durable.Policy). A zero
+// Interval means DefaultSyncInterval.
+type SyncPolicy = durable.Policy
 
 // DefaultSyncInterval is the background flush delay when a policy sets none.
 const DefaultSyncInterval = time.Second
 
-// SyncAlways is the policy for streams with sync "always": confirmed acks
-// flush synchronously; other changes flush within DefaultSyncInterval.
+// SyncAlways is the policy for streams with sync "always".
 func SyncAlways() SyncPolicy { return SyncPolicy{Mode: ModeAlways} }
 
 // SyncInterval flushes dirty consumers (write and fsync) within d.
@@ -61,9 +45,8 @@ func SyncInterval(d time.Duration) SyncPolicy { return SyncPolicy{Mode: ModeInte
 // fsync to the operating system.
 func SyncNever() SyncPolicy { return SyncPolicy{Mode: ModeNever} }
 
-func (p SyncPolicy) String() string { return fmt.Sprintf("%s/%s", p.Mode, p.interval()) }
-
-func (p SyncPolicy) interval() time.Duration {
+// flushInterval is p's background flush delay.
+func flushInterval(p SyncPolicy) time.Duration {
 	if p.Interval == 0 {
 		return DefaultSyncInterval
 	}
@@ -123,6 +106,6 @@ func (o Options) withDefaults() Options {
 	if o.FlushParallelism == 0 {
 		o.FlushParallelism = DefaultFlushParallelism
 	}
-	o.Sync.Interval = o.Sync.interval()
+	o.Sync.Interval = flushInterval(o.Sync)
 	return o
 }

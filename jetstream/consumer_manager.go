@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/consumerstate"
+	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/store"
-	"github.com/jetwal/jetwal/wal"
 )
 
 // consumerManager is the JetStream-wide part of consumers: the CONSUMER.*
@@ -161,18 +161,10 @@ func (c *consumer) matchesFast(subj string) bool {
 	return false
 }
 
-// consumerStoreOptions maps the stream sync policy onto consumerstate's.
+// consumerStoreOptions gives the consumer state the streams' sync policy
+// (one type, durable.Policy, for both).
 func (js *JetStream) consumerStoreOptions() consumerstate.Options {
-	o := consumerstate.Options{FS: js.cfg.FS}
-	switch js.cfg.Sync {
-	case wal.SyncAlways:
-		o.Sync = consumerstate.SyncAlways()
-	case wal.SyncInterval:
-		o.Sync = consumerstate.SyncInterval(js.cfg.SyncInterval)
-	default:
-		o.Sync = consumerstate.SyncNever()
-	}
-	return o
+	return consumerstate.Options{FS: js.cfg.FS, Sync: durable.Policy{Mode: js.cfg.Sync, Interval: js.cfg.SyncInterval}}
 }
 
 // consumerMeta is what meta.inf of a durable consumer holds.

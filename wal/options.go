@@ -4,35 +4,28 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/segment"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/vfs"
 )
 
-// SyncMode is when appended bytes are made durable.
-type SyncMode int
+// SyncMode is when appended bytes are made durable: the one policy type of
+// package durable (wal/doc.go says what each mode promises here).
+type SyncMode = durable.Mode
 
+// The modes, under the names wal has always used.
 const (
 	// SyncAlways acknowledges an append only once its bytes are on disk.
 	// Concurrent appends share fsyncs (group commit). The default.
-	SyncAlways SyncMode = iota
-	// SyncInterval fsyncs at most SyncInterval after a write.
-	SyncInterval
-	// SyncNever leaves flushing to the operating system (tests, benches).
-	SyncNever
+	SyncAlways = durable.Always
+	// SyncInterval acknowledges an append once written to the OS and
+	// fsyncs at most SyncInterval after a write.
+	SyncInterval = durable.Interval
+	// SyncNever acknowledges an append once written to the OS and leaves
+	// fsync to it.
+	SyncNever = durable.Never
 )
-
-func (m SyncMode) String() string {
-	switch m {
-	case SyncAlways:
-		return "always"
-	case SyncInterval:
-		return "interval"
-	case SyncNever:
-		return "never"
-	}
-	return fmt.Sprintf("SyncMode(%d)", int(m))
-}
 
 // Defaults.
 const (

@@ -20,6 +20,7 @@ import (
 	njs "github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/internal/testbin"
 	"github.com/jetwal/jetwal/internal/testcert"
 )
@@ -49,7 +50,7 @@ authorization { user: u, password: p }
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.srv.Port != 6000 || o.srv.MaxConnections != 7 || o.jsCfg.Sync != (syncPolicy{}) {
+	if o.srv.Port != 6000 || o.srv.MaxConnections != 7 || o.jsCfg.Sync != (durable.Policy{Mode: durable.Never}) {
 		t.Errorf("flags did not override the file: %+v %+v", o.srv, o.jsCfg)
 	}
 	if o.srv.Host != "127.0.0.1" || o.srv.MaxPayload != 2<<20 || o.srv.PingInterval != time.Minute || !o.debug ||

@@ -14,7 +14,6 @@ import (
 	"github.com/jetwal/jetwal/jetstream"
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/server"
-	"github.com/jetwal/jetwal/wal"
 )
 
 // configureJetStream adjusts the server options before the server is
@@ -38,15 +37,8 @@ func startJetStream(srv *server.Server, cfg jsConfig, log *slog.Logger) (*jetstr
 			return nil, err
 		}
 	}
-	jcfg := jetstream.Config{StoreDir: root, Logger: log, MaxMemory: cfg.MaxMemory, MaxStore: cfg.MaxStore}
-	switch {
-	case cfg.Sync.Always:
-		jcfg.Sync = wal.SyncAlways
-	case cfg.Sync.Interval > 0:
-		jcfg.Sync, jcfg.SyncInterval = wal.SyncInterval, cfg.Sync.Interval
-	default:
-		jcfg.Sync = wal.SyncNever
-	}
+	jcfg := jetstream.Config{StoreDir: root, Logger: log, MaxMemory: cfg.MaxMemory, MaxStore: cfg.MaxStore,
+		Sync: cfg.Sync.Mode, SyncInterval: cfg.Sync.Interval}
 	js, err := jetstream.New(srv, jcfg)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/config"
+	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/monitor"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/server/auth"
@@ -25,42 +26,19 @@ import (
 // shutdownTimeout bounds a graceful shutdown after SIGINT/SIGTERM.
 const shutdownTimeout = 10 * time.Second
 
-// syncPolicy says when the JetStream store fsyncs. Always set: after every
-// write; Interval > 0: periodically; neither: never (the OS decides).
-type syncPolicy struct {
-	Always   bool
-	Interval time.Duration
-}
-
-func (p syncPolicy) String() string {
-	switch {
-	case p.Always:
-		return "always"
-	case p.Interval > 0:
-		return p.Interval.String()
-	}
-	return "never"
-}
-
 // parseSync parses --sync: "always", "never" or a duration such as 200ms.
-func parseSync(s string) (syncPolicy, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "always", "":
-		return syncPolicy{Always: true}, nil
-	case "never":
-		return syncPolicy{}, nil
+func parseSync(s string) (durable.Policy, error) {
+	p, err := durable.Parse(s)
+	if err != nil {
+		return p, fmt.Errorf("--sync: %w", err)
 	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return syncPolicy{}, fmt.Errorf("--sync %q: want always, never or a positive duration like 200ms", s)
-	}
-	return syncPolicy{Interval: d}, nil
+	return p, nil
 }
 
 // jsConfig is what the JetStream layer gets from the command line.
 type jsConfig struct {
 	StoreDir   string
-	Sync       syncPolicy
+	Sync       durable.Policy
 	MaxPayload int32
 	// MaxMemory and MaxStore bound all memory (file) streams together; 0 =
 	// no limit (jetstream { max_memory_store, max_file_store }).
@@ -279,13 +257,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		if (cfg.Set["jetstream"] || cfg.Set["store_dir"]) && cfg.JetStream.StoreDir != "" && !flagSet("sd", "store_dir") {
 			storeDir = cfg.JetStream.StoreDir
 		}
-		if !flagSet("sync") {
-			switch {
-			case cfg.JetStream.SyncAlways:
-				sp = syncPolicy{Always: true}
-			case cfg.JetStream.SyncInterval > 0:
-				sp = syncPolicy{Interval: cfg.JetStream.SyncInterval}
-			}
+		if !flagSet("sync") && cfg.JetStream.Sync != nil {
+			sp = *cfg.JetStream.Sync
 		}
 		o.jsCfg.MaxMemory, o.jsCfg.MaxStore = cfg.JetStream.MaxMemory, cfg.JetStream.MaxStore
 		if cfg.Set["http"] && !flagSet("m", "http_port") {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -27,7 +28,7 @@ func TestParseServeFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.srv.Port != 4222 || o.srv.Host != "0.0.0.0" || o.js || o.srv.MaxPayload != 1<<20 ||
-		o.jsCfg.StoreDir != filepath.Join(os.TempDir(), "jetwal", "jetstream") || !o.jsCfg.Sync.Always {
+		o.jsCfg.StoreDir != filepath.Join(os.TempDir(), "jetwal", "jetstream") || o.jsCfg.Sync.Mode != durable.Always {
 		t.Fatalf("defaults: %+v", o)
 	}
 	for _, args := range [][]string{
@@ -47,7 +48,7 @@ func TestParseServeFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.srv.MaxPayload != 64<<10 || o.jsCfg.Sync.Interval != 200*time.Millisecond || o.jsCfg.Sync.Always || o.srv.MaxConnections != 10 {
+	if o.srv.MaxPayload != 64<<10 || o.jsCfg.Sync != (durable.Policy{Mode: durable.Interval, Interval: 200 * time.Millisecond}) || o.srv.MaxConnections != 10 {
 		t.Fatalf("parsed %+v", o)
 	}
 	for _, bad := range [][]string{{"--sync", "sometimes"}, {"--max_payload", "lots"}, {"--max_payload", "0"}, {"-p", "99999"}, {"extra"}} {
@@ -58,8 +59,8 @@ func TestParseServeFlags(t *testing.T) {
 }
 
 func TestParseSyncAndSize(t *testing.T) {
-	for in, want := range map[string]syncPolicy{
-		"always": {Always: true}, "never": {}, "2s": {Interval: 2 * time.Second}, "NEVER": {},
+	for in, want := range map[string]durable.Policy{
+		"always": {Mode: durable.Always}, "never": {Mode: durable.Never}, "2s": {Mode: durable.Interval, Interval: 2 * time.Second}, "NEVER": {Mode: durable.Never},
 	} {
 		got, err := parseSync(in)
 		if err != nil || got != want {
