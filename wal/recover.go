@@ -14,6 +14,7 @@ import (
 	"github.com/jetwal/jetwal/index"
 	"github.com/jetwal/jetwal/segment"
 	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/vfs"
 )
 
 // RecoveryReport says what Open found.
@@ -45,16 +46,25 @@ type segFile struct {
 	compressed bool
 }
 
-func (s *Store) listSegments() ([]segFile, error) {
-	names, err := s.fs.ReadDir(s.dir)
+// segmentFiles lists the segment files of dir by base, changing nothing:
+// where both a plain and a compressed copy of one segment exist (a
+// compression finished, the plain file not yet removed), the compressed
+// one, and the plain one in leftovers; interrupted temporary files too.
+func segmentFiles(fs vfs.FS, dir string) ([]segFile, error) {
+	files, _, err := segmentFilesAndLeftovers(fs, dir)
+	return files, err
+}
+
+func segmentFilesAndLeftovers(fs vfs.FS, dir string) (files []segFile, leftovers []string, err error) {
+	names, err := fs.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("wal: list %s: %w", s.dir, err)
+		return nil, nil, fmt.Errorf("wal: list %s: %w", dir, err)
 	}
 	byBase := map[uint64]segFile{}
 	for _, n := range names {
-		p := filepath.Join(s.dir, n)
+		p := filepath.Join(dir, n)
 		if strings.HasSuffix(n, ".tmp") {
-			s.fs.Remove(p) // an interrupted checkpoint or compression
+			leftovers = append(leftovers, p) // an interrupted checkpoint or compression
 			continue
 		}
 		var num string
@@ -72,26 +82,32 @@ func (s *Store) listSegments() ([]segFile, error) {
 			continue
 		}
 		if prev, ok := byBase[base]; ok {
-			// Both copies exist: compression finished (the .s2 file is
-			// complete before it is renamed into place), the plain one was
-			// not yet removed.
 			plain := prev.path
 			if !prev.compressed {
 				byBase[base] = segFile{base: base, path: p, compressed: comp}
 			} else {
 				plain = p
 			}
-			s.fs.Remove(plain)
+			leftovers = append(leftovers, plain)
 			continue
 		}
 		byBase[base] = segFile{base: base, path: p, compressed: comp}
 	}
-	out := make([]segFile, 0, len(byBase))
+	files = make([]segFile, 0, len(byBase))
 	for _, f := range byBase {
-		out = append(out, f)
+		files = append(files, f)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].base < out[j].base })
-	return out, nil
+	sort.Slice(files, func(i, j int) bool { return files[i].base < files[j].base })
+	return files, leftovers, nil
+}
+
+// listSegments lists the segments for recovery and removes the leftovers.
+func (s *Store) listSegments() ([]segFile, error) {
+	files, leftovers, err := segmentFilesAndLeftovers(s.fs, s.dir)
+	for _, p := range leftovers {
+		s.fs.Remove(p)
+	}
+	return files, err
 }
 
 // recover opens the segments and rebuilds the index: from the checkpoint
