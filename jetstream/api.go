@@ -108,7 +108,10 @@ func (js *JetStream) handleAPI(m *server.Msg) {
 		data:    bytes.Clone(m.Data),
 		args:    strings.Clone(args),
 	}
-	if !h.queue.submit(func() { js.serve(h, r) }) {
+	// Requests about one stream run in order; requests about different
+	// streams (and the account-wide ones) do not wait for each other.
+	key, _, _ := strings.Cut(r.args, ".")
+	if !h.queue.submitKey(key, func() { js.serve(h, r) }) {
 		js.log.Warn("JetStream API queue full, request dropped", "subject", r.subject)
 	}
 }

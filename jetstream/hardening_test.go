@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/jetwal/jetwal/jetstream/api"
 )
@@ -175,5 +178,45 @@ func TestHardeningLongNamesAndNoPaths(t *testing.T) {
 	got := string(ts.js.hidePaths([]byte(`{"error":{"description":"open ` + ts.cfg.StoreDir + `/jetstream/x: denied"}}`)))
 	if strings.Contains(got, ts.cfg.StoreDir) || !strings.Contains(got, "open jetstream/x") {
 		t.Fatalf("hidePaths left %q", got)
+	}
+}
+
+// TestHardeningSlowAdminRequestBlocksOnlyItsStream: while one management
+// request for stream A is stuck, requests for stream B and account-wide
+// ones are answered; the next request for A waits its turn.
+func TestHardeningSlowAdminRequestBlocksOnlyItsStream(t *testing.T) {
+	ts := startServer(t, Config{})
+	release := make(chan struct{})
+	ts.js.registerAPI("TEST.SLOW", ts.js.mgmt, func(r *apiRequest) {
+		<-release
+		ts.js.respond(r, api.Response{Type: "slow"}, false)
+	})
+	nc := ts.connect()
+	request(t, nc, "$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a.>"]}`)
+	request(t, nc, "$JS.API.STREAM.CREATE.B", `{"name":"B","subjects":["b.>"]}`)
+	slow, err := nc.Request("$JS.API.TEST.SLOW.A", nil, time.Millisecond)
+	_ = slow // times out at once: the handler is stuck on purpose
+	if err == nil {
+		t.Fatal("the stuck request was answered")
+	}
+	for _, subj := range []string{"$JS.API.STREAM.INFO.B", "$JS.API.INFO", "$JS.API.STREAM.NAMES", "$JS.API.CONSUMER.NAMES.B"} {
+		if m := request(t, nc, subj, ""); apiErrorOf(t, m.Data) != nil {
+			t.Fatalf("%s while A's request is stuck: %s", subj, m.Data)
+		}
+	}
+	// A's next request queues behind the stuck one, and runs once it ends.
+	sub, err := nc.SubscribeSync(nats.NewInbox())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.PublishRequest("$JS.API.STREAM.INFO.A", sub.Subject, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.NextMsg(50 * time.Millisecond); err == nil {
+		t.Fatal("a request for A overtook the stuck one")
+	}
+	close(release)
+	if _, err := sub.NextMsg(5 * time.Second); err != nil {
+		t.Fatalf("A's queued request after the stuck one ended: %v", err)
 	}
 }

@@ -2,79 +2,88 @@ package jetstream
 
 import "sync"
 
-// workQueue runs submitted functions one at a time on its own goroutine, in
-// submission order. Submitting never blocks, so subscription handlers (which
-// run on a publisher's goroutine) can hand work to it. A queue with a limit
-// refuses work beyond it, as nats-server drops API requests past its queue
-// limit rather than growing without bound.
+// workQueue runs submitted functions in submission order per key, on
+// goroutines of its own: functions of one key run one at a time, in order;
+// functions of different keys may run at the same time, up to maxLanes
+// keys at once. Submitting never blocks, so subscription handlers (which
+// run on a publisher's goroutine) can hand work to it. The management API
+// keys its requests by stream, so that one slow request (a purge of a huge
+// stream, say) holds up only the requests for the same stream. A queue with
+// a limit refuses work beyond it, as nats-server drops API requests past
+// its queue limit rather than growing without bound.
 type workQueue struct {
-	limit   int        // most queued items; 0 = unlimited
-	mu      sync.Mutex // guards items and closed
-	items   []func()
+	limit int // most queued items over all keys; 0 = unlimited
+	sem   chan struct{}
+
+	mu      sync.Mutex // guards the fields below
+	lanes   map[string]*lane
+	queued  int
 	closed  bool
-	wake    chan struct{} // capacity 1: "items may be non-empty"
-	stopped chan struct{} // closed when the goroutine has exited
+	running sync.WaitGroup // one per lane goroutine
 }
+
+// lane is the queued work of one key; a goroutine drains it while it is
+// non-empty.
+type lane struct {
+	items []func()
+}
+
+// maxLanes bounds how many keys run at once.
+const maxLanes = 8
 
 func newWorkQueue(limit int) *workQueue {
-	q := &workQueue{limit: limit, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
-	go q.run()
-	return q
+	return &workQueue{limit: limit, sem: make(chan struct{}, maxLanes), lanes: make(map[string]*lane)}
 }
 
-// submit queues fn. It reports false, dropping fn, once the queue is closed
-// or full.
-func (q *workQueue) submit(fn func()) bool {
+// submit queues fn under the empty key.
+func (q *workQueue) submit(fn func()) bool { return q.submitKey("", fn) }
+
+// submitKey queues fn after the functions of key. It reports false,
+// dropping fn, once the queue is closed or full.
+func (q *workQueue) submitKey(key string, fn func()) bool {
 	q.mu.Lock()
-	if q.closed || (q.limit > 0 && len(q.items) >= q.limit) {
-		q.mu.Unlock()
+	defer q.mu.Unlock()
+	if q.closed || (q.limit > 0 && q.queued >= q.limit) {
 		return false
 	}
-	q.items = append(q.items, fn)
-	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
+	q.queued++
+	if l := q.lanes[key]; l != nil {
+		l.items = append(l.items, fn) // its goroutine will get to it
+		return true
 	}
+	l := &lane{items: []func(){fn}}
+	q.lanes[key] = l
+	q.running.Add(1)
+	go q.drain(key, l)
 	return true
 }
 
-func (q *workQueue) run() {
-	defer close(q.stopped)
-	var batch []func()
-	for range q.wake {
-		for {
-			q.mu.Lock()
-			batch, q.items = q.items, batch[:0]
-			closed := q.closed
+// drain runs key's functions until its lane is empty, then retires it.
+func (q *workQueue) drain(key string, l *lane) {
+	defer q.running.Done()
+	q.sem <- struct{}{}
+	defer func() { <-q.sem }()
+	for {
+		q.mu.Lock()
+		if len(l.items) == 0 {
+			delete(q.lanes, key)
 			q.mu.Unlock()
-			if len(batch) == 0 {
-				if closed {
-					return
-				}
-				break
-			}
-			for i, fn := range batch {
-				fn()
-				batch[i] = nil
-			}
+			return
 		}
+		fn := l.items[0]
+		l.items[0] = nil
+		l.items = l.items[1:]
+		q.queued--
+		q.mu.Unlock()
+		fn()
 	}
 }
 
-// close runs what is queued, then stops the goroutine and waits for it.
+// close runs what is queued, then returns once every lane is done. Later
+// submits are refused.
 func (q *workQueue) close() {
 	q.mu.Lock()
-	if q.closed {
-		q.mu.Unlock()
-		<-q.stopped
-		return
-	}
 	q.closed = true
 	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-	<-q.stopped
+	q.running.Wait()
 }
