@@ -26,6 +26,7 @@ import (
 //	operation        before                    after
 //	stream create    no stream                 stream, empty
 //	stream delete    stream, 20 msgs, consumer  no stream, no hidden leftovers
+//	stream update    old config                 new config, messages kept
 //	stream purge     20 msgs                    0 msgs, last seq 20
 //	consumer create  no consumer                consumer
 //	consumer delete  consumer                   no consumer
@@ -81,11 +82,12 @@ type storeView struct {
 	msgs     uint64
 	lastSeq  uint64
 	consumer bool
+	desc     string // the stream's description (changed by the update case)
 	leftover []string
 }
 
 func (v storeView) String() string {
-	return fmt.Sprintf("exists=%v msgs=%d last=%d consumer=%v leftovers=%v", v.exists, v.msgs, v.lastSeq, v.consumer, v.leftover)
+	return fmt.Sprintf("exists=%v msgs=%d last=%d consumer=%v desc=%q leftovers=%v", v.exists, v.msgs, v.lastSeq, v.consumer, v.desc, v.leftover)
 }
 
 // viewOf opens JetStream on a crash image and reports stream S.
@@ -99,7 +101,7 @@ func viewOf(t *testing.T, fs vfs.FS) storeView {
 	var v storeView
 	if s := js.lookup("S"); s != nil {
 		st := s.store.State()
-		v = storeView{exists: true, msgs: st.Msgs, lastSeq: st.LastSeq, consumer: s.cons.get("D") != nil}
+		v = storeView{exists: true, msgs: st.Msgs, lastSeq: st.LastSeq, consumer: s.cons.get("D") != nil, desc: s.config().Description}
 	}
 	names, _ := fs.ReadDir(streamsDir("/store"))
 	for _, n := range names {
@@ -127,6 +129,11 @@ func TestAdminCrashPoints(t *testing.T) {
 		{"stream delete", withMessages(true),
 			func(t *testing.T, srv *server.Server) { call(t, srv, "$JS.API.STREAM.DELETE.S", "") },
 			full, storeView{}},
+		{"stream update", withMessages(true),
+			func(t *testing.T, srv *server.Server) {
+				call(t, srv, "$JS.API.STREAM.UPDATE.S", `{"name":"S","subjects":["s.>"],"description":"v2"}`)
+			},
+			full, storeView{exists: true, msgs: 20, lastSeq: 20, consumer: true, desc: "v2"}},
 		{"stream purge", withMessages(false),
 			func(t *testing.T, srv *server.Server) { call(t, srv, "$JS.API.STREAM.PURGE.S", "") },
 			noCons, storeView{exists: true, lastSeq: 20}},
