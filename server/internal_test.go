@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -280,5 +281,35 @@ func TestPublishPathAllocatesNothing(t *testing.T) {
 	}
 	if n := bytes.Count([]byte(got), []byte("MSG bench.x")); n != 2 {
 		t.Fatalf("queued %d copies, want 2 (plain + queue member)", n)
+	}
+}
+
+// TestAckSubjectsBypassTheCache: acks ($JS.ACK.…) and flow-control replies
+// are published once each, so they are delivered without entering the
+// subject cache, while a repeating subject is cached.
+func TestAckSubjectsBypassTheCache(t *testing.T) {
+	s := startServer(t, Options{})
+	got := make(chan string, 300)
+	if _, err := s.Subscribe("$JS.ACK.>", "", func(m *Msg) { got <- m.Subject }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Subscribe("orders.*", "", func(*Msg) {}); err != nil {
+		t.Fatal(err)
+	}
+	nc := connect(t, s)
+	for i := range 200 {
+		nc.Publish(fmt.Sprintf("$JS.ACK.S.C.1.%d.%d.0.0", i, i), nil)
+	}
+	nc.Publish("orders.new", nil)
+	nc.Flush()
+	for range 200 {
+		select {
+		case <-got:
+		case <-time.After(5 * time.Second):
+			t.Fatal("an ack was not delivered")
+		}
+	}
+	if n := s.subs.CacheLen(); n != 1 {
+		t.Fatalf("subject cache holds %d entries after 200 acks and one repeating subject, want 1", n)
 	}
 }
