@@ -78,19 +78,7 @@ func (s *Store) Verify() []*segment.CorruptError {
 		}
 		for _, d := range res.Damage {
 			found = append(found, d.Err)
-			end := uint32(1<<32 - 1)
-			if d.Resync >= 0 {
-				end = uint32(d.Resync)
-			}
-			var lose []uint64
-			s.idx.Seqs.EachInSeg(e.id, func(seq uint64, off uint32) {
-				if off >= uint32(d.Offset) && off < end {
-					lose = append(lose, seq)
-				}
-			})
-			for _, q := range lose {
-				s.loseLocked(q, d.Err)
-			}
+			s.loseDamageLocked(e, d, 1<<32-1)
 		}
 		s.unbusyLocked(e)
 		s.mu.Unlock()
@@ -128,19 +116,7 @@ func (s *Store) verifyActive(e *segEntry) []*segment.CorruptError {
 			s.mu.Lock()
 			for _, d := range res.Damage {
 				found = append(found, d.Err)
-				end := uint32(limit)
-				if d.Resync >= 0 {
-					end = uint32(d.Resync)
-				}
-				var lose []uint64
-				s.idx.Seqs.EachInSeg(e.id, func(seq uint64, off uint32) {
-					if off >= uint32(d.Offset) && off < end {
-						lose = append(lose, seq)
-					}
-				})
-				for _, q := range lose {
-					s.loseLocked(q, d.Err)
-				}
+				s.loseDamageLocked(e, d, uint32(limit))
 			}
 			s.mu.Unlock()
 			last := res.Damage[len(res.Damage)-1]
@@ -153,5 +129,24 @@ func (s *Store) verifyActive(e *segEntry) []*segment.CorruptError {
 			return found
 		}
 		off = next
+	}
+}
+
+// loseDamageLocked marks lost the messages of e whose records start in the
+// damaged range d (up to its resync point, or to tail when nothing valid
+// follows): reads report them missing instead of serving them.
+func (s *Store) loseDamageLocked(e *segEntry, d segment.Damage, tail uint32) {
+	end := tail
+	if d.Resync >= 0 {
+		end = uint32(d.Resync)
+	}
+	var lose []uint64
+	s.idx.Seqs.EachInSeg(e.id, func(seq uint64, off uint32) {
+		if off >= uint32(d.Offset) && off < end {
+			lose = append(lose, seq)
+		}
+	})
+	for _, q := range lose {
+		s.loseLocked(q, d.Err)
 	}
 }
