@@ -180,8 +180,8 @@ func rejectUnsupported(cfg *api.StreamConfig) *api.ApiError {
 		return invalidConfig("republish is not supported by jetwal")
 	case cfg.Compression != api.NoCompression:
 		return invalidConfig("compression %q is not supported by jetwal, use \"none\"", cfg.Compression)
-	case cfg.AllowMsgTTL || cfg.SubjectDeleteMarkerTTL != 0:
-		return invalidConfig("per-message TTLs and subject delete markers are not supported by jetwal")
+	case cfg.SubjectDeleteMarkerTTL != 0:
+		return invalidConfig("subject delete markers are not supported by jetwal")
 	case cfg.AllowMsgCounter:
 		return invalidConfig("message counters are not supported by jetwal")
 	case cfg.AllowMsgSchedules:

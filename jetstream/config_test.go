@@ -130,7 +130,7 @@ func TestNormalizeRejects(t *testing.T) {
 		{"api namespace", api.StreamConfig{Name: "S", Subjects: []string{"$JS.API.STREAM.>"}}, api.ErrStreamInvalidConfig, "no-ack"},
 		{"mirror", api.StreamConfig{Name: "S", Mirror: json.RawMessage(`{"name":"O"}`)}, api.ErrStreamInvalidConfig, "mirror"},
 		{"s2", api.StreamConfig{Name: "S", Compression: api.S2Compression}, api.ErrStreamInvalidConfig, "compression"},
-		{"ttl", api.StreamConfig{Name: "S", AllowMsgTTL: true}, api.ErrStreamInvalidConfig, "TTL"},
+		{"delete markers", api.StreamConfig{Name: "S", SubjectDeleteMarkerTTL: time.Second}, api.ErrStreamInvalidConfig, "delete markers"},
 	}
 	for _, c := range cases {
 		_, aerr := normalizeConfig(&c.cfg)

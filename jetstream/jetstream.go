@@ -256,6 +256,8 @@ func (js *JetStream) sweepLoop() {
 				s.dedup.expire(now.UnixNano())
 				s.pmu.Unlock()
 				s.saveDedupeIfDue(now)
+				s.expireTTLs(now)
+				s.saveTTLsIfDue(now)
 			}
 		}
 	}

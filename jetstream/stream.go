@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,13 +43,16 @@ type stream struct {
 	lastSeq uint64 // last sequence handed out, in flight included
 	closed  bool
 
-	pmu       sync.Mutex
-	inflight  []pendingAppend // in sequence order; popped by onAppended
-	inHead    int
-	appending bool     // a publisher is inside AppendAsync
-	deferred  []ackJob // completions that fired while appending
-	dedup     *dedupe
-	lastMsgID string // Nats-Msg-Id of the last stored message
+	pmu        sync.Mutex
+	inflight   []pendingAppend // in sequence order; popped by onAppended
+	inHead     int
+	appending  bool     // a publisher is inside AppendAsync
+	deferred   []ackJob // completions that fired while appending
+	dedup      *dedupe
+	ttls       ttlHeap   // per-message expiries (ttl.go), guarded by pmu
+	ttlChanged bool      // since ttl.dat was written
+	ttlSaved   time.Time // when it was
+	lastMsgID  string    // Nats-Msg-Id of the last stored message
 
 	resync atomic.Bool // lastSeq may be wrong: recompute when idle
 
@@ -62,6 +66,7 @@ type pendingAppend struct {
 	reply   string
 	dd      *dedupEntry // non-nil when the message carried a Nats-Msg-Id
 	rollup  byte        // 0, 's' (subject) or 'a' (all)
+	ttl     int64       // ns until the message expires; 0: none (ttl.go)
 }
 
 func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir string, st store.StreamStore) *stream {
@@ -99,8 +104,10 @@ func (s *stream) recover(now time.Time) error {
 	if err := s.store.LoadLast("", &m); err == nil {
 		s.lastMsgID = string(headerValue(m.Header, hdrMsgID))
 	}
+	// The messages to read: those in the duplicate window that dedupe.dat
+	// does not cover, and (with per-message TTLs) those ttl.dat does not.
 	window := s.cfg.Duplicates
-	start := s.store.SeqForTime(now.Add(-window))
+	dedupFrom := s.store.SeqForTime(now.Add(-window))
 	if s.dir != "" {
 		covered, ok, err := loadDedupe(s.js.cfg.FS, s.dir, s.dedup)
 		switch {
@@ -109,15 +116,29 @@ func (s *stream) recover(now time.Time) error {
 			s.dedup = newDedupe(int64(window))
 		case ok && covered <= st.LastSeq:
 			// Only what was appended after the file was written remains.
-			start = max(start, covered+1)
+			dedupFrom = max(dedupFrom, covered+1)
 		case ok:
 			// The file knows sequences the store does not (damage):
 			// trust the messages.
 			s.dedup = newDedupe(int64(window))
 		}
-		s.dedup.expire(now.UnixNano())
 	}
-	for seq := start; seq <= st.LastSeq; seq = m.Seq + 1 {
+	ttlFrom := uint64(math.MaxUint64) // no TTLs to read
+	if s.cfg.AllowMsgTTL {
+		ttlFrom = st.FirstSeq
+		if s.dir != "" {
+			covered, ok, err := loadTTLs(s.js.cfg.FS, s.dir, &s.ttls)
+			switch {
+			case err != nil:
+				s.js.log.Warn("per-message TTL file not used; reading the TTLs from the messages", "stream", s.name, "error", err)
+			case ok && covered <= st.LastSeq:
+				ttlFrom = max(ttlFrom, covered+1)
+			case ok:
+				s.ttls = s.ttls[:0] // it knows sequences the store does not: trust the messages
+			}
+		}
+	}
+	for seq := min(dedupFrom, ttlFrom); seq <= st.LastSeq; seq = m.Seq + 1 {
 		err := s.store.LoadNext("", seq, &m)
 		if errors.Is(err, store.ErrEOF) {
 			break
@@ -125,10 +146,16 @@ func (s *stream) recover(now time.Time) error {
 		if err != nil {
 			return fmt.Errorf("stream %s: rebuilding duplicate window at seq %d: %w", s.name, seq, err)
 		}
-		if id := headerValue(m.Header, hdrMsgID); len(id) > 0 {
+		if id := headerValue(m.Header, hdrMsgID); len(id) > 0 && m.Seq >= dedupFrom {
 			s.dedup.add(string(id), m.Seq, m.Time, false)
 		}
+		if v := headerValue(m.Header, hdrTTL); len(v) > 0 && m.Seq >= ttlFrom {
+			if ttl, err := parseMsgTTL(string(v)); err == nil && ttl > 0 {
+				s.ttls.add(m.Time+int64(ttl), m.Seq)
+			}
+		}
 	}
+	s.dedup.expire(now.UnixNano())
 	return nil
 }
 
@@ -138,7 +165,7 @@ func (s *stream) recover(now time.Time) error {
 func (s *stream) handlePublish(m *server.Msg) {
 	s.cfgMu.RLock()
 	cfg := &s.cfg
-	noAck, sealed, maxSize, allowRollup := cfg.NoAck, cfg.Sealed, cfg.MaxMsgSize, cfg.AllowRollup
+	noAck, sealed, maxSize, allowRollup, allowTTL := cfg.NoAck, cfg.Sealed, cfg.MaxMsgSize, cfg.AllowRollup, cfg.AllowMsgTTL
 	s.cfgMu.RUnlock()
 
 	reply := m.Reply // where the PubAck goes; a no_ack stream sends none
@@ -162,9 +189,17 @@ func (s *stream) handlePublish(m *server.Msg) {
 	if len(m.Header) > 0 {
 		h = parsePubHeaders(m.Header)
 	}
+	var ttl time.Duration
 	if len(h.ttl) > 0 {
-		s.replyError(reply, api.NewError(api.ErrMessageTTLDisabled))
-		return
+		if !allowTTL {
+			s.replyError(reply, api.NewError(api.ErrMessageTTLDisabled))
+			return
+		}
+		var err error
+		if ttl, err = parseMsgTTL(string(h.ttl)); err != nil {
+			s.replyError(reply, api.NewError(api.ErrMessageTTLInvalid))
+			return
+		}
 	}
 	if h.batch {
 		s.replyError(reply, api.Errorf(api.ErrBatchPublishDisabled, "batch publish is not supported by jetwal"))
@@ -190,7 +225,7 @@ func (s *stream) handlePublish(m *server.Msg) {
 		}
 	}
 
-	res := s.appendMsg(m, &h, reply, rollup)
+	res := s.appendMsg(m, &h, reply, rollup, max(ttl, 0))
 	// Replies go out only now that no stream lock is held: a reply may be
 	// delivered to a subscriber that publishes into this very stream.
 	switch {
@@ -247,7 +282,7 @@ type pubResult struct {
 
 // appendMsg runs the checks that need the stream's state and hands the
 // message to the store.
-func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup byte) (res pubResult) {
+func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup byte, ttl time.Duration) (res pubResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -262,7 +297,7 @@ func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup by
 		return res
 	}
 
-	p := pendingAppend{seq: s.lastSeq + 1, subject: m.Subject, reply: reply, rollup: rollup}
+	p := pendingAppend{seq: s.lastSeq + 1, subject: m.Subject, reply: reply, rollup: rollup, ttl: int64(ttl)}
 	var msgID string // one copy of the id, shared by the table and lastMsgID
 	s.pmu.Lock()
 	if len(h.msgID) > 0 {
@@ -406,6 +441,10 @@ func (s *stream) onAppended(seq uint64, ts int64, err error) {
 	}
 	if err == nil && !s.notifyConsumers(j.p.subject) { // the message is visible now
 		s.storedUnwanted(seq) // interest retention: nobody wants it
+	}
+	if err == nil && j.p.ttl > 0 {
+		s.ttls.add(ts+j.p.ttl, seq)
+		s.ttlChanged = true
 	}
 	if dd := j.p.dd; dd != nil {
 		j.waiters = takeWaiters(dd)

@@ -442,10 +442,17 @@ func (s *stream) close() error {
 		s.pmu.Lock()
 		s.dedup.expire(time.Now().UnixNano())
 		err := saveDedupe(s.js.cfg.FS, s.dir, s.dedup, last)
+		var terr error
+		if s.config().AllowMsgTTL || len(s.ttls) > 0 {
+			terr = saveTTLs(s.js.cfg.FS, s.dir, s.ttls, last)
+		}
 		s.pmu.Unlock()
 		if err != nil {
 			// Costs only time: the next start reads the window instead.
 			s.js.log.Warn("saving the duplicate window", "stream", s.name, "error", err)
+		}
+		if terr != nil {
+			s.js.log.Warn("saving per-message TTLs", "stream", s.name, "error", terr)
 		}
 	}
 	return nil

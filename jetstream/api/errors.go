@@ -48,6 +48,7 @@ const (
 	ErrStreamMaxBytesExceeded   ErrCode = 10122
 	ErrStreamNamePathSeparators ErrCode = 10128
 	ErrReplicasNegative         ErrCode = 10133
+	ErrMessageTTLInvalid        ErrCode = 10165
 	ErrMessageTTLDisabled       ErrCode = 10166
 	ErrAtomicPublishDisabled    ErrCode = 10174
 	ErrBatchPublishDisabled     ErrCode = 10205
@@ -101,6 +102,7 @@ var errTable = map[ErrCode]errInfo{
 	ErrStreamMaxBytesExceeded:   {400, "stream max bytes exceeds account limit max stream bytes"},
 	ErrStreamNamePathSeparators: {400, "stream name can not contain path separators"},
 	ErrReplicasNegative:         {400, "replicas count cannot be negative"},
+	ErrMessageTTLInvalid:        {400, "invalid per-message TTL"},
 	ErrMessageTTLDisabled:       {400, "per-message TTL is disabled"},
 	ErrAtomicPublishDisabled:    {400, "atomic publish is disabled"},
 	ErrBatchPublishDisabled:     {400, "batch publish is disabled"},
