@@ -163,6 +163,9 @@ func (cm *consumerManager) handleAck(m *server.Msg) {
 	}
 }
 
+// hdrAckNotPersisted answers a double ack whose state could not be written.
+var hdrAckNotPersisted = statusHeader(503, "Ack Not Persisted")
+
 // confirm answers an ack that asked for a reply once the consumer's state
 // holds it durably under the sync policy: fsynced under sync always, written
 // to the operating system otherwise (as PubAcks are). An ack whose state
@@ -179,7 +182,10 @@ func (cm *consumerManager) confirm(c *consumer, reply string) {
 	}
 	if !cm.flushes.submit(func() {
 		if err := persist(); err != nil {
-			cm.js.log.Error("consumer state not persisted, ack left unconfirmed", "stream", c.s.name, "consumer", c.name, "error", err)
+			cm.js.log.Error("consumer state not persisted, ack refused", "stream", c.s.name, "consumer", c.name, "error", err)
+			// A status reply: nats.go's double ack reports it as an error
+			// (as it does nats-server's 503 for an ack nobody takes).
+			cm.js.srv.Publish(reply, "", hdrAckNotPersisted, nil)
 			return
 		}
 		cm.js.srv.Publish(reply, "", nil, nil)

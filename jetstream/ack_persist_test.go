@@ -1,0 +1,61 @@
+package jetstream
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	njs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetwal/jetwal/vfs"
+	"github.com/jetwal/jetwal/wal"
+)
+
+// TestDoubleAckNotConfirmedWhenNotPersisted: when the consumer's state
+// cannot be written (a full disk), a double ack gets an error, not a
+// confirmation the server cannot keep.
+func TestDoubleAckNotConfirmedWhenNotPersisted(t *testing.T) {
+	for _, mode := range []wal.SyncMode{wal.SyncAlways, wal.SyncNever} {
+		t.Run(mode.String(), func(t *testing.T) {
+			efs := vfs.NewErrorFS(vfs.Default)
+			ts := startServer(t, Config{FS: efs, Sync: mode})
+			js, _ := njs.New(ts.connect())
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			s, err := js.CreateStream(ctx, njs.StreamConfig{Name: "A", Subjects: []string{"a.>"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if _, err := js.Publish(ctx, "a.x", []byte("m")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, err := s.CreateOrUpdateConsumer(ctx, njs.ConsumerConfig{Durable: "D", AckPolicy: njs.AckExplicitPolicy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := c.Fetch(2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var msgs []njs.Msg
+			for m := range b.Messages() {
+				msgs = append(msgs, m)
+			}
+			if len(msgs) != 2 {
+				t.Fatalf("fetched %d", len(msgs))
+			}
+			if err := msgs[0].DoubleAck(ctx); err != nil {
+				t.Fatalf("first ack on a healthy disk: %v", err)
+			}
+			efs.Inject(vfs.Fault{Op: vfs.OpWrite, Path: "/obs/", Err: syscall.ENOSPC})
+			actx, acancel := context.WithTimeout(ctx, 5*time.Second)
+			defer acancel()
+			if err := msgs[1].DoubleAck(actx); err == nil {
+				t.Fatal("double ack confirmed although its state could not be written")
+			}
+		})
+	}
+}
