@@ -59,3 +59,27 @@ func TestDoubleAckNotConfirmedWhenNotPersisted(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamDeleteOnFullDisk: deleting a stream when nothing can be written
+// (its store's closing checkpoint fails) still deletes it and says so: the
+// reply is a success and the stream is gone, after a restart too.
+func TestStreamDeleteOnFullDisk(t *testing.T) {
+	efs := vfs.NewErrorFS(vfs.Default)
+	ts := startServer(t, Config{FS: efs})
+	nc := ts.connect()
+	request(t, nc, "$JS.API.STREAM.CREATE.F", `{"name":"F","subjects":["f.>"]}`)
+	if _, err := nc.Request("f.x", []byte("m"), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	efs.Inject(vfs.Fault{Op: vfs.OpWrite, Err: syscall.ENOSPC})
+	efs.Inject(vfs.Fault{Op: vfs.OpCreate, Err: syscall.ENOSPC})
+	m := request(t, nc, "$JS.API.STREAM.DELETE.F", "")
+	if aerr := apiErrorOf(t, m.Data); aerr != nil {
+		t.Fatalf("delete on a full disk: %v, want success (the stream is deleted)", aerr)
+	}
+	efs.Clear()
+	ts = ts.restart()
+	if ts.js.lookup("F") != nil {
+		t.Fatal("the deleted stream came back after a restart")
+	}
+}
