@@ -103,7 +103,7 @@ func viewOf(t *testing.T, fs vfs.FS) storeView {
 		st := s.store.State()
 		v = storeView{exists: true, msgs: st.Msgs, lastSeq: st.LastSeq, consumer: s.cons.get("D") != nil, desc: s.config().Description}
 	}
-	names, _ := fs.ReadDir(streamsDir("/store"))
+	names, _ := fs.ReadDir(streamsDir("/store", GlobalAccount))
 	for _, n := range names {
 		if strings.HasPrefix(n, ".") {
 			v.leftover = append(v.leftover, n)

@@ -43,7 +43,7 @@ func TestDedupeWindowFile(t *testing.T) {
 		pub(nc, id)
 	}
 	ts = ts.restart()
-	file := filepath.Join(streamsDir(ts.cfg.StoreDir), "D", dedupeFile)
+	file := filepath.Join(streamsDir(ts.cfg.StoreDir, GlobalAccount), "D", dedupeFile)
 	if _, err := os.Stat(file); err != nil {
 		t.Fatalf("no %s after a clean stop: %v", dedupeFile, err)
 	}
@@ -92,7 +92,7 @@ func TestDedupeWindowSavedWhileRunning(t *testing.T) {
 	}
 	s := ts.js.lookup("D")
 	s.saveDedupeIfDue(time.Now().Add(time.Minute))
-	b, err := os.ReadFile(filepath.Join(streamsDir(ts.cfg.StoreDir), "D", dedupeFile))
+	b, err := os.ReadFile(filepath.Join(streamsDir(ts.cfg.StoreDir, GlobalAccount), "D", dedupeFile))
 	if err != nil {
 		t.Fatalf("window not saved while running: %v", err)
 	}
@@ -102,9 +102,9 @@ func TestDedupeWindowSavedWhileRunning(t *testing.T) {
 		t.Fatalf("saved window covers %d (%v), ids a=%v b=%v; want 2 with both", covered, err, d.lookup("a") != nil, d.lookup("b") != nil)
 	}
 	// Nothing new: no rewrite.
-	before, _ := os.Stat(filepath.Join(streamsDir(ts.cfg.StoreDir), "D", dedupeFile))
+	before, _ := os.Stat(filepath.Join(streamsDir(ts.cfg.StoreDir, GlobalAccount), "D", dedupeFile))
 	s.saveDedupeIfDue(time.Now().Add(2 * time.Minute))
-	after, _ := os.Stat(filepath.Join(streamsDir(ts.cfg.StoreDir), "D", dedupeFile))
+	after, _ := os.Stat(filepath.Join(streamsDir(ts.cfg.StoreDir, GlobalAccount), "D", dedupeFile))
 	if !after.ModTime().Equal(before.ModTime()) {
 		t.Fatal("an unchanged window was written again")
 	}

@@ -40,7 +40,7 @@ func TestSmallStreamSmallOnDisk(t *testing.T) {
 	if _, err := nc.Request("$KV.one.key", make([]byte, 128), 5e9); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(streamsDir(ts.cfg.StoreDir), "KV_one")
+	dir := filepath.Join(streamsDir(ts.cfg.StoreDir, GlobalAccount), "KV_one")
 	used := diskUsage(t, dir)
 	t.Logf("one-message stream: %d bytes on disk", used)
 	if used > 1<<20 {

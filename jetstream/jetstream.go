@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +22,12 @@ import (
 // Config configures a JetStream. The zero value means the defaults.
 type Config struct {
 	// StoreDir is the root of the store; file streams live under
-	// StoreDir/jetstream/$G/streams. "" means $TMPDIR/jetwal.
+	// StoreDir/jetstream/<Account>/streams. "" means $TMPDIR/jetwal.
 	StoreDir string
+	// Account names the account whose streams this JetStream serves: its
+	// directory in the store. "" means GlobalAccount ($G), the account of
+	// every client while the server has no accounts.
+	Account string
 	// Sync is the durability policy of file streams: a PubAck is sent once
 	// the message is durable under it. The zero value is wal.SyncAlways.
 	Sync wal.SyncMode
@@ -45,6 +50,9 @@ func (c Config) Validate() error {
 	if c.SyncInterval < 0 {
 		return fmt.Errorf("jetstream: config: negative sync interval %v", c.SyncInterval)
 	}
+	if c.Account != "" && (strings.ContainsAny(c.Account, "/\\\x00") || c.Account == "." || c.Account == "..") {
+		return fmt.Errorf("jetstream: config: account %q cannot name a directory", c.Account)
+	}
 	return nil
 }
 
@@ -54,6 +62,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.FS == nil {
 		c.FS = vfs.Default
+	}
+	if c.Account == "" {
+		c.Account = GlobalAccount
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -118,7 +129,7 @@ func New(srv *server.Server, cfg Config) (*JetStream, error) {
 		return nil, err
 	}
 	js.lock = lock
-	root := streamsDir(cfg.StoreDir)
+	root := streamsDir(cfg.StoreDir, cfg.Account)
 	if err := vfs.MkdirAllSync(cfg.FS, root, dirPerm); err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("jetstream: create store directory %s: %w", root, err)

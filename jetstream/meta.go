@@ -37,16 +37,19 @@ import (
 // renamed into place once meta.inf is durable, and deleted by renaming it to
 // ".<name>.del" before removing it; leftovers of either are removed at start.
 const (
-	accountDir  = "$G"
-	metaFile    = "meta.inf"
-	sumFile     = "meta.sum"
-	tmpSuffix   = ".tmp"
-	msgsDir     = "msgs"
-	obsDir      = "obs"
-	newSuffix   = ".new"
-	delSuffix   = ".del"
-	dirPerm     = 0o750
-	sumHexChars = 16
+	// GlobalAccount is the account of clients when the server has no
+	// accounts configured, as in nats-server; its streams live in
+	// <store>/jetstream/$G/streams.
+	GlobalAccount = "$G"
+	metaFile      = "meta.inf"
+	sumFile       = "meta.sum"
+	tmpSuffix     = ".tmp"
+	msgsDir       = "msgs"
+	obsDir        = "obs"
+	newSuffix     = ".new"
+	delSuffix     = ".del"
+	dirPerm       = 0o750
+	sumHexChars   = 16
 )
 
 // ErrMetaCorrupt is wrapped by every error about a damaged meta.inf or
@@ -70,8 +73,8 @@ func checksum(b []byte) string {
 }
 
 // streamsDir is the directory holding one directory per file stream.
-func streamsDir(storeDir string) string {
-	return filepath.Join(storeDir, "jetstream", accountDir, "streams")
+func streamsDir(storeDir, account string) string {
+	return filepath.Join(storeDir, "jetstream", account, "streams")
 }
 
 // writeFileSync creates name with data and syncs it.

@@ -53,7 +53,7 @@ func TestStreamThatFailsToLoadIsReported(t *testing.T) {
 	request(t, nc, "$JS.API.STREAM.CREATE.S", `{"name":"S","subjects":["s.>"]}`)
 	request(t, nc, "$JS.API.STREAM.CREATE.T", `{"name":"T","subjects":["t.>"]}`)
 	ts.stop()
-	msgs := filepath.Join(streamsDir(ts.cfg.StoreDir), "S", "msgs")
+	msgs := filepath.Join(streamsDir(ts.cfg.StoreDir, GlobalAccount), "S", "msgs")
 	if err := os.Mkdir(filepath.Join(msgs, "00000000000000000009.seg"), 0o750); err != nil {
 		t.Fatal(err)
 	}
@@ -64,5 +64,25 @@ func TestStreamThatFailsToLoadIsReported(t *testing.T) {
 	errs := ts.js.Stats().LoadErrors
 	if len(errs) != 1 || !strings.Contains(errs[0], msgs) {
 		t.Fatalf("load errors %q, want one naming %s", errs, msgs)
+	}
+}
+
+// TestAccountDirectory: the account is a parameter of the store layout:
+// an account's streams live under jetstream/<account>/streams, and a name
+// that could leave the store directory is refused.
+func TestAccountDirectory(t *testing.T) {
+	ts := startServer(t, Config{Account: "ORDERS_TEAM"})
+	nc := ts.connect()
+	request(t, nc, "$JS.API.STREAM.CREATE.S", `{"name":"S","subjects":["s.>"]}`)
+	if _, err := os.Stat(filepath.Join(streamsDir(ts.cfg.StoreDir, "ORDERS_TEAM"), "S", "meta.inf")); err != nil {
+		t.Fatalf("stream not under the account's directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(streamsDir(ts.cfg.StoreDir, GlobalAccount), "S")); err == nil {
+		t.Fatal("stream also under $G")
+	}
+	for _, bad := range []string{"../x", "a/b", "..", "a\\b"} {
+		if err := (Config{Account: bad}).Validate(); err == nil {
+			t.Fatalf("account %q accepted", bad)
+		}
 	}
 }

@@ -252,7 +252,7 @@ func (js *JetStream) createStream(cfg api.StreamConfig) (s *stream, created bool
 // durable metadata, then renames it into place.
 func (js *JetStream) makeStreamDir(cfg *api.StreamConfig, created time.Time) (string, error) {
 	fs := js.cfg.FS
-	root := streamsDir(js.cfg.StoreDir)
+	root := streamsDir(js.cfg.StoreDir, js.cfg.Account)
 	final := filepath.Join(root, cfg.Name)
 	tmp := filepath.Join(root, hiddenName(cfg.Name, newSuffix))
 	if err := fs.RemoveAll(tmp); err != nil {
