@@ -127,6 +127,9 @@ func (js *JetStream) apiStreamCreate(r *apiRequest) {
 		return
 	}
 	cfg, aerr := normalizeConfig(&req)
+	if aerr == nil {
+		aerr = checkReplicas(cfg.Replicas)
+	}
 	if aerr != nil {
 		js.respondError(r, typ, aerr)
 		return

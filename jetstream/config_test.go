@@ -115,7 +115,7 @@ func TestNormalizeRejects(t *testing.T) {
 		{"empty name", api.StreamConfig{}, api.ErrStreamInvalidConfig, "name"},
 		{"dot in name", api.StreamConfig{Name: "a.b"}, api.ErrStreamInvalidConfig, "name"},
 		{"path separator", api.StreamConfig{Name: "a/b"}, api.ErrStreamNamePathSeparators, "separator"},
-		{"replicas 3", api.StreamConfig{Name: "S", Replicas: 3}, api.ErrReplicasNotSupported, "replicas 3"},
+		{"replicas 6", api.StreamConfig{Name: "S", Replicas: 6}, api.ErrStreamInvalidConfig, "maximum replicas is 5"},
 		{"negative replicas", api.StreamConfig{Name: "S", Replicas: -1}, api.ErrReplicasNegative, ""},
 		{"negative age", api.StreamConfig{Name: "S", MaxAge: -1}, api.ErrStreamInvalidConfig, "max age"},
 		{"tiny age", api.StreamConfig{Name: "S", MaxAge: time.Millisecond}, api.ErrStreamInvalidConfig, "100ms"},

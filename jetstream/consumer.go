@@ -39,6 +39,7 @@ type consumer struct {
 	created   time.Time
 	cs        *consumerstate.Consumer // nil: state in memory only
 	ackPrefix string                  // "$JS.ACK.<stream>.<name>."
+	ackNone   bool                    // ack_policy none, which no update changes
 
 	kick chan struct{} // capacity 1: "there may be work"
 	stop chan struct{} // closed to end run
@@ -100,6 +101,7 @@ func newConsumer(s *stream, name string, cfg api.ConsumerConfig, created time.Ti
 		done:      make(chan struct{}),
 		dueAt:     1, // scan restored pending messages on the first round
 		active:    time.Now().UnixNano(),
+		ackNone:   cfg.AckPolicy == api.AckNone,
 	}
 	c.setConfig(cfg)
 	return c

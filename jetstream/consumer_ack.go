@@ -133,12 +133,15 @@ func (cm *consumerManager) ackTarget(subj string) (*consumer, uint64) {
 // goroutine and only touches memory, except for a confirmed ack under sync
 // always, whose flush runs on a worker.
 func (cm *consumerManager) handleAck(m *server.Msg) {
-	kind, rest, ok := parseAck(m.Data)
-	if !ok {
+	c, sseq := cm.ackTarget(m.Subject)
+	if c == nil || c.ackNone {
+		// nats-server subscribes acks only for consumers that take them:
+		// whoever asks for a reply gets a no-responders status.
+		cm.js.noResponders(m.Subject, m.Reply)
 		return
 	}
-	c, sseq := cm.ackTarget(m.Subject)
-	if c == nil {
+	kind, rest, ok := parseAck(m.Data)
+	if !ok {
 		return
 	}
 	var delay time.Duration

@@ -160,16 +160,8 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 		if !subject.ValidFilter(f) {
 			return api.Errorf(api.ErrStreamInvalidConfig, "invalid subject") // as nats-server
 		}
-		covered := false
-		for _, s := range scfg.Subjects {
-			if subject.Overlap(s, f) {
-				covered = true
-				break
-			}
-		}
-		if !covered && len(scfg.Subjects) > 0 {
-			return api.NewError(api.ErrConsumerFilterNotSubset)
-		}
+		// A filter need not overlap the stream's subjects: nats-server 2.15
+		// accepts one that never matches (it no longer sends 10093).
 		// As nats-server 2.15: two filters may share subjects (a.*.c and
 		// a.b.*), but one may not contain the other (a.> and a.b).
 		for _, g := range filters[i+1:] {

@@ -359,6 +359,9 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 	if s == nil {
 		return nil, api.NewError(api.ErrStreamNotFound)
 	}
+	if aerr := checkReplicas(req.Replicas); aerr != nil {
+		return nil, aerr
+	}
 	old := s.config()
 	cfg, aerr := checkUpdate(&old, &req)
 	if aerr != nil {

@@ -91,7 +91,7 @@ var errTable = map[ErrCode]errInfo{
 	ErrStreamUpdate:             {500, "stream update failed"},
 	ErrStreamWrongLastMsgID:     {400, "wrong last msg ID"},
 	ErrStreamWrongLastSequence:  {400, "wrong last sequence"},
-	ErrReplicasNotSupported:     {500, "replicas > 1 not supported: jetwal runs a single server"},
+	ErrReplicasNotSupported:     {500, "replicas > 1 not supported in non-clustered mode"},
 	ErrStreamStoreFailed:        {503, "storing the message failed"},
 	ErrHeaderExceedsMaximum:     {400, "header size exceeds maximum allowed of 64k"},
 	ErrStreamSealed:             {400, "invalid operation on sealed stream"},
