@@ -274,7 +274,7 @@ func (js *JetStream) apiStreamPurge(r *apiRequest) {
 		js.respondError(r, typ, api.Errorf(api.ErrStreamGeneral, "purge failed: %v", err))
 		return
 	}
-	s.consumersPurged()
+	s.consumersPurged(filter)
 	js.respond(r, api.StreamPurgeResponse{Response: api.Response{Type: typ}, Success: true, Purged: purged}, false)
 }
 

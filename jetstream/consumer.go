@@ -52,26 +52,28 @@ type consumer struct {
 	// counts are taken per subject instead of summed per filter.
 	overlap bool
 	// filterSnap is filters for the publish path, read without mu.
-	filterSnap atomic.Pointer[[]string]
-	push       bool
-	mem        consumerstate.State // the state when cs is nil
-	waiting    []*pullRequest
-	progress   map[consumerstate.StreamSeq]int64 // +WPI: ack wait restarted at
-	rdq        []consumerstate.StreamSeq         // due for redelivery, ascending
-	dueAt      int64                             // earliest possible redelivery (0: none)
-	lastDlv    time.Time
-	lastAck    time.Time
-	active     int64    // pull: last request or ack (unix ns)
-	idleFrom   int64    // push: interest lost at (0: has interest)
-	lps        []uint64 // last_per_subject picks not yet passed
-	lpsEnd     uint64
-	lpsAll     []uint64 // every pick, kept in meta.inf (never changes)
-	fcReply    string   // outstanding flow control request
-	fcBytes    int
-	lastSend   int64 // push: last message or heartbeat sent
-	replay     struct{ msgTime, sentAt int64 }
-	closed     bool
-	gone       atomic.Bool // closed, for lock-free readers (the ack fast path)
+	filterSnap           atomic.Pointer[[]string]
+	push                 bool
+	mem                  consumerstate.State // the state when cs is nil
+	waiting              []*pullRequest
+	progress             map[consumerstate.StreamSeq]int64 // +WPI: ack wait restarted at
+	rdq                  []consumerstate.StreamSeq         // due for redelivery, ascending
+	exhausted            map[consumerstate.StreamSeq]bool  // pending past max_deliver: see exhaust
+	exhaustedRedelivered int                               // redelivered ones of those let go (exhaustedDone)
+	dueAt                int64                             // earliest possible redelivery (0: none)
+	lastDlv              time.Time
+	lastAck              time.Time
+	active               int64    // pull: last request or ack (unix ns)
+	idleFrom             int64    // push: interest lost at (0: has interest)
+	lps                  []uint64 // last_per_subject picks not yet passed
+	lpsEnd               uint64
+	lpsAll               []uint64 // every pick, kept in meta.inf (never changes)
+	fcReply              string   // outstanding flow control request
+	fcBytes              int
+	lastSend             int64 // push: last message or heartbeat sent
+	replay               struct{ msgTime, sentAt int64 }
+	closed               bool
+	gone                 atomic.Bool // closed, for lock-free readers (the ack fast path)
 
 	bufs     []store.Msg // message buffers of one round
 	outs     []outMsg
@@ -122,50 +124,6 @@ func (c *consumer) setConfig(cfg api.ConsumerConfig) {
 	f := c.filters
 	c.filterSnap.Store(&f)
 	c.push = cfg.DeliverSubject != ""
-}
-
-// start positions a new consumer by its deliver policy and starts it.
-func (c *consumer) position() {
-	st := c.s.store
-	var start uint64
-	switch c.cfg.DeliverPolicy {
-	case api.DeliverAll:
-		return
-	case api.DeliverLast:
-		var m store.Msg
-		last := uint64(0)
-		for _, f := range c.storeFilters() {
-			if err := st.LoadLast(f, &m); err == nil && m.Seq > last {
-				last = m.Seq
-			}
-		}
-		start = last
-		if last == 0 {
-			start = st.State().LastSeq + 1
-		}
-	case api.DeliverNew:
-		start = st.State().LastSeq + 1
-	case api.DeliverByStartSequence:
-		start = c.cfg.OptStartSeq
-	case api.DeliverByStartTime:
-		start = st.SeqForTime(*c.cfg.OptStartTime)
-	case api.DeliverLastPerSubject:
-		for _, f := range c.storeFilters() {
-			for _, ss := range st.SubjectsState(f) {
-				c.lps = append(c.lps, ss.Last)
-			}
-		}
-		sortU64(c.lps)
-		c.lpsAll = slices.Clone(c.lps)
-		if len(c.lps) == 0 {
-			start = st.State().LastSeq + 1
-		} else {
-			start, c.lpsEnd = c.lps[0], c.lps[len(c.lps)-1]
-		}
-	}
-	if start > 1 {
-		c.withState(func(s *consumerstate.State) { s.Reset(consumerstate.StreamSeq(start)) })
-	}
 }
 
 // restoreLastPerSubject reinstalls the last_per_subject picks of a
@@ -358,7 +316,7 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 		m := &c.bufs[n]
 		sseq, dcount := c.nextRedelivery(st, m)
 		if sseq == 0 {
-			if !ackNone && c.cfg.MaxAckPending > 0 && st.NumPending() >= c.cfg.MaxAckPending {
+			if !ackNone && c.cfg.MaxAckPending > 0 && c.ackPending(st) >= c.cfg.MaxAckPending {
 				return false
 			}
 			if !c.loadNext(st, m) {
@@ -447,7 +405,7 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 
 // nextRedelivery returns the next message due for redelivery, loaded into
 // m, with its new delivery count; 0 when none is due. Messages past
-// max_deliver are dropped from pending, and vanished ones acknowledged.
+// max_deliver are set aside (exhaust), and vanished ones acknowledged.
 func (c *consumer) nextRedelivery(st *consumerstate.State, m *store.Msg) (consumerstate.StreamSeq, uint64) {
 	for len(c.rdq) > 0 {
 		seq := c.rdq[0]
@@ -457,8 +415,7 @@ func (c *consumer) nextRedelivery(st *consumerstate.State, m *store.Msg) (consum
 		}
 		dc := st.DeliveryCount(seq) + 1
 		if c.cfg.MaxDeliver > 0 && dc > uint64(c.cfg.MaxDeliver) {
-			st.Term(seq)
-			c.ackd = append(c.ackd, uint64(seq))
+			c.exhaust(seq)
 			c.rdq = c.rdq[1:]
 			continue
 		}
@@ -574,6 +531,9 @@ func (c *consumer) scanDue(now int64) {
 				}
 				due = addSat(base, int64(c.ackWait(st.DeliveryCount(seq))))
 			}
+			if c.exhausted[seq] {
+				continue
+			}
 			if due <= now {
 				c.rdq = append(c.rdq, seq)
 			} else if c.dueAt == 0 || due < c.dueAt {
@@ -634,8 +594,8 @@ func (c *consumer) info(withServerMeta bool) *api.ConsumerInfo {
 	c.withState(func(st *consumerstate.State) {
 		ci.Delivered = api.SequenceInfo{Consumer: uint64(st.Delivered.Consumer), Stream: uint64(st.Delivered.Stream)}
 		ci.AckFloor = api.SequenceInfo{Consumer: uint64(st.AckFloor.Consumer), Stream: uint64(st.AckFloor.Stream)}
-		ci.NumAckPending = st.NumPending()
-		ci.NumRedelivered = len(st.Redelivered)
+		ci.NumAckPending = c.ackPending(st)
+		ci.NumRedelivered = len(st.Redelivered) + c.exhaustedRedelivered
 		ci.NumPending = c.numPending(st)
 	})
 	if !c.lastDlv.IsZero() {

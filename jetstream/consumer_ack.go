@@ -207,7 +207,7 @@ func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay ti
 	c.withState(func(st *consumerstate.State) {
 		// An ack frees room only for a consumer held back by max_ack_pending
 		// with someone to deliver to; other acks need no round.
-		if !wake && c.cfg.MaxAckPending > 0 && st.NumPending() >= c.cfg.MaxAckPending &&
+		if !wake && c.cfg.MaxAckPending > 0 && c.ackPending(st) >= c.cfg.MaxAckPending &&
 			(len(c.waiting) > 0 || c.push) {
 			wake = true
 		}
@@ -242,6 +242,9 @@ func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay ti
 				}
 				c.progress[sseq] = now
 			}
+		}
+		if len(done) > 0 {
+			c.exhaustedDone(st)
 		}
 	})
 	if len(done) > 0 {

@@ -87,6 +87,14 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 		if cfg.OptStartTime == nil || cfg.OptStartSeq != 0 {
 			return api.Errorf(api.ErrConsumerInvalidPolicy, "consumer policy invalid: by_start_time requires opt_start_time only")
 		}
+	case api.DeliverLastPerSubject:
+		if cfg.OptStartSeq != 0 || cfg.OptStartTime != nil {
+			return api.Errorf(api.ErrConsumerInvalidPolicy, "consumer policy invalid: opt_start_seq and opt_start_time need a by_start policy")
+		}
+		if cfg.FilterSubject == "" && len(cfg.FilterSubjects) == 0 {
+			// nats-server's text.
+			return api.Errorf(api.ErrConsumerInvalidPolicy, "consumer delivery policy is deliver last per subject, but optional filter subject is not set")
+		}
 	default:
 		if cfg.OptStartSeq != 0 || cfg.OptStartTime != nil {
 			return api.Errorf(api.ErrConsumerInvalidPolicy, "consumer policy invalid: opt_start_seq and opt_start_time need a by_start policy")

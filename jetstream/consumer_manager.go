@@ -305,22 +305,6 @@ func (s *stream) closeConsumers(remove bool) {
 	}
 }
 
-// consumersPurged lets consumers drop pending messages a purge removed.
-func (s *stream) consumersPurged() {
-	for _, c := range s.cons.all() {
-		c.mu.Lock()
-		c.withState(func(st *consumerstate.State) {
-			for seq := range st.Pending {
-				if !s.hasMsg(uint64(seq)) {
-					st.Ack(seq)
-				}
-			}
-		})
-		c.mu.Unlock()
-		c.signal()
-	}
-}
-
 func (s *stream) hasMsg(seq uint64) bool {
 	var m store.Msg
 	return s.store.Load(seq, &m) == nil
