@@ -191,8 +191,6 @@ func rejectUnsupported(cfg *api.StreamConfig) *api.ApiError {
 		return invalidConfig("subject transforms are not supported by jetwal")
 	case present(cfg.RePublish):
 		return invalidConfig("republish is not supported by jetwal")
-	case cfg.Compression != api.NoCompression:
-		return invalidConfig("compression %q is not supported by jetwal, use \"none\"", cfg.Compression)
 	case cfg.AllowMsgTTL || cfg.SubjectDeleteMarkerTTL != 0:
 		return invalidConfig("per-message TTLs and subject delete markers are not supported by jetwal")
 	case cfg.AllowMsgCounter:

@@ -129,7 +129,6 @@ func TestNormalizeRejects(t *testing.T) {
 		{"capture all", api.StreamConfig{Name: "S", Subjects: []string{">"}}, api.ErrStreamInvalidConfig, "no-ack"},
 		{"api namespace", api.StreamConfig{Name: "S", Subjects: []string{"$JS.API.STREAM.>"}}, api.ErrStreamInvalidConfig, "no-ack"},
 		{"mirror", api.StreamConfig{Name: "S", Mirror: json.RawMessage(`{"name":"O"}`)}, api.ErrStreamInvalidConfig, "mirror"},
-		{"s2", api.StreamConfig{Name: "S", Compression: api.S2Compression}, api.ErrStreamInvalidConfig, "compression"},
 		{"ttl", api.StreamConfig{Name: "S", AllowMsgTTL: true}, api.ErrStreamInvalidConfig, "TTL"},
 	}
 	for _, c := range cases {

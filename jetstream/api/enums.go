@@ -94,8 +94,9 @@ func (s *StorageType) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// Compression is the on-disk compression of a stream. jetwal stores
-// uncompressed only and rejects S2 in the config check.
+// Compression is the on-disk compression of a stream. With S2 a file
+// stream's sealed segments are S2-compressed (wal.Options.Compress); a
+// memory stream keeps the setting and ignores it, as nats-server does.
 type Compression int
 
 const (
