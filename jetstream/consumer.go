@@ -236,7 +236,9 @@ func (c *consumer) round() (wake int64, remove bool) {
 		c.scanDue(now)
 	}
 	full := false
-	if interest || len(c.waiting) > 0 {
+	paused := c.pausedUntil(now)
+	soon(paused) // resume on time
+	if (interest || len(c.waiting) > 0) && paused == 0 {
 		c.withState(func(st *consumerstate.State) { full = c.deliver(st, now, interest, soon) })
 	}
 	if full {
@@ -598,6 +600,10 @@ func (c *consumer) info(withServerMeta bool) *api.ConsumerInfo {
 		ci.NumRedelivered = len(st.Redelivered) + c.exhaustedRedelivered
 		ci.NumPending = c.numPending(st)
 	})
+	ci.Paused, ci.PauseRemaining = pauseInfo(c.cfg.PauseUntil, time.Now())
+	if c.cfg.MaxDeliver == 1 {
+		ci.NumRedelivered = 0 // as nats-server: no redeliveries to report
+	}
 	if !c.lastDlv.IsZero() {
 		t := c.lastDlv.UTC()
 		ci.Delivered.Last = &t

@@ -120,6 +120,9 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 		old.mu.Lock()
 		ocfg := old.cfg.Clone()
 		old.mu.Unlock()
+		// As nats-server: only CONSUMER.PAUSE changes a pause.
+		cfg.PauseUntil = ocfg.PauseUntil
+		setConsumerRequiredLevel(&cfg)
 		if sameConsumerConfig(&ocfg, &cfg) {
 			return old, nil
 		}

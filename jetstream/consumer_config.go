@@ -50,11 +50,11 @@ func consumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) 
 	if cfg.Metadata == nil {
 		cfg.Metadata = map[string]string{}
 	}
-	if _, ok := cfg.Metadata[api.MetaRequiredLevel]; !ok {
-		cfg.Metadata[api.MetaRequiredLevel] = "0"
+	if cfg.PauseUntil != nil {
+		t := cfg.PauseUntil.UTC()
+		cfg.PauseUntil = &t
 	}
-	delete(cfg.Metadata, api.MetaServerLevel)
-	delete(cfg.Metadata, api.MetaServerVersion)
+	setConsumerRequiredLevel(cfg)
 }
 
 // validConsumerName reports whether n can name a consumer (and its directory).

@@ -14,9 +14,11 @@ const (
 	SubjConsumerNames         = "$JS.API.CONSUMER.NAMES."          // + stream
 	SubjConsumerList          = "$JS.API.CONSUMER.LIST."           // + stream
 	SubjConsumerNext          = "$JS.API.CONSUMER.MSG.NEXT."       // + stream + "." + name
+	SubjConsumerPause         = "$JS.API.CONSUMER.PAUSE."          // + stream + "." + name
 
 	TypeConsumerCreate = "io.nats.jetstream.api.v1.consumer_create_response"
 	TypeConsumerDelete = "io.nats.jetstream.api.v1.consumer_delete_response"
+	TypeConsumerPause  = "io.nats.jetstream.api.v1.consumer_pause_response"
 )
 
 // DeliverPolicy is where a new consumer starts in its stream.
@@ -207,6 +209,7 @@ type ConsumerInfo struct {
 	NumPending     uint64          `json:"num_pending"`
 	PushBound      bool            `json:"push_bound,omitempty"`
 	Paused         bool            `json:"paused,omitempty"`
+	PauseRemaining time.Duration   `json:"pause_remaining,omitempty"`
 	TimeStamp      time.Time       `json:"ts"`
 }
 
@@ -236,6 +239,20 @@ type ConsumerListResponse struct {
 type ConsumerDeleteResponse struct {
 	Response
 	Success bool `json:"success,omitempty"`
+}
+
+// ConsumerPauseRequest is the body of CONSUMER.PAUSE; a zero (or absent)
+// pause_until resumes the consumer.
+type ConsumerPauseRequest struct {
+	PauseUntil time.Time `json:"pause_until,omitempty"`
+}
+
+// ConsumerPauseResponse answers CONSUMER.PAUSE.
+type ConsumerPauseResponse struct {
+	Response
+	Paused         bool          `json:"paused"`
+	PauseUntil     time.Time     `json:"pause_until"`
+	PauseRemaining time.Duration `json:"pause_remaining,omitempty"`
 }
 
 // NextRequest is the body of CONSUMER.MSG.NEXT (or a bare batch number).
@@ -273,6 +290,7 @@ const (
 	ErrConsumerAlreadyExists         ErrCode = 10148
 	ErrConsumerDoesNotExist          ErrCode = 10149
 	ErrMaximumConsumers              ErrCode = 10026
+	ErrConsumerStoreFailed           ErrCode = 10104
 )
 
 func init() {
@@ -301,6 +319,7 @@ func init() {
 		ErrConsumerAlreadyExists:         {400, "consumer already exists"},
 		ErrConsumerDoesNotExist:          {400, "consumer does not exist"},
 		ErrMaximumConsumers:              {400, "maximum consumers limit reached"},
+		ErrConsumerStoreFailed:           {500, "error creating store for consumer"},
 	} {
 		errTable[code] = e
 	}
