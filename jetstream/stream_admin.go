@@ -368,6 +368,9 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 	if aerr != nil {
 		return nil, aerr
 	}
+	if aerr := s.checkNewConsumerLimits(&old, &cfg); aerr != nil {
+		return nil, aerr
+	}
 	if other := js.overlapping(cfg.Name, cfg.Subjects); other != "" {
 		return nil, api.Errorf(api.ErrStreamSubjectOverlap, "subjects overlap with an existing stream (%s)", other)
 	}
