@@ -50,6 +50,10 @@ func (js *JetStream) apiDirectGet(r *apiRequest) {
 		js.noResponders(r.subject, r.reply)
 		return
 	}
+	if len(r.hdr) > 0 && levelTooLow(r.hdr) {
+		js.srv.Publish(r.reply, "", hdrLevelTooLow, nil)
+		return
+	}
 	req, status := directGetRequest(r.data, key, bySubject)
 	if status != nil {
 		js.srv.Publish(r.reply, "", status, nil)

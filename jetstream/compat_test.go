@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -230,5 +231,51 @@ func TestCompatAckNoneHasNoResponder(t *testing.T) {
 	}
 	if ci := consumerInfo(t, explicit); ci.AckFloor.Stream != 1 {
 		t.Fatalf("explicit ack floor %d", ci.AckFloor.Stream)
+	}
+}
+
+// TestCompatRequiredAPILevel: jetwal announces API level 1 and, as
+// nats-server, refuses a request whose Nats-Required-Api-Level is higher
+// with 412 (10185), or a DIRECT.GET with a 412 status.
+func TestCompatRequiredAPILevel(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	if got := nc.ConnectedServerVersion(); got != "2.11.0" {
+		t.Fatalf("announced version %q", got)
+	}
+	req := func(subj, level, body string) *nats.Msg {
+		t.Helper()
+		m := nats.NewMsg(subj)
+		m.Header.Set("Nats-Required-Api-Level", level)
+		m.Data = []byte(body)
+		r, err := nc.RequestMsg(m, 5*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", subj, err)
+		}
+		return r
+	}
+	body := `{"name":"S","subjects":["s.*"],"allow_direct":true}`
+	for _, level := range []string{"2", "x"} {
+		var r api.StreamCreateResponse
+		if err := json.Unmarshal(req(api.SubjStreamCreate+"S", level, body).Data, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Type != api.TypeStreamCreate || r.Error == nil || r.Error.Code != 412 || r.Error.ErrCode != 10185 ||
+			r.Error.Description != "JetStream minimum api level required" {
+			t.Fatalf("level %s: %+v %+v", level, r.Response, r.Error)
+		}
+	}
+	var r api.StreamCreateResponse
+	if err := json.Unmarshal(req(api.SubjStreamCreate+"S", "1", body).Data, &r); err != nil || r.Error != nil || r.Config.Metadata[api.MetaServerLevel] != "1" {
+		t.Fatalf("level 1: %+v %v", r.Error, err)
+	}
+	nc.Publish("s.a", []byte("x"))
+	if m := req(api.SubjDirectGet+"S", "2", `{"seq":1}`); m.Header.Get("Status") != "412" || m.Header.Get("Description") != "Required Api Level" {
+		t.Fatalf("direct get at level 2: %v", m.Header)
+	}
+	var ai api.AccountInfoResponse
+	requestJSON(t, nc, api.SubjAccountInfo, "", &ai)
+	if ai.API.Level != 1 {
+		t.Fatalf("account info api level %d", ai.API.Level)
 	}
 }

@@ -50,6 +50,7 @@ const (
 	ErrReplicasNegative         ErrCode = 10133
 	ErrMessageTTLDisabled       ErrCode = 10166
 	ErrAtomicPublishDisabled    ErrCode = 10174
+	ErrRequiredApiLevel         ErrCode = 10185
 	ErrBatchPublishDisabled     ErrCode = 10205
 )
 
@@ -103,6 +104,7 @@ var errTable = map[ErrCode]errInfo{
 	ErrReplicasNegative:         {400, "replicas count cannot be negative"},
 	ErrMessageTTLDisabled:       {400, "per-message TTL is disabled"},
 	ErrAtomicPublishDisabled:    {400, "atomic publish is disabled"},
+	ErrRequiredApiLevel:         {412, "JetStream minimum api level required"},
 	ErrBatchPublishDisabled:     {400, "batch publish is disabled"},
 }
 
