@@ -38,6 +38,7 @@ var apiResponseTypes = map[string]string{
 	"CONSUMER.NAMES":          api.TypeConsumerNames,
 	"CONSUMER.LIST":           api.TypeConsumerList,
 	"CONSUMER.PAUSE":          api.TypeConsumerPause,
+	"CONSUMER.UNPIN":          api.TypeConsumerUnpin,
 }
 
 // levelTooLow reports whether a request's header asks for an API level

@@ -4,7 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	njs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetwal/jetwal/jetstream/api"
 )
 
 // Consumer positions compared with nats-server v2.15.2: where a new
@@ -241,5 +244,132 @@ func TestCompatMaxDeliverKeepsAckFloor(t *testing.T) {
 	}
 	if info, _ := s.Info(ctxT(t)); info.State.Msgs != 1 || info.State.FirstSeq != 1 {
 		t.Fatalf("work queue: %d messages from %d, want message 1 left", info.State.Msgs, info.State.FirstSeq)
+	}
+}
+
+// TestCompatPullMaxBytes: a pull request's max_bytes counts each message
+// as nats-server does (subject, ack reply subject, headers and payload), a
+// message that does not fit ends the request with 409 Message Size Exceeds
+// MaxBytes, and a request whose bytes are used up exactly just ends.
+func TestCompatPullMaxBytes(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	js, err := njs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := consumerStream(t, js, njs.FileStorage, njs.StreamConfig{Name: "S", Subjects: []string{"s.*"}})
+	for i := 0; i < 5; i++ {
+		if _, err := js.Publish(ctxT(t), "s.a", []byte("0123456789")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.CreateConsumer(ctxT(t), njs.ConsumerConfig{Durable: "p", AckPolicy: njs.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	// pull sends one request and returns what came for it: the number of
+	// messages, the size of the first (subject + reply + payload) and the
+	// final status.
+	pull := func(body string) (n, first int, status string) {
+		t.Helper()
+		sub, err := nc.SubscribeSync(nats.NewInbox())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Unsubscribe()
+		if err := nc.PublishRequest(api.SubjConsumerNext+"S.p", sub.Subject, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			m, err := sub.NextMsg(5 * time.Second)
+			if err != nil {
+				t.Fatalf("%s: %v after %d messages", body, err, n)
+			}
+			if st := m.Header.Get("Status"); st != "" {
+				return n, first, st + " " + m.Header.Get("Description")
+			}
+			if n == 0 {
+				first = len(m.Subject) + len(m.Reply) + len(m.Data)
+			}
+			n++
+		}
+	}
+	if n, _, st := pull(`{"batch":5,"max_bytes":10,"expires":1000000000}`); n != 0 || st != "409 Message Size Exceeds MaxBytes" {
+		t.Fatalf("max_bytes 10: %d messages, %q", n, st)
+	}
+	n, size, st := pull(`{"batch":5,"max_bytes":60,"expires":1000000000}`)
+	if n != 1 || st != "409 Message Size Exceeds MaxBytes" || size != 52 {
+		t.Fatalf("max_bytes 60: %d messages of %d bytes, %q", n, size, st)
+	}
+	// Exactly two messages' worth: both come and the request ends there,
+	// without a 409.
+	sub, err := nc.SubscribeSync(nats.NewInbox())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.PublishRequest(api.SubjConsumerNext+"S.p", sub.Subject, []byte(`{"batch":5,"max_bytes":104,"expires":30000000000}`)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		m, err := sub.NextMsg(5 * time.Second)
+		if err != nil || m.Header.Get("Status") != "" {
+			t.Fatalf("max_bytes 104, message %d: %v %v", i, err, m)
+		}
+	}
+	c, err := s.Consumer(ctxT(t), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "request done", func() bool { return consumerInfo(t, c).NumWaiting == 0 })
+	// The info reply came after anything sent to the inbox before it.
+	if n, _, _ := sub.Pending(); n != 0 {
+		m, _ := sub.NextMsg(0)
+		t.Fatalf("max_bytes used up exactly, then: %v %q", m.Header, m.Data)
+	}
+}
+
+// TestCompatUnpin: CONSUMER.UNPIN through nats.go's UnpinConsumer, with
+// nats-server's checks and errors (jetwal pins no client, so unpinning a
+// group the consumer has simply succeeds).
+func TestCompatUnpin(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	js, err := njs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := consumerStream(t, js, njs.FileStorage, njs.StreamConfig{Name: "S", Subjects: []string{"s.*"}})
+	if _, err := s.CreateConsumer(ctxT(t), njs.ConsumerConfig{Durable: "g", AckPolicy: njs.AckExplicitPolicy,
+		PriorityGroups: []string{"A"}, PriorityPolicy: njs.PriorityPolicyPinned}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateConsumer(ctxT(t), njs.ConsumerConfig{Durable: "p", AckPolicy: njs.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UnpinConsumer(ctxT(t), "g", "A"); err != nil {
+		t.Fatalf("unpin A: %v", err)
+	}
+	for _, c := range []struct {
+		consumer, group string
+		code            njs.ErrorCode
+	}{
+		{"g", "B", 10160},
+		{"p", "A", 10160},
+		{"nope", "A", 10014},
+	} {
+		if err := s.UnpinConsumer(ctxT(t), c.consumer, c.group); apiCode(err) != c.code {
+			t.Errorf("unpin %s %s: %v, want %d", c.consumer, c.group, err, c.code)
+		}
+	}
+	for body, want := range map[string]string{
+		``:                              `{"code":400,"err_code":10025,"description":"invalid JSON: unexpected end of JSON input"}`,
+		`{}`:                            `{"code":400,"err_code":10025,"description":"invalid JSON: consumer group not specified"}`,
+		`{"group":"a b"}`:               `{"code":400,"err_code":10162,"description":"Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 characters"}`,
+		`{"group":"waytoolongname178"}`: `{"code":400,"err_code":10162,"description":"Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 characters"}`,
+	} {
+		got := string(request(t, nc, "$JS.API.CONSUMER.UNPIN.S.g", body).Data)
+		if want = `{"type":"io.nats.jetstream.api.v1.consumer_unpin_response","error":` + want + `}`; got != want {
+			t.Errorf("unpin %q:\n got %s\nwant %s", body, got, want)
+		}
 	}
 }

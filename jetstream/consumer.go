@@ -332,33 +332,54 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			}
 			sseq, dcount = consumerstate.StreamSeq(m.Seq), 1
 		}
-		size := len(m.Subject) + len(m.Header) + len(m.Data)
+		// The ack reply is part of the size a pull request's max_bytes
+		// counts (as nats-server counts it), so it is made first: the
+		// consumer sequence and pending count this delivery will have.
+		pend := pending
+		switch {
+		case dcount == 1 && !havePending:
+			pend = c.numPending(st) // still counts this message
+			if pend > 0 {
+				pend--
+			}
+		case dcount == 1:
+			if pend > 0 {
+				pend--
+			}
+		case !havePending:
+			pend = c.numPending(st)
+		}
+		cseq := st.Delivered.Consumer + 1
+		hdr, data := m.Header, m.Data
+		if c.cfg.HeadersOnly {
+			hdr, data = headersOnly(hdr, len(data)), nil
+		}
+		at := len(c.replyBuf)
+		c.replyBuf = c.appendAckReply(c.replyBuf, dcount, uint64(sseq), uint64(cseq), m.Time, pend)
+		size := len(m.Subject) + len(c.replyBuf) - at + len(hdr) + len(data)
 		if w != nil && w.maxBytes > 0 && size > w.bytesLeft {
+			c.replyBuf = c.replyBuf[:at]
 			c.outs = append(c.outs, statusMsg(w.reply, "409 Message Size Exceeds MaxBytes", w.batch, w.bytesLeft))
 			c.popRequest()
 			continue
 		}
 		// Commit the delivery.
-		var cseq consumerstate.ConsumerSeq
 		var err error
 		if ackNone {
-			cseq, err = st.DeliverNoAck(sseq)
+			_, err = st.DeliverNoAck(sseq)
 			if err == nil {
 				c.ackd = append(c.ackd, uint64(sseq))
 			}
 		} else {
-			cseq, err = st.Deliver(sseq, dcount, now)
+			_, err = st.Deliver(sseq, dcount, now)
 		}
 		if err != nil {
+			c.replyBuf = c.replyBuf[:at]
 			c.js.log.Error("consumer delivery", "stream", c.s.name, "consumer", c.name, "error", err)
 			return false
 		}
+		pending, havePending = pend, true
 		if dcount == 1 {
-			if !havePending {
-				pending, havePending = c.numPending(st), true
-			} else if pending > 0 {
-				pending--
-			}
 			if c.cfg.ReplayPolicy == api.ReplayOriginal {
 				c.replay.msgTime, c.replay.sentAt = m.Time, now
 			}
@@ -370,20 +391,11 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 		} else {
 			c.rdq = c.rdq[1:]
 			delete(c.progress, sseq)
-			if !havePending {
-				pending, havePending = c.numPending(st), true
-			}
 			if due := addSat(now, int64(c.ackWait(dcount))); c.dueAt == 0 || due < c.dueAt {
 				c.dueAt = due
 			}
 		}
 		c.lastDlv = time.Unix(0, now)
-		hdr, data := m.Header, m.Data
-		if c.cfg.HeadersOnly {
-			hdr, data = headersOnly(hdr, len(data)), nil
-		}
-		at := len(c.replyBuf)
-		c.replyBuf = c.appendAckReply(c.replyBuf, dcount, uint64(sseq), uint64(cseq), m.Time, pending)
 		c.outs = append(c.outs, outMsg{
 			route: route, subj: m.Subject, hdr: hdr, data: data,
 			replyAt: int32(at), replyEnd: int32(len(c.replyBuf)),
@@ -395,7 +407,9 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			if w.hb > 0 {
 				w.nextHB = addSat(now, int64(w.hb))
 			}
-			if w.batch <= 0 {
+			// Its max_bytes used up exactly, a request is done, as with
+			// nats-server (no 409 for the next message).
+			if w.batch <= 0 || (w.maxBytes > 0 && w.bytesLeft == 0) {
 				c.popRequest()
 			}
 		} else {

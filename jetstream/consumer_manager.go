@@ -46,6 +46,7 @@ func (js *JetStream) startConsumers() error {
 	js.registerAPI("CONSUMER.NAMES", js.mgmt, cm.apiNames)
 	js.registerAPI("CONSUMER.LIST", js.mgmt, cm.apiList)
 	js.registerAPI("CONSUMER.PAUSE", js.mgmt, cm.apiPause)
+	js.registerAPI("CONSUMER.UNPIN", js.mgmt, cm.apiUnpin)
 	js.registerAPI(nextOp, nil, nil) // known: served by its own subscription
 	// CONSUMER.MSG.NEXT is not routed through registerAPI's worker queues:
 	// a pull request only touches memory, so it is handled on the

@@ -19,6 +19,7 @@ const (
 	TypeConsumerCreate = "io.nats.jetstream.api.v1.consumer_create_response"
 	TypeConsumerDelete = "io.nats.jetstream.api.v1.consumer_delete_response"
 	TypeConsumerPause  = "io.nats.jetstream.api.v1.consumer_pause_response"
+	TypeConsumerUnpin  = "io.nats.jetstream.api.v1.consumer_unpin_response"
 )
 
 // DeliverPolicy is where a new consumer starts in its stream.
@@ -255,6 +256,11 @@ type ConsumerPauseResponse struct {
 	PauseRemaining time.Duration `json:"pause_remaining,omitempty"`
 }
 
+// ConsumerUnpinRequest is the body of CONSUMER.UNPIN.
+type ConsumerUnpinRequest struct {
+	Group string `json:"group"`
+}
+
 // NextRequest is the body of CONSUMER.MSG.NEXT (or a bare batch number).
 type NextRequest struct {
 	Expires   time.Duration `json:"expires,omitempty"`
@@ -291,6 +297,8 @@ const (
 	ErrConsumerDoesNotExist            ErrCode = 10149
 	ErrMaximumConsumers                ErrCode = 10026
 	ErrConsumerStoreFailed             ErrCode = 10104
+	ErrConsumerInvalidPriorityGroup    ErrCode = 10160
+	ErrConsumerInvalidGroupName        ErrCode = 10162
 	ErrConsumerMaxPendingAckPolicy     ErrCode = 10082
 	ErrConsumerMaxPendingAckExcess     ErrCode = 10121
 	ErrConsumerInactiveThresholdExcess ErrCode = 10153
@@ -323,6 +331,8 @@ func init() {
 		ErrConsumerDoesNotExist:            {400, "consumer does not exist"},
 		ErrMaximumConsumers:                {400, "maximum consumers limit reached"},
 		ErrConsumerStoreFailed:             {500, "error creating store for consumer"},
+		ErrConsumerInvalidPriorityGroup:    {400, "Provided priority group does not exist for this consumer"},
+		ErrConsumerInvalidGroupName:        {400, "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 characters"},
 		ErrConsumerMaxPendingAckPolicy:     {400, "consumer requires ack policy for max ack pending"},
 		ErrConsumerMaxPendingAckExcess:     {400, "consumer max ack pending exceeds system limit"},
 		ErrConsumerInactiveThresholdExcess: {400, "consumer inactive threshold exceeds system limit"},
