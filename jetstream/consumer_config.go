@@ -263,7 +263,7 @@ func checkConsumerLimits(cfg *api.ConsumerConfig, limits api.StreamConsumerLimit
 		return api.Errorf(api.ErrConsumerMaxPendingAckExcess, "consumer max ack pending exceeds system limit of %d", limits.MaxAckPending)
 	}
 	if limits.InactiveThreshold > 0 && cfg.InactiveThreshold > limits.InactiveThreshold {
-		return api.Errorf(api.ErrConsumerInactiveThresholdExcess, "consumer inactive threshold exceeds system limit of %v", limits.InactiveThreshold)
+		return api.Errorf(api.ErrConsumerInactiveExcess, "consumer inactive threshold exceeds system limit of %v", limits.InactiveThreshold)
 	}
 	return nil
 }

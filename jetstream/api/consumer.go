@@ -272,70 +272,70 @@ type NextRequest struct {
 
 // Consumer error numbers (nats-server's errors.json).
 const (
-	ErrConsumerBadDurableName          ErrCode = 10103
-	ErrConsumerConfigRequired          ErrCode = 10078
-	ErrConsumerCreate                  ErrCode = 10012
-	ErrConsumerNameExist               ErrCode = 10013
-	ErrConsumerDurableNameNotMatch     ErrCode = 10017
-	ErrConsumerDeliverToWildcards      ErrCode = 10079
-	ErrConsumerPushMaxWaiting          ErrCode = 10080
-	ErrConsumerSmallHeartbeat          ErrCode = 10083
-	ErrConsumerFCRequiresPush          ErrCode = 10089
-	ErrConsumerHBRequiresPush          ErrCode = 10088
-	ErrConsumerFilterNotSubset         ErrCode = 10093
-	ErrConsumerInvalidPolicy           ErrCode = 10094
-	ErrConsumerWQRequiresExplicitAck   ErrCode = 10098
-	ErrConsumerWQMultipleUnfiltered    ErrCode = 10099
-	ErrConsumerWQNotUnique             ErrCode = 10100
-	ErrConsumerWQNotDeliverAll         ErrCode = 10101
-	ErrConsumerMaxDeliverBackoff       ErrCode = 10116
-	ErrConsumerFilterMismatch          ErrCode = 10131
-	ErrConsumerDuplicateFilters        ErrCode = 10136
-	ErrConsumerOverlappingFilters      ErrCode = 10138
-	ErrConsumerEmptyFilter             ErrCode = 10139
-	ErrConsumerAlreadyExists           ErrCode = 10148
-	ErrConsumerDoesNotExist            ErrCode = 10149
-	ErrMaximumConsumers                ErrCode = 10026
-	ErrConsumerStoreFailed             ErrCode = 10104
-	ErrConsumerInvalidPriorityGroup    ErrCode = 10160
-	ErrConsumerInvalidGroupName        ErrCode = 10162
-	ErrConsumerMaxPendingAckPolicy     ErrCode = 10082
-	ErrConsumerMaxPendingAckExcess     ErrCode = 10121
-	ErrConsumerInactiveThresholdExcess ErrCode = 10153
+	ErrConsumerBadDurableName        ErrCode = 10103
+	ErrConsumerConfigRequired        ErrCode = 10078
+	ErrConsumerCreate                ErrCode = 10012
+	ErrConsumerNameExist             ErrCode = 10013
+	ErrConsumerDurableNameNotMatch   ErrCode = 10017
+	ErrConsumerDeliverToWildcards    ErrCode = 10079
+	ErrConsumerPushMaxWaiting        ErrCode = 10080
+	ErrConsumerSmallHeartbeat        ErrCode = 10083
+	ErrConsumerFCRequiresPush        ErrCode = 10089
+	ErrConsumerHBRequiresPush        ErrCode = 10088
+	ErrConsumerFilterNotSubset       ErrCode = 10093
+	ErrConsumerInvalidPolicy         ErrCode = 10094
+	ErrConsumerWQRequiresExplicitAck ErrCode = 10098
+	ErrConsumerWQMultipleUnfiltered  ErrCode = 10099
+	ErrConsumerWQNotUnique           ErrCode = 10100
+	ErrConsumerWQNotDeliverAll       ErrCode = 10101
+	ErrConsumerMaxDeliverBackoff     ErrCode = 10116
+	ErrConsumerFilterMismatch        ErrCode = 10131
+	ErrConsumerDuplicateFilters      ErrCode = 10136
+	ErrConsumerOverlappingFilters    ErrCode = 10138
+	ErrConsumerEmptyFilter           ErrCode = 10139
+	ErrConsumerAlreadyExists         ErrCode = 10148
+	ErrConsumerDoesNotExist          ErrCode = 10149
+	ErrMaximumConsumers              ErrCode = 10026
+	ErrConsumerStoreFailed           ErrCode = 10104
+	ErrConsumerInvalidPriorityGroup  ErrCode = 10160
+	ErrConsumerInvalidGroupName      ErrCode = 10162
+	ErrConsumerMaxPendingAckPolicy   ErrCode = 10082
+	ErrConsumerMaxPendingAckExcess   ErrCode = 10121
+	ErrConsumerInactiveExcess        ErrCode = 10153
 )
 
 func init() {
 	for code, e := range map[ErrCode]errInfo{
-		ErrConsumerBadDurableName:          {400, "durable name can not contain '.', '*', '>'"},
-		ErrConsumerConfigRequired:          {400, "consumer config required"},
-		ErrConsumerCreate:                  {500, "consumer create failed"},
-		ErrConsumerNameExist:               {400, "consumer name already in use"},
-		ErrConsumerDurableNameNotMatch:     {400, "consumer name in subject does not match durable name in request"},
-		ErrConsumerDeliverToWildcards:      {400, "consumer deliver subject has wildcards"},
-		ErrConsumerPushMaxWaiting:          {400, "consumer in push mode can not set max waiting"},
-		ErrConsumerSmallHeartbeat:          {400, "consumer idle heartbeat needs to be >= 100ms"},
-		ErrConsumerFCRequiresPush:          {400, "consumer flow control requires a push based consumer"},
-		ErrConsumerHBRequiresPush:          {400, "consumer idle heartbeat requires a push based consumer"},
-		ErrConsumerFilterNotSubset:         {400, "consumer filter subject is not a valid subset of the interest subjects"},
-		ErrConsumerInvalidPolicy:           {400, "invalid consumer policy"},
-		ErrConsumerWQRequiresExplicitAck:   {400, "workqueue stream requires explicit ack"},
-		ErrConsumerWQMultipleUnfiltered:    {400, "multiple non-filtered consumers not allowed on workqueue stream"},
-		ErrConsumerWQNotUnique:             {400, "filtered consumer not unique on workqueue stream"},
-		ErrConsumerWQNotDeliverAll:         {400, "consumer must be deliver all on workqueue stream"},
-		ErrConsumerMaxDeliverBackoff:       {400, "max deliver is required to be > length of backoff values"},
-		ErrConsumerFilterMismatch:          {400, "Consumer create request did not match filtered subject from create subject"},
-		ErrConsumerDuplicateFilters:        {400, "consumer cannot have both FilterSubject and FilterSubjects specified"},
-		ErrConsumerOverlappingFilters:      {400, "consumer subject filters cannot overlap"},
-		ErrConsumerEmptyFilter:             {400, "consumer filter in FilterSubjects cannot be empty"},
-		ErrConsumerAlreadyExists:           {400, "consumer already exists"},
-		ErrConsumerDoesNotExist:            {400, "consumer does not exist"},
-		ErrMaximumConsumers:                {400, "maximum consumers limit reached"},
-		ErrConsumerStoreFailed:             {500, "error creating store for consumer"},
-		ErrConsumerInvalidPriorityGroup:    {400, "Provided priority group does not exist for this consumer"},
-		ErrConsumerInvalidGroupName:        {400, "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 characters"},
-		ErrConsumerMaxPendingAckPolicy:     {400, "consumer requires ack policy for max ack pending"},
-		ErrConsumerMaxPendingAckExcess:     {400, "consumer max ack pending exceeds system limit"},
-		ErrConsumerInactiveThresholdExcess: {400, "consumer inactive threshold exceeds system limit"},
+		ErrConsumerBadDurableName:        {400, "durable name can not contain '.', '*', '>'"},
+		ErrConsumerConfigRequired:        {400, "consumer config required"},
+		ErrConsumerCreate:                {500, "consumer create failed"},
+		ErrConsumerNameExist:             {400, "consumer name already in use"},
+		ErrConsumerDurableNameNotMatch:   {400, "consumer name in subject does not match durable name in request"},
+		ErrConsumerDeliverToWildcards:    {400, "consumer deliver subject has wildcards"},
+		ErrConsumerPushMaxWaiting:        {400, "consumer in push mode can not set max waiting"},
+		ErrConsumerSmallHeartbeat:        {400, "consumer idle heartbeat needs to be >= 100ms"},
+		ErrConsumerFCRequiresPush:        {400, "consumer flow control requires a push based consumer"},
+		ErrConsumerHBRequiresPush:        {400, "consumer idle heartbeat requires a push based consumer"},
+		ErrConsumerFilterNotSubset:       {400, "consumer filter subject is not a valid subset of the interest subjects"},
+		ErrConsumerInvalidPolicy:         {400, "invalid consumer policy"},
+		ErrConsumerWQRequiresExplicitAck: {400, "workqueue stream requires explicit ack"},
+		ErrConsumerWQMultipleUnfiltered:  {400, "multiple non-filtered consumers not allowed on workqueue stream"},
+		ErrConsumerWQNotUnique:           {400, "filtered consumer not unique on workqueue stream"},
+		ErrConsumerWQNotDeliverAll:       {400, "consumer must be deliver all on workqueue stream"},
+		ErrConsumerMaxDeliverBackoff:     {400, "max deliver is required to be > length of backoff values"},
+		ErrConsumerFilterMismatch:        {400, "Consumer create request did not match filtered subject from create subject"},
+		ErrConsumerDuplicateFilters:      {400, "consumer cannot have both FilterSubject and FilterSubjects specified"},
+		ErrConsumerOverlappingFilters:    {400, "consumer subject filters cannot overlap"},
+		ErrConsumerEmptyFilter:           {400, "consumer filter in FilterSubjects cannot be empty"},
+		ErrConsumerAlreadyExists:         {400, "consumer already exists"},
+		ErrConsumerDoesNotExist:          {400, "consumer does not exist"},
+		ErrMaximumConsumers:              {400, "maximum consumers limit reached"},
+		ErrConsumerStoreFailed:           {500, "error creating store for consumer"},
+		ErrConsumerInvalidPriorityGroup:  {400, "Provided priority group does not exist for this consumer"},
+		ErrConsumerInvalidGroupName:      {400, "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 characters"},
+		ErrConsumerMaxPendingAckPolicy:   {400, "consumer requires ack policy for max ack pending"},
+		ErrConsumerMaxPendingAckExcess:   {400, "consumer max ack pending exceeds system limit"},
+		ErrConsumerInactiveExcess:        {400, "consumer inactive threshold exceeds system limit"},
 	} {
 		errTable[code] = e
 	}
