@@ -10,6 +10,7 @@ import (
 
 	njs "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/segment"
 )
 
@@ -65,6 +66,12 @@ func TestCLICompressionS2(t *testing.T) {
 			"--compression", comp, "--defaults"), "Stream "+name+" was created")
 	}
 	c.ok(args("stream", "info", "Z"), "Compression: S2 Compression")
+	// An unknown algorithm is refused in nats-server's words.
+	var bad api.StreamCreateResponse
+	requestJSON(t, ts.connect(), api.SubjStreamCreate+"BAD", `{"name":"BAD","compression":"zz"}`, &bad)
+	if bad.Error == nil || bad.Error.ErrCode != api.ErrInvalidJSON || bad.Error.Description != "invalid JSON: unknown compression algorithm" {
+		t.Fatalf("compression zz: %+v", bad.Error)
+	}
 	c.ok(args("stream", "info", "Z", "--json"), `"compression": "s2"`)
 
 	js, err := njs.New(ts.connect())

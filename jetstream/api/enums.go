@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -122,8 +123,11 @@ func (c *Compression) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	v, err := unmarshalEnum("compression", compressionNames, b)
+	if err != nil {
+		return errors.New("unknown compression algorithm") // nats-server's words
+	}
 	*c = Compression(v)
-	return err
+	return nil
 }
 
 // PersistMode is nats-server's per-stream persistence opt-in. jetwal accepts
