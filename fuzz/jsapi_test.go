@@ -3,6 +3,7 @@ package fuzz
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -99,8 +100,8 @@ func requestWait(t *testing.T, srv *server.Server, subj string, body []byte, wai
 // FuzzJetStreamAPI sends arbitrary bodies to each $JS.API subject: every
 // request is answered, with an error JSON (a code and a description) or a
 // valid response (JSON with its type; DIRECT.GET: a message or a status
-// header; unanswered only when the stream does not allow direct gets, as
-// with nats-server), and the server keeps serving.
+// header, a 503 no-responders status when the stream does not allow direct
+// gets, as with nats-server), and the server keeps serving.
 func FuzzJetStreamAPI(f *testing.F) {
 	f.Add(uint8(1), []byte(`{"name":"F","subjects":["f.>"],"storage":"file"}`))
 	f.Add(uint8(2), []byte(`{"name":"G","subjects":["g.>"],"storage":"memory","max_msgs":10}`))
@@ -141,9 +142,12 @@ func FuzzJetStreamAPI(f *testing.F) {
 		ensureStreamF(t, srv)
 		subj := jsAPISubjects[int(op)%len(jsAPISubjects)]
 		if subj == "$JS.API.DIRECT.GET.F" && !allowDirect(t, srv) {
-			// Like nats-server, a stream without allow_direct does not
-			// answer DIRECT.GET at all.
-			requestWait(t, srv, subj, body, 100*time.Millisecond)
+			// Like nats-server, a stream without allow_direct has no
+			// DIRECT.GET responder: the requester gets a 503 status.
+			hdr, data, ok := request(t, srv, subj, body)
+			if !ok || !strings.HasPrefix(string(hdr), "NATS/1.0 503\r\n") || len(data) != 0 {
+				t.Fatalf("%s %q without allow_direct: %q %q, want a 503 status", subj, body, hdr, data)
+			}
 			subj = "$JS.API.STREAM.MSG.GET.F"
 		}
 		hdr, data, ok := request(t, srv, subj, body)

@@ -127,6 +127,9 @@ func (js *JetStream) serve(h apiHandler, r *apiRequest) {
 				Description: "internal error serving the request"})
 		}
 	}()
+	if js.refuseLevel(r) {
+		return
+	}
 	h.fn(r)
 }
 
@@ -140,12 +143,14 @@ func (js *JetStream) respond(r *apiRequest, v any, failed bool) {
 	if failed {
 		b = js.hidePaths(b)
 	}
-	if r.reply != "" {
-		js.srv.Publish(r.reply, "", nil, b)
-	}
+	// Counted before the reply goes out, so a client that got its reply
+	// finds the request in the stats (jsz).
 	js.apiTotal.Add(1)
 	if failed {
 		js.apiErrors.Add(1)
+	}
+	if r.reply != "" {
+		js.srv.Publish(r.reply, "", nil, b)
 	}
 }
 

@@ -2,7 +2,6 @@ package jetstream
 
 import (
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
@@ -114,6 +113,11 @@ func (js *JetStream) apiMsgDelete(r *apiRequest) {
 		return
 	}
 	s.mu.Lock()
+	if aerr := deleteOutOfRange(s.store, cfg.Storage, req.Seq); aerr != nil {
+		s.mu.Unlock()
+		js.respondError(r, typ, aerr)
+		return
+	}
 	err := s.store.Delete(req.Seq, !req.NoErase)
 	s.mu.Unlock()
 	switch {
@@ -126,76 +130,22 @@ func (js *JetStream) apiMsgDelete(r *apiRequest) {
 	}
 }
 
-// DIRECT.GET status replies.
-var (
-	hdrNotFound     = statusHeader(404, "Message Not Found")
-	hdrEmptyRequest = statusHeader(408, "Empty Request")
-	hdrBadRequest   = statusHeader(408, "Bad Request")
-	hdrMalformed    = statusHeader(408, "Malformed Request")
-)
-
-// apiDirectGet serves DIRECT.GET.<name> (JSON body) and
-// DIRECT.GET.<name>.<subject> (last message on subject). The reply is the
-// stored message itself with Nats-Stream, Nats-Subject, Nats-Sequence and
-// Nats-Time-Stamp headers, or a status-only 404/408. Streams without
-// allow_direct do not answer, as nats-server has no responder for them.
-func (js *JetStream) apiDirectGet(r *apiRequest) {
-	if r.reply == "" {
-		return
+// deleteOutOfRange is nats-server's file store answer to deleting a
+// sequence outside the stream's messages: past the last sequence "stream
+// store EOF", before the first (or 0, or in an empty stream) "no message
+// found", both as a failed delete (10057). A gap inside the range, and any
+// sequence of a memory stream, is "sequence not found" (10043), which the
+// caller reports.
+func deleteOutOfRange(st store.StreamStore, storage api.StorageType, seq uint64) *api.ApiError {
+	if storage != api.FileStorage {
+		return nil
 	}
-	name, subj, _ := strings.Cut(r.args, ".")
-	s := js.lookup(name)
-	if s == nil {
-		return
-	}
-	s.cfgMu.RLock()
-	direct := s.cfg.AllowDirect
-	s.cfgMu.RUnlock()
-	if !direct {
-		return
-	}
-	var req api.MsgGetRequest
+	state := st.State()
 	switch {
-	case subj != "":
-		if !isEmptyRequest(r.data) {
-			if decodeRequest(r.data, &req) != nil {
-				js.srv.Publish(r.reply, "", hdrMalformed, nil)
-				return
-			}
-			if req.LastFor != "" || req.NextFor != "" || req.Seq != 0 {
-				js.srv.Publish(r.reply, "", hdrBadRequest, nil)
-				return
-			}
-		}
-		req.LastFor = subj
-	case isEmptyRequest(r.data):
-		js.srv.Publish(r.reply, "", hdrEmptyRequest, nil)
-		return
-	default:
-		if decodeRequest(r.data, &req) != nil {
-			js.srv.Publish(r.reply, "", hdrMalformed, nil)
-			return
-		}
+	case seq > state.LastSeq:
+		return api.Errorf(api.ErrStreamMsgDeleteFailed, "stream store EOF")
+	case seq == 0 || seq < state.FirstSeq || state.Msgs == 0:
+		return api.Errorf(api.ErrStreamMsgDeleteFailed, "no message found")
 	}
-	if req.Batch > 0 || len(req.MultiLastFor) > 0 || req.StartTime != nil || req.UpToSeq > 0 || req.UpToTime != nil {
-		// Batched and multi-subject gets are not implemented.
-		js.srv.Publish(r.reply, "", hdrBadRequest, nil)
-		return
-	}
-	var m store.Msg
-	bad, err := loadForGet(s.store, &req, &m)
-	switch {
-	case bad != "":
-		js.srv.Publish(r.reply, "", hdrBadRequest, nil)
-		return
-	case err != nil:
-		js.srv.Publish(r.reply, "", hdrNotFound, nil)
-		return
-	}
-	orig := m.Header
-	if req.NoHeaders {
-		orig = nil
-	}
-	hdr := directGetHeader(make([]byte, 0, len(orig)+128+len(s.name)+len(m.Subject)), orig, s.name, m.Subject, m.Seq, m.Time)
-	js.srv.Publish(r.reply, "", hdr, m.Data)
+	return nil
 }

@@ -127,6 +127,9 @@ func (js *JetStream) apiStreamCreate(r *apiRequest) {
 		return
 	}
 	cfg, aerr := normalizeConfig(&req)
+	if aerr == nil {
+		aerr = checkReplicas(cfg.Replicas)
+	}
 	if aerr != nil {
 		js.respondError(r, typ, aerr)
 		return
@@ -271,7 +274,7 @@ func (js *JetStream) apiStreamPurge(r *apiRequest) {
 		js.respondError(r, typ, api.Errorf(api.ErrStreamGeneral, "purge failed: %v", err))
 		return
 	}
-	s.consumersPurged()
+	s.consumersPurged(filter)
 	js.respond(r, api.StreamPurgeResponse{Response: api.Response{Type: typ}, Success: true, Purged: purged}, false)
 }
 

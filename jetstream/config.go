@@ -17,6 +17,7 @@ const (
 	maxDescriptionLen = 4 * 1024
 	maxMetadataLen    = 128 * 1024
 	minWindow         = 100 * time.Millisecond
+	maxReplicas       = 5
 	// DefaultDuplicateWindow is the dedupe window of a stream that sets none.
 	DefaultDuplicateWindow = 2 * time.Minute
 )
@@ -70,6 +71,9 @@ func checkName(name string) *api.ApiError {
 // normalizeConfig checks a requested stream config and fills in nats-server's
 // defaults. It returns a new config; req is not modified.
 //
+// A replica count of 2 to 5 passes here: as nats-server, the API handlers
+// refuse it afterwards with ErrReplicasNotSupported (see checkReplicas).
+//
 // Defaults: storage file, one replica, -1 (unlimited) for max msgs, bytes,
 // msgs per subject, msg size and consumers, a duplicate window of two minutes
 // (or max age when that is shorter), subjects [name] when none are given.
@@ -100,9 +104,8 @@ func normalizeConfig(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 		cfg.Replicas = 1
 	case cfg.Replicas < 0:
 		return api.StreamConfig{}, api.NewError(api.ErrReplicasNegative)
-	case cfg.Replicas > 1:
-		return api.StreamConfig{}, api.Errorf(api.ErrReplicasNotSupported,
-			"replicas %d not supported: jetwal is a single server, use num_replicas 1", cfg.Replicas)
+	case cfg.Replicas > maxReplicas:
+		return api.StreamConfig{}, invalidConfig("maximum replicas is %d", maxReplicas)
 	}
 	unlimited := func(v *int64) {
 		if *v == 0 || *v < -1 {
@@ -162,6 +165,16 @@ func normalizeConfig(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 	return cfg, nil
 }
 
+// checkReplicas refuses a replica count above one as nats-server does when
+// it is not clustered: after the config checks, for streams (create and
+// update) and for consumers.
+func checkReplicas(n int) *api.ApiError {
+	if n > 1 {
+		return api.NewError(api.ErrReplicasNotSupported)
+	}
+	return nil
+}
+
 // rejectUnsupported refuses the features jetwal does not implement, naming
 // each one, rather than storing a config it would not honour.
 func rejectUnsupported(cfg *api.StreamConfig) *api.ApiError {
@@ -178,8 +191,6 @@ func rejectUnsupported(cfg *api.StreamConfig) *api.ApiError {
 		return invalidConfig("subject transforms are not supported by jetwal")
 	case present(cfg.RePublish):
 		return invalidConfig("republish is not supported by jetwal")
-	case cfg.Compression != api.NoCompression:
-		return invalidConfig("compression %q is not supported by jetwal, use \"none\"", cfg.Compression)
 	case cfg.SubjectDeleteMarkerTTL != 0:
 		return invalidConfig("subject delete markers are not supported by jetwal")
 	case cfg.AllowMsgCounter:

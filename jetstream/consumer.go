@@ -39,6 +39,7 @@ type consumer struct {
 	created   time.Time
 	cs        *consumerstate.Consumer // nil: state in memory only
 	ackPrefix string                  // "$JS.ACK.<stream>.<name>."
+	ackNone   bool                    // ack_policy none, which no update changes
 
 	kick chan struct{} // capacity 1: "there may be work"
 	stop chan struct{} // closed to end run
@@ -51,26 +52,28 @@ type consumer struct {
 	// counts are taken per subject instead of summed per filter.
 	overlap bool
 	// filterSnap is filters for the publish path, read without mu.
-	filterSnap atomic.Pointer[[]string]
-	push       bool
-	mem        consumerstate.State // the state when cs is nil
-	waiting    []*pullRequest
-	progress   map[consumerstate.StreamSeq]int64 // +WPI: ack wait restarted at
-	rdq        []consumerstate.StreamSeq         // due for redelivery, ascending
-	dueAt      int64                             // earliest possible redelivery (0: none)
-	lastDlv    time.Time
-	lastAck    time.Time
-	active     int64    // pull: last request or ack (unix ns)
-	idleFrom   int64    // push: interest lost at (0: has interest)
-	lps        []uint64 // last_per_subject picks not yet passed
-	lpsEnd     uint64
-	lpsAll     []uint64 // every pick, kept in meta.inf (never changes)
-	fcReply    string   // outstanding flow control request
-	fcBytes    int
-	lastSend   int64 // push: last message or heartbeat sent
-	replay     struct{ msgTime, sentAt int64 }
-	closed     bool
-	gone       atomic.Bool // closed, for lock-free readers (the ack fast path)
+	filterSnap           atomic.Pointer[[]string]
+	push                 bool
+	mem                  consumerstate.State // the state when cs is nil
+	waiting              []*pullRequest
+	progress             map[consumerstate.StreamSeq]int64 // +WPI: ack wait restarted at
+	rdq                  []consumerstate.StreamSeq         // due for redelivery, ascending
+	exhausted            map[consumerstate.StreamSeq]bool  // pending past max_deliver: see exhaust
+	exhaustedRedelivered int                               // redelivered ones of those let go (exhaustedDone)
+	dueAt                int64                             // earliest possible redelivery (0: none)
+	lastDlv              time.Time
+	lastAck              time.Time
+	active               int64    // pull: last request or ack (unix ns)
+	idleFrom             int64    // push: interest lost at (0: has interest)
+	lps                  []uint64 // last_per_subject picks not yet passed
+	lpsEnd               uint64
+	lpsAll               []uint64 // every pick, kept in meta.inf (never changes)
+	fcReply              string   // outstanding flow control request
+	fcBytes              int
+	lastSend             int64 // push: last message or heartbeat sent
+	replay               struct{ msgTime, sentAt int64 }
+	closed               bool
+	gone                 atomic.Bool // closed, for lock-free readers (the ack fast path)
 
 	bufs     []store.Msg // message buffers of one round
 	outs     []outMsg
@@ -100,6 +103,7 @@ func newConsumer(s *stream, name string, cfg api.ConsumerConfig, created time.Ti
 		done:      make(chan struct{}),
 		dueAt:     1, // scan restored pending messages on the first round
 		active:    time.Now().UnixNano(),
+		ackNone:   cfg.AckPolicy == api.AckNone,
 	}
 	c.setConfig(cfg)
 	return c
@@ -120,50 +124,6 @@ func (c *consumer) setConfig(cfg api.ConsumerConfig) {
 	f := c.filters
 	c.filterSnap.Store(&f)
 	c.push = cfg.DeliverSubject != ""
-}
-
-// start positions a new consumer by its deliver policy and starts it.
-func (c *consumer) position() {
-	st := c.s.store
-	var start uint64
-	switch c.cfg.DeliverPolicy {
-	case api.DeliverAll:
-		return
-	case api.DeliverLast:
-		var m store.Msg
-		last := uint64(0)
-		for _, f := range c.storeFilters() {
-			if err := st.LoadLast(f, &m); err == nil && m.Seq > last {
-				last = m.Seq
-			}
-		}
-		start = last
-		if last == 0 {
-			start = st.State().LastSeq + 1
-		}
-	case api.DeliverNew:
-		start = st.State().LastSeq + 1
-	case api.DeliverByStartSequence:
-		start = c.cfg.OptStartSeq
-	case api.DeliverByStartTime:
-		start = st.SeqForTime(*c.cfg.OptStartTime)
-	case api.DeliverLastPerSubject:
-		for _, f := range c.storeFilters() {
-			for _, ss := range st.SubjectsState(f) {
-				c.lps = append(c.lps, ss.Last)
-			}
-		}
-		sortU64(c.lps)
-		c.lpsAll = slices.Clone(c.lps)
-		if len(c.lps) == 0 {
-			start = st.State().LastSeq + 1
-		} else {
-			start, c.lpsEnd = c.lps[0], c.lps[len(c.lps)-1]
-		}
-	}
-	if start > 1 {
-		c.withState(func(s *consumerstate.State) { s.Reset(consumerstate.StreamSeq(start)) })
-	}
 }
 
 // restoreLastPerSubject reinstalls the last_per_subject picks of a
@@ -276,7 +236,9 @@ func (c *consumer) round() (wake int64, remove bool) {
 		c.scanDue(now)
 	}
 	full := false
-	if interest || len(c.waiting) > 0 {
+	paused := c.pausedUntil(now)
+	soon(paused) // resume on time
+	if (interest || len(c.waiting) > 0) && paused == 0 {
 		c.withState(func(st *consumerstate.State) { full = c.deliver(st, now, interest, soon) })
 	}
 	if full {
@@ -356,7 +318,7 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 		m := &c.bufs[n]
 		sseq, dcount := c.nextRedelivery(st, m)
 		if sseq == 0 {
-			if !ackNone && c.cfg.MaxAckPending > 0 && st.NumPending() >= c.cfg.MaxAckPending {
+			if !ackNone && c.cfg.MaxAckPending > 0 && c.ackPending(st) >= c.cfg.MaxAckPending {
 				return false
 			}
 			if !c.loadNext(st, m) {
@@ -370,33 +332,54 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			}
 			sseq, dcount = consumerstate.StreamSeq(m.Seq), 1
 		}
-		size := len(m.Subject) + len(m.Header) + len(m.Data)
+		// The ack reply is part of the size a pull request's max_bytes
+		// counts (as nats-server counts it), so it is made first: the
+		// consumer sequence and pending count this delivery will have.
+		pend := pending
+		switch {
+		case dcount == 1 && !havePending:
+			pend = c.numPending(st) // still counts this message
+			if pend > 0 {
+				pend--
+			}
+		case dcount == 1:
+			if pend > 0 {
+				pend--
+			}
+		case !havePending:
+			pend = c.numPending(st)
+		}
+		cseq := st.Delivered.Consumer + 1
+		hdr, data := m.Header, m.Data
+		if c.cfg.HeadersOnly {
+			hdr, data = headersOnly(hdr, len(data)), nil
+		}
+		at := len(c.replyBuf)
+		c.replyBuf = c.appendAckReply(c.replyBuf, dcount, uint64(sseq), uint64(cseq), m.Time, pend)
+		size := len(m.Subject) + len(c.replyBuf) - at + len(hdr) + len(data)
 		if w != nil && w.maxBytes > 0 && size > w.bytesLeft {
+			c.replyBuf = c.replyBuf[:at]
 			c.outs = append(c.outs, statusMsg(w.reply, "409 Message Size Exceeds MaxBytes", w.batch, w.bytesLeft))
 			c.popRequest()
 			continue
 		}
 		// Commit the delivery.
-		var cseq consumerstate.ConsumerSeq
 		var err error
 		if ackNone {
-			cseq, err = st.DeliverNoAck(sseq)
+			_, err = st.DeliverNoAck(sseq)
 			if err == nil {
 				c.ackd = append(c.ackd, uint64(sseq))
 			}
 		} else {
-			cseq, err = st.Deliver(sseq, dcount, now)
+			_, err = st.Deliver(sseq, dcount, now)
 		}
 		if err != nil {
+			c.replyBuf = c.replyBuf[:at]
 			c.js.log.Error("consumer delivery", "stream", c.s.name, "consumer", c.name, "error", err)
 			return false
 		}
+		pending, havePending = pend, true
 		if dcount == 1 {
-			if !havePending {
-				pending, havePending = c.numPending(st), true
-			} else if pending > 0 {
-				pending--
-			}
 			if c.cfg.ReplayPolicy == api.ReplayOriginal {
 				c.replay.msgTime, c.replay.sentAt = m.Time, now
 			}
@@ -408,20 +391,11 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 		} else {
 			c.rdq = c.rdq[1:]
 			delete(c.progress, sseq)
-			if !havePending {
-				pending, havePending = c.numPending(st), true
-			}
 			if due := addSat(now, int64(c.ackWait(dcount))); c.dueAt == 0 || due < c.dueAt {
 				c.dueAt = due
 			}
 		}
 		c.lastDlv = time.Unix(0, now)
-		hdr, data := m.Header, m.Data
-		if c.cfg.HeadersOnly {
-			hdr, data = headersOnly(hdr, len(data)), nil
-		}
-		at := len(c.replyBuf)
-		c.replyBuf = c.appendAckReply(c.replyBuf, dcount, uint64(sseq), uint64(cseq), m.Time, pending)
 		c.outs = append(c.outs, outMsg{
 			route: route, subj: m.Subject, hdr: hdr, data: data,
 			replyAt: int32(at), replyEnd: int32(len(c.replyBuf)),
@@ -433,7 +407,9 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			if w.hb > 0 {
 				w.nextHB = addSat(now, int64(w.hb))
 			}
-			if w.batch <= 0 {
+			// Its max_bytes used up exactly, a request is done, as with
+			// nats-server (no 409 for the next message).
+			if w.batch <= 0 || (w.maxBytes > 0 && w.bytesLeft == 0) {
 				c.popRequest()
 			}
 		} else {
@@ -445,7 +421,7 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 
 // nextRedelivery returns the next message due for redelivery, loaded into
 // m, with its new delivery count; 0 when none is due. Messages past
-// max_deliver are dropped from pending, and vanished ones acknowledged.
+// max_deliver are set aside (exhaust), and vanished ones acknowledged.
 func (c *consumer) nextRedelivery(st *consumerstate.State, m *store.Msg) (consumerstate.StreamSeq, uint64) {
 	for len(c.rdq) > 0 {
 		seq := c.rdq[0]
@@ -455,8 +431,7 @@ func (c *consumer) nextRedelivery(st *consumerstate.State, m *store.Msg) (consum
 		}
 		dc := st.DeliveryCount(seq) + 1
 		if c.cfg.MaxDeliver > 0 && dc > uint64(c.cfg.MaxDeliver) {
-			st.Term(seq)
-			c.ackd = append(c.ackd, uint64(seq))
+			c.exhaust(seq)
 			c.rdq = c.rdq[1:]
 			continue
 		}
@@ -572,6 +547,9 @@ func (c *consumer) scanDue(now int64) {
 				}
 				due = addSat(base, int64(c.ackWait(st.DeliveryCount(seq))))
 			}
+			if c.exhausted[seq] {
+				continue
+			}
 			if due <= now {
 				c.rdq = append(c.rdq, seq)
 			} else if c.dueAt == 0 || due < c.dueAt {
@@ -632,10 +610,14 @@ func (c *consumer) info(withServerMeta bool) *api.ConsumerInfo {
 	c.withState(func(st *consumerstate.State) {
 		ci.Delivered = api.SequenceInfo{Consumer: uint64(st.Delivered.Consumer), Stream: uint64(st.Delivered.Stream)}
 		ci.AckFloor = api.SequenceInfo{Consumer: uint64(st.AckFloor.Consumer), Stream: uint64(st.AckFloor.Stream)}
-		ci.NumAckPending = st.NumPending()
-		ci.NumRedelivered = len(st.Redelivered)
+		ci.NumAckPending = c.ackPending(st)
+		ci.NumRedelivered = len(st.Redelivered) + c.exhaustedRedelivered
 		ci.NumPending = c.numPending(st)
 	})
+	ci.Paused, ci.PauseRemaining = pauseInfo(c.cfg.PauseUntil, time.Now())
+	if c.cfg.MaxDeliver == 1 {
+		ci.NumRedelivered = 0 // as nats-server: no redeliveries to report
+	}
 	if !c.lastDlv.IsZero() {
 		t := c.lastDlv.UTC()
 		ci.Delivered.Last = &t

@@ -133,12 +133,15 @@ func (cm *consumerManager) ackTarget(subj string) (*consumer, uint64) {
 // goroutine and only touches memory, except for a confirmed ack under sync
 // always, whose flush runs on a worker.
 func (cm *consumerManager) handleAck(m *server.Msg) {
-	kind, rest, ok := parseAck(m.Data)
-	if !ok {
+	c, sseq := cm.ackTarget(m.Subject)
+	if c == nil || c.ackNone {
+		// nats-server subscribes acks only for consumers that take them:
+		// whoever asks for a reply gets a no-responders status.
+		cm.js.noResponders(m.Subject, m.Reply)
 		return
 	}
-	c, sseq := cm.ackTarget(m.Subject)
-	if c == nil {
+	kind, rest, ok := parseAck(m.Data)
+	if !ok {
 		return
 	}
 	var delay time.Duration
@@ -210,7 +213,7 @@ func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay ti
 	c.withState(func(st *consumerstate.State) {
 		// An ack frees room only for a consumer held back by max_ack_pending
 		// with someone to deliver to; other acks need no round.
-		if !wake && c.cfg.MaxAckPending > 0 && st.NumPending() >= c.cfg.MaxAckPending &&
+		if !wake && c.cfg.MaxAckPending > 0 && c.ackPending(st) >= c.cfg.MaxAckPending &&
 			(len(c.waiting) > 0 || c.push) {
 			wake = true
 		}
@@ -245,6 +248,9 @@ func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay ti
 				}
 				c.progress[sseq] = now
 			}
+		}
+		if len(done) > 0 {
+			c.exhaustedDone(st)
 		}
 	})
 	if len(done) > 0 {

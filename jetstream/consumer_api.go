@@ -47,11 +47,6 @@ func (cm *consumerManager) create(r *apiRequest, streamName, subjName, subjFilte
 		fail(api.NewError(api.ErrConsumerConfigRequired))
 		return
 	}
-	s := cm.js.lookup(streamName)
-	if s == nil {
-		fail(api.NewError(api.ErrStreamNotFound))
-		return
-	}
 	if req.Stream != "" && req.Stream != streamName {
 		fail(api.NewError(api.ErrStreamNameMismatch))
 		return
@@ -82,6 +77,16 @@ func (cm *consumerManager) create(r *apiRequest, streamName, subjName, subjFilte
 			fail(api.NewError(api.ErrConsumerFilterMismatch))
 			return
 		}
+	}
+	// As nats-server: replicas are refused before the stream is looked up.
+	if aerr := checkReplicas(cfg.Replicas); aerr != nil {
+		fail(aerr)
+		return
+	}
+	s := cm.js.lookup(streamName)
+	if s == nil {
+		fail(api.NewError(api.ErrStreamNotFound))
+		return
 	}
 	switch {
 	case cfg.Name == "" && cfg.Durable != "":
@@ -115,6 +120,9 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 		old.mu.Lock()
 		ocfg := old.cfg.Clone()
 		old.mu.Unlock()
+		// As nats-server: only CONSUMER.PAUSE changes a pause.
+		cfg.PauseUntil = ocfg.PauseUntil
+		setConsumerRequiredLevel(&cfg)
 		if sameConsumerConfig(&ocfg, &cfg) {
 			return old, nil
 		}

@@ -95,7 +95,7 @@ func TestConsumerLastPerSubjectRestart(t *testing.T) {
 		}
 	}
 	c, err := s.CreateOrUpdateConsumer(ctxT(t), njs.ConsumerConfig{Durable: "lps", AckPolicy: njs.AckExplicitPolicy,
-		DeliverPolicy: njs.DeliverLastPerSubjectPolicy})
+		DeliverPolicy: njs.DeliverLastPerSubjectPolicy, FilterSubject: "orders.>"})
 	if err != nil {
 		t.Fatal(err)
 	}

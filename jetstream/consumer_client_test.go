@@ -413,7 +413,8 @@ func TestConsumerDeliverPolicies(t *testing.T) {
 		check("new", first(njs.ConsumerConfig{DeliverPolicy: njs.DeliverNewPolicy}))
 		check("by seq", first(njs.ConsumerConfig{DeliverPolicy: njs.DeliverByStartSequencePolicy, OptStartSeq: 5}), "msg-5", "msg-6", "msg-7")
 		check("by time", first(njs.ConsumerConfig{DeliverPolicy: njs.DeliverByStartTimePolicy, OptStartTime: &mid}), "msg-7")
-		check("last per subject", first(njs.ConsumerConfig{DeliverPolicy: njs.DeliverLastPerSubjectPolicy}), "msg-5", "msg-6", "msg-7")
+		// nats-server requires a filter with last_per_subject.
+		check("last per subject", first(njs.ConsumerConfig{DeliverPolicy: njs.DeliverLastPerSubjectPolicy, FilterSubject: "orders.>"}), "msg-5", "msg-6", "msg-7")
 		check("filters", first(njs.ConsumerConfig{FilterSubjects: []string{"orders.b", "orders.c"}}), "msg-4", "msg-5", "msg-7")
 
 		c, err := s.CreateOrUpdateConsumer(ctxT(t), njs.ConsumerConfig{Name: "hdrs", HeadersOnly: true})
@@ -577,7 +578,10 @@ func TestConsumerPurgeAndStreamDelete(t *testing.T) {
 			t.Fatal(err)
 		}
 		ci := consumerInfo(t, c)
-		if ci.NumAckPending != 0 || ci.NumPending != 0 || ci.AckFloor.Stream != 5 {
+		// As nats-server: the purged-to sequence, with the consumer
+		// sequences where they were.
+		if ci.NumAckPending != 0 || ci.NumPending != 0 || ci.AckFloor.Stream != 8 || ci.Delivered.Stream != 8 ||
+			ci.AckFloor.Consumer != 5 || ci.Delivered.Consumer != 5 {
 			t.Fatalf("after purge: %+v", ci)
 		}
 		publishN(t, js, "orders.a", 9, 1)

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"sort"
 	"strings"
 	"time"
 
@@ -27,15 +28,22 @@ func consumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) 
 	if len(cfg.BackOff) > 0 {
 		cfg.AckWait = cfg.BackOff[0]
 	}
+	// As nats-server: the stream's consumer limits are the defaults of
+	// every consumer, durable or not, whatever its ack policy (a push
+	// consumer with ack_policy none is then refused, see
+	// checkConsumerLimits).
+	if cfg.MaxAckPending == 0 {
+		cfg.MaxAckPending = limits.MaxAckPending
+	}
+	if cfg.InactiveThreshold == 0 {
+		cfg.InactiveThreshold = limits.InactiveThreshold
+	}
 	if cfg.AckPolicy != api.AckNone {
 		if cfg.AckWait == 0 {
 			cfg.AckWait = defaultAckWait
 		}
 		if cfg.MaxAckPending == 0 {
 			cfg.MaxAckPending = defaultMaxAckPending
-			if limits.MaxAckPending > 0 {
-				cfg.MaxAckPending = limits.MaxAckPending
-			}
 		}
 	}
 	if cfg.DeliverSubject == "" && cfg.MaxWaiting == 0 {
@@ -43,18 +51,15 @@ func consumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) 
 	}
 	if cfg.Durable == "" && cfg.InactiveThreshold == 0 {
 		cfg.InactiveThreshold = defaultEphemeralInactive
-		if limits.InactiveThreshold > 0 {
-			cfg.InactiveThreshold = limits.InactiveThreshold
-		}
 	}
 	if cfg.Metadata == nil {
 		cfg.Metadata = map[string]string{}
 	}
-	if _, ok := cfg.Metadata[api.MetaRequiredLevel]; !ok {
-		cfg.Metadata[api.MetaRequiredLevel] = "0"
+	if cfg.PauseUntil != nil {
+		t := cfg.PauseUntil.UTC()
+		cfg.PauseUntil = &t
 	}
-	delete(cfg.Metadata, api.MetaServerLevel)
-	delete(cfg.Metadata, api.MetaServerVersion)
+	setConsumerRequiredLevel(cfg)
 }
 
 // validConsumerName reports whether n can name a consumer (and its directory).
@@ -86,6 +91,14 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 	case api.DeliverByStartTime:
 		if cfg.OptStartTime == nil || cfg.OptStartSeq != 0 {
 			return api.Errorf(api.ErrConsumerInvalidPolicy, "consumer policy invalid: by_start_time requires opt_start_time only")
+		}
+	case api.DeliverLastPerSubject:
+		if cfg.OptStartSeq != 0 || cfg.OptStartTime != nil {
+			return api.Errorf(api.ErrConsumerInvalidPolicy, "consumer policy invalid: opt_start_seq and opt_start_time need a by_start policy")
+		}
+		if cfg.FilterSubject == "" && len(cfg.FilterSubjects) == 0 {
+			// nats-server's text.
+			return api.Errorf(api.ErrConsumerInvalidPolicy, "consumer delivery policy is deliver last per subject, but optional filter subject is not set")
 		}
 	default:
 		if cfg.OptStartSeq != 0 || cfg.OptStartTime != nil {
@@ -147,6 +160,9 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 	if cfg.AckWait < 0 || cfg.InactiveThreshold < 0 || cfg.MaxAckPending < -1 {
 		return api.Errorf(api.ErrConsumerCreate, "consumer ack_wait, inactive_threshold and max_ack_pending can not be negative")
 	}
+	if aerr := checkConsumerLimits(cfg, scfg.ConsumerLimits); aerr != nil {
+		return aerr
+	}
 	if cfg.FilterSubject != "" && len(cfg.FilterSubjects) > 0 {
 		return api.NewError(api.ErrConsumerDuplicateFilters)
 	}
@@ -160,16 +176,8 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 		if !subject.ValidFilter(f) {
 			return api.Errorf(api.ErrStreamInvalidConfig, "invalid subject") // as nats-server
 		}
-		covered := false
-		for _, s := range scfg.Subjects {
-			if subject.Overlap(s, f) {
-				covered = true
-				break
-			}
-		}
-		if !covered && len(scfg.Subjects) > 0 {
-			return api.NewError(api.ErrConsumerFilterNotSubset)
-		}
+		// A filter need not overlap the stream's subjects: nats-server 2.15
+		// accepts one that never matches (it no longer sends 10093).
 		// As nats-server 2.15: two filters may share subjects (a.*.c and
 		// a.b.*), but one may not contain the other (a.> and a.b).
 		for _, g := range filters[i+1:] {
@@ -243,4 +251,43 @@ func sameTime(a, b *time.Time) bool {
 		return a == b
 	}
 	return a.Equal(*b)
+}
+
+// checkConsumerLimits checks a consumer (defaults applied) against its
+// stream's consumer_limits, with nats-server's errors and in its order.
+func checkConsumerLimits(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) *api.ApiError {
+	if cfg.DeliverSubject != "" && cfg.MaxAckPending > 0 && cfg.AckPolicy == api.AckNone {
+		return api.NewError(api.ErrConsumerMaxPendingAckPolicy)
+	}
+	if limits.MaxAckPending > 0 && cfg.MaxAckPending > limits.MaxAckPending {
+		return api.Errorf(api.ErrConsumerMaxPendingAckExcess, "consumer max ack pending exceeds system limit of %d", limits.MaxAckPending)
+	}
+	if limits.InactiveThreshold > 0 && cfg.InactiveThreshold > limits.InactiveThreshold {
+		return api.Errorf(api.ErrConsumerInactiveExcess, "consumer inactive threshold exceeds system limit of %v", limits.InactiveThreshold)
+	}
+	return nil
+}
+
+// checkNewConsumerLimits refuses a stream update whose new consumer_limits
+// the stream's existing consumers exceed, naming them, as nats-server does.
+func (s *stream) checkNewConsumerLimits(old, cfg *api.StreamConfig) *api.ApiError {
+	o, n := old.ConsumerLimits, cfg.ConsumerLimits
+	if !(n.InactiveThreshold > 0 && n.InactiveThreshold != o.InactiveThreshold) &&
+		!(n.MaxAckPending > 0 && n.MaxAckPending != o.MaxAckPending) {
+		return nil
+	}
+	var bad []string
+	for _, c := range s.cons.all() {
+		c.mu.Lock()
+		thr, mapend := c.cfg.InactiveThreshold, c.cfg.MaxAckPending
+		c.mu.Unlock()
+		if (n.InactiveThreshold > 0 && thr > n.InactiveThreshold) || (n.MaxAckPending > 0 && mapend > n.MaxAckPending) {
+			bad = append(bad, c.name)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	return api.Errorf(api.ErrStreamUpdate, "change to limits violates consumers: %s", strings.Join(bad, ", "))
 }

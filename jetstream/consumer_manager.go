@@ -45,6 +45,8 @@ func (js *JetStream) startConsumers() error {
 	js.registerAPI("CONSUMER.DELETE", js.mgmt, cm.apiDelete)
 	js.registerAPI("CONSUMER.NAMES", js.mgmt, cm.apiNames)
 	js.registerAPI("CONSUMER.LIST", js.mgmt, cm.apiList)
+	js.registerAPI("CONSUMER.PAUSE", js.mgmt, cm.apiPause)
+	js.registerAPI("CONSUMER.UNPIN", js.mgmt, cm.apiUnpin)
 	js.registerAPI(nextOp, nil, nil) // known: served by its own subscription
 	// CONSUMER.MSG.NEXT is not routed through registerAPI's worker queues:
 	// a pull request only touches memory, so it is handled on the
@@ -294,22 +296,6 @@ func (s *stream) closeConsumers(remove bool) {
 		if err := obs.Close(); err != nil {
 			s.js.log.Error("closing consumer state", "stream", s.name, "error", err)
 		}
-	}
-}
-
-// consumersPurged lets consumers drop pending messages a purge removed.
-func (s *stream) consumersPurged() {
-	for _, c := range s.cons.all() {
-		c.mu.Lock()
-		c.withState(func(st *consumerstate.State) {
-			for seq := range st.Pending {
-				if !s.hasMsg(uint64(seq)) {
-					st.Ack(seq)
-				}
-			}
-		})
-		c.mu.Unlock()
-		c.signal()
 	}
 }
 

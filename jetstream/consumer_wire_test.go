@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -153,7 +154,7 @@ func TestConsumerWalkthroughWire(t *testing.T) {
 }
 
 // sameConfig compares the "config" objects of two create responses, up to
-// the server version.
+// the server version and API level.
 func sameConsumerJSON(t *testing.T, ts *testServer, what string, got, want []byte) {
 	t.Helper()
 	var g, w api.ConsumerInfoResponse
@@ -165,6 +166,10 @@ func sameConsumerJSON(t *testing.T, ts *testServer, what string, got, want []byt
 	if w.Config.Metadata != nil {
 		if _, ok := w.Config.Metadata[api.MetaServerVersion]; ok {
 			w.Config.Metadata[api.MetaServerVersion] = ts.srv.Version()
+		}
+		// The capture's nats-server 2.15 is at API level 5; jetwal at its own.
+		if _, ok := w.Config.Metadata[api.MetaServerLevel]; ok {
+			w.Config.Metadata[api.MetaServerLevel] = strconv.Itoa(api.Level)
 		}
 	}
 	if w.Config.Name != g.Config.Name && w.Config.Durable == "" {

@@ -11,7 +11,9 @@
 //   - jetstream.go: the manager (Config, New, Close, the stream table).
 //   - stream.go: one stream; the publish path and its PubAck.
 //   - stream_admin.go: creating, loading, updating and deleting streams.
-//   - api.go: request dispatch; api_stream.go and api_msg.go the handlers.
+//   - api.go: request dispatch; api_stream.go, api_msg.go and
+//     api_direct.go (DIRECT.GET) the handlers; api_level.go refuses
+//     requests that need a newer API level (Nats-Required-Api-Level).
 //   - meta.go: meta.inf / meta.sum persistence (the layout is drawn there).
 //   - config.go: stream config defaults and checks.
 //   - dedupe.go, headers.go, queue.go: helpers.
@@ -23,10 +25,14 @@
 //   - consumer_manager.go: the manager ($JS.ACK.>, $JS.FC.>, the server's
 //     interest hook) and each stream's consumer set and obs/ store.
 //   - consumer_api.go: CONSUMER.CREATE / DURABLE.CREATE / INFO / DELETE /
-//     NAMES / LIST / MSG.NEXT; consumer_config.go: defaults and checks.
+//     NAMES / LIST / MSG.NEXT; consumer_config.go: defaults and checks,
+//     the stream's consumer_limits included; consumer_pause.go and
+//     consumer_unpin.go: CONSUMER.PAUSE and CONSUMER.UNPIN.
 //   - consumer.go: one consumer, its goroutine and delivery rounds;
+//     consumer_position.go where it starts and where a purge moves it;
 //     consumer_pull.go and consumer_push.go the two delivery modes;
-//     consumer_ack.go acks; consumer_retention.go interest and workqueue.
+//     consumer_ack.go acks; consumer_maxdeliver.go messages past
+//     max_deliver; consumer_retention.go interest and workqueue.
 //
 // # Consumers
 //
@@ -55,13 +61,18 @@
 //
 // Redelivery: a pending message is due ack_wait (or its backoff step) after
 // its last delivery, at its nak time after a -NAK, and +WPI restarts its
-// clock (in memory). A message past max_deliver leaves pending. Pull
+// clock (in memory). A message past max_deliver is set aside as
+// nats-server does: never delivered again and not awaiting an ack, but
+// still pending in the state (the ack floor stays below it) until an ack
+// leaves nothing else pending. A paused consumer (pause_until in its
+// config) delivers nothing until the deadline. Pull
 // requests that expire are answered 408 Request Timeout (with
 // Nats-Pending-Messages/Bytes) 100ms after their expiry, so a client whose
 // timeout equals the expiry sees its own timeout first as with nats-server;
 // no_wait requests end with 404 No Messages (408 after a partial batch);
 // refusals are 409 (MaxRequestBatch, MaxWaiting, MaxBytes, Consumer
-// Deleted).
+// Deleted). max_bytes counts subject, ack reply, headers and payload of
+// each message, as nats-server does.
 //
 // Retention: on a workqueue stream a message is deleted when acked; under
 // interest once every other consumer whose filter matches it has acked it
@@ -106,4 +117,10 @@
 // publisher's goroutine, because creating or deleting a stream touches the
 // disk: one worker for management requests, one for MSG.GET and DIRECT.GET
 // so reads are not held up behind a slow create.
+//
+// jetwal serves $JS.API.> through one subscription, where nats-server
+// subscribes some subjects only when they have a responder: DIRECT.GET for
+// allow_direct streams, $JS.ACK for consumers that take acks. For those,
+// jetwal answers a request with the 503 no-responders status the server
+// would send (noResponders), so clients see the same failure.
 package jetstream

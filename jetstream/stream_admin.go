@@ -96,6 +96,7 @@ func (js *JetStream) openWAL(dir string, cfg *api.StreamConfig) (*wal.Store, err
 		Sync:         js.cfg.Sync,
 		SyncInterval: js.cfg.SyncInterval,
 		Limits:       storeLimits(cfg),
+		Compress:     cfg.Compression == api.S2Compression,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: stream %s: open %s: %w", cfg.Name, msgs, err)
@@ -362,9 +363,15 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 	if s == nil {
 		return nil, api.NewError(api.ErrStreamNotFound)
 	}
+	if aerr := checkReplicas(req.Replicas); aerr != nil {
+		return nil, aerr
+	}
 	old := s.config()
 	cfg, aerr := checkUpdate(&old, &req)
 	if aerr != nil {
+		return nil, aerr
+	}
+	if aerr := s.checkNewConsumerLimits(&old, &cfg); aerr != nil {
 		return nil, aerr
 	}
 	if other := js.overlapping(cfg.Name, cfg.Subjects); other != "" {
@@ -377,6 +384,13 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 	if err := s.store.UpdateLimits(storeLimits(&cfg)); err != nil {
 		s.mu.Unlock()
 		return nil, api.Errorf(api.ErrStreamUpdate, "applying limits: %v", err)
+	}
+	if w, ok := s.store.(*wal.Store); ok && cfg.Compression != old.Compression {
+		// As nats-server: segments sealed from now on take the new form.
+		if err := w.SetCompress(cfg.Compression == api.S2Compression); err != nil {
+			s.mu.Unlock()
+			return nil, api.Errorf(api.ErrStreamUpdate, "applying compression: %v", err)
+		}
 	}
 	if s.dir != "" {
 		if err := writeMeta(js.cfg.FS, s.dir, &streamMeta{Created: s.created, StreamConfig: cfg}); err != nil {

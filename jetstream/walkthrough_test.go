@@ -3,6 +3,7 @@ package jetstream
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,12 +46,13 @@ func TestWalkthroughWire(t *testing.T) {
 			if !created.DidCreate || created.Error != nil {
 				t.Fatalf("create: %s", got)
 			}
-			// The config must be nats-server's, up to the version string
-			// and the storage we chose.
+			// The config must be nats-server's, up to the version string,
+			// the API level and the storage we chose.
 			var wantResp api.StreamCreateResponse
 			json.Unmarshal(want, &wantResp)
 			wantResp.Config.Storage = st.typ
 			wantResp.Config.Metadata[api.MetaServerVersion] = ts.srv.Version()
+			wantResp.Config.Metadata[api.MetaServerLevel] = strconv.Itoa(api.Level) // the capture's server is at level 5
 			gc, _ := json.Marshal(created.Config)
 			wc, _ := json.Marshal(wantResp.Config)
 			if !bytes.Equal(gc, wc) {

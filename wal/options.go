@@ -120,3 +120,16 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// SetCompress turns S2 compression (Options.Compress) on or off for the
+// segments sealed from now on; segments already sealed keep their form,
+// and both forms are read alike.
+func (s *Store) SetCompress(on bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	s.opts.Compress = on
+	return nil
+}

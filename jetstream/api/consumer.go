@@ -14,9 +14,12 @@ const (
 	SubjConsumerNames         = "$JS.API.CONSUMER.NAMES."          // + stream
 	SubjConsumerList          = "$JS.API.CONSUMER.LIST."           // + stream
 	SubjConsumerNext          = "$JS.API.CONSUMER.MSG.NEXT."       // + stream + "." + name
+	SubjConsumerPause         = "$JS.API.CONSUMER.PAUSE."          // + stream + "." + name
 
 	TypeConsumerCreate = "io.nats.jetstream.api.v1.consumer_create_response"
 	TypeConsumerDelete = "io.nats.jetstream.api.v1.consumer_delete_response"
+	TypeConsumerPause  = "io.nats.jetstream.api.v1.consumer_pause_response"
+	TypeConsumerUnpin  = "io.nats.jetstream.api.v1.consumer_unpin_response"
 )
 
 // DeliverPolicy is where a new consumer starts in its stream.
@@ -207,6 +210,7 @@ type ConsumerInfo struct {
 	NumPending     uint64          `json:"num_pending"`
 	PushBound      bool            `json:"push_bound,omitempty"`
 	Paused         bool            `json:"paused,omitempty"`
+	PauseRemaining time.Duration   `json:"pause_remaining,omitempty"`
 	TimeStamp      time.Time       `json:"ts"`
 }
 
@@ -236,6 +240,25 @@ type ConsumerListResponse struct {
 type ConsumerDeleteResponse struct {
 	Response
 	Success bool `json:"success,omitempty"`
+}
+
+// ConsumerPauseRequest is the body of CONSUMER.PAUSE; a zero (or absent)
+// pause_until resumes the consumer.
+type ConsumerPauseRequest struct {
+	PauseUntil time.Time `json:"pause_until,omitempty"`
+}
+
+// ConsumerPauseResponse answers CONSUMER.PAUSE.
+type ConsumerPauseResponse struct {
+	Response
+	Paused         bool          `json:"paused"`
+	PauseUntil     time.Time     `json:"pause_until"`
+	PauseRemaining time.Duration `json:"pause_remaining,omitempty"`
+}
+
+// ConsumerUnpinRequest is the body of CONSUMER.UNPIN.
+type ConsumerUnpinRequest struct {
+	Group string `json:"group"`
 }
 
 // NextRequest is the body of CONSUMER.MSG.NEXT (or a bare batch number).
@@ -273,6 +296,12 @@ const (
 	ErrConsumerAlreadyExists         ErrCode = 10148
 	ErrConsumerDoesNotExist          ErrCode = 10149
 	ErrMaximumConsumers              ErrCode = 10026
+	ErrConsumerStoreFailed           ErrCode = 10104
+	ErrConsumerInvalidPriorityGroup  ErrCode = 10160
+	ErrConsumerInvalidGroupName      ErrCode = 10162
+	ErrConsumerMaxPendingAckPolicy   ErrCode = 10082
+	ErrConsumerMaxPendingAckExcess   ErrCode = 10121
+	ErrConsumerInactiveExcess        ErrCode = 10153
 )
 
 func init() {
@@ -301,6 +330,12 @@ func init() {
 		ErrConsumerAlreadyExists:         {400, "consumer already exists"},
 		ErrConsumerDoesNotExist:          {400, "consumer does not exist"},
 		ErrMaximumConsumers:              {400, "maximum consumers limit reached"},
+		ErrConsumerStoreFailed:           {500, "error creating store for consumer"},
+		ErrConsumerInvalidPriorityGroup:  {400, "Provided priority group does not exist for this consumer"},
+		ErrConsumerInvalidGroupName:      {400, "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 characters"},
+		ErrConsumerMaxPendingAckPolicy:   {400, "consumer requires ack policy for max ack pending"},
+		ErrConsumerMaxPendingAckExcess:   {400, "consumer max ack pending exceeds system limit"},
+		ErrConsumerInactiveExcess:        {400, "consumer inactive threshold exceeds system limit"},
 	} {
 		errTable[code] = e
 	}

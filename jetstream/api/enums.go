@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -94,8 +95,9 @@ func (s *StorageType) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// Compression is the on-disk compression of a stream. jetwal stores
-// uncompressed only and rejects S2 in the config check.
+// Compression is the on-disk compression of a stream. With S2 a file
+// stream's sealed segments are S2-compressed (wal.Options.Compress); a
+// memory stream keeps the setting and ignores it, as nats-server does.
 type Compression int
 
 const (
@@ -121,8 +123,11 @@ func (c *Compression) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	v, err := unmarshalEnum("compression", compressionNames, b)
+	if err != nil {
+		return errors.New("unknown compression algorithm") // nats-server's words
+	}
 	*c = Compression(v)
-	return err
+	return nil
 }
 
 // PersistMode is nats-server's per-stream persistence opt-in. jetwal accepts

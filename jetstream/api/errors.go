@@ -51,6 +51,7 @@ const (
 	ErrMessageTTLInvalid        ErrCode = 10165
 	ErrMessageTTLDisabled       ErrCode = 10166
 	ErrAtomicPublishDisabled    ErrCode = 10174
+	ErrRequiredApiLevel         ErrCode = 10185
 	ErrBatchPublishDisabled     ErrCode = 10205
 )
 
@@ -92,7 +93,7 @@ var errTable = map[ErrCode]errInfo{
 	ErrStreamUpdate:             {500, "stream update failed"},
 	ErrStreamWrongLastMsgID:     {400, "wrong last msg ID"},
 	ErrStreamWrongLastSequence:  {400, "wrong last sequence"},
-	ErrReplicasNotSupported:     {500, "replicas > 1 not supported: jetwal runs a single server"},
+	ErrReplicasNotSupported:     {500, "replicas > 1 not supported in non-clustered mode"},
 	ErrStreamStoreFailed:        {503, "storing the message failed"},
 	ErrHeaderExceedsMaximum:     {400, "header size exceeds maximum allowed of 64k"},
 	ErrStreamSealed:             {400, "invalid operation on sealed stream"},
@@ -105,6 +106,7 @@ var errTable = map[ErrCode]errInfo{
 	ErrMessageTTLInvalid:        {400, "invalid per-message TTL"},
 	ErrMessageTTLDisabled:       {400, "per-message TTL is disabled"},
 	ErrAtomicPublishDisabled:    {400, "atomic publish is disabled"},
+	ErrRequiredApiLevel:         {412, "JetStream minimum api level required"},
 	ErrBatchPublishDisabled:     {400, "batch publish is disabled"},
 }
 

@@ -50,9 +50,16 @@ const (
 	SubjectDetailLimit = 100_000
 )
 
-// Level is the JetStream API level jetwal reports (account info "api.level"
-// and the _nats.level stream metadata).
-const Level = 5
+// Level is the JetStream API level jetwal reports (INFO "api_lvl",
+// account info "api.level" and the _nats.level metadata), and the highest
+// a request may ask for in Nats-Required-Api-Level. It matches the version
+// jetwal announces (nats-server 2.11.0, whose level is 1) and claims only
+// what jetwal has: level 1 brought consumer pause, which jetwal serves,
+// with per-message TTLs, which it refuses with a clear error, and priority
+// groups, which it keeps without acting on. Levels 2 to 5 (counters,
+// schedules, atomic and fast batch publishing, flow-control acks) are not
+// implemented. Raise it only with the features of the new level.
+const Level = 1
 
 // Metadata keys nats-server manages inside StreamConfig.Metadata. Only
 // MetaRequiredLevel is stored; the other two are added to create, update and

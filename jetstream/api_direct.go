@@ -1,0 +1,141 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/subject"
+)
+
+// DIRECT.GET status replies, nats-server's texts.
+var (
+	hdrNotFound     = statusHeader(404, "Message Not Found")
+	hdrEmptyRequest = statusHeader(408, "Empty Request")
+	hdrBadRequest   = statusHeader(408, "Bad Request")
+	hdrMalformed    = statusHeader(408, "Malformed Request")
+)
+
+// noResponders answers a request the way the server answers one that no
+// subscription received: a 503 status naming the request subject. It stands
+// for the subscriptions jetwal serves centrally but nats-server only makes
+// for some streams or consumers (DIRECT.GET without allow_direct, acks of an
+// ack_policy none consumer).
+func (js *JetStream) noResponders(subj, reply string) {
+	if reply == "" {
+		return
+	}
+	hdr := make([]byte, 0, 40+len(subj))
+	hdr = append(hdr, "NATS/1.0 503\r\nNats-Subject: "...)
+	hdr = append(hdr, subj...)
+	hdr = append(hdr, crlf+crlf...)
+	js.srv.Publish(reply, "", hdr, nil)
+}
+
+// apiDirectGet serves DIRECT.GET.<name> (JSON body) and
+// DIRECT.GET.<name>.<subject> (last message on subject). The reply is the
+// stored message itself with Nats-Stream, Nats-Subject, Nats-Sequence and
+// Nats-Time-Stamp headers (no headers at all with no_hdr), or a status-only
+// 404/408 with nats-server's texts. A missing stream or one without
+// allow_direct gets a 503 no-responders status, as nats-server subscribes
+// the subject only for allow_direct streams.
+func (js *JetStream) apiDirectGet(r *apiRequest) {
+	if r.reply == "" {
+		return
+	}
+	name, key, bySubject := strings.Cut(r.args, ".")
+	s := js.lookup(name)
+	if s == nil || !s.allowDirect() {
+		js.noResponders(r.subject, r.reply)
+		return
+	}
+	if len(r.hdr) > 0 && levelTooLow(r.hdr) {
+		js.srv.Publish(r.reply, "", hdrLevelTooLow, nil)
+		return
+	}
+	req, status := directGetRequest(r.data, key, bySubject)
+	if status != nil {
+		js.srv.Publish(r.reply, "", status, nil)
+		return
+	}
+	if req.Batch > 0 || len(req.MultiLastFor) > 0 || req.StartTime != nil || req.UpToSeq > 0 || req.UpToTime != nil {
+		// Batched, multi-subject and by-time gets are not implemented.
+		js.srv.Publish(r.reply, "", hdrBadRequest, nil)
+		return
+	}
+	var m store.Msg
+	if err := loadDirect(s.store, &req, &m); err != nil {
+		js.srv.Publish(r.reply, "", hdrNotFound, nil)
+		return
+	}
+	var hdr []byte
+	if !req.NoHeaders {
+		hdr = directGetHeader(make([]byte, 0, len(m.Header)+128+len(s.name)+len(m.Subject)), m.Header, s.name, m.Subject, m.Seq, m.Time)
+	}
+	js.srv.Publish(r.reply, "", hdr, m.Data)
+}
+
+// directGetRequest decodes a DIRECT.GET body and checks it as nats-server
+// does, returning the status to answer with when it is refused. For the
+// by-subject form (bySubject) the key from the subject is the last_by_subj
+// and the body may only carry no_hdr.
+func directGetRequest(body []byte, key string, bySubject bool) (api.MsgGetRequest, []byte) {
+	var req api.MsgGetRequest
+	if bySubject {
+		if len(body) > 0 && json.Unmarshal(body, &req) != nil {
+			return req, hdrMalformed
+		}
+		if key == "" || req.LastFor != "" || req.NextFor != "" || len(req.MultiLastFor) > 0 || req.Seq != 0 ||
+			req.Batch != 0 || req.StartTime != nil || req.UpToSeq != 0 || req.UpToTime != nil {
+			return req, hdrBadRequest
+		}
+		req.LastFor = key
+		return req, nil
+	}
+	if len(body) == 0 {
+		return req, hdrEmptyRequest
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return req, hdrMalformed
+	}
+	if req.Seq == 0 && req.LastFor == "" && req.NextFor == "" && len(req.MultiLastFor) == 0 && req.StartTime == nil {
+		return req, hdrEmptyRequest
+	}
+	if (req.Seq > 0 && req.LastFor != "") ||
+		(req.Seq > 0 && req.StartTime != nil) ||
+		(req.StartTime != nil && req.LastFor != "") ||
+		(req.LastFor != "" && req.NextFor != "") ||
+		(req.LastFor != "" && req.Batch > 0) ||
+		(req.LastFor != "" && len(req.MultiLastFor) > 0) ||
+		(req.NextFor != "" && len(req.MultiLastFor) > 0) ||
+		(req.UpToSeq > 0 && req.UpToTime != nil) {
+		return req, hdrBadRequest
+	}
+	return req, nil
+}
+
+// loadDirect loads the message of a checked single DIRECT.GET request. Any
+// failure, an invalid subject included, is a 404 for the caller.
+func loadDirect(st store.StreamStore, req *api.MsgGetRequest, m *store.Msg) error {
+	switch {
+	case req.NextFor != "":
+		if !subject.ValidFilter(req.NextFor) {
+			return store.ErrNotFound
+		}
+		return st.LoadNext(req.NextFor, max(req.Seq, 1), m)
+	case req.LastFor != "":
+		if !subject.ValidFilter(req.LastFor) {
+			return store.ErrNotFound
+		}
+		return st.LoadLast(req.LastFor, m)
+	}
+	return st.Load(req.Seq, m)
+}
+
+// allowDirect reports whether the stream answers DIRECT.GET.
+func (s *stream) allowDirect() bool {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg.AllowDirect
+}

@@ -1,0 +1,71 @@
+package jetstream
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+)
+
+// Requests that need a newer API level. A client sends the level its
+// request needs in the Nats-Required-Api-Level header (the nats CLI does so
+// for every request); like nats-server, jetwal refuses a request needing a
+// level above api.Level, or naming no number, with 412 (10185), and a
+// DIRECT.GET with a "412 Required Api Level" status.
+
+// hdrRequiredLevel is the request header naming the API level a request needs.
+const hdrRequiredLevel = "Nats-Required-Api-Level"
+
+var hdrLevelTooLow = statusHeader(412, "Required Api Level")
+
+// apiResponseTypes is the response type of each JSON API operation, for
+// refusals made before the operation's handler runs.
+var apiResponseTypes = map[string]string{
+	"INFO":                    api.TypeAccountInfo,
+	"STREAM.CREATE":           api.TypeStreamCreate,
+	"STREAM.UPDATE":           api.TypeStreamUpdate,
+	"STREAM.INFO":             api.TypeStreamInfo,
+	"STREAM.DELETE":           api.TypeStreamDelete,
+	"STREAM.PURGE":            api.TypeStreamPurge,
+	"STREAM.NAMES":            api.TypeStreamNames,
+	"STREAM.LIST":             api.TypeStreamList,
+	"STREAM.MSG.GET":          api.TypeMsgGet,
+	"STREAM.MSG.DELETE":       api.TypeMsgDelete,
+	"CONSUMER.CREATE":         api.TypeConsumerCreate,
+	"CONSUMER.DURABLE.CREATE": api.TypeConsumerCreate,
+	"CONSUMER.INFO":           api.TypeConsumerInfo,
+	"CONSUMER.DELETE":         api.TypeConsumerDelete,
+	"CONSUMER.NAMES":          api.TypeConsumerNames,
+	"CONSUMER.LIST":           api.TypeConsumerList,
+	"CONSUMER.PAUSE":          api.TypeConsumerPause,
+	"CONSUMER.UNPIN":          api.TypeConsumerUnpin,
+}
+
+// levelTooLow reports whether a request's header asks for an API level
+// jetwal does not have.
+func levelTooLow(hdr []byte) bool {
+	v := headerValue(hdr, hdrRequiredLevel)
+	if v == nil {
+		return false
+	}
+	n, err := strconv.Atoi(string(v))
+	return err != nil || n > api.Level
+}
+
+// refuseLevel answers a JSON API request that needs a newer API level and
+// reports whether it did. DIRECT.GET checks for itself (apiDirectGet).
+func (js *JetStream) refuseLevel(r *apiRequest) bool {
+	if len(r.hdr) == 0 || !levelTooLow(r.hdr) {
+		return false
+	}
+	op := strings.TrimPrefix(r.subject, api.Prefix)
+	if r.args != "" {
+		op = strings.TrimSuffix(op, "."+r.args)
+	}
+	typ, ok := apiResponseTypes[op]
+	if !ok {
+		return false
+	}
+	js.respondError(r, typ, api.NewError(api.ErrRequiredApiLevel))
+	return true
+}
