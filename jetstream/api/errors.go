@@ -62,7 +62,8 @@ type errInfo struct {
 }
 
 // errTable maps every ErrCode to its status (as nats-server assigns it) and
-// jetwal's default description.
+// jetwal's default description: one literal, streams' codes then
+// consumers'.
 var errTable = map[ErrCode]errInfo{
 	ErrAccountResourcesExceeded: {400, "account resource limits exceeded"},
 	ErrBadRequest:               {400, "bad request"},
@@ -108,6 +109,37 @@ var errTable = map[ErrCode]errInfo{
 	ErrAtomicPublishDisabled:    {400, "atomic publish is disabled"},
 	ErrRequiredApiLevel:         {412, "JetStream minimum api level required"},
 	ErrBatchPublishDisabled:     {400, "batch publish is disabled"},
+	// consumers (codes in consumer.go)
+	ErrConsumerBadDurableName:        {400, "durable name can not contain '.', '*', '>'"},
+	ErrConsumerConfigRequired:        {400, "consumer config required"},
+	ErrConsumerCreate:                {500, "consumer create failed"},
+	ErrConsumerNameExist:             {400, "consumer name already in use"},
+	ErrConsumerDurableNameNotMatch:   {400, "consumer name in subject does not match durable name in request"},
+	ErrConsumerDeliverToWildcards:    {400, "consumer deliver subject has wildcards"},
+	ErrConsumerPushMaxWaiting:        {400, "consumer in push mode can not set max waiting"},
+	ErrConsumerSmallHeartbeat:        {400, "consumer idle heartbeat needs to be >= 100ms"},
+	ErrConsumerFCRequiresPush:        {400, "consumer flow control requires a push based consumer"},
+	ErrConsumerHBRequiresPush:        {400, "consumer idle heartbeat requires a push based consumer"},
+	ErrConsumerFilterNotSubset:       {400, "consumer filter subject is not a valid subset of the interest subjects"},
+	ErrConsumerInvalidPolicy:         {400, "invalid consumer policy"},
+	ErrConsumerWQRequiresExplicitAck: {400, "workqueue stream requires explicit ack"},
+	ErrConsumerWQMultipleUnfiltered:  {400, "multiple non-filtered consumers not allowed on workqueue stream"},
+	ErrConsumerWQNotUnique:           {400, "filtered consumer not unique on workqueue stream"},
+	ErrConsumerWQNotDeliverAll:       {400, "consumer must be deliver all on workqueue stream"},
+	ErrConsumerMaxDeliverBackoff:     {400, "max deliver is required to be > length of backoff values"},
+	ErrConsumerFilterMismatch:        {400, "Consumer create request did not match filtered subject from create subject"},
+	ErrConsumerDuplicateFilters:      {400, "consumer cannot have both FilterSubject and FilterSubjects specified"},
+	ErrConsumerOverlappingFilters:    {400, "consumer subject filters cannot overlap"},
+	ErrConsumerEmptyFilter:           {400, "consumer filter in FilterSubjects cannot be empty"},
+	ErrConsumerAlreadyExists:         {400, "consumer already exists"},
+	ErrConsumerDoesNotExist:          {400, "consumer does not exist"},
+	ErrMaximumConsumers:              {400, "maximum consumers limit reached"},
+	ErrConsumerStoreFailed:           {500, "error creating store for consumer"},
+	ErrConsumerInvalidPriorityGroup:  {400, "Provided priority group does not exist for this consumer"},
+	ErrConsumerInvalidGroupName:      {400, "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 characters"},
+	ErrConsumerMaxPendingAckPolicy:   {400, "consumer requires ack policy for max ack pending"},
+	ErrConsumerMaxPendingAckExcess:   {400, "consumer max ack pending exceeds system limit"},
+	ErrConsumerInactiveExcess:        {400, "consumer inactive threshold exceeds system limit"},
 }
 
 // Status returns the HTTP-like status nats-server pairs with the code, or 500
