@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/natshdr"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/subject"
 )
@@ -26,11 +27,8 @@ func (js *JetStream) noResponders(subj, reply string) {
 	if reply == "" {
 		return
 	}
-	hdr := make([]byte, 0, 40+len(subj))
-	hdr = append(hdr, "NATS/1.0 503\r\nNats-Subject: "...)
-	hdr = append(hdr, subj...)
-	hdr = append(hdr, crlf+crlf...)
-	js.srv.Publish(reply, "", hdr, nil)
+	hdr := natshdr.AppendStart(make([]byte, 0, 40+len(subj)), 503, "")
+	js.srv.Publish(reply, "", natshdr.End(natshdr.AppendString(hdr, "Nats-Subject", subj)), nil)
 }
 
 // apiDirectGet serves DIRECT.GET.<name> (JSON body) and

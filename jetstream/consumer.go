@@ -10,6 +10,7 @@ import (
 
 	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/natshdr"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/subject"
 )
@@ -576,16 +577,7 @@ func (c *consumer) appendAckReply(b []byte, dcount, sseq, cseq uint64, ts int64,
 
 // headersOnly returns hdr with a Nats-Msg-Size header added.
 func headersOnly(hdr []byte, size int) []byte {
-	const end = "\r\n\r\n"
-	var b []byte
-	if len(hdr) >= len(end) && string(hdr[len(hdr)-len(end):]) == end {
-		b = append(b, hdr[:len(hdr)-2]...)
-	} else {
-		b = append(b, "NATS/1.0\r\n"...)
-	}
-	b = append(b, "Nats-Msg-Size: "...)
-	b = strconv.AppendInt(b, int64(size), 10)
-	return append(b, "\r\n\r\n"...)
+	return natshdr.End(natshdr.AppendInt(natshdr.Reopen(nil, hdr), "Nats-Msg-Size", int64(size)))
 }
 
 // info reports the consumer's state as CONSUMER.INFO shows it.

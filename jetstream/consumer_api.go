@@ -8,6 +8,7 @@ import (
 
 	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/natshdr"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/subject"
 )
@@ -361,7 +362,7 @@ func (cm *consumerManager) handleNext(m *server.Msg) {
 	}
 	if c == nil {
 		// nats-server has no responder for a missing consumer.
-		cm.js.srv.Publish(m.Reply, "", []byte("NATS/1.0 503\r\n\r\n"), nil)
+		cm.js.srv.Publish(m.Reply, "", natshdr.Status(503, ""), nil)
 		return
 	}
 	c.addRequest(strings.Clone(m.Reply), m.Data)

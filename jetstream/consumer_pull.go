@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/natshdr"
 )
 
 // expireGrace delays the 408 of an expired pull request a little past its
@@ -57,19 +58,12 @@ func parseNext(b []byte) (api.NextRequest, bool) {
 // statusMsg is a status message (header only) to a pull request's inbox or
 // a deliver subject. pendingMsgs < 0 leaves out the pending headers.
 func statusMsg(to, status string, pendingMsgs, pendingBytes int) outMsg {
-	b := make([]byte, 0, 96)
-	b = append(b, "NATS/1.0 "...)
-	b = append(b, status...)
-	b = append(b, "\r\n"...)
+	b := natshdr.AppendStatusLine(make([]byte, 0, 96), status)
 	if pendingMsgs >= 0 {
-		b = append(b, "Nats-Pending-Messages: "...)
-		b = strconv.AppendInt(b, int64(pendingMsgs), 10)
-		b = append(b, "\r\nNats-Pending-Bytes: "...)
-		b = strconv.AppendInt(b, int64(max(pendingBytes, 0)), 10)
-		b = append(b, "\r\n"...)
+		b = natshdr.AppendInt(b, "Nats-Pending-Messages", int64(pendingMsgs))
+		b = natshdr.AppendInt(b, "Nats-Pending-Bytes", int64(max(pendingBytes, 0)))
 	}
-	b = append(b, "\r\n"...)
-	return outMsg{route: to, subj: to, hdr: b}
+	return outMsg{route: to, subj: to, hdr: natshdr.End(b)}
 }
 
 // addRequest queues a pull request, or answers it at once when it cannot be

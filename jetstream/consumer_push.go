@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jetwal/jetwal/consumerstate"
+	"github.com/jetwal/jetwal/natshdr"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -50,18 +51,13 @@ func (c *consumer) pushTimers(now int64, interest bool, soon func(int64)) {
 		c.withState(func(st *consumerstate.State) {
 			last = [2]uint64{uint64(st.Delivered.Consumer), uint64(st.Delivered.Stream)}
 		})
-		b := make([]byte, 0, 160)
-		b = append(b, "NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: "...)
-		b = strconv.AppendUint(b, last[0], 10)
-		b = append(b, "\r\nNats-Last-Stream: "...)
-		b = strconv.AppendUint(b, last[1], 10)
-		b = append(b, "\r\n"...)
+		b := natshdr.AppendStatusLine(make([]byte, 0, 160), "100 Idle Heartbeat")
+		b = natshdr.AppendUint(b, "Nats-Last-Consumer", last[0])
+		b = natshdr.AppendUint(b, "Nats-Last-Stream", last[1])
 		if c.fcReply != "" {
-			b = append(b, "Nats-Consumer-Stalled: "...)
-			b = append(b, c.fcReply...)
-			b = append(b, "\r\n"...)
+			b = natshdr.AppendString(b, "Nats-Consumer-Stalled", c.fcReply)
 		}
-		b = append(b, "\r\n"...)
+		b = natshdr.End(b)
 		c.outs = append(c.outs, outMsg{route: c.cfg.DeliverSubject, subj: c.cfg.DeliverSubject, hdr: b})
 		c.lastSend = now
 	}

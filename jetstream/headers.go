@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"time"
+
+	"github.com/jetwal/jetwal/natshdr"
 )
 
 // Header names jetwal reads on publish and writes on DIRECT.GET replies.
@@ -27,7 +29,6 @@ const (
 	rollupSubject = "sub"
 	rollupAll     = "all"
 
-	hdrLine  = "NATS/1.0\r\n"
 	crlf     = "\r\n"
 	maxHdrSz = 64 * 1024
 )
@@ -121,25 +122,7 @@ func eqFold(b []byte, s string) bool {
 
 // headerValue returns the value of the first header called name in a raw
 // header block, or nil.
-func headerValue(hdr []byte, name string) []byte {
-	i := bytes.Index(hdr, []byte(crlf))
-	if i < 0 {
-		return nil
-	}
-	rest := hdr[i+2:]
-	for len(rest) > 0 {
-		j := bytes.Index(rest, []byte(crlf))
-		if j <= 0 {
-			return nil
-		}
-		line := rest[:j]
-		rest = rest[j+2:]
-		if c := bytes.IndexByte(line, ':'); c > 0 && eqFold(line[:c], name) {
-			return bytes.TrimSpace(line[c+1:])
-		}
-	}
-	return nil
-}
+func headerValue(hdr []byte, name string) []byte { return natshdr.Get(hdr, name) }
 
 // parseSeq parses a decimal sequence header value.
 func parseSeq(b []byte) (uint64, bool) {
@@ -154,30 +137,14 @@ func parseSeq(b []byte) (uint64, bool) {
 // message's own headers first, then Nats-Stream, Nats-Subject, Nats-Sequence
 // and Nats-Time-Stamp, as nats-server orders them.
 func directGetHeader(buf []byte, orig []byte, stream, subj string, seq uint64, ts int64) []byte {
-	if len(orig) >= len(hdrLine)+2 && bytes.HasSuffix(orig, []byte(crlf+crlf)) {
-		buf = append(buf, orig[:len(orig)-2]...) // keep its lines, drop the blank line
-	} else {
-		buf = append(buf, hdrLine...)
-	}
-	buf = append(buf, hdrStream+": "...)
-	buf = append(buf, stream...)
-	buf = append(buf, crlf+hdrSubject+": "...)
-	buf = append(buf, subj...)
-	buf = append(buf, crlf+hdrSequence+": "...)
-	buf = strconv.AppendUint(buf, seq, 10)
-	buf = append(buf, crlf+hdrTimeStamp+": "...)
+	buf = natshdr.Reopen(buf, orig) // its lines, without the blank line
+	buf = natshdr.AppendString(buf, hdrStream, stream)
+	buf = natshdr.AppendString(buf, hdrSubject, subj)
+	buf = natshdr.AppendUint(buf, hdrSequence, seq)
+	buf = append(buf, hdrTimeStamp+": "...)
 	buf = time.Unix(0, ts).UTC().AppendFormat(buf, time.RFC3339Nano)
-	return append(buf, crlf+crlf...)
+	return natshdr.End(append(buf, crlf...))
 }
 
 // statusHeader is a status-only header block, e.g. "NATS/1.0 404 Message Not Found".
-func statusHeader(code int, desc string) []byte {
-	b := make([]byte, 0, 32+len(desc))
-	b = append(b, "NATS/1.0 "...)
-	b = strconv.AppendInt(b, int64(code), 10)
-	if desc != "" {
-		b = append(b, ' ')
-		b = append(b, desc...)
-	}
-	return append(b, crlf+crlf...)
-}
+func statusHeader(code int, desc string) []byte { return natshdr.Status(code, desc) }

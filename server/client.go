@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jetwal/jetwal/natshdr"
 	"github.com/jetwal/jetwal/server/sublist"
 	"github.com/jetwal/jetwal/subject"
 )
@@ -491,9 +492,7 @@ func (c *client) noResponders(subj, reply []byte) {
 	if sub == nil {
 		return
 	}
-	h := append(c.scratch[:0], "NATS/1.0 503\r\nNats-Subject: "...)
-	h = append(h, subj...)
-	h = append(h, "\r\n\r\n"...)
+	h := natshdr.End(natshdr.AppendField(natshdr.AppendStart(c.scratch[:0], 503, ""), "Nats-Subject", subj))
 	c.scratch = h
 	if !c.stageMsg(c, sub.sid, reply, nil, h, nil) {
 		if _, ok := c.queueMsg(sub.sid, reply, nil, h, nil); ok {

@@ -87,7 +87,7 @@ func TestNoPanicInLibraryCode(t *testing.T) {
 // depend on raft, Prometheus, a config parser or the NATS server.
 func TestEngineImportsNoServingDependencies(t *testing.T) {
 	root := moduleRoot(t)
-	engine := []string{"vfs", "segment", "index", "wal", "consumerstate", "memstore", "store", "subject", "raftlog"}
+	engine := []string{"vfs", "segment", "index", "wal", "consumerstate", "memstore", "store", "subject", "raftlog", "durable", "natshdr"}
 	banned := []string{"github.com/hashicorp/", "github.com/prometheus/", "github.com/nats-io/nats-server", "github.com/nats-io/nats.go"}
 	fset := token.NewFileSet()
 	for _, pkg := range engine {
