@@ -29,9 +29,9 @@ func Encode(x *Index, trailer []byte) []byte {
 	for _, bl := range x.Seqs.blocks {
 		b = le.AppendUint32(b, uint32(bl.seg))
 		b = le.AppendUint64(b, bl.base)
-		b = le.AppendUint32(b, uint32(len(bl.offs)))
-		for _, o := range bl.offs {
-			b = le.AppendUint32(b, o)
+		b = le.AppendUint32(b, uint32(bl.n))
+		for i := range bl.n {
+			b = le.AppendUint32(b, bl.off(i))
 		}
 		b = le.AppendUint32(b, uint32(len(bl.del)))
 		for _, w := range bl.del {
@@ -131,12 +131,23 @@ func Decode(file string, b []byte) (*Index, []byte, error) {
 	x := New()
 	nb := r.count(20)
 	var prevEnd uint64
+	var scratch []uint32
 	for i := 0; i < nb && r.err == nil; i++ {
 		bl := &block{seg: SegID(r.u32()), base: r.u64()}
 		n := r.count(4)
-		bl.offs = make([]uint32, n)
-		for j := range bl.offs {
-			bl.offs[j] = r.u32()
+		bl.n = n
+		scratch = scratch[:0]
+		for range n {
+			scratch = append(scratch, r.u32())
+		}
+		// Every block but the newest is packed (see block.pack); the newest
+		// stays open so that appends after a restart extend it.
+		if i == nb-1 {
+			bl.offs = append(make([]uint32, 0, max(n, 1024)), scratch...)
+		} else if anch, rel, ok := packOffs(scratch); ok {
+			bl.anch, bl.rel = anch, rel
+		} else {
+			bl.offs = append([]uint32(nil), scratch...)
 		}
 		nw := r.count(8)
 		if nw > 0 {
@@ -144,7 +155,7 @@ func Decode(file string, b []byte) (*Index, []byte, error) {
 			for j := range bl.del {
 				bl.del[j] = r.u64()
 			}
-			for j := range bl.offs {
+			for j := range bl.n {
 				if bl.deleted(j) {
 					bl.ndel++
 				}

@@ -7,6 +7,11 @@ import (
 
 const listBlock = 32 // entries per mark
 
+// A full block of consecutive sequences (seq, seq+1, ... seq+31) keeps no
+// bytes in buf: its varints are dropped when it completes, and a block with
+// more than one entry and no bytes is read as a run. A stream with one
+// subject so costs its subject list only the marks.
+
 type listMark struct {
 	seq uint64 // first entry of the block
 	off uint32 // byte offset in buf of the block's second entry
@@ -28,6 +33,21 @@ func (l *seqList) add(seq uint64) {
 	}
 	l.last = seq
 	l.n++
+	if l.n%listBlock == 0 {
+		m := l.marks[len(l.marks)-1]
+		if seq-m.seq == listBlock-1 && len(l.buf)-int(m.off) == listBlock-1 {
+			l.buf = l.buf[:m.off] // a run: all deltas were 1
+		}
+	}
+}
+
+// entries is the number of entries in block i.
+func (l *seqList) entries(i int) int { return min(listBlock, l.n-i*listBlock) }
+
+// run reports whether block i is a run of consecutive sequences stored
+// without bytes.
+func (l *seqList) run(i int) bool {
+	return l.blockEnd(i) == int(l.marks[i].off) && l.entries(i) > 1
 }
 
 func (l *seqList) blockEnd(i int) int {
@@ -41,6 +61,12 @@ func (l *seqList) blockEnd(i int) int {
 func (l *seqList) decodeBlock(i int, dst []uint64) []uint64 {
 	cur := l.marks[i].seq
 	dst = append(dst, cur)
+	if l.run(i) {
+		for k := 1; k < l.entries(i); k++ {
+			dst = append(dst, cur+uint64(k))
+		}
+		return dst
+	}
 	p, end := int(l.marks[i].off), l.blockEnd(i)
 	for p < end {
 		d, k := binary.Uvarint(l.buf[p:])
@@ -60,6 +86,7 @@ type listIter struct {
 	block int
 	p     int
 	cur   uint64
+	k     int // entries of the current block returned so far
 	first bool
 }
 
@@ -85,9 +112,16 @@ func (it *listIter) next() (uint64, bool) {
 	if it.p < 0 {
 		it.p = int(l.marks[it.block].off)
 		it.cur = l.marks[it.block].seq
+		it.k = 1
 		return it.cur, true
 	}
-	if it.p < l.blockEnd(it.block) {
+	if l.run(it.block) {
+		if it.k < l.entries(it.block) {
+			it.k++
+			it.cur++
+			return it.cur, true
+		}
+	} else if it.p < l.blockEnd(it.block) {
 		d, k := binary.Uvarint(l.buf[it.p:])
 		if k <= 0 {
 			return 0, false

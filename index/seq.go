@@ -14,15 +14,66 @@ type Loc struct {
 	Off uint32
 }
 
+// A block is open while it can grow: offs holds one uint32 per entry. When a
+// newer block starts, the block is packed if its offsets allow it: one
+// absolute offset (anchor) per packEvery entries and a uint16 distance from
+// its anchor per entry, 2.25 bytes per entry instead of 4. A block whose
+// records are too large to pack keeps offs.
 type block struct {
 	seg  SegID
 	base uint64
-	offs []uint32
+	n    int      // entries
+	offs []uint32 // open or unpackable form; nil when packed
+	anch []uint32 // packed: the offset of every packEvery-th entry
+	rel  []uint16 // packed: each entry's offset minus its anchor
 	del  []uint64 // deletion bitmap; nil until the first delete
 	ndel int
 }
 
-func (b *block) end() uint64 { return b.base + uint64(len(b.offs)) } // one past the last
+// packEvery entries share an anchor: they pack when the 15 records after
+// the anchor span less than 64 KiB, so records under about 4 KiB on average.
+const packEvery = 16
+
+func (b *block) end() uint64 { return b.base + uint64(b.n) } // one past the last
+
+func (b *block) off(i int) uint32 {
+	if b.offs != nil {
+		return b.offs[i]
+	}
+	return b.anch[i/packEvery] + uint32(b.rel[i])
+}
+
+// pack converts a block that will not grow to the packed form, or trims its
+// spare capacity if its offsets do not fit.
+func (b *block) pack() {
+	if b.offs == nil {
+		return
+	}
+	if anch, rel, ok := packOffs(b.offs); ok {
+		b.anch, b.rel, b.offs = anch, rel, nil
+		return
+	}
+	if cap(b.offs) > len(b.offs) {
+		b.offs = append([]uint32(nil), b.offs...)
+	}
+}
+
+// packOffs builds the packed form of offs, which must ascend.
+func packOffs(offs []uint32) ([]uint32, []uint16, bool) {
+	anch := make([]uint32, (len(offs)+packEvery-1)/packEvery)
+	rel := make([]uint16, len(offs))
+	for i, o := range offs {
+		if i%packEvery == 0 {
+			anch[i/packEvery] = o
+		}
+		a := anch[i/packEvery]
+		if o < a || o-a > 0xffff {
+			return nil, nil, false
+		}
+		rel[i] = uint16(o - a)
+	}
+	return anch, rel, true
+}
 
 func (b *block) deleted(i int) bool {
 	return i>>6 < len(b.del) && b.del[i>>6]&(1<<(uint(i)&63)) != 0
@@ -33,7 +84,11 @@ func (b *block) markDeleted(i int) bool {
 		return false
 	}
 	if b.del == nil {
-		b.del = make([]uint64, (cap(b.offs)+63)/64)
+		size := b.n
+		if b.offs != nil {
+			size = cap(b.offs)
+		}
+		b.del = make([]uint64, (size+63)/64)
 	}
 	for i>>6 >= len(b.del) {
 		b.del = append(b.del, 0)
@@ -43,27 +98,20 @@ func (b *block) markDeleted(i int) bool {
 	return true
 }
 
-// trim drops spare capacity once a block can no longer grow.
-func (b *block) trim() {
-	if cap(b.offs) > len(b.offs) {
-		b.offs = append([]uint32(nil), b.offs...)
-	}
-}
-
-func (b *block) live() int { return len(b.offs) - b.ndel }
+func (b *block) live() int { return b.n - b.ndel }
 
 // countLive counts live entries with index >= i.
 func (b *block) countLive(i int) int {
-	if i >= len(b.offs) {
+	if i >= b.n {
 		return 0
 	}
-	n := len(b.offs) - i
+	n := b.n - i
 	if b.ndel == 0 {
 		return n
 	}
 	dead := 0
-	for j := i; j < len(b.offs); {
-		if j&63 == 0 && j+64 <= len(b.offs) {
+	for j := i; j < b.n; {
+		if j&63 == 0 && j+64 <= b.n {
 			if j>>6 < len(b.del) {
 				dead += bits.OnesCount64(b.del[j>>6])
 			}
@@ -95,16 +143,17 @@ const maxBlock = 8192
 func (x *Seqs) Add(seq uint64, loc Loc) {
 	if n := len(x.blocks); n > 0 {
 		b := x.blocks[n-1]
-		if b.seg == loc.Seg && b.end() == seq && len(b.offs) < maxBlock {
+		if b.offs != nil && b.seg == loc.Seg && b.end() == seq && b.n < maxBlock {
 			b.offs = append(b.offs, loc.Off)
+			b.n++
 			x.live++
 			return
 		}
 	}
 	if n := len(x.blocks); n > 0 {
-		x.blocks[n-1].trim()
+		x.blocks[n-1].pack()
 	}
-	x.blocks = append(x.blocks, &block{seg: loc.Seg, base: seq, offs: append(make([]uint32, 0, 1024), loc.Off)})
+	x.blocks = append(x.blocks, &block{seg: loc.Seg, base: seq, n: 1, offs: append(make([]uint32, 0, 1024), loc.Off)})
 	x.live++
 }
 
@@ -127,7 +176,7 @@ func (x *Seqs) Lookup(seq uint64) (Loc, bool) {
 	if b.deleted(i) {
 		return Loc{}, false
 	}
-	return Loc{Seg: b.seg, Off: b.offs[i]}, true
+	return Loc{Seg: b.seg, Off: b.off(i)}, true
 }
 
 // Live reports whether seq is stored and not deleted.
@@ -170,7 +219,7 @@ func (x *Seqs) Next(seq uint64) (uint64, bool) {
 		if seq > b.base {
 			i = int(seq - b.base)
 		}
-		for ; i < len(b.offs); i++ {
+		for ; i < b.n; i++ {
 			if b.ndel == 0 || !b.deleted(i) {
 				return b.base + uint64(i), true
 			}
@@ -191,7 +240,7 @@ func (x *Seqs) Prev(seq uint64) (uint64, bool) {
 		if b.live() == 0 {
 			continue
 		}
-		i := len(b.offs) - 1
+		i := b.n - 1
 		if seq < b.end()-1 {
 			i = int(seq - b.base)
 		}
@@ -235,7 +284,7 @@ func (x *Seqs) Deleted(fn func(seq uint64)) {
 		for s := max(prevEnd, first); s < b.base && s < last; s++ {
 			fn(s) // gap between blocks (a compacted jump)
 		}
-		for i := range b.offs {
+		for i := range b.n {
 			s := b.base + uint64(i)
 			if s > first && s < last && b.deleted(i) {
 				fn(s)
@@ -294,7 +343,7 @@ func (x *Seqs) SegLive(seg SegID) int {
 func (x *Seqs) MemBytes() int {
 	n := cap(x.blocks) * 8
 	for _, b := range x.blocks {
-		n += 64 + cap(b.offs)*4 + cap(b.del)*8
+		n += 112 + cap(b.offs)*4 + cap(b.anch)*4 + cap(b.rel)*2 + cap(b.del)*8
 	}
 	return n
 }
@@ -328,9 +377,9 @@ func (x *Seqs) EachInSeg(seg SegID, fn func(seq uint64, off uint32)) {
 		if b.seg != seg {
 			continue
 		}
-		for i, o := range b.offs {
+		for i := range b.n {
 			if !b.deleted(i) {
-				fn(b.base+uint64(i), o)
+				fn(b.base+uint64(i), b.off(i))
 			}
 		}
 	}

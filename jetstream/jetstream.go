@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -151,6 +152,10 @@ func New(srv *server.Server, cfg Config) (*JetStream, error) {
 	go func() {
 		js.verifying.Wait()
 		close(js.verified)
+		// Loading read checkpoints and dedupe files into buffers that are
+		// garbage now; give that memory back to the system once, so that
+		// the resident size after a restart is the live indexes.
+		debug.FreeOSMemory()
 	}()
 	js.stopSweep, js.sweepDone = make(chan struct{}), make(chan struct{})
 	go js.sweepLoop()
