@@ -76,6 +76,9 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 		return 0, 0, err
 	}
 	seq := s.last + 1
+	if err := s.reserveLocked(seq); err != nil {
+		return 0, 0, s.failLocked(err)
+	}
 	ts := s.nowNano()
 	if ts < s.lastTS {
 		ts = s.lastTS // timestamps never go backwards, so SeqForTime can bisect

@@ -79,6 +79,10 @@ type Options struct {
 	CheckpointEvery  time.Duration // default DefaultCheckpointEvery; <0 disables
 	// Now returns the time assigned to appends; default: the wall clock.
 	Now func() time.Time
+	// BootID returns an id that changes when the machine reboots (see
+	// reserve.go); default: the kernel's boot id. Tests set it to simulate
+	// a power loss.
+	BootID func() string
 }
 
 // Validate reports a configuration error.

@@ -36,6 +36,11 @@ type RecoveryReport struct {
 	// (quarantineSuffix) because they held nothing that could be used.
 	Repaired []string
 	SetAside []string
+	// SkippedAfterReboot counts the sequences skipped because the machine
+	// rebooted since they were reserved (reserve.go): under SyncInterval and
+	// SyncNever, messages acknowledged there may have been lost, and their
+	// sequences are never handed out again.
+	SkippedAfterReboot uint64
 }
 
 const maxLostList = 100000
@@ -178,6 +183,7 @@ func (s *Store) recover() error {
 		s.noteLost(s.last+1, handedOut)
 		s.last = handedOut
 	}
+	s.report.SkippedAfterReboot = s.applyReservation()
 	if len(s.segs) == 0 || s.segs[len(s.segs)-1].seg.Sealed() {
 		size := s.opts.FirstSegmentSize
 		if len(s.segs) > 0 {

@@ -70,17 +70,19 @@ type Store struct {
 	unsynced bool // bytes written or buffered since the last fsync
 	rolls    int  // segment rolls since the last checkpoint
 
-	kick      chan struct{} // wakes the sync goroutine
-	commits   uint64        // group commits done (fsyncs for SyncAlways appends)
-	lastBatch int           // appends the previous group commit released
-	sealKick  chan struct{} // wakes it for frozen segments
-	stop      chan struct{}
-	wg        sync.WaitGroup
-	ageT      *time.Timer
-	report    RecoveryReport
-	ckptOff   int64     // recovery: offset in the covered segment the checkpoint reached
-	ckptFloor uint64    // last sequence of the checkpoint found at open, even a rejected one (recover.go)
-	ckpt      *ckptInfo // that checkpoint's contents, during recovery (checkHeadLocked)
+	kick       chan struct{} // wakes the sync goroutine
+	commits    uint64        // group commits done (fsyncs for SyncAlways appends)
+	lastBatch  int           // appends the previous group commit released
+	sealKick   chan struct{} // wakes it for frozen segments
+	stop       chan struct{}
+	wg         sync.WaitGroup
+	ageT       *time.Timer
+	report     RecoveryReport
+	ckptOff    int64       // recovery: offset in the covered segment the checkpoint reached
+	reserve    reservation // sequence reservation (reserve.go)
+	reserveGen uint32      // generation of the reservation found at open
+	ckptFloor  uint64      // last sequence of the checkpoint found at open, even a rejected one (recover.go)
+	ckpt       *ckptInfo   // that checkpoint's contents, during recovery (checkHeadLocked)
 }
 
 type segEntry struct {
@@ -200,6 +202,9 @@ func (s *Store) Close() error {
 		ws, err = s.syncLocked()
 		if err == nil {
 			err = s.checkpointLocked()
+		}
+		if err == nil {
+			err = s.closeReservationLocked()
 		}
 	}
 	if err != nil {
