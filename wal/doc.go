@@ -58,7 +58,7 @@
 // 32-byte slots written alternately:
 //
 //	+------+-----------+--------------+----------------+-------------+
-//	| JWSR | gen  u64  | reserved u64 | boot hash  u32 | xxhash64    |
+//	| JWSR | gen  u32  | reserved u64 | boot hash  u64 | xxhash64    |
 //	+------+-----------+--------------+----------------+-------------+
 //
 // the valid slot with the higher gen wins. When Open finds the boot id of
