@@ -352,6 +352,7 @@ func (js *JetStream) deleteStream(name string) *api.ApiError {
 		return api.Errorf(api.ErrStreamDelete, "deleting stream %s: %v", name, err)
 	}
 	js.log.Info("stream deleted", "stream", name)
+	js.adviseStream(name, api.ActionDelete) // after its consumers' (closeConsumers), as nats-server
 	return nil
 }
 
