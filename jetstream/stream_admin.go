@@ -97,6 +97,7 @@ func (js *JetStream) openWAL(dir string, cfg *api.StreamConfig) (*wal.Store, err
 		SyncInterval: js.cfg.SyncInterval,
 		Limits:       storeLimits(cfg),
 		Compress:     cfg.Compression == api.S2Compression,
+		Metrics:      &js.walMetrics,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: stream %s: open %s: %w", cfg.Name, msgs, err)

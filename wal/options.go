@@ -79,6 +79,9 @@ type Options struct {
 	CheckpointEvery  time.Duration // default DefaultCheckpointEvery; <0 disables
 	// Now returns the time assigned to appends; default: the wall clock.
 	Now func() time.Time
+	// Metrics, when set, counts appends, fsyncs and checkpoints (shared by
+	// many stores; see Metrics). nil counts nothing.
+	Metrics *Metrics
 }
 
 // Validate reports a configuration error.

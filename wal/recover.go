@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jetwal/jetwal/index"
 	"github.com/jetwal/jetwal/segment"
@@ -36,6 +37,9 @@ type RecoveryReport struct {
 	// (quarantineSuffix) because they held nothing that could be used.
 	Repaired []string
 	SetAside []string
+	// Took is how long the recovery ran (the store's Open, less creating
+	// the directory and taking its lock).
+	Took time.Duration
 }
 
 const maxLostList = 100000
@@ -389,7 +393,7 @@ func (s *Store) checkpointLocked() error {
 	}
 	_, err = f.WriteAt(b, 0)
 	if err == nil {
-		err = f.Sync()
+		err = s.opts.Metrics.timeFsync(f.Sync)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -406,6 +410,8 @@ func (s *Store) checkpointLocked() error {
 	}
 	s.dirty = false
 	s.rolls = 0
+	s.lastCkpt = time.Now()
+	s.opts.Metrics.checkpointed()
 	return nil
 }
 
