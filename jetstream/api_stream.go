@@ -139,6 +139,9 @@ func (js *JetStream) apiStreamCreate(r *apiRequest) {
 		js.respondError(r, typ, aerr)
 		return
 	}
+	if created {
+		js.adviseStream(cfg.Name, api.ActionCreate)
+	}
 	info := js.streamInfo(s, false)
 	info.Config = withDynamicMetadata(info.Config, js.srv.Version())
 	js.respond(r, api.StreamCreateResponse{Response: api.Response{Type: typ}, StreamInfo: info, DidCreate: created}, false)
@@ -161,6 +164,7 @@ func (js *JetStream) apiStreamUpdate(r *apiRequest) {
 		js.respondError(r, typ, aerr)
 		return
 	}
+	js.adviseStream(cfg.Name, api.ActionModify)
 	info := js.streamInfo(s, false)
 	info.Config = withDynamicMetadata(info.Config, js.srv.Version())
 	js.respond(r, api.StreamCreateResponse{Response: api.Response{Type: typ}, StreamInfo: info}, false)

@@ -41,6 +41,7 @@ type consumer struct {
 	cs        *consumerstate.Consumer // nil: state in memory only
 	ackPrefix string                  // "$JS.ACK.<stream>.<name>."
 	ackNone   bool                    // ack_policy none, which no update changes
+	events    consumerEvents          // advisory subjects (advisory_consumer.go)
 
 	kick chan struct{} // capacity 1: "there may be work"
 	stop chan struct{} // closed to end run
@@ -74,7 +75,9 @@ type consumer struct {
 	lastSend             int64 // push: last message or heartbeat sent
 	replay               struct{ msgTime, sentAt int64 }
 	closed               bool
-	gone                 atomic.Bool // closed, for lock-free readers (the ack fast path)
+	gone                 atomic.Bool    // closed, for lock-free readers (the ack fast path)
+	sampleFreq           int            // sample_freq in percent (0: no ack metrics)
+	maxed                []maxDelivered // past max_deliver this round, to advise
 
 	bufs     []store.Msg // message buffers of one round
 	outs     []outMsg
@@ -105,6 +108,7 @@ func newConsumer(s *stream, name string, cfg api.ConsumerConfig, created time.Ti
 		dueAt:     1, // scan restored pending messages on the first round
 		active:    time.Now().UnixNano(),
 		ackNone:   cfg.AckPolicy == api.AckNone,
+		events:    newConsumerEvents(s.name, name),
 	}
 	c.setConfig(cfg)
 	return c
@@ -125,6 +129,7 @@ func (c *consumer) setConfig(cfg api.ConsumerConfig) {
 	f := c.filters
 	c.filterSnap.Store(&f)
 	c.push = cfg.DeliverSubject != ""
+	c.sampleFreq, _ = parseSampleFreq(cfg.SampleFrequency) // checked by checkConsumerConfig
 }
 
 // restoreLastPerSubject reinstalls the last_per_subject picks of a
@@ -268,8 +273,10 @@ func (c *consumer) round() (wake int64, remove bool) {
 			soon(c.active + th)
 		}
 	}
-	outs, ackd := c.outs, c.ackd
+	outs, ackd, maxed := c.outs, c.ackd, c.maxed
+	c.maxed = nil
 	c.mu.Unlock()
+	c.adviseMaxDeliver(maxed)
 	if len(c.replyBuf) > 0 {
 		// One string for all the round's reply subjects instead of one each.
 		all := string(c.replyBuf)
@@ -433,6 +440,7 @@ func (c *consumer) nextRedelivery(st *consumerstate.State, m *store.Msg) (consum
 		dc := st.DeliveryCount(seq) + 1
 		if c.cfg.MaxDeliver > 0 && dc > uint64(c.cfg.MaxDeliver) {
 			c.exhaust(seq)
+			c.noteMaxDeliver(seq, dc-1)
 			c.rdq = c.rdq[1:]
 			continue
 		}

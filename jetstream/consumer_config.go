@@ -83,6 +83,9 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 		cfg.ReplayPolicy < api.ReplayInstant || cfg.ReplayPolicy > api.ReplayOriginal {
 		return api.NewError(api.ErrConsumerInvalidPolicy)
 	}
+	if aerr := checkSampleFreq(cfg); aerr != nil {
+		return aerr
+	}
 	switch cfg.DeliverPolicy {
 	case api.DeliverByStartSequence:
 		if cfg.OptStartSeq == 0 || cfg.OptStartTime != nil {

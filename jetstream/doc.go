@@ -17,6 +17,10 @@
 //   - meta.go: meta.inf / meta.sum persistence (the layout is drawn there).
 //   - config.go: stream config defaults and checks.
 //   - dedupe.go, headers.go, queue.go: helpers.
+//   - advisory.go: the $JS.EVENT.ADVISORY.> events of streams, consumers
+//     and the API audit; advisory_consumer.go those of messages (nak,
+//     term, max_deliver) and the sampled ack metric (sample_freq). Each is
+//     built only when someone subscribes to its subject.
 //
 // Consumers (CONSUMER.* API, acks, pull and push delivery) are a separate
 // manager that registers its API handlers beside the stream ones through

@@ -89,6 +89,7 @@ type JetStream struct {
 	cons *consumerManager
 
 	apiTotal, apiErrors atomic.Uint64
+	walMetrics          wal.Metrics // counted by every file stream (engine_stats.go)
 
 	stopSweep chan struct{} // closed by Close; ends sweepLoop
 	sweepDone chan struct{}

@@ -121,6 +121,7 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 	s.msgs++
 	s.bytes += size
 	s.dirty, s.unsynced = true, true
+	s.opts.Metrics.appended(size)
 	s.enforceLimitsLocked(subj)
 	if wasEmpty {
 		s.scheduleAgeLocked()
@@ -146,7 +147,7 @@ func (s *Store) rollLocked(base uint64, need int) error {
 	if s.opts.Sync == SyncAlways {
 		// Waiters in the old segment are released by the next group commit
 		// (already kicked by their appends), once this seal made them durable.
-		if err := old.seg.Seal(); err != nil {
+		if err := s.opts.Metrics.timeFsync(old.seg.Seal); err != nil {
 			seg.Remove()
 			return s.failLocked(err)
 		}
@@ -239,7 +240,7 @@ func (s *Store) groupCommit() {
 		s.unsynced = false
 		s.mu.Unlock()
 
-		err := ent.seg.SyncFile()
+		err := s.opts.Metrics.timeFsync(ent.seg.SyncFile)
 
 		s.mu.Lock()
 		s.unbusyLocked(ent)
@@ -247,6 +248,7 @@ func (s *Store) groupCommit() {
 			fail(s.failLocked(err))
 			return
 		}
+		s.syncedTo(target)
 	}
 	s.commits++
 	taken := s.waiters // the array batch aliases; recycled once notified
@@ -309,7 +311,7 @@ func (s *Store) finishSeals() {
 	}
 	s.mu.Unlock()
 	for _, e := range todo {
-		err := e.seg.Finish()
+		err := s.opts.Metrics.timeFsync(e.seg.Finish)
 		s.mu.Lock()
 		if err != nil {
 			s.failLocked(err)
@@ -341,7 +343,7 @@ func removeEntry(list []*segEntry, e *segEntry) []*segEntry {
 // checkpoint that claims them durable.
 func (s *Store) finishSealsLocked() error {
 	for _, e := range s.sealing {
-		if err := e.seg.Finish(); err != nil {
+		if err := s.opts.Metrics.timeFsync(e.seg.Finish); err != nil {
 			return s.failLocked(err)
 		}
 	}

@@ -83,6 +83,9 @@ type Options struct {
 	// reserve.go); default: the kernel's boot id. Tests set it to simulate
 	// a power loss.
 	BootID func() string
+	// Metrics, when set, counts appends, fsyncs and checkpoints (shared by
+	// many stores; see Metrics). nil counts nothing.
+	Metrics *Metrics
 }
 
 // Validate reports a configuration error.

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jetwal/jetwal/index"
 	"github.com/jetwal/jetwal/segment"
@@ -41,6 +42,9 @@ type RecoveryReport struct {
 	// SyncNever, messages acknowledged there may have been lost, and their
 	// sequences are never handed out again.
 	SkippedAfterReboot uint64
+	// Took is how long the recovery ran (the store's Open, less creating
+	// the directory and taking its lock).
+	Took time.Duration
 }
 
 const maxLostList = 100000
@@ -395,7 +399,7 @@ func (s *Store) checkpointLocked() error {
 	}
 	_, err = f.WriteAt(b, 0)
 	if err == nil {
-		err = f.Sync()
+		err = s.opts.Metrics.timeFsync(f.Sync)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -412,6 +416,8 @@ func (s *Store) checkpointLocked() error {
 	}
 	s.dirty = false
 	s.rolls = 0
+	s.lastCkpt = time.Now()
+	s.opts.Metrics.checkpointed()
 	return nil
 }
 

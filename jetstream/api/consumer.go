@@ -302,4 +302,5 @@ const (
 	ErrConsumerMaxPendingAckPolicy   ErrCode = 10082
 	ErrConsumerMaxPendingAckExcess   ErrCode = 10121
 	ErrConsumerInactiveExcess        ErrCode = 10153
+	ErrConsumerInvalidSampling       ErrCode = 10095
 )

@@ -140,6 +140,7 @@ var errTable = map[ErrCode]errInfo{
 	ErrConsumerMaxPendingAckPolicy:   {400, "consumer requires ack policy for max ack pending"},
 	ErrConsumerMaxPendingAckExcess:   {400, "consumer max ack pending exceeds system limit"},
 	ErrConsumerInactiveExcess:        {400, "consumer inactive threshold exceeds system limit"},
+	ErrConsumerInvalidSampling:       {400, "failed to parse consumer sampling configuration"},
 }
 
 // Status returns the HTTP-like status nats-server pairs with the code, or 500
