@@ -16,7 +16,9 @@
 //     multi_last forms) the handlers; api_level.go refuses
 //     requests that need a newer API level (Nats-Required-Api-Level).
 //   - meta.go: meta.inf / meta.sum persistence (the layout is drawn there).
-//   - config.go: stream config defaults and checks.
+//   - config.go: stream config defaults and checks; stream_transform.go
+//     subject_transform (the stored subject) and republish (subject/transform
+//     compiles the mappings).
 //   - dedupe.go, headers.go, queue.go: helpers.
 //
 // Consumers (CONSUMER.* API, acks, pull and push delivery) are a separate
