@@ -161,6 +161,9 @@ func normalizeConfig(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 	if aerr := checkSubjects(&cfg); aerr != nil {
 		return api.StreamConfig{}, aerr
 	}
+	if aerr := checkTransforms(&cfg); aerr != nil {
+		return api.StreamConfig{}, aerr
+	}
 	setStaticMetadata(&cfg)
 	return cfg, nil
 }
@@ -187,10 +190,6 @@ func rejectUnsupported(cfg *api.StreamConfig) *api.ApiError {
 		return invalidConfig("stream mirrors are not supported by jetwal")
 	case present(cfg.Sources):
 		return invalidConfig("stream sources are not supported by jetwal")
-	case present(cfg.SubjectTransform):
-		return invalidConfig("subject transforms are not supported by jetwal")
-	case present(cfg.RePublish):
-		return invalidConfig("republish is not supported by jetwal")
 	case cfg.SubjectDeleteMarkerTTL != 0:
 		return invalidConfig("subject delete markers are not supported by jetwal")
 	case cfg.AllowMsgCounter:
@@ -201,7 +200,7 @@ func rejectUnsupported(cfg *api.StreamConfig) *api.ApiError {
 		return invalidConfig("mirror direct requires a mirror, which jetwal does not support")
 	}
 	// Normalise empty raw values so configs compare equal.
-	cfg.Mirror, cfg.Sources, cfg.SubjectTransform, cfg.RePublish = nil, nil, nil, nil
+	cfg.Mirror, cfg.Sources = nil, nil
 	return nil
 }
 

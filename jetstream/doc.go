@@ -12,10 +12,13 @@
 //   - stream.go: one stream; the publish path and its PubAck.
 //   - stream_admin.go: creating, loading, updating and deleting streams.
 //   - api.go: request dispatch; api_stream.go, api_msg.go and
-//     api_direct.go (DIRECT.GET) the handlers; api_level.go refuses
+//     api_direct.go (DIRECT.GET; api_direct_batch.go its batched and
+//     multi_last forms) the handlers; api_level.go refuses
 //     requests that need a newer API level (Nats-Required-Api-Level).
 //   - meta.go: meta.inf / meta.sum persistence (the layout is drawn there).
-//   - config.go: stream config defaults and checks.
+//   - config.go: stream config defaults and checks; stream_transform.go
+//     subject_transform (the stored subject) and republish (subject/transform
+//     compiles the mappings).
 //   - dedupe.go, headers.go, queue.go: helpers.
 //   - advisory.go: the $JS.EVENT.ADVISORY.> events of streams, consumers
 //     and the API audit; advisory_consumer.go those of messages (nak,

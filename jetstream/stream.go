@@ -22,7 +22,7 @@ import (
 //     sequence prediction and the AppendAsync call happen as one step, so
 //     the store assigns sequences in the order the checks saw. Management
 //     operations that change sequences (purge, delete, update) take it too.
-//   - cfgMu guards cfg and subs; readers of the config take it shared.
+//   - cfgMu guards cfg, xf and subs; readers of the config take it shared.
 //   - pmu guards the tables shared with AppendDone callbacks (inflight,
 //     dedupe, lastMsgID). Callbacks take only pmu, never mu: memstore runs
 //     them inside AppendAsync, i.e. while the publisher holds mu.
@@ -37,6 +37,7 @@ type stream struct {
 
 	cfgMu sync.RWMutex
 	cfg   api.StreamConfig
+	xf    streamXforms // cfg's subject_transform and republish, compiled
 	subs  []*server.Subscription
 
 	mu      sync.Mutex
@@ -64,9 +65,10 @@ type pendingAppend struct {
 	seq     uint64 // predicted sequence
 	subject string // kept: server.Msg strings stay valid after the handler
 	reply   string
-	dd      *dedupEntry // non-nil when the message carried a Nats-Msg-Id
-	rollup  byte        // 0, 's' (subject) or 'a' (all)
-	ttl     int64       // ns until the message expires; 0: none (ttl.go)
+	dd      *dedupEntry   // non-nil when the message carried a Nats-Msg-Id
+	rollup  byte          // 0, 's' (subject) or 'a' (all)
+	ttl     int64         // ns until the message expires; 0: none (ttl.go)
+	rp      *republishMsg // non-nil when the stored message is republished
 }
 
 func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir string, st store.StreamStore) *stream {
@@ -82,6 +84,10 @@ func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir strin
 		dedup:   newDedupe(int64(cfg.Duplicates)),
 	}
 	s.onAppend = s.onAppended
+	var err error
+	if s.xf, err = newXforms(&cfg); err != nil {
+		js.log.Warn("stream subject transform or republish not applied", "stream", s.name, "error", err)
+	}
 	return s
 }
 
@@ -166,7 +172,16 @@ func (s *stream) handlePublish(m *server.Msg) {
 	s.cfgMu.RLock()
 	cfg := &s.cfg
 	noAck, sealed, maxSize, allowRollup, allowTTL := cfg.NoAck, cfg.Sealed, cfg.MaxMsgSize, cfg.AllowRollup, cfg.AllowMsgTTL
+	xf := s.xf
 	s.cfgMu.RUnlock()
+	if xf.in != nil {
+		// The stored subject, as nats-server maps it before anything else.
+		if subj := xf.storedSubject(m.Subject); subj != m.Subject {
+			tm := *m
+			tm.Subject = subj
+			m = &tm
+		}
+	}
 
 	reply := m.Reply // where the PubAck goes; a no_ack stream sends none
 	if noAck {
@@ -225,7 +240,7 @@ func (s *stream) handlePublish(m *server.Msg) {
 		}
 	}
 
-	res := s.appendMsg(m, &h, reply, rollup, max(ttl, 0))
+	res := s.appendMsg(m, &h, reply, rollup, max(ttl, 0), xf.target(m.Subject))
 	// Replies go out only now that no stream lock is held: a reply may be
 	// delivered to a subscriber that publishes into this very stream.
 	switch {
@@ -282,7 +297,7 @@ type pubResult struct {
 
 // appendMsg runs the checks that need the stream's state and hands the
 // message to the store.
-func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup byte, ttl time.Duration) (res pubResult) {
+func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup byte, ttl time.Duration, rp republishTarget) (res pubResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -298,6 +313,9 @@ func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup by
 	}
 
 	p := pendingAppend{seq: s.lastSeq + 1, subject: m.Subject, reply: reply, rollup: rollup, ttl: int64(ttl)}
+	if rp.subject != "" {
+		p.rp = s.newRepublish(rp, m.Subject, m.Header, m.Data)
+	}
 	var msgID string // one copy of the id, shared by the table and lastMsgID
 	s.pmu.Lock()
 	if len(h.msgID) > 0 {
@@ -415,6 +433,7 @@ func (s *stream) lastSeqForSubject(filter string) uint64 {
 type ackJob struct {
 	p       pendingAppend
 	seq     uint64
+	ts      int64
 	err     error
 	waiters []string // duplicates of it that arrived while it was in flight
 }
@@ -427,7 +446,7 @@ func (s *stream) onAppended(seq uint64, ts int64, err error) {
 		s.pmu.Unlock()
 		return // not ours (cannot happen); nothing to acknowledge
 	}
-	j := ackJob{p: s.inflight[s.inHead], seq: seq, err: err}
+	j := ackJob{p: s.inflight[s.inHead], seq: seq, ts: ts, err: err}
 	s.inflight[s.inHead] = pendingAppend{}
 	s.inHead++
 	switch {
@@ -483,6 +502,9 @@ func (s *stream) finish(j *ackJob) {
 	}
 	if j.seq != j.p.seq {
 		s.resync.Store(true)
+	}
+	if j.p.rp != nil {
+		s.republish(j.p.rp, j.p.subject, j.seq, j.ts)
 	}
 	if j.p.rollup != 0 {
 		// Purging older messages touches the store; not on its callback.

@@ -406,6 +406,7 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 	s.cfgMu.Lock()
 	subjectsChanged := !equalStrings(old.Subjects, cfg.Subjects)
 	s.cfg = cfg
+	s.xf, _ = newXforms(&cfg) // checked by normalizeConfig
 	oldSubs := s.subs
 	s.cfgMu.Unlock()
 	s.pmu.Lock()

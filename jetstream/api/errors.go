@@ -48,6 +48,8 @@ const (
 	ErrStreamMaxBytesExceeded   ErrCode = 10122
 	ErrStreamNamePathSeparators ErrCode = 10128
 	ErrReplicasNegative         ErrCode = 10133
+	ErrStreamTransformSource    ErrCode = 10155
+	ErrStreamTransformDest      ErrCode = 10156
 	ErrMessageTTLInvalid        ErrCode = 10165
 	ErrMessageTTLDisabled       ErrCode = 10166
 	ErrAtomicPublishDisabled    ErrCode = 10174
@@ -104,6 +106,8 @@ var errTable = map[ErrCode]errInfo{
 	ErrStreamMaxBytesExceeded:   {400, "stream max bytes exceeds account limit max stream bytes"},
 	ErrStreamNamePathSeparators: {400, "stream name can not contain path separators"},
 	ErrReplicasNegative:         {400, "replicas count cannot be negative"},
+	ErrStreamTransformSource:    {400, "stream transform source is invalid"},
+	ErrStreamTransformDest:      {400, "stream transform destination is invalid"},
 	ErrMessageTTLInvalid:        {400, "invalid per-message TTL"},
 	ErrMessageTTLDisabled:       {400, "per-message TTL is disabled"},
 	ErrAtomicPublishDisabled:    {400, "atomic publish is disabled"},
