@@ -74,6 +74,7 @@ type consumer struct {
 	fcBytes              int
 	lastSend             int64 // push: last message or heartbeat sent
 	replay               struct{ msgTime, sentAt int64 }
+	rate                 *pushRate // push: rate_limit_bps; nil without
 	closed               bool
 	gone                 atomic.Bool    // closed, for lock-free readers (the ack fast path)
 	sampleFreq           int            // sample_freq in percent (0: no ack metrics)
@@ -130,6 +131,7 @@ func (c *consumer) setConfig(cfg api.ConsumerConfig) {
 	c.filterSnap.Store(&f)
 	c.push = cfg.DeliverSubject != ""
 	c.sampleFreq, _ = parseSampleFreq(cfg.SampleFrequency) // checked by checkConsumerConfig
+	c.setRate(cfg.RateLimit)
 }
 
 // restoreLastPerSubject reinstalls the last_per_subject picks of a
@@ -370,6 +372,13 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			c.outs = append(c.outs, statusMsg(w.reply, "409 Message Size Exceeds MaxBytes", w.batch, w.bytesLeft))
 			c.popRequest()
 			continue
+		}
+		if w == nil && c.rate != nil {
+			if next := c.rate.take(now, size); next > 0 {
+				c.replyBuf = c.replyBuf[:at]
+				soon(next)
+				return false
+			}
 		}
 		// Commit the delivery.
 		var err error

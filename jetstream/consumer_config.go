@@ -46,6 +46,20 @@ func consumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) 
 			cfg.MaxAckPending = defaultMaxAckPending
 		}
 	}
+	// As nats-server outside pedantic mode: negative request limits are
+	// no limits.
+	if cfg.MaxWaiting < 0 {
+		cfg.MaxWaiting = 0
+	}
+	if cfg.MaxRequestBatch < 0 {
+		cfg.MaxRequestBatch = 0
+	}
+	if cfg.MaxRequestExpires < 0 {
+		cfg.MaxRequestExpires = 0
+	}
+	if cfg.MaxRequestMaxBytes < 0 {
+		cfg.MaxRequestMaxBytes = 0
+	}
 	if cfg.DeliverSubject == "" && cfg.MaxWaiting == 0 {
 		cfg.MaxWaiting = defaultMaxWaiting
 	}
@@ -134,11 +148,11 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 		if cfg.DeliverGroup != "" {
 			return api.Errorf(api.ErrConsumerCreate, "consumer deliver group requires a push based consumer")
 		}
-		if cfg.MaxWaiting < 0 || cfg.MaxRequestBatch < 0 || cfg.MaxRequestMaxBytes < 0 {
-			return api.Errorf(api.ErrConsumerCreate, "consumer max_waiting, max_batch and max_bytes can not be negative")
+		if cfg.RateLimit > 0 {
+			return api.NewError(api.ErrConsumerPullWithRateLimit)
 		}
 		if cfg.MaxRequestExpires != 0 && cfg.MaxRequestExpires < time.Millisecond {
-			return api.Errorf(api.ErrConsumerCreate, "consumer max request expires needs to be >= 1ms")
+			return api.NewError(api.ErrConsumerMaxRequestExpires)
 		}
 	}
 	if cfg.Heartbeat != 0 && cfg.Heartbeat < minHeartbeat {

@@ -37,7 +37,8 @@
 //     consumer_unpin.go: CONSUMER.PAUSE and CONSUMER.UNPIN.
 //   - consumer.go: one consumer, its goroutine and delivery rounds;
 //     consumer_position.go where it starts and where a purge moves it;
-//     consumer_pull.go and consumer_push.go the two delivery modes;
+//     consumer_pull.go and consumer_push.go the two delivery modes
+//     (consumer_ratelimit.go push's rate_limit_bps);
 //     consumer_ack.go acks; consumer_maxdeliver.go messages past
 //     max_deliver; consumer_retention.go interest and workqueue.
 //

@@ -303,4 +303,6 @@ const (
 	ErrConsumerMaxPendingAckExcess   ErrCode = 10121
 	ErrConsumerInactiveExcess        ErrCode = 10153
 	ErrConsumerInvalidSampling       ErrCode = 10095
+	ErrConsumerPullWithRateLimit     ErrCode = 10086
+	ErrConsumerMaxRequestExpires     ErrCode = 10115
 )

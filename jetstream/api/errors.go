@@ -145,6 +145,8 @@ var errTable = map[ErrCode]errInfo{
 	ErrConsumerMaxPendingAckExcess:   {400, "consumer max ack pending exceeds system limit"},
 	ErrConsumerInactiveExcess:        {400, "consumer inactive threshold exceeds system limit"},
 	ErrConsumerInvalidSampling:       {400, "failed to parse consumer sampling configuration"},
+	ErrConsumerPullWithRateLimit:     {400, "consumer in pull mode can not have rate limit set"},
+	ErrConsumerMaxRequestExpires:     {400, "consumer max request expires needs to be >= 1ms"},
 }
 
 // Status returns the HTTP-like status nats-server pairs with the code, or 500
