@@ -83,6 +83,11 @@ type Options struct {
 	// reserve.go); default: the kernel's boot id. Tests set it to simulate
 	// a power loss.
 	BootID func() string
+	// NoReservation turns the sequence reservation off (reserve.go). Only
+	// for a caller that owns the sequences itself: a raft replica, whose log
+	// replays whatever a power loss took, must get the same sequences as
+	// every other replica, never ones skipped after a reboot.
+	NoReservation bool
 	// Metrics, when set, counts appends, fsyncs and checkpoints (shared by
 	// many stores; see Metrics). nil counts nothing.
 	Metrics *Metrics

@@ -90,6 +90,9 @@ func readReservation(fs vfs.FS, dir string) (upTo, boot uint64, gen uint32, ok b
 // last sequence past the mark when the machine rebooted since the mark was
 // written, and returns how many sequences that skipped.
 func (s *Store) applyReservation() uint64 {
+	if s.opts.NoReservation {
+		return 0
+	}
 	upTo, boot, gen, ok := readReservation(s.fs, s.dir)
 	if !ok {
 		return 0
@@ -107,7 +110,7 @@ func (s *Store) applyReservation() uint64 {
 // handed out. Under SyncAlways the record itself is durable before the ack
 // and no mark is kept.
 func (s *Store) reserveLocked(seq uint64) error {
-	if s.opts.Sync == SyncAlways || seq <= s.reserve.upTo {
+	if s.opts.Sync == SyncAlways || s.opts.NoReservation || seq <= s.reserve.upTo {
 		return nil
 	}
 	return s.writeReservationLocked(seq - 1 + reserveStep)

@@ -121,3 +121,33 @@ func TestReservationTornSlot(t *testing.T) {
 	}
 	s.Close()
 }
+
+// TestNoReservation: a store whose caller owns its sequences (a raft
+// replica) keeps no mark and skips nothing after a reboot: the next append
+// follows what survived.
+func TestNoReservation(t *testing.T) {
+	fs := vfs.NewMemFS()
+	open := func(fs vfs.FS, boot string) *Store {
+		s, err := Open("/s", Options{FS: fs, Sync: SyncNever, NoReservation: true, BootID: func() string { return boot }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open(fs, "boot-1")
+	appendN(t, s, 10)
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, s, 5) // written, not fsynced: a power cut takes them
+	crashed := fs.CrashClone()
+	s.Close()
+	r := open(crashed, "boot-2")
+	defer r.Close()
+	if next := appendN(t, r, 1); next != 11 {
+		t.Fatalf("next sequence after the power loss %d, want 11", next)
+	}
+	if _, err := crashed.Stat("/s/" + reserveFile); err == nil {
+		t.Fatal("a reservation file was written")
+	}
+}
