@@ -47,9 +47,9 @@ type FSM struct {
 
 	mw      *markWriter
 	applied atomic.Uint64 // last raft index applied
-	seq     uint64 // the store's last sequence as the log has it
-	have    uint64 // the store's last sequence when it was opened
-	lastTS  atomic.Int64 // largest timestamp applied; entries never go below it
+	seq     uint64        // the store's last sequence as the log has it
+	have    uint64        // the store's last sequence when it was opened
+	lastTS  atomic.Int64  // largest timestamp applied; entries never go below it
 	now     atomic.Int64
 	failed  error // sticky: an I/O error or a divergence
 }
