@@ -68,14 +68,23 @@ type contents struct {
 
 func dump(t *testing.T, st *wal.Store) contents {
 	t.Helper()
+	c, err := tryDump(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// tryDump reads a store that a restore may be replacing.
+func tryDump(st *wal.Store) (contents, error) {
 	c := contents{state: st.StateWithDeleted()}
 	var m store.Msg
 	for seq := uint64(1); ; seq = m.Seq + 1 {
 		m = store.Msg{}
 		if err := st.LoadNext("", seq, &m); errors.Is(err, store.ErrEOF) {
-			return c
+			return c, nil
 		} else if err != nil {
-			t.Fatalf("load from %d: %v", seq, err)
+			return c, fmt.Errorf("load from %d: %w", seq, err)
 		}
 		c.msgs = append(c.msgs, m)
 	}
