@@ -40,6 +40,15 @@
 // restore resends the whole stream: catching up from a follower's own
 // messages plus the missing tail is not built.
 //
+// # Speed
+//
+// BenchmarkReplicatedAppend (three replicas, loopback TCP, real disk, 128 B)
+// measured 132k appends/s with 256 proposals in flight and 5.9k/s with
+// one at a time (each then waits for two fsyncs and a round trip), on the
+// 2-core development machine. Raft must be configured with BatchApplyCh:
+// without it the leader takes proposals one by one and the windowed figure
+// falls to 8.8k/s.
+//
 // # Layout
 //
 //	<dir>/applied   the applied mark
