@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/raftstore"
+	"github.com/jetwal/jetwal/raftstore/internal/rafttest"
 )
 
 func TestEntryRoundTrip(t *testing.T) {
@@ -46,33 +46,7 @@ type replica struct {
 	r     *raft.Raft
 }
 
-type mesh struct {
-	mu    sync.Mutex
-	trans map[raft.ServerAddress]*raft.InmemTransport
-}
-
-func (m *mesh) join(addr raft.ServerAddress) *raft.InmemTransport {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, tr := raft.NewInmemTransport(addr)
-	for a, o := range m.trans {
-		tr.Connect(a, o)
-		o.Connect(addr, tr)
-	}
-	m.trans[addr] = tr
-	return tr
-}
-
-func (m *mesh) leave(addr raft.ServerAddress) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.trans, addr)
-	for _, o := range m.trans {
-		o.Disconnect(addr)
-	}
-}
-
-func (p *replica) start(t *testing.T, m *mesh) {
+func (p *replica) start(t *testing.T, m *rafttest.Mesh) {
 	t.Helper()
 	var err error
 	if p.log, err = raftstore.Open(filepath.Join(p.dir, "raft"), raftstore.Options{}); err != nil {
@@ -82,25 +56,17 @@ func (p *replica) start(t *testing.T, m *mesh) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := raft.DefaultConfig()
-	c.LocalID = p.id
-	c.HeartbeatTimeout = 300 * time.Millisecond
-	c.ElectionTimeout = 300 * time.Millisecond
-	c.LeaderLeaseTimeout = 150 * time.Millisecond
-	c.CommitTimeout = 5 * time.Millisecond
-	c.SnapshotThreshold = 1 << 20
-	c.TrailingLogs = 10
-	c.LogOutput = io.Discard
+	c := rafttest.Config(p.id)
 	p.fsm = New()
-	p.trans = m.join(raft.ServerAddress(p.id))
+	p.trans = m.Join(raft.ServerAddress(p.id))
 	if p.r, err = raft.NewRaft(c, p.fsm, p.log, p.log, snaps, p.trans); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (p *replica) stop(t *testing.T, m *mesh) {
+func (p *replica) stop(t *testing.T, m *rafttest.Mesh) {
 	t.Helper()
-	m.leave(raft.ServerAddress(p.id))
+	m.Leave(raft.ServerAddress(p.id))
 	if err := p.r.Shutdown().Error(); err != nil {
 		t.Fatal(err)
 	}
@@ -111,30 +77,15 @@ func (p *replica) stop(t *testing.T, m *mesh) {
 	p.r = nil
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func leaderOf(t *testing.T, ps []*replica) *replica {
 	t.Helper()
-	var l *replica
-	waitUntil(t, "a leader", func() bool {
+	return ps[rafttest.Leader(t, func() []*raft.Raft {
+		var rs []*raft.Raft
 		for _, p := range ps {
-			if p.r != nil && p.r.State() == raft.Leader {
-				l = p
-				return true
-			}
+			rs = append(rs, p.r)
 		}
-		return false
-	})
-	return l
+		return rs
+	})]
 }
 
 func apply(t *testing.T, l *replica, e Entry) *Result {
@@ -150,7 +101,7 @@ func apply(t *testing.T, l *replica, e Entry) *Result {
 func agree(t *testing.T, what string, l *replica, ps []*replica) consumerstate.State {
 	t.Helper()
 	var want consumerstate.State
-	waitUntil(t, what, func() bool {
+	rafttest.WaitUntil(t, what, func() bool {
 		want = l.fsm.State()
 		for _, p := range ps {
 			if p.r != nil {
@@ -173,7 +124,7 @@ func agree(t *testing.T, what string, l *replica, ps []*replica) consumerstate.S
 // compacted catches up from a snapshot, and a restarted one rebuilds its
 // state from its own snapshot and log.
 func TestReplicatedConsumer(t *testing.T) {
-	m := &mesh{trans: map[raft.ServerAddress]*raft.InmemTransport{}}
+	m := rafttest.NewMesh()
 	var ps []*replica
 	var servers []raft.Server
 	for i := range 3 {

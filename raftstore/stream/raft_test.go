@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/jetwal/jetwal/raftlog"
 	"github.com/jetwal/jetwal/raftstore"
+	"github.com/jetwal/jetwal/raftstore/internal/rafttest"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/wal"
 )
@@ -27,34 +27,7 @@ type replica struct {
 	r     *raft.Raft
 }
 
-// mesh connects in-memory transports; a stopped replica is cut off.
-type mesh struct {
-	mu    sync.Mutex
-	trans map[raft.ServerAddress]*raft.InmemTransport
-}
-
-func (m *mesh) join(addr raft.ServerAddress) *raft.InmemTransport {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, tr := raft.NewInmemTransport(addr)
-	for a, o := range m.trans {
-		tr.Connect(a, o)
-		o.Connect(addr, tr)
-	}
-	m.trans[addr] = tr
-	return tr
-}
-
-func (m *mesh) leave(addr raft.ServerAddress) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.trans, addr)
-	for _, o := range m.trans {
-		o.Disconnect(addr)
-	}
-}
-
-func (p *replica) start(t *testing.T, m *mesh) {
+func (p *replica) start(t *testing.T, m *rafttest.Mesh) {
 	t.Helper()
 	var err error
 	if p.log, err = raftstore.Open(filepath.Join(p.dir, "raft"), raftstore.Options{Log: raftlog.Options{MinSegmentSize: 64 << 10, MaxSegmentSize: 256 << 10}}); err != nil {
@@ -67,17 +40,9 @@ func (p *replica) start(t *testing.T, m *mesh) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := raft.DefaultConfig()
-	c.LocalID = p.id
-	c.HeartbeatTimeout = 300 * time.Millisecond
-	c.ElectionTimeout = 300 * time.Millisecond
-	c.LeaderLeaseTimeout = 150 * time.Millisecond
-	c.CommitTimeout = 5 * time.Millisecond
-	c.SnapshotThreshold = 1 << 20 // snapshots are taken by the test
-	c.TrailingLogs = 10
+	c := rafttest.Config(p.id)
 	c.NoSnapshotRestoreOnStart = true // the stream store survives restarts
-	c.LogOutput = io.Discard
-	p.trans = m.join(raft.ServerAddress(p.id))
+	p.trans = m.Join(raft.ServerAddress(p.id))
 	if p.r, err = raft.NewRaft(c, p.fsm, p.log, p.log, snaps, p.trans); err != nil {
 		t.Fatal(err)
 	}
@@ -86,9 +51,9 @@ func (p *replica) start(t *testing.T, m *mesh) {
 // stop is a crash as far as raft is concerned (kill: nothing more is
 // flushed than what was made durable); the FSM is closed so the process can
 // reopen its stores.
-func (p *replica) stop(t *testing.T, m *mesh) {
+func (p *replica) stop(t *testing.T, m *rafttest.Mesh) {
 	t.Helper()
-	m.leave(raft.ServerAddress(p.id))
+	m.Leave(raft.ServerAddress(p.id))
 	if err := p.r.Shutdown().Error(); err != nil {
 		t.Fatal(err)
 	}
@@ -102,30 +67,15 @@ func (p *replica) stop(t *testing.T, m *mesh) {
 	p.r = nil
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func leaderOf(t *testing.T, ps []*replica) *replica {
 	t.Helper()
-	var l *replica
-	waitUntil(t, "a leader", func() bool {
+	return ps[rafttest.Leader(t, func() []*raft.Raft {
+		var rs []*raft.Raft
 		for _, p := range ps {
-			if p.r != nil && p.r.State() == raft.Leader {
-				l = p
-				return true
-			}
+			rs = append(rs, p.r)
 		}
-		return false
-	})
-	return l
+		return rs
+	})]
 }
 
 // publish proposes n appends on the leader and returns the sequences raft
@@ -155,7 +105,7 @@ func publish(t *testing.T, l *replica, from, n int, acked map[uint64]string) {
 func agree(t *testing.T, what string, l *replica, ps []*replica) contents {
 	t.Helper()
 	var want contents
-	waitUntil(t, what, func() bool {
+	rafttest.WaitUntil(t, what, func() bool {
 		want = dump(t, l.fsm.Store())
 		for _, p := range ps {
 			if p.r == nil || p == l {
@@ -182,7 +132,7 @@ func agree(t *testing.T, what string, l *replica, ps []*replica) contents {
 // from a snapshot, and every acknowledged message is on every replica with
 // the same sequence.
 func TestReplicatedStream(t *testing.T) {
-	m := &mesh{trans: map[raft.ServerAddress]*raft.InmemTransport{}}
+	m := rafttest.NewMesh()
 	var ps []*replica
 	var servers []raft.Server
 	for i := range 3 {
