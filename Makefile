@@ -60,6 +60,8 @@ fuzz-short:
 			$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(SHORTFUZZ) $$pkg || exit 1; \
 		elif [ $$st -ne 0 ]; then exit 1; fi; \
 	done
+	@echo "fuzz FuzzStreamEntryDecode ($(SHORTFUZZ), module raftstore)"
+	cd raftstore && $(GO) test -run '^$$' -fuzz '^FuzzStreamEntryDecode$$' -fuzztime $(SHORTFUZZ) ./stream
 
 # Process-level kill -9 crash tests (crashtest/): 200 cycles, or
 # CRASH_CYCLES; `make test` runs the 20-cycle short version with ./... .

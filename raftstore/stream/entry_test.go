@@ -54,7 +54,7 @@ func TestEntryMalformed(t *testing.T) {
 	}
 }
 
-func FuzzDecode(f *testing.F) {
+func FuzzStreamEntryDecode(f *testing.F) {
 	f.Add(EncodeAppend("a", []byte("h"), []byte("d"), 5))
 	f.Add(EncodePurge("x.*", 3, 0))
 	f.Fuzz(func(t *testing.T, b []byte) {
