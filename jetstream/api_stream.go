@@ -12,6 +12,7 @@ import (
 // apiAccountInfo serves $JS.API.INFO.
 func (js *JetStream) apiAccountInfo(r *apiRequest) {
 	st := &api.AccountStats{
+		Domain: js.cfg.Domain,
 		Limits: api.AccountLimits{
 			MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: -1, MaxAckPending: -1,
 			MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1,

@@ -80,7 +80,7 @@ func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir strin
 		store:   st,
 		created: created,
 		cfg:     cfg,
-		ackPre:  api.PubAckPrefix(name),
+		ackPre:  api.PubAckPrefix(name, js.cfg.Domain),
 		dedup:   newDedupe(int64(cfg.Duplicates)),
 	}
 	s.onAppend = s.onAppended
@@ -580,7 +580,7 @@ func (s *stream) replyError(reply string, aerr *api.ApiError) {
 	if reply == "" {
 		return
 	}
-	b, err := json.Marshal(api.PubAckResponse{Error: aerr, PubAck: &api.PubAck{Stream: s.name}})
+	b, err := json.Marshal(api.PubAckResponse{Error: aerr, PubAck: &api.PubAck{Stream: s.name, Domain: s.js.cfg.Domain}})
 	if err != nil {
 		return
 	}
