@@ -92,13 +92,14 @@ type republishTarget struct {
 }
 
 // target returns where a message stored under subj is republished.
-// nats-server skips (and logs) a mapped subject one cannot publish to.
+// nats-server skips (and logs) a mapped subject one cannot publish to;
+// wildcard tokens it can (see subject.ValidPublish).
 func (x *streamXforms) target(subj string) republishTarget {
 	if x.rp == nil {
 		return republishTarget{}
 	}
 	out, err := x.rp.Match(subj)
-	if err != nil || !subject.ValidLiteral(out) {
+	if err != nil || !subject.ValidPublish(out) {
 		return republishTarget{}
 	}
 	return republishTarget{subject: out, headersOnly: x.rpHdrsOnly}

@@ -37,7 +37,7 @@ func (s *Store) Append(subj string, hdr, data []byte) (uint64, int64, error) {
 // loses an acknowledged message nor hands its sequence out again. done runs
 // on the store's commit goroutine, never inside AppendAsync.
 func (s *Store) AppendAsync(subj string, hdr, data []byte, done store.AppendDone) error {
-	if !subject.ValidLiteral(subj) || len(subj) > segment.MaxSubjectLen {
+	if !subject.ValidPublish(subj) || len(subj) > segment.MaxSubjectLen {
 		return fmt.Errorf("%w: %q", store.ErrInvalidSubject, subj)
 	}
 	size := store.RecordSize(subj, hdr, data)
