@@ -91,6 +91,9 @@ func apiState(st *store.State, consumers int) api.StreamState {
 
 // createLike holds what STREAM.CREATE and STREAM.UPDATE share: the name from
 // the subject and the decoded, normalized config.
+//
+// A pedantic request is refused here if the config would be adjusted
+// (pedantic.go).
 func (js *JetStream) decodeStreamConfig(r *apiRequest, typ string) (api.StreamConfig, bool) {
 	name := streamArg(r)
 	if name == "" {
@@ -112,6 +115,12 @@ func (js *JetStream) decodeStreamConfig(r *apiRequest, typ string) (api.StreamCo
 	if req.Name != name {
 		js.respondError(r, typ, api.NewError(api.ErrStreamNameMismatch))
 		return api.StreamConfig{}, false
+	}
+	if req.Pedantic {
+		if aerr := pedanticStream(&req.StreamConfig); aerr != nil {
+			js.respondError(r, typ, aerr)
+			return api.StreamConfig{}, false
+		}
 	}
 	return req.StreamConfig, true
 }

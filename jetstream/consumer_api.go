@@ -96,6 +96,12 @@ func (cm *consumerManager) create(r *apiRequest, streamName, subjName, subjFilte
 		cfg.Name = ephemeralName()
 	}
 	scfg := s.config()
+	if req.Pedantic {
+		if aerr := pedanticConsumer(&cfg, scfg.ConsumerLimits); aerr != nil {
+			fail(aerr)
+			return
+		}
+	}
 	consumerDefaults(&cfg, scfg.ConsumerLimits)
 	if aerr := checkConsumerConfig(&cfg, &scfg); aerr != nil {
 		fail(aerr)

@@ -22,8 +22,22 @@ const (
 // consumerDefaults fills in what a create request left out, the way
 // nats-server does; limits are the stream's consumer_limits.
 func consumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) {
-	if cfg.MaxDeliver == 0 {
+	if cfg.MaxDeliver == 0 || cfg.MaxDeliver < -1 {
 		cfg.MaxDeliver = -1
+	}
+	// As nats-server outside pedantic mode (pedantic.go lists them all):
+	// limits below -1 are no limits, negative durations none.
+	if cfg.MaxAckPending < -1 {
+		cfg.MaxAckPending = -1
+	}
+	if cfg.Heartbeat < 0 {
+		cfg.Heartbeat = 0
+	}
+	if cfg.InactiveThreshold < 0 {
+		cfg.InactiveThreshold = 0
+	}
+	if cfg.PinnedTTL < 0 {
+		cfg.PinnedTTL = 0
 	}
 	if len(cfg.BackOff) > 0 {
 		cfg.AckWait = cfg.BackOff[0]

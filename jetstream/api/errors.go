@@ -25,6 +25,7 @@ const (
 	ErrStreamDelete             ErrCode = 10050
 	ErrStreamGeneral            ErrCode = 10051
 	ErrStreamInvalidConfig      ErrCode = 10052
+	ErrPedantic                 ErrCode = 10157
 	ErrStreamLimits             ErrCode = 10053
 	ErrMessageExceedsMaximum    ErrCode = 10054
 	ErrStreamMirrorNotUpdatable ErrCode = 10055
@@ -83,6 +84,7 @@ var errTable = map[ErrCode]errInfo{
 	ErrStreamDelete:             {500, "stream delete failed"},
 	ErrStreamGeneral:            {500, "stream operation failed"},
 	ErrStreamInvalidConfig:      {500, "stream configuration invalid"},
+	ErrPedantic:                 {400, "pedantic mode"},
 	ErrStreamLimits:             {500, "stream limits exceeded"},
 	ErrMessageExceedsMaximum:    {400, "message size exceeds maximum allowed"},
 	ErrStreamMirrorNotUpdatable: {400, "stream mirror configuration can not be updated"},
