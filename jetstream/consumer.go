@@ -75,6 +75,7 @@ type consumer struct {
 	lastSend             int64 // push: last message or heartbeat sent
 	replay               struct{ msgTime, sentAt int64 }
 	rate                 *pushRate // push: rate_limit_bps; nil without
+	prio                 priority  // pull: priority groups (consumer_priority.go)
 	closed               bool
 	gone                 atomic.Bool    // closed, for lock-free readers (the ack fast path)
 	sampleFreq           int            // sample_freq in percent (0: no ack metrics)
@@ -132,6 +133,7 @@ func (c *consumer) setConfig(cfg api.ConsumerConfig) {
 	c.push = cfg.DeliverSubject != ""
 	c.sampleFreq, _ = parseSampleFreq(cfg.SampleFrequency) // checked by checkConsumerConfig
 	c.setRate(cfg.RateLimit)
+	c.setPriority(&cfg)
 }
 
 // restoreLastPerSubject reinstalls the last_per_subject picks of a
@@ -275,10 +277,11 @@ func (c *consumer) round() (wake int64, remove bool) {
 			soon(c.active + th)
 		}
 	}
-	outs, ackd, maxed := c.outs, c.ackd, c.maxed
+	outs, ackd, maxed, pins := c.outs, c.ackd, c.maxed, c.takePinEvents()
 	c.maxed = nil
 	c.mu.Unlock()
 	c.adviseMaxDeliver(maxed)
+	c.advisePins(pins)
 	if len(c.replyBuf) > 0 {
 		// One string for all the round's reply subjects instead of one each.
 		all := string(c.replyBuf)
@@ -310,16 +313,17 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			return true
 		}
 		var w *pullRequest
+		wi := -1
 		route := c.cfg.DeliverSubject
 		if c.push {
 			if !interest || c.fcStalled() {
 				return false
 			}
 		} else {
-			if len(c.waiting) == 0 {
+			if wi = c.pickRequest(st, now); wi < 0 {
 				return false
 			}
-			w = c.waiting[0]
+			w = c.waiting[wi]
 			route = w.reply
 		}
 		if len(c.bufs) <= n {
@@ -364,13 +368,16 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 		if c.cfg.HeadersOnly {
 			hdr, data = headersOnly(hdr, len(data)), nil
 		}
+		if w != nil && w.pinID != "" {
+			hdr = pinHeader(hdr, w.pinID)
+		}
 		at := len(c.replyBuf)
 		c.replyBuf = c.appendAckReply(c.replyBuf, dcount, uint64(sseq), uint64(cseq), m.Time, pend)
 		size := len(m.Subject) + len(c.replyBuf) - at + len(hdr) + len(data)
 		if w != nil && w.maxBytes > 0 && size > w.bytesLeft {
 			c.replyBuf = c.replyBuf[:at]
 			c.outs = append(c.outs, statusMsg(w.reply, "409 Message Size Exceeds MaxBytes", w.batch, w.bytesLeft))
-			c.popRequest()
+			c.removeRequest(wi)
 			continue
 		}
 		if w == nil && c.rate != nil {
@@ -427,7 +434,7 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			// Its max_bytes used up exactly, a request is done, as with
 			// nats-server (no 409 for the next message).
 			if w.batch <= 0 || (w.maxBytes > 0 && w.bytesLeft == 0) {
-				c.popRequest()
+				c.removeRequest(wi)
 			}
 		} else {
 			c.lastSend = now
@@ -616,6 +623,7 @@ func (c *consumer) info(withServerMeta bool) *api.ConsumerInfo {
 		Config:     &cfg,
 		NumWaiting: len(c.waiting),
 	}
+	ci.PriorityGroups = c.priorityInfo()
 	c.withState(func(st *consumerstate.State) {
 		ci.Delivered = api.SequenceInfo{Consumer: uint64(st.Delivered.Consumer), Stream: uint64(st.Delivered.Stream)}
 		ci.AckFloor = api.SequenceInfo{Consumer: uint64(st.AckFloor.Consumer), Stream: uint64(st.AckFloor.Stream)}

@@ -39,6 +39,7 @@ func consumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) 
 	if cfg.PinnedTTL < 0 {
 		cfg.PinnedTTL = 0
 	}
+	priorityDefaults(cfg)
 	if len(cfg.BackOff) > 0 {
 		cfg.AckWait = cfg.BackOff[0]
 	}
@@ -110,6 +111,9 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 		cfg.DeliverPolicy < api.DeliverAll || cfg.DeliverPolicy > api.DeliverLastPerSubject ||
 		cfg.ReplayPolicy < api.ReplayInstant || cfg.ReplayPolicy > api.ReplayOriginal {
 		return api.NewError(api.ErrConsumerInvalidPolicy)
+	}
+	if aerr := checkPriority(cfg); aerr != nil {
+		return aerr
 	}
 	if aerr := checkSampleFreq(cfg); aerr != nil {
 		return aerr

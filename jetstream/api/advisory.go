@@ -13,27 +13,31 @@ const (
 	AdvisoryPrefix = "$JS.EVENT.ADVISORY"
 	MetricPrefix   = "$JS.EVENT.METRIC"
 
-	SubjAdvisoryAPI             = "$JS.EVENT.ADVISORY.API"
-	SubjAdvisoryStreamCreated   = "$JS.EVENT.ADVISORY.STREAM.CREATED."   // + stream
-	SubjAdvisoryStreamDeleted   = "$JS.EVENT.ADVISORY.STREAM.DELETED."   // + stream
-	SubjAdvisoryStreamUpdated   = "$JS.EVENT.ADVISORY.STREAM.UPDATED."   // + stream
-	SubjAdvisoryConsumerCreated = "$JS.EVENT.ADVISORY.CONSUMER.CREATED." // + stream.consumer
-	SubjAdvisoryConsumerDeleted = "$JS.EVENT.ADVISORY.CONSUMER.DELETED." // + stream.consumer
-	SubjAdvisoryMaxDeliveries   = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."
-	SubjAdvisoryMsgNaked        = "$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED."
-	SubjAdvisoryMsgTerminated   = "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED."
-	SubjMetricConsumerAck       = "$JS.EVENT.METRIC.CONSUMER.ACK."
+	SubjAdvisoryAPI              = "$JS.EVENT.ADVISORY.API"
+	SubjAdvisoryStreamCreated    = "$JS.EVENT.ADVISORY.STREAM.CREATED."   // + stream
+	SubjAdvisoryStreamDeleted    = "$JS.EVENT.ADVISORY.STREAM.DELETED."   // + stream
+	SubjAdvisoryStreamUpdated    = "$JS.EVENT.ADVISORY.STREAM.UPDATED."   // + stream
+	SubjAdvisoryConsumerCreated  = "$JS.EVENT.ADVISORY.CONSUMER.CREATED." // + stream.consumer
+	SubjAdvisoryConsumerDeleted  = "$JS.EVENT.ADVISORY.CONSUMER.DELETED." // + stream.consumer
+	SubjAdvisoryMaxDeliveries    = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."
+	SubjAdvisoryMsgNaked         = "$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED."
+	SubjAdvisoryMsgTerminated    = "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED."
+	SubjMetricConsumerAck        = "$JS.EVENT.METRIC.CONSUMER.ACK."
+	SubjAdvisoryConsumerPinned   = "$JS.EVENT.ADVISORY.CONSUMER.PINNED."   // + stream.consumer
+	SubjAdvisoryConsumerUnpinned = "$JS.EVENT.ADVISORY.CONSUMER.UNPINNED." // + stream.consumer
 )
 
 // Schema types, the "type" field of each event.
 const (
-	TypeAdvisoryAPIAudit       = "io.nats.jetstream.advisory.v1.api_audit"
-	TypeAdvisoryStreamAction   = "io.nats.jetstream.advisory.v1.stream_action"
-	TypeAdvisoryConsumerAction = "io.nats.jetstream.advisory.v1.consumer_action"
-	TypeAdvisoryMaxDeliver     = "io.nats.jetstream.advisory.v1.max_deliver"
-	TypeAdvisoryNak            = "io.nats.jetstream.advisory.v1.nak"
-	TypeAdvisoryTerminated     = "io.nats.jetstream.advisory.v1.terminated"
-	TypeMetricConsumerAck      = "io.nats.jetstream.metric.v1.consumer_ack"
+	TypeAdvisoryAPIAudit         = "io.nats.jetstream.advisory.v1.api_audit"
+	TypeAdvisoryStreamAction     = "io.nats.jetstream.advisory.v1.stream_action"
+	TypeAdvisoryConsumerAction   = "io.nats.jetstream.advisory.v1.consumer_action"
+	TypeAdvisoryMaxDeliver       = "io.nats.jetstream.advisory.v1.max_deliver"
+	TypeAdvisoryNak              = "io.nats.jetstream.advisory.v1.nak"
+	TypeAdvisoryTerminated       = "io.nats.jetstream.advisory.v1.terminated"
+	TypeMetricConsumerAck        = "io.nats.jetstream.metric.v1.consumer_ack"
+	TypeAdvisoryConsumerPinned   = "io.nats.jetstream.advisory.v1.consumer_group_pinned"
+	TypeAdvisoryConsumerUnpinned = "io.nats.jetstream.advisory.v1.consumer_group_unpinned"
 )
 
 // Action is what a stream or consumer action advisory reports.
@@ -144,4 +148,24 @@ type ConsumerAckMetric struct {
 	Delay       int64  `json:"ack_time"`
 	Deliveries  uint64 `json:"deliveries"`
 	Domain      string `json:"domain,omitempty"`
+}
+
+// ConsumerGroupPinned reports a client pinned in a priority group.
+type ConsumerGroupPinned struct {
+	TypedEvent
+	Stream   string `json:"stream"`
+	Consumer string `json:"consumer"`
+	Domain   string `json:"domain,omitempty"`
+	Group    string `json:"group"`
+	PinnedID string `json:"pinned_id"`
+}
+
+// ConsumerGroupUnpinned reports a pin lost ("timeout" or "admin").
+type ConsumerGroupUnpinned struct {
+	TypedEvent
+	Stream   string `json:"stream"`
+	Consumer string `json:"consumer"`
+	Domain   string `json:"domain,omitempty"`
+	Group    string `json:"group"`
+	Reason   string `json:"reason"`
 }

@@ -1,0 +1,218 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	njs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+)
+
+// TestPriorityConfig: the priority settings nats-server refuses, with its
+// codes, and the pinned_client default priority_timeout.
+func TestPriorityConfig(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	var sr api.StreamCreateResponse
+	requestJSON(t, nc, api.Prefix+"STREAM.CREATE.PG", `{"name":"PG","subjects":["pg.>"]}`, &sr)
+	for _, c := range []struct {
+		cfg  string
+		code api.ErrCode
+	}{
+		{`"priority_policy":"pinned_client"`, api.ErrConsumerPolicyWithoutGroup},
+		{`"priority_groups":["A"]`, api.ErrConsumerGroupWithPolicyNone},
+		{`"priority_timeout":1000000000`, api.ErrConsumerPinnedTTLWithoutPolicy},
+		{`"priority_policy":"overflow","priority_groups":["bad name"]`, api.ErrConsumerInvalidGroupName},
+		{`"priority_policy":"overflow","priority_groups":[""]`, api.ErrConsumerEmptyGroupName},
+		{`"priority_policy":"overflow","priority_groups":["A"],"deliver_subject":"push.here"`, api.ErrConsumerPushWithPriority},
+	} {
+		var resp api.ConsumerInfoResponse
+		requestJSON(t, nc, api.Prefix+"CONSUMER.CREATE.PG", `{"stream_name":"PG","config":{"ack_policy":"explicit",`+c.cfg+`}}`, &resp)
+		if resp.Error == nil || resp.Error.ErrCode != c.code {
+			t.Errorf("%s: %+v, want %d", c.cfg, resp.Error, c.code)
+		}
+	}
+	var resp api.ConsumerInfoResponse
+	requestJSON(t, nc, api.Prefix+"CONSUMER.CREATE.PG.P", `{"stream_name":"PG","config":{"durable_name":"P","ack_policy":"explicit",`+
+		`"priority_policy":"pinned_client","priority_groups":["A"]}}`, &resp)
+	if resp.Error != nil || resp.ConsumerInfo.Config.PinnedTTL != defaultPinnedTTL {
+		t.Fatalf("pinned consumer: %+v %+v", resp.Error, resp.ConsumerInfo)
+	}
+	if g := resp.ConsumerInfo.PriorityGroups; len(g) != 1 || g[0].Group != "A" || g[0].PinnedClientID != "" {
+		t.Fatalf("priority groups in info: %+v", g)
+	}
+}
+
+// pull sends one pull request from its own inbox and returns the inbox's
+// subscription.
+func pull(t *testing.T, nc *nats.Conn, stream, consumer, body string) *nats.Subscription {
+	t.Helper()
+	inbox := nats.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	if err := nc.PublishRequest(api.Prefix+"CONSUMER.MSG.NEXT."+stream+"."+consumer, inbox, []byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
+func next(t *testing.T, sub *nats.Subscription, wait time.Duration) *nats.Msg {
+	t.Helper()
+	m, err := sub.NextMsg(wait)
+	if err != nil {
+		t.Fatalf("no message on %s: %v", sub.Subject, err)
+	}
+	return m
+}
+
+// TestPinnedClient: the first request is pinned and its messages carry the
+// pin id; another client waits; a wrong id gets 423; CONSUMER.UNPIN and
+// priority_timeout move the pin to a waiting client, with advisories.
+func TestPinnedClient(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	js, _ := njs.New(nc)
+	if _, err := js.CreateStream(ctxT(t), njs.StreamConfig{Name: "PC", Subjects: []string{"pc.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	publishN(t, js, "pc.a", 0, 20)
+	if _, err := js.CreateOrUpdateConsumer(ctxT(t), "PC", njs.ConsumerConfig{Durable: "C", AckPolicy: njs.AckNonePolicy,
+		PriorityPolicy: njs.PriorityPolicyPinned, PriorityGroups: []string{"A"}, PinnedTTL: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	adv, err := nc.SubscribeSync("$JS.EVENT.ADVISORY.CONSUMER.*.PC.C") // PINNED and UNPINNED
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	const long = `"expires":20000000000`
+
+	// A JSON request without a group is refused on a priority consumer.
+	if m := next(t, pull(t, nc, "PC", "C", `{"batch":1}`), 5*time.Second); m.Header.Get("Status") != "400" ||
+		m.Header.Get("Description") != "Bad Request - Priority Group missing" {
+		t.Fatalf("no group: %v", m.Header)
+	}
+	if m := next(t, pull(t, nc, "PC", "C", `{"batch":1,"group":"B"}`), 5*time.Second); m.Header.Get("Description") != "Bad Request - Invalid Priority Group" {
+		t.Fatalf("unknown group: %v", m.Header)
+	}
+
+	first := pull(t, nc, "PC", "C", `{"batch":2,"group":"A",`+long+`}`)
+	m := next(t, first, 5*time.Second)
+	pin := m.Header.Get("Nats-Pin-Id")
+	if pin == "" || string(m.Data) == "" {
+		t.Fatalf("first delivery: %v %q", m.Header, m.Data)
+	}
+	if m := next(t, first, 5*time.Second); m.Header.Get("Nats-Pin-Id") != pin {
+		t.Fatalf("second delivery pin %q, want %q", m.Header.Get("Nats-Pin-Id"), pin)
+	}
+	var pinned api.ConsumerGroupPinned
+	if err := json.Unmarshal(next(t, adv, 5*time.Second).Data, &pinned); err != nil || pinned.PinnedID != pin || pinned.Group != "A" ||
+		pinned.Type != api.TypeAdvisoryConsumerPinned {
+		t.Fatalf("pinned advisory %+v %v", pinned, err)
+	}
+
+	// Another client waits while the pinned one is served.
+	other := pull(t, nc, "PC", "C", `{"batch":1,"group":"A",`+long+`}`)
+	again := pull(t, nc, "PC", "C", `{"batch":1,"group":"A","id":"`+pin+`",`+long+`}`)
+	if m := next(t, again, 5*time.Second); m.Header.Get("Nats-Pin-Id") != pin {
+		t.Fatalf("pinned client's next request: %v", m.Header)
+	}
+	if m, err := other.NextMsg(300 * time.Millisecond); err == nil {
+		t.Fatalf("an unpinned client got %v %q while the pin holds", m.Header, m.Data)
+	}
+	if m := next(t, pull(t, nc, "PC", "C", `{"batch":1,"group":"A","id":"bogus"}`), 5*time.Second); m.Header.Get("Status") != "423" ||
+		m.Header.Get("Description") != "Nats-Pin-Id mismatch" {
+		t.Fatalf("wrong pin id: %v", m.Header)
+	}
+	var info api.ConsumerInfoResponse
+	requestJSON(t, nc, api.Prefix+"CONSUMER.INFO.PC.C", "", &info)
+	if g := info.ConsumerInfo.PriorityGroups; len(g) != 1 || g[0].PinnedClientID != pin || g[0].PinnedTS.IsZero() {
+		t.Fatalf("info priority groups %+v", g)
+	}
+
+	// UNPIN: the waiting client is pinned with a new id.
+	var ur api.Response
+	requestJSON(t, nc, api.Prefix+"CONSUMER.UNPIN.PC.C", `{"group":"A"}`, &ur)
+	if ur.Error != nil {
+		t.Fatal(ur.Error)
+	}
+	m = next(t, other, 5*time.Second)
+	pin2 := m.Header.Get("Nats-Pin-Id")
+	if pin2 == "" || pin2 == pin {
+		t.Fatalf("after unpin the waiting client got pin %q (old %q)", pin2, pin)
+	}
+	var unpinned api.ConsumerGroupUnpinned
+	if err := json.Unmarshal(next(t, adv, 5*time.Second).Data, &unpinned); err != nil || unpinned.Reason != "admin" {
+		t.Fatalf("unpinned advisory %+v %v", unpinned, err)
+	}
+	next(t, adv, 5*time.Second) // pinned again
+	// The old id is refused now.
+	if m := next(t, pull(t, nc, "PC", "C", `{"batch":1,"group":"A","id":"`+pin+`"}`), 5*time.Second); m.Header.Get("Status") != "423" {
+		t.Fatalf("old pin id: %v", m.Header)
+	}
+
+	// The new pin makes no request for priority_timeout (1s): it goes,
+	// and a waiting client is pinned.
+	third := pull(t, nc, "PC", "C", `{"batch":1,"group":"A",`+long+`}`)
+	m = next(t, third, 10*time.Second)
+	if p := m.Header.Get("Nats-Pin-Id"); p == "" || p == pin2 {
+		t.Fatalf("after the timeout: pin %q (previous %q)", p, pin2)
+	}
+	if err := json.Unmarshal(next(t, adv, 5*time.Second).Data, &unpinned); err != nil || unpinned.Reason != "timeout" {
+		t.Fatalf("unpinned advisory %+v %v", unpinned, err)
+	}
+}
+
+// TestOverflowPriority: a request with min_pending is served only while
+// that many messages are pending; nats.go's FetchMinPending sends it.
+func TestOverflowPriority(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	js, _ := njs.New(nc)
+	s, err := js.CreateStream(ctxT(t), njs.StreamConfig{Name: "OV", Subjects: []string{"ov.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	publishN(t, js, "ov.a", 0, 10)
+	c, err := s.CreateOrUpdateConsumer(ctxT(t), njs.ConsumerConfig{Durable: "C", AckPolicy: njs.AckExplicitPolicy,
+		PriorityPolicy: njs.PriorityPolicyOverflow, PriorityGroups: []string{"A"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Fetch(5, njs.FetchPriorityGroup("A"), njs.FetchMinPending(50), njs.FetchMaxWait(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range b.Messages() {
+		t.Fatalf("min_pending 50 with 10 pending got %s", m.Subject())
+	}
+	// Served while at least 5 are pending, counting the one being sent
+	// (10, 9, 8, 7, 6), as nats-server counts.
+	b, err = c.Fetch(5, njs.FetchPriorityGroup("A"), njs.FetchMinPending(5), njs.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for m := range b.Messages() {
+		m.Ack()
+		n++
+	}
+	if n != 5 {
+		t.Fatalf("min_pending 5 with 10 pending: %d messages, %v", n, b.Error())
+	}
+	// Not an overflow consumer: min_pending is refused.
+	if _, err := s.CreateOrUpdateConsumer(ctxT(t), njs.ConsumerConfig{Durable: "N", AckPolicy: njs.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	m := next(t, pull(t, nc, "OV", "N", `{"batch":1,"group":"A","min_pending":1}`), 5*time.Second)
+	if !strings.Contains(m.Header.Get("Description"), "Not a Overflow Priority consumer") {
+		t.Fatalf("min_pending on a plain consumer: %v", m.Header)
+	}
+}
