@@ -216,3 +216,39 @@ func TestOverflowPriority(t *testing.T) {
 		t.Fatalf("min_pending on a plain consumer: %v", m.Header)
 	}
 }
+
+// TestPrioritizedPolicy: waiting requests are served lowest priority
+// first, whatever their order of arrival.
+func TestPrioritizedPolicy(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	js, _ := njs.New(nc)
+	if _, err := js.CreateStream(ctxT(t), njs.StreamConfig{Name: "PR", Subjects: []string{"pr.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	var resp api.ConsumerInfoResponse
+	requestJSON(t, nc, api.Prefix+"CONSUMER.CREATE.PR.C", `{"stream_name":"PR","config":{"durable_name":"C","ack_policy":"explicit",`+
+		`"priority_policy":"prioritized","priority_groups":["A"]}}`, &resp)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	low := pull(t, nc, "PR", "C", `{"batch":1,"group":"A","priority":5,"expires":20000000000}`)
+	high := pull(t, nc, "PR", "C", `{"batch":1,"group":"A","priority":1,"expires":20000000000}`)
+	if m := next(t, pull(t, nc, "PR", "C", `{"batch":1,"group":"A","priority":10}`), 5*time.Second); m.Header.Get("Status") != "400" {
+		t.Fatalf("priority 10: %v", m.Header)
+	}
+	eventually(t, "two waiting requests", func() bool {
+		var ci api.ConsumerInfoResponse
+		requestJSON(t, nc, api.Prefix+"CONSUMER.INFO.PR.C", "", &ci)
+		return ci.ConsumerInfo != nil && ci.ConsumerInfo.NumWaiting == 2
+	})
+	publishN(t, js, "pr.a", 0, 1)
+	if m := next(t, high, 5*time.Second); len(m.Data) == 0 {
+		t.Fatalf("priority 1 got %v", m.Header)
+	}
+	if m, err := low.NextMsg(200 * time.Millisecond); err == nil {
+		t.Fatalf("priority 5 got %v %q before any second message", m.Header, m.Data)
+	}
+	publishN(t, js, "pr.a", 1, 1)
+	next(t, low, 5*time.Second)
+}
