@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,9 +41,10 @@ type stream struct {
 	xf    streamXforms // cfg's subject_transform and republish, compiled
 	subs  []*server.Subscription
 
-	mu      sync.Mutex
-	lastSeq uint64 // last sequence handed out, in flight included
-	closed  bool
+	mu       sync.Mutex
+	lastSeq  uint64 // last sequence handed out, in flight included
+	closed   bool
+	counters map[string]counterEntry // counter values by subject (stream_counter.go), a cache
 
 	pmu        sync.Mutex
 	inflight   []pendingAppend // in sequence order; popped by onAppended
@@ -69,6 +71,7 @@ type pendingAppend struct {
 	rollup  byte          // 0, 's' (subject) or 'a' (all)
 	ttl     int64         // ns until the message expires; 0: none (ttl.go)
 	rp      *republishMsg // non-nil when the stored message is republished
+	val     string        // a counter's new value (stream_counter.go); "" otherwise
 }
 
 func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir string, st store.StreamStore) *stream {
@@ -172,6 +175,7 @@ func (s *stream) handlePublish(m *server.Msg) {
 	s.cfgMu.RLock()
 	cfg := &s.cfg
 	noAck, sealed, maxSize, allowRollup, allowTTL := cfg.NoAck, cfg.Sealed, cfg.MaxMsgSize, cfg.AllowRollup, cfg.AllowMsgTTL
+	allowCounter := cfg.AllowMsgCounter
 	xf := s.xf
 	s.cfgMu.RUnlock()
 	if xf.in != nil {
@@ -203,6 +207,11 @@ func (s *stream) handlePublish(m *server.Msg) {
 	var h pubHeaders
 	if len(m.Header) > 0 {
 		h = parsePubHeaders(m.Header)
+	}
+	incr, aerr := checkIncr(&h, allowCounter, len(m.Data))
+	if aerr != nil {
+		s.replyError(reply, aerr)
+		return
 	}
 	var ttl time.Duration
 	if len(h.ttl) > 0 {
@@ -240,7 +249,7 @@ func (s *stream) handlePublish(m *server.Msg) {
 		}
 	}
 
-	res := s.appendMsg(m, &h, reply, rollup, max(ttl, 0), xf.target(m.Subject))
+	res := s.appendMsg(m, &h, reply, rollup, max(ttl, 0), xf.target(m.Subject), incr)
 	// Replies go out only now that no stream lock is held: a reply may be
 	// delivered to a subscriber that publishes into this very stream.
 	switch {
@@ -297,7 +306,7 @@ type pubResult struct {
 
 // appendMsg runs the checks that need the stream's state and hands the
 // message to the store.
-func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup byte, ttl time.Duration, rp republishTarget) (res pubResult) {
+func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup byte, ttl time.Duration, rp republishTarget, incr *big.Int) (res pubResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -312,7 +321,19 @@ func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup by
 		return res
 	}
 
-	p := pendingAppend{seq: s.lastSeq + 1, subject: m.Subject, reply: reply, rollup: rollup, ttl: int64(ttl)}
+	var val string
+	if incr != nil {
+		v, aerr := s.counterNext(m.Subject, incr)
+		if aerr != nil {
+			res.aerr = aerr
+			return res
+		}
+		val = v
+		cm := *m
+		cm.Data = counterBody(v)
+		m = &cm
+	}
+	p := pendingAppend{seq: s.lastSeq + 1, subject: m.Subject, reply: reply, rollup: rollup, ttl: int64(ttl), val: val}
 	if rp.subject != "" {
 		p.rp = s.newRepublish(rp, m.Subject, m.Header, m.Data)
 	}
@@ -373,6 +394,9 @@ func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup by
 	s.pmu.Unlock()
 	if err == nil {
 		s.lastSeq = p.seq
+		if val != "" {
+			s.rememberCounter(p.subject, p.seq, val)
+		}
 	}
 	return res
 }
@@ -513,6 +537,13 @@ func (s *stream) finish(j *ackJob) {
 		if !s.js.work.submit(func() { s.applyRollup(p, waiters) }) {
 			s.replyError(p.reply, api.Errorf(api.ErrStreamRollupFailed, "server shutting down"))
 		}
+		return
+	}
+	if j.p.val != "" {
+		if j.p.reply != "" {
+			s.js.srv.Publish(j.p.reply, "", nil, api.AppendCounterPubAck(nil, s.ackPre, j.seq, j.p.val))
+		}
+		s.ack("", j.seq, j.waiters)
 		return
 	}
 	s.ack(j.p.reply, j.seq, j.waiters)

@@ -53,6 +53,11 @@ const (
 	ErrStreamTransformDest      ErrCode = 10156
 	ErrMessageTTLInvalid        ErrCode = 10165
 	ErrMessageTTLDisabled       ErrCode = 10166
+	ErrMessageIncrDisabled      ErrCode = 10168
+	ErrMessageIncrMissing       ErrCode = 10169
+	ErrMessageIncrPayload       ErrCode = 10170
+	ErrMessageIncrInvalid       ErrCode = 10171
+	ErrMessageCounterBroken     ErrCode = 10172
 	ErrAtomicPublishDisabled    ErrCode = 10174
 	ErrRequiredApiLevel         ErrCode = 10185
 	ErrBatchPublishDisabled     ErrCode = 10205
@@ -112,6 +117,11 @@ var errTable = map[ErrCode]errInfo{
 	ErrStreamTransformDest:      {400, "stream transform destination is invalid"},
 	ErrMessageTTLInvalid:        {400, "invalid per-message TTL"},
 	ErrMessageTTLDisabled:       {400, "per-message TTL is disabled"},
+	ErrMessageIncrDisabled:      {400, "message counters is disabled"},
+	ErrMessageIncrMissing:       {400, "message counter increment is missing"},
+	ErrMessageIncrPayload:       {400, "message counter has payload"},
+	ErrMessageIncrInvalid:       {400, "message counter increment is invalid"},
+	ErrMessageCounterBroken:     {400, "message counter is broken"},
 	ErrAtomicPublishDisabled:    {400, "atomic publish is disabled"},
 	ErrRequiredApiLevel:         {412, "JetStream minimum api level required"},
 	ErrBatchPublishDisabled:     {400, "batch publish is disabled"},

@@ -43,3 +43,13 @@ func AppendPubAck(b, prefix []byte, seq uint64, duplicate bool) []byte {
 	}
 	return append(b, '}')
 }
+
+// AppendCounterPubAck appends the PubAck of a counter increment: the
+// counter's new value as a string, {"stream":…,"seq":N,"val":"V"}.
+func AppendCounterPubAck(b, prefix []byte, seq uint64, val string) []byte {
+	b = append(b, prefix...)
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, `,"val":`...)
+	b = strconv.AppendQuote(b, val)
+	return append(b, '}')
+}
