@@ -95,7 +95,8 @@ func Decode(b []byte) (Entry, error) {
 	}
 	field := func(what string) ([]byte, error) {
 		n, k := binary.Uvarint(p)
-		if k <= 0 || n > uint64(len(p)-k) {
+		// Only the shortest encoding is valid: one entry, one byte form.
+		if k <= 0 || k != uvarintLen(n) || n > uint64(len(p)-k) {
 			return nil, fmt.Errorf("%w: op %d: bad %s length", ErrEntry, e.Op, what)
 		}
 		f := p[k : k+int(n)]
@@ -143,4 +144,13 @@ func Decode(b []byte) (Entry, error) {
 		return Entry{}, fmt.Errorf("%w: unknown op %d", ErrEntry, e.Op)
 	}
 	return e, nil
+}
+
+// uvarintLen is the length of n's shortest uvarint encoding.
+func uvarintLen(n uint64) int {
+	k := 1
+	for ; n >= 0x80; n >>= 7 {
+		k++
+	}
+	return k
 }
