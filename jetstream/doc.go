@@ -9,7 +9,8 @@
 // for every stream, subscribes the stream's subjects. The pieces:
 //
 //   - jetstream.go: the manager (Config, New, Close, the stream table).
-//   - stream.go: one stream; the publish path and its PubAck.
+//   - stream.go: one stream; the publish path and its PubAck;
+//     stream_counter.go message counters (Nats-Incr).
 //   - stream_admin.go: creating, loading, updating and deleting streams.
 //   - api.go: request dispatch; api_stream.go, api_msg.go and
 //     api_direct.go (DIRECT.GET; api_direct_batch.go its batched and
@@ -19,7 +20,9 @@
 //   - config.go: stream config defaults and checks; stream_transform.go
 //     subject_transform (the stored subject) and republish (subject/transform
 //     compiles the mappings).
-//   - dedupe.go, headers.go, queue.go: helpers.
+//   - dedupe.go, headers.go, queue.go: helpers; pedantic.go the
+//     "pedantic": true checks of creates and updates; domain.go the
+//     $JS.<domain>.API.> prefix of a JetStream domain.
 //   - advisory.go: the $JS.EVENT.ADVISORY.> events of streams, consumers
 //     and the API audit; advisory_consumer.go those of messages (nak,
 //     term, max_deliver) and the sampled ack metric (sample_freq). Each is
@@ -38,7 +41,8 @@
 //   - consumer.go: one consumer, its goroutine and delivery rounds;
 //     consumer_position.go where it starts and where a purge moves it;
 //     consumer_pull.go and consumer_push.go the two delivery modes
-//     (consumer_ratelimit.go push's rate_limit_bps);
+//     (consumer_ratelimit.go push's rate_limit_bps, consumer_priority.go
+//     pull's priority groups: overflow, pinned_client, prioritized);
 //     consumer_ack.go acks; consumer_maxdeliver.go messages past
 //     max_deliver; consumer_retention.go interest and workqueue.
 //
