@@ -63,15 +63,6 @@ func pull(t *testing.T, nc *nats.Conn, stream, consumer, body string) *nats.Subs
 	return sub
 }
 
-func next(t *testing.T, sub *nats.Subscription, wait time.Duration) *nats.Msg {
-	t.Helper()
-	m, err := sub.NextMsg(wait)
-	if err != nil {
-		t.Fatalf("no message on %s: %v", sub.Subject, err)
-	}
-	return m
-}
-
 // TestPinnedClient: the first request is pinned and its messages carry the
 // pin id; another client waits; a wrong id gets 423; CONSUMER.UNPIN and
 // priority_timeout move the pin to a waiting client, with advisories.
@@ -95,25 +86,25 @@ func TestPinnedClient(t *testing.T) {
 	const long = `"expires":20000000000`
 
 	// A JSON request without a group is refused on a priority consumer.
-	if m := next(t, pull(t, nc, "PC", "C", `{"batch":1}`), 5*time.Second); m.Header.Get("Status") != "400" ||
+	if m := nextMsg(t, pull(t, nc, "PC", "C", `{"batch":1}`)); m.Header.Get("Status") != "400" ||
 		m.Header.Get("Description") != "Bad Request - Priority Group missing" {
 		t.Fatalf("no group: %v", m.Header)
 	}
-	if m := next(t, pull(t, nc, "PC", "C", `{"batch":1,"group":"B"}`), 5*time.Second); m.Header.Get("Description") != "Bad Request - Invalid Priority Group" {
+	if m := nextMsg(t, pull(t, nc, "PC", "C", `{"batch":1,"group":"B"}`)); m.Header.Get("Description") != "Bad Request - Invalid Priority Group" {
 		t.Fatalf("unknown group: %v", m.Header)
 	}
 
 	first := pull(t, nc, "PC", "C", `{"batch":2,"group":"A",`+long+`}`)
-	m := next(t, first, 5*time.Second)
+	m := nextMsg(t, first)
 	pin := m.Header.Get("Nats-Pin-Id")
 	if pin == "" || string(m.Data) == "" {
 		t.Fatalf("first delivery: %v %q", m.Header, m.Data)
 	}
-	if m := next(t, first, 5*time.Second); m.Header.Get("Nats-Pin-Id") != pin {
+	if m := nextMsg(t, first); m.Header.Get("Nats-Pin-Id") != pin {
 		t.Fatalf("second delivery pin %q, want %q", m.Header.Get("Nats-Pin-Id"), pin)
 	}
 	var pinned api.ConsumerGroupPinned
-	if err := json.Unmarshal(next(t, adv, 5*time.Second).Data, &pinned); err != nil || pinned.PinnedID != pin || pinned.Group != "A" ||
+	if err := json.Unmarshal(nextMsg(t, adv).Data, &pinned); err != nil || pinned.PinnedID != pin || pinned.Group != "A" ||
 		pinned.Type != api.TypeAdvisoryConsumerPinned {
 		t.Fatalf("pinned advisory %+v %v", pinned, err)
 	}
@@ -121,13 +112,13 @@ func TestPinnedClient(t *testing.T) {
 	// Another client waits while the pinned one is served.
 	other := pull(t, nc, "PC", "C", `{"batch":1,"group":"A",`+long+`}`)
 	again := pull(t, nc, "PC", "C", `{"batch":1,"group":"A","id":"`+pin+`",`+long+`}`)
-	if m := next(t, again, 5*time.Second); m.Header.Get("Nats-Pin-Id") != pin {
+	if m := nextMsg(t, again); m.Header.Get("Nats-Pin-Id") != pin {
 		t.Fatalf("pinned client's next request: %v", m.Header)
 	}
 	if m, err := other.NextMsg(300 * time.Millisecond); err == nil {
 		t.Fatalf("an unpinned client got %v %q while the pin holds", m.Header, m.Data)
 	}
-	if m := next(t, pull(t, nc, "PC", "C", `{"batch":1,"group":"A","id":"bogus"}`), 5*time.Second); m.Header.Get("Status") != "423" ||
+	if m := nextMsg(t, pull(t, nc, "PC", "C", `{"batch":1,"group":"A","id":"bogus"}`)); m.Header.Get("Status") != "423" ||
 		m.Header.Get("Description") != "Nats-Pin-Id mismatch" {
 		t.Fatalf("wrong pin id: %v", m.Header)
 	}
@@ -143,29 +134,29 @@ func TestPinnedClient(t *testing.T) {
 	if ur.Error != nil {
 		t.Fatal(ur.Error)
 	}
-	m = next(t, other, 5*time.Second)
+	m = nextMsg(t, other)
 	pin2 := m.Header.Get("Nats-Pin-Id")
 	if pin2 == "" || pin2 == pin {
 		t.Fatalf("after unpin the waiting client got pin %q (old %q)", pin2, pin)
 	}
 	var unpinned api.ConsumerGroupUnpinned
-	if err := json.Unmarshal(next(t, adv, 5*time.Second).Data, &unpinned); err != nil || unpinned.Reason != "admin" {
+	if err := json.Unmarshal(nextMsg(t, adv).Data, &unpinned); err != nil || unpinned.Reason != "admin" {
 		t.Fatalf("unpinned advisory %+v %v", unpinned, err)
 	}
-	next(t, adv, 5*time.Second) // pinned again
+	nextMsg(t, adv) // pinned again
 	// The old id is refused now.
-	if m := next(t, pull(t, nc, "PC", "C", `{"batch":1,"group":"A","id":"`+pin+`"}`), 5*time.Second); m.Header.Get("Status") != "423" {
+	if m := nextMsg(t, pull(t, nc, "PC", "C", `{"batch":1,"group":"A","id":"`+pin+`"}`)); m.Header.Get("Status") != "423" {
 		t.Fatalf("old pin id: %v", m.Header)
 	}
 
 	// The new pin makes no request for priority_timeout (1s): it goes,
 	// and a waiting client is pinned.
 	third := pull(t, nc, "PC", "C", `{"batch":1,"group":"A",`+long+`}`)
-	m = next(t, third, 10*time.Second)
+	m = nextMsg(t, third)
 	if p := m.Header.Get("Nats-Pin-Id"); p == "" || p == pin2 {
 		t.Fatalf("after the timeout: pin %q (previous %q)", p, pin2)
 	}
-	if err := json.Unmarshal(next(t, adv, 5*time.Second).Data, &unpinned); err != nil || unpinned.Reason != "timeout" {
+	if err := json.Unmarshal(nextMsg(t, adv).Data, &unpinned); err != nil || unpinned.Reason != "timeout" {
 		t.Fatalf("unpinned advisory %+v %v", unpinned, err)
 	}
 }
@@ -211,7 +202,7 @@ func TestOverflowPriority(t *testing.T) {
 	if _, err := s.CreateOrUpdateConsumer(ctxT(t), njs.ConsumerConfig{Durable: "N", AckPolicy: njs.AckExplicitPolicy}); err != nil {
 		t.Fatal(err)
 	}
-	m := next(t, pull(t, nc, "OV", "N", `{"batch":1,"group":"A","min_pending":1}`), 5*time.Second)
+	m := nextMsg(t, pull(t, nc, "OV", "N", `{"batch":1,"group":"A","min_pending":1}`))
 	if !strings.Contains(m.Header.Get("Description"), "Not a Overflow Priority consumer") {
 		t.Fatalf("min_pending on a plain consumer: %v", m.Header)
 	}
@@ -234,7 +225,7 @@ func TestPrioritizedPolicy(t *testing.T) {
 	}
 	low := pull(t, nc, "PR", "C", `{"batch":1,"group":"A","priority":5,"expires":20000000000}`)
 	high := pull(t, nc, "PR", "C", `{"batch":1,"group":"A","priority":1,"expires":20000000000}`)
-	if m := next(t, pull(t, nc, "PR", "C", `{"batch":1,"group":"A","priority":10}`), 5*time.Second); m.Header.Get("Status") != "400" {
+	if m := nextMsg(t, pull(t, nc, "PR", "C", `{"batch":1,"group":"A","priority":10}`)); m.Header.Get("Status") != "400" {
 		t.Fatalf("priority 10: %v", m.Header)
 	}
 	eventually(t, "two waiting requests", func() bool {
@@ -243,12 +234,12 @@ func TestPrioritizedPolicy(t *testing.T) {
 		return ci.ConsumerInfo != nil && ci.ConsumerInfo.NumWaiting == 2
 	})
 	publishN(t, js, "pr.a", 0, 1)
-	if m := next(t, high, 5*time.Second); len(m.Data) == 0 {
+	if m := nextMsg(t, high); len(m.Data) == 0 {
 		t.Fatalf("priority 1 got %v", m.Header)
 	}
 	if m, err := low.NextMsg(200 * time.Millisecond); err == nil {
 		t.Fatalf("priority 5 got %v %q before any second message", m.Header, m.Data)
 	}
 	publishN(t, js, "pr.a", 1, 1)
-	next(t, low, 5*time.Second)
+	nextMsg(t, low)
 }

@@ -1,7 +1,6 @@
 package jetstream
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -46,28 +45,6 @@ func TestPushRateTake(t *testing.T) {
 	}
 }
 
-// startServerPayload is startServer with a server max_payload of its own.
-func startServerPayload(t *testing.T, maxPayload int32) *testServer {
-	t.Helper()
-	cfg := fastSync()
-	cfg.StoreDir = t.TempDir()
-	srv, err := server.New(server.Options{Host: "127.0.0.1", Port: 0, JetStream: true, APILevel: api.Level, MaxPayload: maxPayload})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	js, err := New(srv, cfg)
-	if err != nil {
-		srv.Shutdown(context.Background())
-		t.Fatal(err)
-	}
-	ts := &testServer{t: t, srv: srv, js: js, cfg: cfg}
-	t.Cleanup(ts.stop)
-	return ts
-}
-
 // TestConsumerRateLimit: a push consumer with rate_limit_bps sends no
 // faster than its rate after the first burst (the server's max payload).
 func TestConsumerRateLimit(t *testing.T) {
@@ -76,7 +53,7 @@ func TestConsumerRateLimit(t *testing.T) {
 		msgs    = 25
 		payload = 300
 	)
-	ts := startServerPayload(t, 1024)
+	ts := startServerWith(t, fastSync(), server.Options{MaxPayload: 1024})
 	nc := ts.connect()
 	js, err := njs.New(nc)
 	if err != nil {

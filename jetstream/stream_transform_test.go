@@ -153,7 +153,7 @@ func nextMsg(t *testing.T, sub *nats.Subscription) *nats.Msg {
 	t.Helper()
 	m, err := sub.NextMsg(10 * time.Second)
 	if err != nil {
-		t.Fatalf("republished message on %s: %v", sub.Subject, err)
+		t.Fatalf("no message on %s: %v", sub.Subject, err)
 	}
 	return m
 }
