@@ -31,6 +31,10 @@ const (
 // flow-control ack before it gives up ("408 No Flow Response").
 var snapAckTimeout = 5 * time.Second
 
+// snapInterestWait is how long a snapshot waits for a subscriber on its
+// deliver subject before it starts.
+const snapInterestWait = 2 * time.Second
+
 // registerSnapshotAPI adds STREAM.SNAPSHOT and STREAM.RESTORE.
 func (js *JetStream) registerSnapshotAPI() {
 	js.registerAPI("STREAM.SNAPSHOT", js.mgmt, js.apiStreamSnapshot)
@@ -188,6 +192,11 @@ func (s *stream) writeArchive(snap *streamSnap, w io.Writer) error {
 // all went out, or an error status.
 func (js *JetStream) sendSnapshot(s *stream, snap *streamSnap, req *api.StreamSnapshotRequest) error {
 	chunkSize, inflight := snapChunkSizes(req.ChunkSize, req.WindowSize)
+	// The nats tools subscribe to the deliver subject only once they have
+	// the response: wait a little for that interest, as nats-server does.
+	for deadline := time.Now().Add(snapInterestWait); !js.srv.HasLiteralInterest(req.DeliverSubject) && time.Now().Before(deadline); {
+		time.Sleep(2 * time.Millisecond)
+	}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(s.writeArchive(snap, pw)) }()
 	defer pr.Close()
@@ -220,6 +229,9 @@ func (js *JetStream) sendSnapshot(s *stream, snap *streamSnap, req *api.StreamSn
 		case <-timer.C:
 			status, result = snapStatus("408", "No Flow Response"), errors.New("no flow-control ack from the receiver")
 		}
+		if result == nil && !js.srv.HasLiteralInterest(req.DeliverSubject) {
+			status, result = snapStatus("408", "No Interest"), errors.New("no interest in the deliver subject")
+		}
 		if result != nil {
 			break
 		}
@@ -236,6 +248,7 @@ func (js *JetStream) sendSnapshot(s *stream, snap *streamSnap, req *api.StreamSn
 			break
 		}
 		js.srv.Publish(req.DeliverSubject, fmt.Sprintf("%s.%d.%d", ackSubj, n, index), nil, chunk)
+		chunk = make([]byte, chunkSize) // the sent one may still be queued
 		timer.Reset(snapAckTimeout)
 	}
 	js.srv.Publish(req.DeliverSubject, "", status, nil)
