@@ -9,7 +9,7 @@ import (
 // TestCLIBackupRestore drives the pinned nats CLI: "nats stream backup"
 // from one server, "nats stream restore" into another, and the restored
 // stream and consumer as the first had them, also after a restart. A
-// second restore of the same backup is refused.
+// second restore of the same backup is refused (the CLI looks first).
 func TestCLIBackupRestore(t *testing.T) {
 	a := startServer(t, fastSync())
 	nc := snapshotSource(t, a)

@@ -106,7 +106,7 @@ func (b *restoreBuilder) msg(m *store.Msg) error {
 	if err := b.failed(); err != nil {
 		return err
 	}
-	if m.Seq < b.next || (b.hdr.LastSeq > 0 && m.Seq > b.hdr.LastSeq) {
+	if m.Seq < b.next || m.Seq > b.hdr.LastSeq {
 		return fmt.Errorf("%w: seq %d outside %d..%d", errArchive, m.Seq, b.next, b.hdr.LastSeq)
 	}
 	if m.Seq > b.next {
