@@ -17,7 +17,7 @@ import (
 
 // restoreIdle is how long a restore waits for the client's next chunk
 // before it gives up and removes what it built.
-var restoreIdle = 30 * time.Second
+var restoreIdle = newDurationVar(30 * time.Second)
 
 // restoreQueue is how many chunks may wait for the restore goroutine; the
 // nats tools send one at a time and wait for its ack.
@@ -188,14 +188,14 @@ func (rs *restoreSession) run() {
 			js.srv.Publish(reply, "", nil, restoreErrorReply(err))
 		}
 	}
-	idle := time.NewTimer(restoreIdle)
+	idle := time.NewTimer(restoreIdle.get())
 	defer idle.Stop()
 	for {
 		var c restoreChunk
 		select {
 		case c = <-rs.in:
 		case <-idle.C:
-			fail("", fmt.Errorf("restore of stream %s stalled: no chunk for %v", rs.cfg.Name, restoreIdle))
+			fail("", fmt.Errorf("restore of stream %s stalled: no chunk for %v", rs.cfg.Name, restoreIdle.get()))
 			return
 		}
 		if len(c.data) == 0 {
@@ -232,6 +232,6 @@ func (rs *restoreSession) run() {
 			return
 		}
 		js.srv.Publish(c.reply, "", nil, nil)
-		idle.Reset(restoreIdle)
+		idle.Reset(restoreIdle.get())
 	}
 }

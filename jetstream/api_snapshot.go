@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nuid"
@@ -29,7 +30,7 @@ const (
 
 // snapAckTimeout is how long a snapshot waits for the receiver's next
 // flow-control ack before it gives up ("408 No Flow Response").
-var snapAckTimeout = 5 * time.Second
+var snapAckTimeout = newDurationVar(5 * time.Second)
 
 // snapInterestWait is how long a snapshot waits for a subscriber on its
 // deliver subject before it starts.
@@ -220,7 +221,7 @@ func (js *JetStream) sendSnapshot(s *stream, snap *streamSnap, req *api.StreamSn
 
 	var status []byte
 	var result error
-	timer := time.NewTimer(snapAckTimeout)
+	timer := time.NewTimer(snapAckTimeout.get())
 	defer timer.Stop()
 	chunk := make([]byte, chunkSize)
 	for index := 1; ; index++ {
@@ -249,7 +250,7 @@ func (js *JetStream) sendSnapshot(s *stream, snap *streamSnap, req *api.StreamSn
 		}
 		js.srv.Publish(req.DeliverSubject, fmt.Sprintf("%s.%d.%d", ackSubj, n, index), nil, chunk)
 		chunk = make([]byte, chunkSize) // the sent one may still be queued
-		timer.Reset(snapAckTimeout)
+		timer.Reset(snapAckTimeout.get())
 	}
 	js.srv.Publish(req.DeliverSubject, "", status, nil)
 	return result
@@ -263,3 +264,15 @@ func snapStatus(code, desc string) []byte {
 	}
 	return []byte("NATS/1.0 " + code + desc + "\r\n\r\n")
 }
+
+// durationVar is a timeout tests may shorten while other goroutines read it.
+type durationVar struct{ v atomic.Int64 }
+
+func newDurationVar(d time.Duration) *durationVar {
+	x := &durationVar{}
+	x.v.Store(int64(d))
+	return x
+}
+
+func (x *durationVar) get() time.Duration  { return time.Duration(x.v.Load()) }
+func (x *durationVar) set(d time.Duration) { x.v.Store(int64(d)) }
