@@ -167,8 +167,13 @@ func readArchive(r io.Reader, sink archiveSink) error {
 		if th.Typeflag != tar.TypeReg || th.Size < 0 || th.Size > maxArchiveEntry {
 			return fmt.Errorf("%w: entry %q of type %c and %d bytes", errArchive, th.Name, th.Typeflag, th.Size)
 		}
-		b := make([]byte, th.Size)
-		if _, err := io.ReadFull(tr, b); err != nil {
+		// Read, not allocated from the header's size: a forged size must
+		// not cost memory the data does not back.
+		b, err := io.ReadAll(io.LimitReader(tr, th.Size))
+		if err == nil && int64(len(b)) != th.Size {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
 			return fmt.Errorf("%w: entry %q: %v", errArchive, th.Name, err)
 		}
 		switch {
