@@ -74,6 +74,9 @@ func (js *JetStream) apiStreamRestore(r *apiRequest) {
 		cfg:  cfg,
 		subj: api.SnapshotRestorePrefix + name + "." + nuid.Next(),
 		in:   make(chan restoreChunk, restoreQueue),
+
+		client: r.client,
+		start:  time.Now(),
 	}
 	sub, err := js.srv.Subscribe(rs.subj, "", rs.handleChunk)
 	if err != nil {
@@ -83,6 +86,7 @@ func (js *JetStream) apiStreamRestore(r *apiRequest) {
 	rs.sub = sub
 	js.respond(r, api.StreamRestoreResponse{Response: api.Response{Type: typ}, DeliverSubject: rs.subj}, false)
 	js.log.Info("restore started", "stream", name)
+	js.adviseRestoreCreate(name, r.client)
 	go rs.run()
 }
 
@@ -121,6 +125,10 @@ type restoreSession struct {
 	subj string
 	sub  *server.Subscription
 	in   chan restoreChunk
+
+	client uint64    // the requester, for the advisories
+	start  time.Time // when the restore began
+	bytes  int64     // archive bytes received
 
 	mu   sync.Mutex
 	done bool
@@ -166,6 +174,7 @@ func restoreErrorReply(err error) []byte {
 func (rs *restoreSession) run() {
 	defer rs.finish()
 	js := rs.js
+	defer func() { js.adviseRestoreComplete(rs.cfg.Name, rs.start, rs.bytes, rs.client) }()
 	pr, pw := io.Pipe()
 	b := newRestoreBuilder(js, rs.cfg)
 	result := make(chan error, 1)
@@ -227,6 +236,7 @@ func (rs *restoreSession) run() {
 			fail("", fmt.Errorf("restore of stream %s: a chunk without a reply subject", rs.cfg.Name))
 			return
 		}
+		rs.bytes += int64(len(c.data))
 		if _, err := pw.Write(c.data); err != nil {
 			fail(c.reply, err)
 			return

@@ -93,8 +93,11 @@ func (js *JetStream) apiStreamSnapshot(r *apiRequest) {
 	state := apiState(&snap.state, s.consumerCount())
 	js.respond(r, api.StreamSnapshotResponse{Response: api.Response{Type: typ}, Config: &cfg, State: &state}, false)
 	js.log.Info("snapshot started", "stream", s.name, "first_seq", snap.hdr.FirstSeq, "last_seq", snap.hdr.LastSeq)
+	js.adviseSnapshotCreate(s.name, state, r.client)
 	go func() {
+		start := time.Now()
 		err := js.sendSnapshot(s, snap, &req)
+		js.adviseSnapshotComplete(s.name, start, r.client, err)
 		if err != nil {
 			js.log.Warn("snapshot failed", "stream", s.name, "error", err)
 			return

@@ -159,3 +159,49 @@ func (nopSink) header(*archiveHeader) error     { return nil }
 func (nopSink) msg(*store.Msg) error            { return nil }
 func (nopSink) consumer(*archiveConsumer) error { return nil }
 
+// TestSnapshotRestoreAdvisories: the four advisories, on nats-server's
+// subjects and schema types.
+func TestSnapshotRestoreAdvisories(t *testing.T) {
+	a := startServer(t, fastSync())
+	nc := snapshotSource(t, a)
+	sub, err := nc.SubscribeSync("$JS.EVENT.ADVISORY.STREAM.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	resp, archive, _ := snapshotRaw(t, nc, "SRC", api.StreamSnapshotRequest{})
+	requestJSON(t, nc, api.Prefix+"STREAM.DELETE.SRC", "", &api.StreamDeleteResponse{})
+	if out := restoreRaw(t, nc, *resp.Config, archive, 1000); out.Error != nil {
+		t.Fatal(out.Error)
+	}
+	want := map[string]string{
+		api.SubjAdvisorySnapshotCreate + "SRC":   api.TypeAdvisorySnapshotCreate,
+		api.SubjAdvisorySnapshotComplete + "SRC": api.TypeAdvisorySnapshotComplete,
+		api.SubjAdvisoryRestoreCreate + "SRC":    api.TypeAdvisoryRestoreCreate,
+		api.SubjAdvisoryRestoreComplete + "SRC":  api.TypeAdvisoryRestoreComplete,
+	}
+	for len(want) > 0 {
+		m, err := sub.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatalf("advisories still missing: %v", want)
+		}
+		typ, ok := want[m.Subject]
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type   string `json:"type"`
+			Stream string `json:"stream"`
+			Bytes  int64  `json:"bytes"`
+		}
+		if err := json.Unmarshal(m.Data, &ev); err != nil || ev.Type != typ || ev.Stream != "SRC" {
+			t.Fatalf("%s: %s", m.Subject, m.Data)
+		}
+		if typ == api.TypeAdvisoryRestoreComplete && ev.Bytes != int64(len(archive)) {
+			t.Fatalf("restore complete with %d bytes, archive of %d", ev.Bytes, len(archive))
+		}
+		delete(want, m.Subject)
+	}
+}

@@ -1,5 +1,7 @@
 package api
 
+import "time"
+
 // Stream snapshot and restore: $JS.API.STREAM.SNAPSHOT.<stream> and
 // $JS.API.STREAM.RESTORE.<stream>, with nats-server's field names. The
 // archive the chunks carry is jetwal's own format (jetstream/snapshot_*.go).
@@ -68,4 +70,53 @@ type StreamRestoreRequest struct {
 type StreamRestoreResponse struct {
 	Response
 	DeliverSubject string `json:"deliver_subject"`
+}
+
+// Advisory subjects (a stream name follows) and schema types of snapshots
+// and restores.
+const (
+	SubjAdvisorySnapshotCreate   = "$JS.EVENT.ADVISORY.STREAM.SNAPSHOT_CREATE."
+	SubjAdvisorySnapshotComplete = "$JS.EVENT.ADVISORY.STREAM.SNAPSHOT_COMPLETE."
+	SubjAdvisoryRestoreCreate    = "$JS.EVENT.ADVISORY.STREAM.RESTORE_CREATE."
+	SubjAdvisoryRestoreComplete  = "$JS.EVENT.ADVISORY.STREAM.RESTORE_COMPLETE."
+
+	TypeAdvisorySnapshotCreate   = "io.nats.jetstream.advisory.v1.snapshot_create"
+	TypeAdvisorySnapshotComplete = "io.nats.jetstream.advisory.v1.snapshot_complete"
+	TypeAdvisoryRestoreCreate    = "io.nats.jetstream.advisory.v1.restore_create"
+	TypeAdvisoryRestoreComplete  = "io.nats.jetstream.advisory.v1.restore_complete"
+)
+
+// SnapshotCreateAdvisory: a snapshot started.
+type SnapshotCreateAdvisory struct {
+	TypedEvent
+	Stream string      `json:"stream"`
+	State  StreamState `json:"state"`
+	Client *ClientInfo `json:"client"`
+}
+
+// SnapshotCompleteAdvisory: a snapshot ended; Error says why it failed.
+type SnapshotCompleteAdvisory struct {
+	TypedEvent
+	Stream string      `json:"stream"`
+	Start  time.Time   `json:"start"`
+	End    time.Time   `json:"end"`
+	Client *ClientInfo `json:"client"`
+	Error  string      `json:"error,omitempty"`
+}
+
+// RestoreCreateAdvisory: a restore started.
+type RestoreCreateAdvisory struct {
+	TypedEvent
+	Stream string      `json:"stream"`
+	Client *ClientInfo `json:"client"`
+}
+
+// RestoreCompleteAdvisory: a restore ended, after Bytes of archive.
+type RestoreCompleteAdvisory struct {
+	TypedEvent
+	Stream string      `json:"stream"`
+	Start  time.Time   `json:"start"`
+	End    time.Time   `json:"end"`
+	Bytes  int64       `json:"bytes"`
+	Client *ClientInfo `json:"client"`
 }
