@@ -203,6 +203,9 @@ func (rs *restoreSession) run() {
 		var c restoreChunk
 		select {
 		case c = <-rs.in:
+		case <-js.stopSweep: // closed by Close
+			fail("", fmt.Errorf("restore of stream %s: JetStream is shutting down", rs.cfg.Name))
+			return
 		case <-idle.C:
 			fail("", fmt.Errorf("restore of stream %s stalled: no chunk for %v", rs.cfg.Name, restoreIdle.get()))
 			return

@@ -205,3 +205,25 @@ func TestSnapshotRestoreAdvisories(t *testing.T) {
 		delete(want, m.Subject)
 	}
 }
+
+// TestRestoreInterruptedByShutdown: a restore cut short by a shutdown
+// leaves no stream after the restart, and no files.
+func TestRestoreInterruptedByShutdown(t *testing.T) {
+	a := startServer(t, fastSync())
+	nc := snapshotSource(t, a)
+	resp, archive, _ := snapshotRaw(t, nc, "SRC", api.StreamSnapshotRequest{})
+	b := startServer(t, fastSync())
+	nb := b.connect()
+	body, _ := json.Marshal(api.StreamRestoreRequest{Config: *resp.Config})
+	var rr api.StreamRestoreResponse
+	requestJSON(t, nb, api.Prefix+"STREAM.RESTORE.SRC", string(body), &rr)
+	if rr.Error != nil {
+		t.Fatal(rr.Error)
+	}
+	request(t, nb, rr.DeliverSubject, string(archive[:len(archive)/2]))
+	b = b.restart()
+	if r := streamInfoRaw(t, b.connect(), "SRC"); r.Error == nil {
+		t.Fatal("an interrupted restore left a stream")
+	}
+	eventually(t, "no leftover files", func() bool { return len(streamDirEntries(t, b)) == 0 })
+}
