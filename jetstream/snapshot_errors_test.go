@@ -154,11 +154,12 @@ func TestSnapshotChunkSizes(t *testing.T) {
 	}
 }
 
-// TestSnapshotNoConsumers: no_consumers leaves the consumers out.
+// TestSnapshotNoConsumers: no_consumers leaves the consumers out (with
+// jsck, the stored messages checked first).
 func TestSnapshotNoConsumers(t *testing.T) {
 	a := startServer(t, fastSync())
 	nc := snapshotSource(t, a)
-	resp, archive, _ := snapshotRaw(t, nc, "SRC", api.StreamSnapshotRequest{NoConsumers: true})
+	resp, archive, _ := snapshotRaw(t, nc, "SRC", api.StreamSnapshotRequest{NoConsumers: true, CheckMsgs: true})
 	if resp.Error != nil {
 		t.Fatal(resp.Error)
 	}
