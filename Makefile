@@ -43,7 +43,7 @@ FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzReco
 	./fuzz:FuzzJetStreamAPI ./server:FuzzProtocolParser \
 	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay \
 	./subject:FuzzValidLiteral ./jetstream:FuzzStreamConfig ./jetstream:FuzzPubHeaders \
-	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform
+	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform ./jetstream:FuzzReadArchive
 
 # Go's fuzz coordinator can report the end of -fuzztime itself as a failure
 # ("context deadline exceeded": it checks its workers' context before the

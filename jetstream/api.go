@@ -48,6 +48,7 @@ func (js *JetStream) registerStreamAPI() {
 	js.registerAPI("STREAM.MSG.GET", js.gets, js.apiMsgGet)
 	js.registerAPI("STREAM.MSG.DELETE", js.mgmt, js.apiMsgDelete)
 	js.registerAPI("DIRECT.GET", js.gets, js.apiDirectGet)
+	js.registerSnapshotAPI()
 }
 
 // maxOpTokens is the most tokens an operation name has (STREAM.MSG.GET).

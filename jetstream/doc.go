@@ -27,6 +27,9 @@
 //     and the API audit; advisory_consumer.go those of messages (nak,
 //     term, max_deliver) and the sampled ack metric (sample_freq). Each is
 //     built only when someone subscribes to its subject.
+//   - api_snapshot.go, api_restore.go: STREAM.SNAPSHOT and STREAM.RESTORE;
+//     snapshot_archive.go the archive (jetwal's own format),
+//     snapshot_restore.go building a stream from one.
 //
 // Consumers (CONSUMER.* API, acks, pull and push delivery) are a separate
 // manager that registers its API handlers beside the stream ones through

@@ -1,0 +1,281 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nuid"
+
+	"github.com/jetwal/jetwal/consumerstate"
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/server"
+	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/subject"
+	"github.com/jetwal/jetwal/wal"
+)
+
+// Snapshot transfer limits, as nats-server applies them.
+const (
+	snapDefaultChunk  = 128 << 10
+	snapDefaultWindow = 8 << 20
+	snapMinChunk      = 1 << 10
+	snapMaxChunk      = 1 << 20
+	snapMaxWindow     = 32 << 20
+)
+
+// snapAckTimeout is how long a snapshot waits for the receiver's next
+// flow-control ack before it gives up ("408 No Flow Response").
+var snapAckTimeout = newDurationVar(5 * time.Second)
+
+// snapInterestWait is how long a snapshot waits for a subscriber on its
+// deliver subject before it starts.
+const snapInterestWait = 2 * time.Second
+
+// registerSnapshotAPI adds STREAM.SNAPSHOT and STREAM.RESTORE.
+func (js *JetStream) registerSnapshotAPI() {
+	js.registerAPI("STREAM.SNAPSHOT", js.mgmt, js.apiStreamSnapshot)
+	js.registerAPI("STREAM.RESTORE", js.mgmt, js.apiStreamRestore)
+}
+
+// snapChunkSizes clamps the requested chunk and window sizes and returns
+// the chunk size and how many chunks may be unacknowledged.
+func snapChunkSizes(chunk, window int) (size, inflight int) {
+	if chunk <= 0 {
+		chunk = snapDefaultChunk
+	}
+	if window <= 0 {
+		window = snapDefaultWindow
+	}
+	chunk = min(max(chunk, snapMinChunk), snapMaxChunk)
+	window = min(max(window, snapMinChunk), snapMaxWindow)
+	window = max(window, chunk)
+	return chunk, window / chunk
+}
+
+// apiStreamSnapshot serves STREAM.SNAPSHOT.<name>: it answers with the
+// stream's config and state at the snapshot's point in time, then sends
+// the archive in chunks to deliver_subject.
+func (js *JetStream) apiStreamSnapshot(r *apiRequest) {
+	const typ = api.TypeStreamSnapshot
+	if isEmptyRequest(r.data) {
+		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
+		return
+	}
+	s := js.lookup(streamArg(r))
+	if s == nil {
+		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
+		return
+	}
+	var req api.StreamSnapshotRequest
+	if aerr := decodeRequest(r.data, &req); aerr != nil {
+		js.respondError(r, typ, aerr)
+		return
+	}
+	if !subject.ValidLiteral(req.DeliverSubject) {
+		js.respondError(r, typ, api.NewError(api.ErrSnapshotDeliverSubjectInvalid))
+		return
+	}
+	if req.CheckMsgs {
+		if w, ok := s.store.(*wal.Store); ok {
+			if bad := w.Verify(); len(bad) > 0 {
+				js.respondError(r, typ, api.Errorf(api.ErrStreamSnapshot, "snapshot failed: %d damaged segments, first: %v", len(bad), bad[0]))
+				return
+			}
+		}
+	}
+	snap := s.capture(!req.NoConsumers)
+	cfg := snap.hdr.Config
+	state := apiState(&snap.state, s.consumerCount())
+	js.respond(r, api.StreamSnapshotResponse{Response: api.Response{Type: typ}, Config: &cfg, State: &state}, false)
+	js.log.Info("snapshot started", "stream", s.name, "first_seq", snap.hdr.FirstSeq, "last_seq", snap.hdr.LastSeq)
+	js.adviseSnapshotCreate(s.name, state, r.client)
+	go func() {
+		start := time.Now()
+		err := js.sendSnapshot(s, snap, &req)
+		js.adviseSnapshotComplete(s.name, start, r.client, err)
+		if err != nil {
+			js.log.Warn("snapshot failed", "stream", s.name, "error", err)
+			return
+		}
+		js.log.Info("snapshot sent", "stream", s.name)
+	}()
+}
+
+// streamSnap is a stream captured at one point in time: its header, state
+// and consumers. The messages are read from the store up to hdr.LastSeq.
+type streamSnap struct {
+	hdr   archiveHeader
+	state store.State
+	cons  []archiveConsumer
+}
+
+// capture takes the point in time under the publish lock: consumers first,
+// so their positions never pass the captured last sequence.
+func (s *stream) capture(withConsumers bool) *streamSnap {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap := &streamSnap{}
+	if withConsumers {
+		for _, c := range s.cons.all() {
+			if ac, ok := c.archive(); ok {
+				snap.cons = append(snap.cons, ac)
+			}
+		}
+	}
+	snap.state = s.store.State()
+	snap.hdr = archiveHeader{
+		Format:   archiveFormat,
+		Created:  s.created,
+		Config:   s.config(),
+		FirstSeq: snap.state.FirstSeq,
+		LastSeq:  snap.state.LastSeq,
+		Msgs:     snap.state.Msgs,
+	}
+	return snap
+}
+
+// archive returns a persisted consumer's meta and state; ephemeral
+// consumers (state in memory, no durable name) are not archived.
+func (c *consumer) archive() (archiveConsumer, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || (c.cs == nil && c.cfg.Durable == "") {
+		return archiveConsumer{}, false
+	}
+	var st consumerstate.State
+	if c.cs != nil {
+		st = c.cs.Snapshot()
+	} else {
+		st = c.mem
+	}
+	meta, err := json.Marshal(consumerMeta{Created: c.created, Config: c.cfg, LastPerSubject: c.lpsAll})
+	if err != nil {
+		return archiveConsumer{}, false
+	}
+	return archiveConsumer{name: c.name, meta: meta, state: consumerstate.Encode(&st)}, true
+}
+
+// writeArchive writes the snapshot's archive to w.
+func (s *stream) writeArchive(snap *streamSnap, w io.Writer) error {
+	a := newArchiveWriter(w)
+	if err := a.header(&snap.hdr); err != nil {
+		return err
+	}
+	var m store.Msg
+	for seq := snap.hdr.FirstSeq; seq != 0 && seq <= snap.hdr.LastSeq; seq = m.Seq + 1 {
+		err := s.store.LoadNext("", seq, &m)
+		if errors.Is(err, store.ErrEOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading stream %s at seq %d: %w", s.name, seq, err)
+		}
+		if m.Seq > snap.hdr.LastSeq {
+			break
+		}
+		if err := a.msg(&m); err != nil {
+			return err
+		}
+	}
+	for i := range snap.cons {
+		if err := a.consumer(&snap.cons[i]); err != nil {
+			return err
+		}
+	}
+	return a.close()
+}
+
+// sendSnapshot streams the archive to the deliver subject in chunks, each
+// with an ack subject the receiver answers; at most the window's chunks are
+// unacknowledged. The last message is empty: a "204" status header when
+// all went out, or an error status.
+func (js *JetStream) sendSnapshot(s *stream, snap *streamSnap, req *api.StreamSnapshotRequest) error {
+	chunkSize, inflight := snapChunkSizes(req.ChunkSize, req.WindowSize)
+	// The nats tools subscribe to the deliver subject only once they have
+	// the response: wait a little for that interest, as nats-server does.
+	for deadline := time.Now().Add(snapInterestWait); !js.srv.HasLiteralInterest(req.DeliverSubject) && time.Now().Before(deadline); {
+		time.Sleep(2 * time.Millisecond)
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(s.writeArchive(snap, pw)) }()
+	defer pr.Close()
+
+	slots := make(chan struct{}, inflight)
+	for range inflight {
+		slots <- struct{}{}
+	}
+	ackSubj := api.SnapshotAckPrefix + s.name + "." + nuid.Next()
+	sub, err := js.srv.Subscribe(ackSubj+".>", "", func(*server.Msg) {
+		select {
+		case slots <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		js.srv.Publish(req.DeliverSubject, "", snapStatus("500", err.Error()), nil)
+		return fmt.Errorf("subscribe %s: %w", ackSubj, err)
+	}
+	defer sub.Unsubscribe()
+
+	var status []byte
+	var result error
+	timer := time.NewTimer(snapAckTimeout.get())
+	defer timer.Stop()
+	chunk := make([]byte, chunkSize)
+	for index := 1; ; index++ {
+		select {
+		case <-slots:
+		case <-timer.C:
+			status, result = snapStatus("408", "No Flow Response"), errors.New("no flow-control ack from the receiver")
+		}
+		if result == nil && !js.srv.HasLiteralInterest(req.DeliverSubject) {
+			status, result = snapStatus("408", "No Interest"), errors.New("no interest in the deliver subject")
+		}
+		if result != nil {
+			break
+		}
+		n, err := io.ReadFull(pr, chunk)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			if n > 0 {
+				js.srv.Publish(req.DeliverSubject, "", nil, chunk[:n])
+			}
+			status = snapStatus("204", "")
+			break
+		}
+		if err != nil {
+			status, result = snapStatus("500", "snapshot failed: "+err.Error()), err
+			break
+		}
+		js.srv.Publish(req.DeliverSubject, fmt.Sprintf("%s.%d.%d", ackSubj, n, index), nil, chunk)
+		chunk = make([]byte, chunkSize) // the sent one may still be queued
+		timer.Reset(snapAckTimeout.get())
+	}
+	js.srv.Publish(req.DeliverSubject, "", status, nil)
+	return result
+}
+
+// snapStatus is a status-only header ("NATS/1.0 408 No Flow Response").
+func snapStatus(code, desc string) []byte {
+	desc = strings.NewReplacer("\r", " ", "\n", " ").Replace(desc)
+	if desc != "" {
+		desc = " " + desc
+	}
+	return []byte("NATS/1.0 " + code + desc + "\r\n\r\n")
+}
+
+// durationVar is a timeout tests may shorten while other goroutines read it.
+type durationVar struct{ v atomic.Int64 }
+
+func newDurationVar(d time.Duration) *durationVar {
+	x := &durationVar{}
+	x.v.Store(int64(d))
+	return x
+}
+
+func (x *durationVar) get() time.Duration  { return time.Duration(x.v.Load()) }
+func (x *durationVar) set(d time.Duration) { x.v.Store(int64(d)) }
