@@ -43,7 +43,7 @@ FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzReco
 	./fuzz:FuzzJetStreamAPI ./server:FuzzProtocolParser \
 	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay \
 	./subject:FuzzValidLiteral ./jetstream:FuzzStreamConfig ./jetstream:FuzzPubHeaders \
-	./raftlog:FuzzRaftlogRecover
+	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform
 
 # Go's fuzz coordinator can report the end of -fuzztime itself as a failure
 # ("context deadline exceeded": it checks its workers' context before the
@@ -60,6 +60,8 @@ fuzz-short:
 			$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(SHORTFUZZ) $$pkg || exit 1; \
 		elif [ $$st -ne 0 ]; then exit 1; fi; \
 	done
+	@echo "fuzz FuzzStreamEntryDecode ($(SHORTFUZZ), module raftstore)"
+	cd raftstore && $(GO) test -run '^$$' -fuzz '^FuzzStreamEntryDecode$$' -fuzztime $(SHORTFUZZ) ./stream
 
 # Process-level kill -9 crash tests (crashtest/): 200 cycles, or
 # CRASH_CYCLES; `make test` runs the 20-cycle short version with ./... .

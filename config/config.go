@@ -61,6 +61,8 @@ type JetStream struct {
 	MaxMemory, MaxStore int64
 	// Sync is sync_interval ("always" or a duration); nil = not given.
 	Sync *durable.Policy
+	// Domain is the JetStream domain; "" = none.
+	Domain string
 }
 
 // Load parses the file at path.

@@ -78,6 +78,7 @@ jetstream {
   max_memory_store: 1G   # the conf parser reads G as 10^9 and GB as 2^30
   max_file_store: 10GB
   sync_interval: always
+  domain: hub
 }
 `)
 	if c.Host != "127.0.0.1" || c.Port != 4333 || c.ServerName != "edge-1" || c.MaxPayload != 2<<20 ||
@@ -87,7 +88,8 @@ jetstream {
 		t.Fatalf("core settings: %+v", c)
 	}
 	js := c.JetStream
-	if !js.Enabled || js.StoreDir != "/data/js" || js.MaxMemory != 1e9 || js.MaxStore != 10<<30 || js.Sync == nil || js.Sync.Mode != durable.Always {
+	if !js.Enabled || js.StoreDir != "/data/js" || js.MaxMemory != 1e9 || js.MaxStore != 10<<30 || js.Sync == nil || js.Sync.Mode != durable.Always ||
+		js.Domain != "hub" {
 		t.Fatalf("jetstream: %+v", js)
 	}
 	if c.AuthTimeout != 1500*time.Millisecond || c.Auth.NoAuthUser != "reader" || len(c.Auth.Users) != 2 || len(c.Auth.Nkeys) != 1 {

@@ -90,7 +90,9 @@ func (c *Config) applyJetStream(name string, v value) error {
 			if err == nil {
 				js.Sync = &durable.Policy{Mode: durable.Interval, Interval: d}
 			}
-		case "domain", "key", "ek", "encryption_key", "prev_key", "prev_ek", "prev_encryption_key", "cipher",
+		case "domain":
+			js.Domain, err = v.str(n)
+		case "key", "ek", "encryption_key", "prev_key", "prev_ek", "prev_encryption_key", "cipher",
 			"extension_hint", "limits", "tpm", "unique_tag", "max_outstanding_catchup", "max_buffered_size",
 			"max_buffered_msgs", "request_queue_limit", "info_queue_limit", "meta_compact", "meta_compact_size",
 			"meta_compact_sync", "max_concurrent_io", "strict":

@@ -17,6 +17,7 @@ type apiRequest struct {
 	subject, reply string
 	hdr, data      []byte
 	args           string
+	client         uint64 // the requesting client's id, 0 inside the server
 }
 
 // apiHandler serves one API operation ("STREAM.INFO", "DIRECT.GET", …).
@@ -107,6 +108,7 @@ func (js *JetStream) handleAPI(m *server.Msg) {
 		hdr:     bytes.Clone(m.Header),
 		data:    bytes.Clone(m.Data),
 		args:    strings.Clone(args),
+		client:  m.ClientID,
 	}
 	// Requests about one stream run in order; requests about different
 	// streams (and the account-wide ones) do not wait for each other.
@@ -152,6 +154,7 @@ func (js *JetStream) respond(r *apiRequest, v any, failed bool) {
 	if r.reply != "" {
 		js.srv.Publish(r.reply, "", nil, b)
 	}
+	js.auditAPI(r, b)
 }
 
 // respondError sends a response of type typ carrying only aerr.

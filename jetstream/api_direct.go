@@ -57,10 +57,15 @@ func (js *JetStream) apiDirectGet(r *apiRequest) {
 		js.srv.Publish(r.reply, "", status, nil)
 		return
 	}
-	if req.Batch > 0 || len(req.MultiLastFor) > 0 || req.StartTime != nil || req.UpToSeq > 0 || req.UpToTime != nil {
-		// Batched, multi-subject and by-time gets are not implemented.
-		js.srv.Publish(r.reply, "", hdrBadRequest, nil)
+	switch {
+	case len(req.MultiLastFor) > 0:
+		js.directGetMulti(s, &req, r.reply)
 		return
+	case req.Batch > 0:
+		js.directGetBatch(s, &req, r.reply)
+		return
+	case req.StartTime != nil:
+		req.Seq = s.store.SeqForTime(*req.StartTime)
 	}
 	var m store.Msg
 	if err := loadDirect(s.store, &req, &m); err != nil {

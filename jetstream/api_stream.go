@@ -12,6 +12,7 @@ import (
 // apiAccountInfo serves $JS.API.INFO.
 func (js *JetStream) apiAccountInfo(r *apiRequest) {
 	st := &api.AccountStats{
+		Domain: js.cfg.Domain,
 		Limits: api.AccountLimits{
 			MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: -1, MaxAckPending: -1,
 			MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1,
@@ -90,6 +91,9 @@ func apiState(st *store.State, consumers int) api.StreamState {
 
 // createLike holds what STREAM.CREATE and STREAM.UPDATE share: the name from
 // the subject and the decoded, normalized config.
+//
+// A pedantic request is refused here if the config would be adjusted
+// (pedantic.go).
 func (js *JetStream) decodeStreamConfig(r *apiRequest, typ string) (api.StreamConfig, bool) {
 	name := streamArg(r)
 	if name == "" {
@@ -111,6 +115,12 @@ func (js *JetStream) decodeStreamConfig(r *apiRequest, typ string) (api.StreamCo
 	if req.Name != name {
 		js.respondError(r, typ, api.NewError(api.ErrStreamNameMismatch))
 		return api.StreamConfig{}, false
+	}
+	if req.Pedantic {
+		if aerr := pedanticStream(&req.StreamConfig); aerr != nil {
+			js.respondError(r, typ, aerr)
+			return api.StreamConfig{}, false
+		}
 	}
 	return req.StreamConfig, true
 }
@@ -139,6 +149,9 @@ func (js *JetStream) apiStreamCreate(r *apiRequest) {
 		js.respondError(r, typ, aerr)
 		return
 	}
+	if created {
+		js.adviseStream(cfg.Name, api.ActionCreate)
+	}
 	info := js.streamInfo(s, false)
 	info.Config = withDynamicMetadata(info.Config, js.srv.Version())
 	js.respond(r, api.StreamCreateResponse{Response: api.Response{Type: typ}, StreamInfo: info, DidCreate: created}, false)
@@ -161,6 +174,7 @@ func (js *JetStream) apiStreamUpdate(r *apiRequest) {
 		js.respondError(r, typ, aerr)
 		return
 	}
+	js.adviseStream(cfg.Name, api.ActionModify)
 	info := js.streamInfo(s, false)
 	info.Config = withDynamicMetadata(info.Config, js.srv.Version())
 	js.respond(r, api.StreamCreateResponse{Response: api.Response{Type: typ}, StreamInfo: info}, false)

@@ -146,6 +146,16 @@ func normalizeConfig(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 	if cfg.DenyPurge && cfg.AllowRollup {
 		return api.StreamConfig{}, invalidConfig("roll-ups require the purge permission")
 	}
+	if cfg.AllowMsgCounter {
+		switch {
+		case cfg.Discard == api.DiscardNew:
+			return api.StreamConfig{}, invalidConfig("counter stream cannot use discard new")
+		case cfg.AllowMsgTTL:
+			return api.StreamConfig{}, invalidConfig("counter stream cannot use message TTLs")
+		case cfg.Retention != api.LimitsRetention:
+			return api.StreamConfig{}, invalidConfig("counter stream can only use limits retention")
+		}
+	}
 	if cfg.DiscardNewPer {
 		if cfg.Discard != api.DiscardNew {
 			return api.StreamConfig{}, invalidConfig("discard new per subject requires discard new policy to be set")
@@ -159,6 +169,9 @@ func normalizeConfig(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 		cfg.Subjects = []string{cfg.Name}
 	}
 	if aerr := checkSubjects(&cfg); aerr != nil {
+		return api.StreamConfig{}, aerr
+	}
+	if aerr := checkTransforms(&cfg); aerr != nil {
 		return api.StreamConfig{}, aerr
 	}
 	setStaticMetadata(&cfg)
@@ -187,21 +200,15 @@ func rejectUnsupported(cfg *api.StreamConfig) *api.ApiError {
 		return invalidConfig("stream mirrors are not supported by jetwal")
 	case present(cfg.Sources):
 		return invalidConfig("stream sources are not supported by jetwal")
-	case present(cfg.SubjectTransform):
-		return invalidConfig("subject transforms are not supported by jetwal")
-	case present(cfg.RePublish):
-		return invalidConfig("republish is not supported by jetwal")
 	case cfg.SubjectDeleteMarkerTTL != 0:
 		return invalidConfig("subject delete markers are not supported by jetwal")
-	case cfg.AllowMsgCounter:
-		return invalidConfig("message counters are not supported by jetwal")
 	case cfg.AllowMsgSchedules:
 		return invalidConfig("message schedules are not supported by jetwal")
 	case cfg.MirrorDirect:
 		return invalidConfig("mirror direct requires a mirror, which jetwal does not support")
 	}
 	// Normalise empty raw values so configs compare equal.
-	cfg.Mirror, cfg.Sources, cfg.SubjectTransform, cfg.RePublish = nil, nil, nil, nil
+	cfg.Mirror, cfg.Sources = nil, nil
 	return nil
 }
 
@@ -247,7 +254,10 @@ func setStaticMetadata(cfg *api.StreamConfig) {
 	delete(cfg.Metadata, api.MetaServerLevel)
 	delete(cfg.Metadata, api.MetaServerVersion)
 	level := 0
-	if cfg.AllowAtomicPublish || cfg.PersistMode == api.AsyncPersist {
+	if cfg.AllowMsgTTL || cfg.SubjectDeleteMarkerTTL > 0 {
+		level = 1
+	}
+	if cfg.AllowMsgCounter || cfg.AllowAtomicPublish || cfg.AllowMsgSchedules || cfg.PersistMode == api.AsyncPersist {
 		level = 2
 	}
 	if cfg.AllowBatchPublish {
@@ -289,6 +299,8 @@ func checkUpdate(old, upd *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 		return cfg, invalidConfig("stream configuration update can not cancel deny purge")
 	case cfg.FirstSeq != old.FirstSeq && cfg.FirstSeq != 0:
 		return cfg, invalidConfig("stream configuration update can not change first sequence")
+	case old.AllowMsgCounter != upd.AllowMsgCounter:
+		return cfg, invalidConfig("stream configuration update can not change message counter setting")
 	}
 	cfg.FirstSeq = old.FirstSeq
 	if cfg.Sealed {

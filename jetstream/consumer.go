@@ -41,6 +41,7 @@ type consumer struct {
 	cs        *consumerstate.Consumer // nil: state in memory only
 	ackPrefix string                  // "$JS.ACK.<stream>.<name>."
 	ackNone   bool                    // ack_policy none, which no update changes
+	events    consumerEvents          // advisory subjects (advisory_consumer.go)
 
 	kick chan struct{} // capacity 1: "there may be work"
 	stop chan struct{} // closed to end run
@@ -73,8 +74,12 @@ type consumer struct {
 	fcBytes              int
 	lastSend             int64 // push: last message or heartbeat sent
 	replay               struct{ msgTime, sentAt int64 }
+	rate                 *pushRate // push: rate_limit_bps; nil without
+	prio                 priority  // pull: priority groups (consumer_priority.go)
 	closed               bool
-	gone                 atomic.Bool // closed, for lock-free readers (the ack fast path)
+	gone                 atomic.Bool    // closed, for lock-free readers (the ack fast path)
+	sampleFreq           int            // sample_freq in percent (0: no ack metrics)
+	maxed                []maxDelivered // past max_deliver this round, to advise
 
 	bufs     []store.Msg // message buffers of one round
 	outs     []outMsg
@@ -105,6 +110,7 @@ func newConsumer(s *stream, name string, cfg api.ConsumerConfig, created time.Ti
 		dueAt:     1, // scan restored pending messages on the first round
 		active:    time.Now().UnixNano(),
 		ackNone:   cfg.AckPolicy == api.AckNone,
+		events:    newConsumerEvents(s.name, name),
 	}
 	c.setConfig(cfg)
 	return c
@@ -125,6 +131,9 @@ func (c *consumer) setConfig(cfg api.ConsumerConfig) {
 	f := c.filters
 	c.filterSnap.Store(&f)
 	c.push = cfg.DeliverSubject != ""
+	c.sampleFreq, _ = parseSampleFreq(cfg.SampleFrequency) // checked by checkConsumerConfig
+	c.setRate(cfg.RateLimit)
+	c.setPriority(&cfg)
 }
 
 // restoreLastPerSubject reinstalls the last_per_subject picks of a
@@ -268,8 +277,11 @@ func (c *consumer) round() (wake int64, remove bool) {
 			soon(c.active + th)
 		}
 	}
-	outs, ackd := c.outs, c.ackd
+	outs, ackd, maxed, pins := c.outs, c.ackd, c.maxed, c.takePinEvents()
+	c.maxed = nil
 	c.mu.Unlock()
+	c.adviseMaxDeliver(maxed)
+	c.advisePins(pins)
 	if len(c.replyBuf) > 0 {
 		// One string for all the round's reply subjects instead of one each.
 		all := string(c.replyBuf)
@@ -301,16 +313,17 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			return true
 		}
 		var w *pullRequest
+		wi := -1
 		route := c.cfg.DeliverSubject
 		if c.push {
 			if !interest || c.fcStalled() {
 				return false
 			}
 		} else {
-			if len(c.waiting) == 0 {
+			if wi = c.pickRequest(st, now); wi < 0 {
 				return false
 			}
-			w = c.waiting[0]
+			w = c.waiting[wi]
 			route = w.reply
 		}
 		if len(c.bufs) <= n {
@@ -355,14 +368,24 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 		if c.cfg.HeadersOnly {
 			hdr, data = headersOnly(hdr, len(data)), nil
 		}
+		if w != nil && w.pinID != "" {
+			hdr = pinHeader(hdr, w.pinID)
+		}
 		at := len(c.replyBuf)
 		c.replyBuf = c.appendAckReply(c.replyBuf, dcount, uint64(sseq), uint64(cseq), m.Time, pend)
 		size := len(m.Subject) + len(c.replyBuf) - at + len(hdr) + len(data)
 		if w != nil && w.maxBytes > 0 && size > w.bytesLeft {
 			c.replyBuf = c.replyBuf[:at]
 			c.outs = append(c.outs, statusMsg(w.reply, "409 Message Size Exceeds MaxBytes", w.batch, w.bytesLeft))
-			c.popRequest()
+			c.removeRequest(wi)
 			continue
+		}
+		if w == nil && c.rate != nil {
+			if next := c.rate.take(now, size); next > 0 {
+				c.replyBuf = c.replyBuf[:at]
+				soon(next)
+				return false
+			}
 		}
 		// Commit the delivery.
 		var err error
@@ -411,7 +434,7 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			// Its max_bytes used up exactly, a request is done, as with
 			// nats-server (no 409 for the next message).
 			if w.batch <= 0 || (w.maxBytes > 0 && w.bytesLeft == 0) {
-				c.popRequest()
+				c.removeRequest(wi)
 			}
 		} else {
 			c.lastSend = now
@@ -433,6 +456,7 @@ func (c *consumer) nextRedelivery(st *consumerstate.State, m *store.Msg) (consum
 		dc := st.DeliveryCount(seq) + 1
 		if c.cfg.MaxDeliver > 0 && dc > uint64(c.cfg.MaxDeliver) {
 			c.exhaust(seq)
+			c.noteMaxDeliver(seq, dc-1)
 			c.rdq = c.rdq[1:]
 			continue
 		}
@@ -599,6 +623,7 @@ func (c *consumer) info(withServerMeta bool) *api.ConsumerInfo {
 		Config:     &cfg,
 		NumWaiting: len(c.waiting),
 	}
+	ci.PriorityGroups = c.priorityInfo()
 	c.withState(func(st *consumerstate.State) {
 		ci.Delivered = api.SequenceInfo{Consumer: uint64(st.Delivered.Consumer), Stream: uint64(st.Delivered.Stream)}
 		ci.AckFloor = api.SequenceInfo{Consumer: uint64(st.AckFloor.Consumer), Stream: uint64(st.AckFloor.Stream)}

@@ -157,7 +157,10 @@ func (cm *consumerManager) handleAck(m *server.Msg) {
 			delay = v
 		}
 	}
-	c.applyAck(kind, consumerstate.StreamSeq(sseq), delay)
+	out := c.applyAck(kind, consumerstate.StreamSeq(sseq), delay)
+	if kind == ackTerm || out.wasPending && (kind == ackNak || out.sample) {
+		c.adviseAck(kind, m.Subject, sseq, rest, out)
+	}
 	switch {
 	case kind == ackNext:
 		c.addRequest(strings.Clone(m.Reply), rest)
@@ -197,15 +200,16 @@ func (cm *consumerManager) confirm(c *consumer, reply string) {
 	}
 }
 
-// applyAck changes the consumer's state for one ack message.
-func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay time.Duration) {
+// applyAck changes the consumer's state for one ack message, and says what
+// it found for the advisories (advisory_consumer.go).
+func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay time.Duration) (out ackOutcome) {
 	now := time.Now().UnixNano()
 	var one [1]uint64 // a single ack finishes one message: no allocation
 	done := one[:0]
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return
+		return out
 	}
 	c.active = now
 	policy := c.cfg.AckPolicy
@@ -228,6 +232,10 @@ func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay ti
 				}
 				st.AckAll(sseq)
 			case api.AckExplicit:
+				if c.sampleFreq > 0 && sampled(c.sampleFreq) {
+					p, ok := st.Pending[sseq]
+					out = ackOutcome{wasPending: ok, deliveredAt: p.Timestamp, sample: true}
+				}
 				if st.Ack(sseq) {
 					done = append(done, uint64(sseq))
 				}
@@ -238,8 +246,11 @@ func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay ti
 			}
 		case ackNak:
 			at := addSat(now, int64(delay))
-			if st.Nak(sseq, at) && (c.dueAt == 0 || at < c.dueAt) {
-				c.dueAt = at
+			if st.Nak(sseq, at) {
+				out.wasPending = true
+				if c.dueAt == 0 || at < c.dueAt {
+					c.dueAt = at
+				}
 			}
 		case ackProgress:
 			if _, ok := st.Pending[sseq]; ok {
@@ -266,4 +277,5 @@ func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay ti
 	if wake {
 		c.signal()
 	}
+	return out
 }

@@ -96,26 +96,35 @@ func (cm *consumerManager) create(r *apiRequest, streamName, subjName, subjFilte
 		cfg.Name = ephemeralName()
 	}
 	scfg := s.config()
+	if req.Pedantic {
+		if aerr := pedanticConsumer(&cfg, scfg.ConsumerLimits); aerr != nil {
+			fail(aerr)
+			return
+		}
+	}
 	consumerDefaults(&cfg, scfg.ConsumerLimits)
 	if aerr := checkConsumerConfig(&cfg, &scfg); aerr != nil {
 		fail(aerr)
 		return
 	}
-	c, aerr := s.createConsumer(cfg, req.Action, &scfg)
+	c, created, aerr := s.createConsumer(cfg, req.Action, &scfg)
 	if aerr != nil {
 		fail(aerr)
 		return
+	}
+	if created {
+		cm.js.adviseConsumer(s.name, c.name, api.ActionCreate)
 	}
 	cm.js.respond(r, api.ConsumerInfoResponse{Response: api.Response{Type: typ}, ConsumerInfo: c.info(true)}, false)
 }
 
 // createConsumer adds a consumer, or returns or updates the existing one
 // of the same name as action ("", "create", "update") allows.
-func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api.StreamConfig) (*consumer, *api.ApiError) {
+func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api.StreamConfig) (c *consumer, created bool, aerr *api.ApiError) {
 	s.cons.mu.Lock()
 	defer s.cons.mu.Unlock()
 	if s.cons.closed {
-		return nil, api.NewError(api.ErrStreamNotFound)
+		return nil, false, api.NewError(api.ErrStreamNotFound)
 	}
 	if old := s.cons.byName[cfg.Name]; old != nil {
 		old.mu.Lock()
@@ -125,19 +134,19 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 		cfg.PauseUntil = ocfg.PauseUntil
 		setConsumerRequiredLevel(&cfg)
 		if sameConsumerConfig(&ocfg, &cfg) {
-			return old, nil
+			return old, false, nil
 		}
 		if action == "create" {
-			return nil, api.NewError(api.ErrConsumerAlreadyExists)
+			return nil, false, api.NewError(api.ErrConsumerAlreadyExists)
 		}
 		if aerr := checkConsumerUpdate(&ocfg, &cfg); aerr != nil {
-			return nil, aerr
+			return nil, false, aerr
 		}
 		if scfg.Retention == api.WorkQueueRetention {
 			mine := consumerFilters(&cfg)
 			for _, o := range s.cons.byName {
 				if o != old && !disjointFilters(mine, o.filtersCopy()) {
-					return nil, api.NewError(api.ErrConsumerWQNotUnique)
+					return nil, false, api.NewError(api.ErrConsumerWQNotUnique)
 				}
 			}
 		}
@@ -146,7 +155,7 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 			m.Config = cfg
 			meta, _ := json.Marshal(m)
 			if err := old.cs.UpdateConfig(meta); err != nil {
-				return nil, api.Errorf(api.ErrConsumerCreate, "consumer update: %v", err)
+				return nil, false, api.Errorf(api.ErrConsumerCreate, "consumer update: %v", err)
 			}
 		}
 		old.mu.Lock()
@@ -155,43 +164,43 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 		old.mu.Unlock()
 		old.signal()
 		s.js.log.Info("consumer updated", "stream", s.name, "consumer", cfg.Name)
-		return old, nil
+		return old, false, nil
 	}
 	if action == "update" {
-		return nil, api.NewError(api.ErrConsumerDoesNotExist)
+		return nil, false, api.NewError(api.ErrConsumerDoesNotExist)
 	}
 	if scfg.MaxConsumers > 0 && len(s.cons.byName) >= scfg.MaxConsumers {
-		return nil, api.NewError(api.ErrMaximumConsumers)
+		return nil, false, api.NewError(api.ErrMaximumConsumers)
 	}
 	if scfg.Retention == api.WorkQueueRetention && len(s.cons.byName) > 0 {
 		mine := consumerFilters(&cfg)
 		if len(mine) == 0 {
-			return nil, api.NewError(api.ErrConsumerWQMultipleUnfiltered)
+			return nil, false, api.NewError(api.ErrConsumerWQMultipleUnfiltered)
 		}
 		for _, o := range s.cons.byName {
 			if !disjointFilters(mine, o.filtersCopy()) {
-				return nil, api.NewError(api.ErrConsumerWQNotUnique)
+				return nil, false, api.NewError(api.ErrConsumerWQNotUnique)
 			}
 		}
 	}
 	if s.dir != "" && s.cons.obs == nil {
 		st, err := consumerstate.Open(s.dir+"/"+obsDir, s.js.consumerStoreOptions())
 		if err != nil {
-			return nil, api.Errorf(api.ErrConsumerCreate, "opening consumer store: %v", err)
+			return nil, false, api.Errorf(api.ErrConsumerCreate, "opening consumer store: %v", err)
 		}
 		s.cons.obs = st
 	}
-	created := time.Now().UTC()
+	createdAt := time.Now().UTC()
 	var cs *consumerstate.Consumer
 	if s.cons.obs != nil && cfg.Durable != "" && !cfg.MemoryStorage {
-		meta, _ := json.Marshal(consumerMeta{Created: created, Config: cfg})
+		meta, _ := json.Marshal(consumerMeta{Created: createdAt, Config: cfg})
 		var err error
 		if cs, err = s.cons.obs.Create(cfg.Name, meta); err != nil {
 			s.js.log.Error("consumer create", "stream", s.name, "consumer", cfg.Name, "error", err)
-			return nil, api.Errorf(api.ErrConsumerCreate, "creating consumer state: %v", err)
+			return nil, false, api.Errorf(api.ErrConsumerCreate, "creating consumer state: %v", err)
 		}
 	}
-	c := newConsumer(s, cfg.Name, cfg, created, cs)
+	c = newConsumer(s, cfg.Name, cfg, createdAt, cs)
 	c.mu.Lock()
 	c.position()
 	c.mu.Unlock()
@@ -212,7 +221,7 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 	go c.run()
 	c.signal()
 	s.js.log.Info("consumer created", "stream", s.name, "consumer", c.name, "durable", cs != nil)
-	return c, nil
+	return c, true, nil
 }
 
 func (c *consumer) filtersCopy() []string {

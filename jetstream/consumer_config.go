@@ -22,9 +22,24 @@ const (
 // consumerDefaults fills in what a create request left out, the way
 // nats-server does; limits are the stream's consumer_limits.
 func consumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) {
-	if cfg.MaxDeliver == 0 {
+	if cfg.MaxDeliver == 0 || cfg.MaxDeliver < -1 {
 		cfg.MaxDeliver = -1
 	}
+	// As nats-server outside pedantic mode (pedantic.go lists them all):
+	// limits below -1 are no limits, negative durations none.
+	if cfg.MaxAckPending < -1 {
+		cfg.MaxAckPending = -1
+	}
+	if cfg.Heartbeat < 0 {
+		cfg.Heartbeat = 0
+	}
+	if cfg.InactiveThreshold < 0 {
+		cfg.InactiveThreshold = 0
+	}
+	if cfg.PinnedTTL < 0 {
+		cfg.PinnedTTL = 0
+	}
+	priorityDefaults(cfg)
 	if len(cfg.BackOff) > 0 {
 		cfg.AckWait = cfg.BackOff[0]
 	}
@@ -45,6 +60,20 @@ func consumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) 
 		if cfg.MaxAckPending == 0 {
 			cfg.MaxAckPending = defaultMaxAckPending
 		}
+	}
+	// As nats-server outside pedantic mode: negative request limits are
+	// no limits.
+	if cfg.MaxWaiting < 0 {
+		cfg.MaxWaiting = 0
+	}
+	if cfg.MaxRequestBatch < 0 {
+		cfg.MaxRequestBatch = 0
+	}
+	if cfg.MaxRequestExpires < 0 {
+		cfg.MaxRequestExpires = 0
+	}
+	if cfg.MaxRequestMaxBytes < 0 {
+		cfg.MaxRequestMaxBytes = 0
 	}
 	if cfg.DeliverSubject == "" && cfg.MaxWaiting == 0 {
 		cfg.MaxWaiting = defaultMaxWaiting
@@ -82,6 +111,12 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 		cfg.DeliverPolicy < api.DeliverAll || cfg.DeliverPolicy > api.DeliverLastPerSubject ||
 		cfg.ReplayPolicy < api.ReplayInstant || cfg.ReplayPolicy > api.ReplayOriginal {
 		return api.NewError(api.ErrConsumerInvalidPolicy)
+	}
+	if aerr := checkPriority(cfg); aerr != nil {
+		return aerr
+	}
+	if aerr := checkSampleFreq(cfg); aerr != nil {
+		return aerr
 	}
 	switch cfg.DeliverPolicy {
 	case api.DeliverByStartSequence:
@@ -131,11 +166,11 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 		if cfg.DeliverGroup != "" {
 			return api.Errorf(api.ErrConsumerCreate, "consumer deliver group requires a push based consumer")
 		}
-		if cfg.MaxWaiting < 0 || cfg.MaxRequestBatch < 0 || cfg.MaxRequestMaxBytes < 0 {
-			return api.Errorf(api.ErrConsumerCreate, "consumer max_waiting, max_batch and max_bytes can not be negative")
+		if cfg.RateLimit > 0 {
+			return api.NewError(api.ErrConsumerPullWithRateLimit)
 		}
 		if cfg.MaxRequestExpires != 0 && cfg.MaxRequestExpires < time.Millisecond {
-			return api.Errorf(api.ErrConsumerCreate, "consumer max request expires needs to be >= 1ms")
+			return api.NewError(api.ErrConsumerMaxRequestExpires)
 		}
 	}
 	if cfg.Heartbeat != 0 && cfg.Heartbeat < minHeartbeat {

@@ -267,6 +267,7 @@ func (s *stream) removeConsumer(c *consumer, inactive bool) error {
 	if inactive {
 		s.js.log.Info("consumer deleted for inactivity", "stream", s.name, "consumer", c.name)
 	}
+	s.js.adviseConsumer(s.name, c.name, api.ActionDelete)
 	return err
 }
 
@@ -291,6 +292,9 @@ func (s *stream) closeConsumers(remove bool) {
 		}
 		c.shutdown(remove)
 		<-c.done
+		if remove {
+			s.js.adviseConsumer(s.name, c.name, api.ActionDelete)
+		}
 	}
 	if obs != nil {
 		if err := obs.Close(); err != nil {

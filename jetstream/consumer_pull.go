@@ -3,6 +3,7 @@ package jetstream
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 
@@ -27,6 +28,11 @@ type pullRequest struct {
 	hb        time.Duration
 	nextHB    int64
 	delivered int
+	// Priority groups (consumer_priority.go).
+	group                     string
+	minPending, minAckPending int64
+	pinID                     string
+	priority                  int
 }
 
 // parseNext decodes a pull request body: empty (one message), a bare
@@ -49,6 +55,7 @@ func parseNext(b []byte) (api.NextRequest, bool) {
 	if err := json.Unmarshal(b, &req); err != nil {
 		return req, false
 	}
+	req.JSON = true
 	if req.Batch == 0 {
 		req.Batch = 1
 	}
@@ -93,7 +100,12 @@ func (c *consumer) addRequest(reply string, body []byte) {
 		refuse = "409 Exceeded MaxRequestExpires of " + c.cfg.MaxRequestExpires.String()
 	case req.Heartbeat > 0 && req.Expires > 0 && req.Heartbeat > req.Expires/2:
 		refuse = "409 Bad Request - heartbeat value too large"
-	case c.cfg.MaxWaiting > 0 && len(c.waiting) >= c.cfg.MaxWaiting:
+	}
+	now := time.Now().UnixNano()
+	if refuse == "" {
+		refuse = c.checkPullPriority(&req, now)
+	}
+	if refuse == "" && c.cfg.MaxWaiting > 0 && len(c.waiting) >= c.cfg.MaxWaiting {
 		refuse = "409 Exceeded MaxWaiting"
 	}
 	if refuse != "" {
@@ -102,9 +114,9 @@ func (c *consumer) addRequest(reply string, body []byte) {
 		c.js.srv.PublishAs(o.route, o.subj, "", o.hdr, nil)
 		return
 	}
-	now := time.Now().UnixNano()
 	w := &pullRequest{reply: reply, batch: req.Batch, maxBytes: req.MaxBytes, bytesLeft: req.MaxBytes,
-		noWait: req.NoWait, hb: req.Heartbeat}
+		noWait: req.NoWait, hb: req.Heartbeat, group: req.Group, minPending: req.MinPending,
+		minAckPending: req.MinAckPending, pinID: req.ID, priority: req.Priority}
 	if req.Expires > 0 {
 		w.expires = addSat(now, addSat(int64(req.Expires), int64(expireGrace)))
 	}
@@ -117,10 +129,14 @@ func (c *consumer) addRequest(reply string, body []byte) {
 	c.signal()
 }
 
-// popRequest removes the first waiting request. Caller holds mu.
-func (c *consumer) popRequest() {
-	c.waiting[0] = nil
-	c.waiting = c.waiting[1:]
+// removeRequest removes waiting request i. Caller holds mu.
+func (c *consumer) removeRequest(i int) {
+	if i == 0 {
+		c.waiting[0] = nil
+		c.waiting = c.waiting[1:]
+	} else {
+		c.waiting = slices.Delete(c.waiting, i, i+1)
+	}
 	if len(c.waiting) == 0 {
 		c.waiting = nil
 	}
@@ -187,5 +203,8 @@ func (c *consumer) pullTimers(now int64, soon func(int64)) {
 			soon(w.nextHB)
 		}
 		soon(w.expires)
+	}
+	if c.prio.pinID != "" {
+		soon(c.prio.deadline)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/jetwal/jetwal/jetstream/api"
@@ -13,8 +14,9 @@ import (
 var validGroupName = regexp.MustCompile(`^[a-zA-Z0-9/_=-]{1,16}$`)
 
 // apiUnpin serves CONSUMER.UNPIN.<stream>.<consumer> {"group": name},
-// checked as nats-server checks it. jetwal keeps priority groups without
-// pinning clients, so a valid request has nothing to undo and succeeds.
+// checked as nats-server checks it: the pinned client of a pinned_client
+// consumer loses its pin (an unpinned advisory, reason "admin"), and the
+// next pull request without a pin id gets a new one.
 func (cm *consumerManager) apiUnpin(r *apiRequest) {
 	const typ = api.TypeConsumerUnpin
 	fail := func(aerr *api.ApiError) { cm.js.respondError(r, typ, aerr) }
@@ -42,15 +44,15 @@ func (cm *consumerManager) apiUnpin(r *apiRequest) {
 		return
 	}
 	c.mu.Lock()
-	raw := c.cfg.PriorityGroups
-	c.mu.Unlock()
-	var groups []string
-	_ = json.Unmarshal(raw, &groups) // absent or malformed: no groups
-	for _, g := range groups {
-		if g == req.Group {
-			cm.js.respond(r, api.Response{Type: typ}, false)
-			return
-		}
+	if !slices.Contains(c.prio.groups, req.Group) {
+		c.mu.Unlock()
+		fail(api.NewError(api.ErrConsumerInvalidPriorityGroup))
+		return
 	}
-	fail(api.NewError(api.ErrConsumerInvalidPriorityGroup))
+	c.unpin("admin")
+	events := c.takePinEvents()
+	c.mu.Unlock()
+	c.advisePins(events)
+	c.signal()
+	cm.js.respond(r, api.Response{Type: typ}, false)
 }

@@ -9,14 +9,24 @@
 // for every stream, subscribes the stream's subjects. The pieces:
 //
 //   - jetstream.go: the manager (Config, New, Close, the stream table).
-//   - stream.go: one stream; the publish path and its PubAck.
+//   - stream.go: one stream; the publish path and its PubAck;
+//     stream_counter.go message counters (Nats-Incr).
 //   - stream_admin.go: creating, loading, updating and deleting streams.
 //   - api.go: request dispatch; api_stream.go, api_msg.go and
-//     api_direct.go (DIRECT.GET) the handlers; api_level.go refuses
+//     api_direct.go (DIRECT.GET; api_direct_batch.go its batched and
+//     multi_last forms) the handlers; api_level.go refuses
 //     requests that need a newer API level (Nats-Required-Api-Level).
 //   - meta.go: meta.inf / meta.sum persistence (the layout is drawn there).
-//   - config.go: stream config defaults and checks.
-//   - dedupe.go, headers.go, queue.go: helpers.
+//   - config.go: stream config defaults and checks; stream_transform.go
+//     subject_transform (the stored subject) and republish (subject/transform
+//     compiles the mappings).
+//   - dedupe.go, headers.go, queue.go: helpers; pedantic.go the
+//     "pedantic": true checks of creates and updates; domain.go the
+//     $JS.<domain>.API.> prefix of a JetStream domain.
+//   - advisory.go: the $JS.EVENT.ADVISORY.> events of streams, consumers
+//     and the API audit; advisory_consumer.go those of messages (nak,
+//     term, max_deliver) and the sampled ack metric (sample_freq). Each is
+//     built only when someone subscribes to its subject.
 //
 // Consumers (CONSUMER.* API, acks, pull and push delivery) are a separate
 // manager that registers its API handlers beside the stream ones through
@@ -30,7 +40,9 @@
 //     consumer_unpin.go: CONSUMER.PAUSE and CONSUMER.UNPIN.
 //   - consumer.go: one consumer, its goroutine and delivery rounds;
 //     consumer_position.go where it starts and where a purge moves it;
-//     consumer_pull.go and consumer_push.go the two delivery modes;
+//     consumer_pull.go and consumer_push.go the two delivery modes
+//     (consumer_ratelimit.go push's rate_limit_bps, consumer_priority.go
+//     pull's priority groups: overflow, pinned_client, prioritized);
 //     consumer_ack.go acks; consumer_maxdeliver.go messages past
 //     max_deliver; consumer_retention.go interest and workqueue.
 //

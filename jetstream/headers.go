@@ -20,6 +20,7 @@ const (
 	hdrTTL              = "Nats-TTL"
 	hdrBatchID          = "Nats-Batch-Id"
 	hdrFastBatchID      = "Nats-Fast-Batch-Id"
+	hdrIncr             = "Nats-Incr"
 
 	hdrStream    = "Nats-Stream"
 	hdrSubject   = "Nats-Subject"
@@ -44,6 +45,7 @@ type pubHeaders struct {
 	expLastMsgID   []byte
 	rollup         []byte
 	ttl            []byte
+	incr           []byte
 	batch          bool
 	hasExpLastSeq  bool
 	hasExpSubjSeq  bool
@@ -97,6 +99,8 @@ func parsePubHeaders(hdr []byte) pubHeaders {
 			h.rollup = val
 		case eqFold(name, hdrTTL):
 			h.ttl = val
+		case eqFold(name, hdrIncr):
+			h.incr = val
 		case eqFold(name, hdrBatchID), eqFold(name, hdrFastBatchID):
 			h.batch = true
 		}

@@ -25,10 +25,18 @@ type testServer struct {
 // a fresh t.TempDir(), Sync to SyncNever to keep tests fast unless set).
 func startServer(t *testing.T, cfg Config) *testServer {
 	t.Helper()
+	return startServerWith(t, cfg, server.Options{})
+}
+
+// startServerWith is startServer with server options of the test's own
+// (the listener, JetStream and API level are always set).
+func startServerWith(t *testing.T, cfg Config, o server.Options) *testServer {
+	t.Helper()
 	if cfg.StoreDir == "" {
 		cfg.StoreDir = t.TempDir()
 	}
-	srv, err := server.New(server.Options{Host: "127.0.0.1", Port: 0, JetStream: true, APILevel: api.Level})
+	o.Host, o.Port, o.JetStream, o.APILevel = "127.0.0.1", 0, true, api.Level
+	srv, err := server.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,10 @@ type Config struct {
 	// MaxMemory and MaxStore bound the bytes all memory (file) streams may
 	// hold together; 0 or negative means unlimited.
 	MaxMemory, MaxStore int64
+	// Domain is the JetStream domain (jetstream { domain }): the API is
+	// served under $JS.<Domain>.API.> as well, and PubAcks and account
+	// info name it. "" means none.
+	Domain string
 	// Logger receives startup reports and errors; nil discards them.
 	Logger *slog.Logger
 }
@@ -50,6 +54,9 @@ func (c Config) Validate() error {
 	}
 	if c.SyncInterval < 0 {
 		return fmt.Errorf("jetstream: config: negative sync interval %v", c.SyncInterval)
+	}
+	if c.Domain != "" && !ValidDomain(c.Domain) {
+		return fmt.Errorf("jetstream: config: invalid domain %q: want one subject token of letters, digits, '-' or '_'", c.Domain)
 	}
 	if c.Account != "" && (strings.ContainsAny(c.Account, "/\\\x00") || c.Account == "." || c.Account == "..") {
 		return fmt.Errorf("jetstream: config: account %q cannot name a directory", c.Account)
@@ -89,17 +96,20 @@ type JetStream struct {
 	cons *consumerManager
 
 	apiTotal, apiErrors atomic.Uint64
+	walMetrics          wal.Metrics // counted by every file stream (engine_stats.go)
 
 	stopSweep chan struct{} // closed by Close; ends sweepLoop
 	sweepDone chan struct{}
 
-	mu       sync.RWMutex // guards the fields below
-	streams  map[string]*stream
-	apiSub   *server.Subscription
-	handlers map[string]apiHandler
-	loadErrs []error
-	closed   bool
-	lock     io.Closer // the store directory's lock (storelock.go)
+	mu      sync.RWMutex // guards the fields below
+	streams map[string]*stream
+	apiSub  *server.Subscription
+	// domainSub serves $JS.<domain>.API.> (domain.go); nil without a domain.
+	domainSub *server.Subscription
+	handlers  map[string]apiHandler
+	loadErrs  []error
+	closed    bool
+	lock      io.Closer // the store directory's lock (storelock.go)
 
 	loading   bool           // New is loading the streams (only New's goroutine)
 	verifying sync.WaitGroup // background verification of loaded streams
@@ -167,6 +177,10 @@ func New(srv *server.Server, cfg Config) (*JetStream, error) {
 	js.mu.Lock()
 	js.apiSub = sub
 	js.mu.Unlock()
+	if err := js.subscribeDomain(); err != nil {
+		js.Close()
+		return nil, err
+	}
 	srv.OnShutdown(func() { js.Close() })
 	js.log.Info("JetStream started", "store_dir", filepath.Join(cfg.StoreDir, "jetstream"),
 		"sync", cfg.Sync.String(), "streams", len(js.StreamNames()))
@@ -208,11 +222,13 @@ func (js *JetStream) Close() error {
 		return nil
 	}
 	js.closed = true
-	sub := js.apiSub
-	js.apiSub = nil
+	sub, dsub := js.apiSub, js.domainSub
+	js.apiSub, js.domainSub = nil, nil
 	js.mu.Unlock()
-	if sub != nil {
-		sub.Unsubscribe()
+	for _, s := range []*server.Subscription{sub, dsub} {
+		if s != nil {
+			s.Unsubscribe()
+		}
 	}
 	if js.stopSweep != nil {
 		close(js.stopSweep)

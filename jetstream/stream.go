@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,7 +23,7 @@ import (
 //     sequence prediction and the AppendAsync call happen as one step, so
 //     the store assigns sequences in the order the checks saw. Management
 //     operations that change sequences (purge, delete, update) take it too.
-//   - cfgMu guards cfg and subs; readers of the config take it shared.
+//   - cfgMu guards cfg, xf and subs; readers of the config take it shared.
 //   - pmu guards the tables shared with AppendDone callbacks (inflight,
 //     dedupe, lastMsgID). Callbacks take only pmu, never mu: memstore runs
 //     them inside AppendAsync, i.e. while the publisher holds mu.
@@ -37,11 +38,13 @@ type stream struct {
 
 	cfgMu sync.RWMutex
 	cfg   api.StreamConfig
+	xf    streamXforms // cfg's subject_transform and republish, compiled
 	subs  []*server.Subscription
 
-	mu      sync.Mutex
-	lastSeq uint64 // last sequence handed out, in flight included
-	closed  bool
+	mu       sync.Mutex
+	lastSeq  uint64 // last sequence handed out, in flight included
+	closed   bool
+	counters map[string]counterEntry // counter values by subject (stream_counter.go), a cache
 
 	pmu        sync.Mutex
 	inflight   []pendingAppend // in sequence order; popped by onAppended
@@ -64,9 +67,11 @@ type pendingAppend struct {
 	seq     uint64 // predicted sequence
 	subject string // kept: server.Msg strings stay valid after the handler
 	reply   string
-	dd      *dedupEntry // non-nil when the message carried a Nats-Msg-Id
-	rollup  byte        // 0, 's' (subject) or 'a' (all)
-	ttl     int64       // ns until the message expires; 0: none (ttl.go)
+	dd      *dedupEntry   // non-nil when the message carried a Nats-Msg-Id
+	rollup  byte          // 0, 's' (subject) or 'a' (all)
+	ttl     int64         // ns until the message expires; 0: none (ttl.go)
+	rp      *republishMsg // non-nil when the stored message is republished
+	val     string        // a counter's new value (stream_counter.go); "" otherwise
 }
 
 func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir string, st store.StreamStore) *stream {
@@ -78,10 +83,14 @@ func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir strin
 		store:   st,
 		created: created,
 		cfg:     cfg,
-		ackPre:  api.PubAckPrefix(name),
+		ackPre:  api.PubAckPrefix(name, js.cfg.Domain),
 		dedup:   newDedupe(int64(cfg.Duplicates)),
 	}
 	s.onAppend = s.onAppended
+	var err error
+	if s.xf, err = newXforms(&cfg); err != nil {
+		js.log.Warn("stream subject transform or republish not applied", "stream", s.name, "error", err)
+	}
 	return s
 }
 
@@ -166,7 +175,17 @@ func (s *stream) handlePublish(m *server.Msg) {
 	s.cfgMu.RLock()
 	cfg := &s.cfg
 	noAck, sealed, maxSize, allowRollup, allowTTL := cfg.NoAck, cfg.Sealed, cfg.MaxMsgSize, cfg.AllowRollup, cfg.AllowMsgTTL
+	allowCounter := cfg.AllowMsgCounter
+	xf := s.xf
 	s.cfgMu.RUnlock()
+	if xf.in != nil {
+		// The stored subject, as nats-server maps it before anything else.
+		if subj := xf.storedSubject(m.Subject); subj != m.Subject {
+			tm := *m
+			tm.Subject = subj
+			m = &tm
+		}
+	}
 
 	reply := m.Reply // where the PubAck goes; a no_ack stream sends none
 	if noAck {
@@ -188,6 +207,11 @@ func (s *stream) handlePublish(m *server.Msg) {
 	var h pubHeaders
 	if len(m.Header) > 0 {
 		h = parsePubHeaders(m.Header)
+	}
+	incr, aerr := checkIncr(&h, allowCounter, len(m.Data))
+	if aerr != nil {
+		s.replyError(reply, aerr)
+		return
 	}
 	var ttl time.Duration
 	if len(h.ttl) > 0 {
@@ -225,7 +249,7 @@ func (s *stream) handlePublish(m *server.Msg) {
 		}
 	}
 
-	res := s.appendMsg(m, &h, reply, rollup, max(ttl, 0))
+	res := s.appendMsg(m, &h, reply, rollup, max(ttl, 0), xf.target(m.Subject), incr)
 	// Replies go out only now that no stream lock is held: a reply may be
 	// delivered to a subscriber that publishes into this very stream.
 	switch {
@@ -282,7 +306,7 @@ type pubResult struct {
 
 // appendMsg runs the checks that need the stream's state and hands the
 // message to the store.
-func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup byte, ttl time.Duration) (res pubResult) {
+func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup byte, ttl time.Duration, rp republishTarget, incr *big.Int) (res pubResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -297,7 +321,22 @@ func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup by
 		return res
 	}
 
-	p := pendingAppend{seq: s.lastSeq + 1, subject: m.Subject, reply: reply, rollup: rollup, ttl: int64(ttl)}
+	var val string
+	if incr != nil {
+		v, aerr := s.counterNext(m.Subject, incr)
+		if aerr != nil {
+			res.aerr = aerr
+			return res
+		}
+		val = v
+		cm := *m
+		cm.Data = counterBody(v)
+		m = &cm
+	}
+	p := pendingAppend{seq: s.lastSeq + 1, subject: m.Subject, reply: reply, rollup: rollup, ttl: int64(ttl), val: val}
+	if rp.subject != "" {
+		p.rp = s.newRepublish(rp, m.Subject, m.Header, m.Data)
+	}
 	var msgID string // one copy of the id, shared by the table and lastMsgID
 	s.pmu.Lock()
 	if len(h.msgID) > 0 {
@@ -355,6 +394,9 @@ func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup by
 	s.pmu.Unlock()
 	if err == nil {
 		s.lastSeq = p.seq
+		if val != "" {
+			s.rememberCounter(p.subject, p.seq, val)
+		}
 	}
 	return res
 }
@@ -415,6 +457,7 @@ func (s *stream) lastSeqForSubject(filter string) uint64 {
 type ackJob struct {
 	p       pendingAppend
 	seq     uint64
+	ts      int64
 	err     error
 	waiters []string // duplicates of it that arrived while it was in flight
 }
@@ -427,7 +470,7 @@ func (s *stream) onAppended(seq uint64, ts int64, err error) {
 		s.pmu.Unlock()
 		return // not ours (cannot happen); nothing to acknowledge
 	}
-	j := ackJob{p: s.inflight[s.inHead], seq: seq, err: err}
+	j := ackJob{p: s.inflight[s.inHead], seq: seq, ts: ts, err: err}
 	s.inflight[s.inHead] = pendingAppend{}
 	s.inHead++
 	switch {
@@ -484,6 +527,9 @@ func (s *stream) finish(j *ackJob) {
 	if j.seq != j.p.seq {
 		s.resync.Store(true)
 	}
+	if j.p.rp != nil {
+		s.republish(j.p.rp, j.p.subject, j.seq, j.ts)
+	}
 	if j.p.rollup != 0 {
 		// Purging older messages touches the store; not on its callback.
 		p, waiters := j.p, j.waiters
@@ -491,6 +537,13 @@ func (s *stream) finish(j *ackJob) {
 		if !s.js.work.submit(func() { s.applyRollup(p, waiters) }) {
 			s.replyError(p.reply, api.Errorf(api.ErrStreamRollupFailed, "server shutting down"))
 		}
+		return
+	}
+	if j.p.val != "" {
+		if j.p.reply != "" {
+			s.js.srv.Publish(j.p.reply, "", nil, api.AppendCounterPubAck(nil, s.ackPre, j.seq, j.p.val))
+		}
+		s.ack("", j.seq, j.waiters)
 		return
 	}
 	s.ack(j.p.reply, j.seq, j.waiters)
@@ -558,7 +611,7 @@ func (s *stream) replyError(reply string, aerr *api.ApiError) {
 	if reply == "" {
 		return
 	}
-	b, err := json.Marshal(api.PubAckResponse{Error: aerr, PubAck: &api.PubAck{Stream: s.name}})
+	b, err := json.Marshal(api.PubAckResponse{Error: aerr, PubAck: &api.PubAck{Stream: s.name, Domain: s.js.cfg.Domain}})
 	if err != nil {
 		return
 	}

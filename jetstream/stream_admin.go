@@ -97,6 +97,7 @@ func (js *JetStream) openWAL(dir string, cfg *api.StreamConfig) (*wal.Store, err
 		SyncInterval: js.cfg.SyncInterval,
 		Limits:       storeLimits(cfg),
 		Compress:     cfg.Compression == api.S2Compression,
+		Metrics:      &js.walMetrics,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: stream %s: open %s: %w", cfg.Name, msgs, err)
@@ -352,6 +353,7 @@ func (js *JetStream) deleteStream(name string) *api.ApiError {
 		return api.Errorf(api.ErrStreamDelete, "deleting stream %s: %v", name, err)
 	}
 	js.log.Info("stream deleted", "stream", name)
+	js.adviseStream(name, api.ActionDelete) // after its consumers' (closeConsumers), as nats-server
 	return nil
 }
 
@@ -404,6 +406,7 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 	s.cfgMu.Lock()
 	subjectsChanged := !equalStrings(old.Subjects, cfg.Subjects)
 	s.cfg = cfg
+	s.xf, _ = newXforms(&cfg) // checked by normalizeConfig
 	oldSubs := s.subs
 	s.cfgMu.Unlock()
 	s.pmu.Lock()

@@ -74,7 +74,7 @@ func (s *Store) appendLocked(subj string, hdr, data []byte) (uint64, int64, erro
 	if s.closed {
 		return 0, 0, errClosed
 	}
-	if !subject.ValidLiteral(subj) {
+	if !subject.ValidPublish(subj) {
 		return 0, 0, fmt.Errorf("memstore: append to %q: %w", subj, store.ErrInvalidSubject)
 	}
 	l := &s.limits

@@ -58,7 +58,7 @@ type Monitor struct {
 }
 
 // endpoints are the paths served, in nats-server's names.
-var endpoints = []string{"/varz", "/connz", "/subsz", "/jsz", "/healthz"}
+var endpoints = []string{"/varz", "/connz", "/subsz", "/jsz", "/healthz", "/metrics"}
 
 // Start listens and serves in the background.
 func Start(o Options) (*Monitor, error) {
@@ -78,6 +78,11 @@ func Start(o Options) (*Monitor, error) {
 	}
 	m := &Monitor{opts: o, ln: ln}
 	m.mu.reqs = make(map[string]uint64)
+	prom, err := m.metricsHandler()
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("monitor: /metrics: %w", err)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/varz", m.count("/varz", m.varz))
 	mux.HandleFunc("/connz", m.count("/connz", m.connz))
@@ -85,6 +90,7 @@ func Start(o Options) (*Monitor, error) {
 	mux.HandleFunc("/subscriptionsz", m.count("/subsz", m.subsz))
 	mux.HandleFunc("/jsz", m.count("/jsz", m.jsz))
 	mux.HandleFunc("/healthz", m.count("/healthz", m.healthz))
+	mux.HandleFunc("/metrics", m.count("/metrics", prom.ServeHTTP))
 	mux.HandleFunc("/{$}", m.count("/", m.index))
 	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn)}
 	go func() {

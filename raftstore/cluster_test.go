@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/jetwal/jetwal/raftlog"
+	"github.com/jetwal/jetwal/raftstore/internal/rafttest"
 	"github.com/jetwal/jetwal/vfs"
 )
 
@@ -252,13 +253,7 @@ func (n *node) stop(t *testing.T, nw network) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	rafttest.WaitUntil(t, what, cond)
 }
 
 func leaderOf(t *testing.T, nodes []*node) *node {

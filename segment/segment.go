@@ -180,6 +180,15 @@ func (s *Segment) Cool() {
 	}
 }
 
+// Mapped returns the bytes of the file mapped into memory (0 for a
+// compressed segment, whose body is decoded on the heap, or a closed one).
+func (s *Segment) Mapped() int64 {
+	if s.m == nil {
+		return 0
+	}
+	return int64(len(s.m.Bytes()))
+}
+
 // Capacity returns the bytes reserved for the file.
 func (s *Segment) Capacity() int64 { return s.capacity }
 

@@ -74,6 +74,27 @@ func ValidLiteral(s string) bool {
 	return start < len(s)
 }
 
+// ValidPublish reports whether s is a subject a message may be stored
+// under: a valid subject in which a wildcard token, if any, is an ordinary
+// character. nats-server accepts such a publish outside pedantic mode, and
+// a stream that captures it stores it as it came ("orders.*"); a filter
+// "orders.*" then matches it, a literal "orders.new" does not.
+func ValidPublish(s string) bool {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch byteClass[s[i]] {
+		case dot:
+			if i == start {
+				return false
+			}
+			start = i + 1
+		case bad:
+			return false
+		}
+	}
+	return start < len(s)
+}
+
 const (
 	plain = iota
 	dot

@@ -31,6 +31,11 @@ func TestValidity(t *testing.T) {
 		if got := ValidFilter(c.s); got != c.filter {
 			t.Errorf("ValidFilter(%q) = %v, want %v", c.s, got, c.filter)
 		}
+		// Any valid subject may be published, wildcard tokens included
+		// (even after '>', where a filter may not have them).
+		if got, want := ValidPublish(c.s), valid(c.s, false); got != want {
+			t.Errorf("ValidPublish(%q) = %v, want %v", c.s, got, want)
+		}
 	}
 }
 

@@ -26,6 +26,17 @@ func (m *MemFS) CrashClone() *MemFS { return m.crashClone(nil) }
 // state give the same clone: a crash test can print its seed and replay.
 func (m *MemFS) CrashCloneTorn(rng *rand.Rand) *MemFS { return m.crashClone(rng) }
 
+// ProcessCrashClone returns a new MemFS holding everything written to m,
+// synced or not: the disk as a new process finds it after this one was
+// killed (kill -9), with the operating system still up. The clone holds no
+// locks and shares no memory with m.
+func (m *MemFS) ProcessCrashClone() *MemFS {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := &cloner{all: true, seen: make(map[*inode]*inode)}
+	return &MemFS{root: c.clone(m.root), locks: make(map[*inode]bool)}
+}
+
 func (m *MemFS) crashClone(rng *rand.Rand) *MemFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -37,6 +48,7 @@ func (m *MemFS) crashClone(rng *rand.Rand) *MemFS {
 // held.
 type cloner struct {
 	rng  *rand.Rand        // nil: keep no unsynced bytes
+	all  bool              // keep everything written, synced or not
 	seen map[*inode]*inode // source inode -> its clone
 }
 
@@ -50,6 +62,12 @@ func (c *cloner) clone(n *inode) *inode {
 			keep += c.rng.IntN(extra + 1)
 		}
 		d := newFileInode()
+		if c.all {
+			d.data = append([]byte(nil), n.data...)
+			d.durable = append([]byte(nil), n.data...)
+			c.seen[n] = d
+			return d
+		}
 		d.data = make([]byte, keep)
 		copy(d.data, n.durable)
 		if keep > len(n.durable) {
@@ -61,13 +79,17 @@ func (c *cloner) clone(n *inode) *inode {
 	}
 	d := newDirInode()
 	c.seen[n] = d
-	names := make([]string, 0, len(n.durableEntries))
-	for name := range n.durableEntries {
+	table := n.durableEntries
+	if c.all {
+		table = n.entries
+	}
+	names := make([]string, 0, len(table))
+	for name := range table {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		child := c.clone(n.durableEntries[name])
+		child := c.clone(table[name])
 		d.entries[name] = child
 		d.durableEntries[name] = child
 	}

@@ -37,7 +37,7 @@ func (s *Store) Append(subj string, hdr, data []byte) (uint64, int64, error) {
 // loses an acknowledged message nor hands its sequence out again. done runs
 // on the store's commit goroutine, never inside AppendAsync.
 func (s *Store) AppendAsync(subj string, hdr, data []byte, done store.AppendDone) error {
-	if !subject.ValidLiteral(subj) || len(subj) > segment.MaxSubjectLen {
+	if !subject.ValidPublish(subj) || len(subj) > segment.MaxSubjectLen {
 		return fmt.Errorf("%w: %q", store.ErrInvalidSubject, subj)
 	}
 	size := store.RecordSize(subj, hdr, data)
@@ -76,6 +76,9 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 		return 0, 0, err
 	}
 	seq := s.last + 1
+	if err := s.reserveLocked(seq); err != nil {
+		return 0, 0, s.failLocked(err)
+	}
 	ts := s.nowNano()
 	if ts < s.lastTS {
 		ts = s.lastTS // timestamps never go backwards, so SeqForTime can bisect
@@ -118,6 +121,7 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 	s.msgs++
 	s.bytes += size
 	s.dirty, s.unsynced = true, true
+	s.opts.Metrics.appended(size)
 	s.enforceLimitsLocked(subj)
 	if wasEmpty {
 		s.scheduleAgeLocked()
@@ -143,7 +147,7 @@ func (s *Store) rollLocked(base uint64, need int) error {
 	if s.opts.Sync == SyncAlways {
 		// Waiters in the old segment are released by the next group commit
 		// (already kicked by their appends), once this seal made them durable.
-		if err := old.seg.Seal(); err != nil {
+		if err := s.opts.Metrics.timeFsync(old.seg.Seal); err != nil {
 			seg.Remove()
 			return s.failLocked(err)
 		}
@@ -236,7 +240,7 @@ func (s *Store) groupCommit() {
 		s.unsynced = false
 		s.mu.Unlock()
 
-		err := ent.seg.SyncFile()
+		err := s.opts.Metrics.timeFsync(ent.seg.SyncFile)
 
 		s.mu.Lock()
 		s.unbusyLocked(ent)
@@ -244,6 +248,7 @@ func (s *Store) groupCommit() {
 			fail(s.failLocked(err))
 			return
 		}
+		s.syncedTo(target)
 	}
 	s.commits++
 	taken := s.waiters // the array batch aliases; recycled once notified
@@ -306,7 +311,7 @@ func (s *Store) finishSeals() {
 	}
 	s.mu.Unlock()
 	for _, e := range todo {
-		err := e.seg.Finish()
+		err := s.opts.Metrics.timeFsync(e.seg.Finish)
 		s.mu.Lock()
 		if err != nil {
 			s.failLocked(err)
@@ -338,7 +343,7 @@ func removeEntry(list []*segEntry, e *segEntry) []*segEntry {
 // checkpoint that claims them durable.
 func (s *Store) finishSealsLocked() error {
 	for _, e := range s.sealing {
-		if err := e.seg.Finish(); err != nil {
+		if err := s.opts.Metrics.timeFsync(e.seg.Finish); err != nil {
 			return s.failLocked(err)
 		}
 	}

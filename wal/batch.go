@@ -19,7 +19,7 @@ import (
 func (s *Store) AppendBatch(msgs []store.Msg) (int, error) {
 	for i := range msgs {
 		m := &msgs[i]
-		if !subject.ValidLiteral(m.Subject) || len(m.Subject) > segment.MaxSubjectLen {
+		if !subject.ValidPublish(m.Subject) || len(m.Subject) > segment.MaxSubjectLen {
 			return 0, fmt.Errorf("%w: message %d: %q", store.ErrInvalidSubject, i, m.Subject)
 		}
 		if n := segment.EncodedSize(len(m.Subject), len(m.Header), len(m.Data)); n > segment.MaxRecordSize {

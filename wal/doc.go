@@ -11,6 +11,7 @@
 //	<dir>/<base %020d>.seg.s2          a sealed segment, S2-compressed (Options.Compress)
 //	<dir>/index.ckpt                   the last index checkpoint
 //	<dir>/index.ckpt.tmp               a checkpoint being written (removed on open)
+//	<dir>/seq.reserve                  sequence reservation (interval and never modes)
 //
 // Only the newest segment is written; every older one is sealed (trimmed to
 // its used length and fsynced). Segment formats are drawn in package
@@ -47,7 +48,23 @@
 //
 // In every mode a message becomes visible to readers when it is
 // acknowledged, and a process crash never loses an acknowledged message, so
-// a restarted store never hands an acknowledged sequence out again. Deletes
+// a restarted store never hands an acknowledged sequence out again.
+//
+// A power loss in interval or never mode may lose the last written
+// messages, and with them the knowledge of how far the sequence got. So
+// those modes reserve sequences ahead (reserve.go): before handing out a
+// sequence past the reserved mark, the store fsyncs seq.reserve with a mark
+// 65536 further on, one small fsync per 65536 messages. The file has two
+// 32-byte slots written alternately:
+//
+//	+------+-----------+--------------+----------------+-------------+
+//	| JWSR | gen  u32  | reserved u64 | boot hash  u64 | xxhash64    |
+//	+------+-----------+--------------+----------------+-------------+
+//
+// the valid slot with the higher gen wins. When Open finds the boot id of
+// the machine changed since the mark was written (a reboot, so possibly a
+// power loss), the next sequence starts after the mark; a clean Close lowers
+// the mark to the last sequence so an orderly reboot skips nothing. Deletes
 // and purges are answered under the same rule (their tombstones fsynced, or
 // written). Full segments are sealed in the background.
 //

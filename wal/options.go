@@ -79,6 +79,18 @@ type Options struct {
 	CheckpointEvery  time.Duration // default DefaultCheckpointEvery; <0 disables
 	// Now returns the time assigned to appends; default: the wall clock.
 	Now func() time.Time
+	// BootID returns an id that changes when the machine reboots (see
+	// reserve.go); default: the kernel's boot id. Tests set it to simulate
+	// a power loss.
+	BootID func() string
+	// NoReservation turns the sequence reservation off (reserve.go). Only
+	// for a caller that owns the sequences itself: a raft replica, whose log
+	// replays whatever a power loss took, must get the same sequences as
+	// every other replica, never ones skipped after a reboot.
+	NoReservation bool
+	// Metrics, when set, counts appends, fsyncs and checkpoints (shared by
+	// many stores; see Metrics). nil counts nothing.
+	Metrics *Metrics
 }
 
 // Validate reports a configuration error.

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jetwal/jetwal/index"
 	"github.com/jetwal/jetwal/segment"
@@ -36,6 +37,14 @@ type RecoveryReport struct {
 	// (quarantineSuffix) because they held nothing that could be used.
 	Repaired []string
 	SetAside []string
+	// SkippedAfterReboot counts the sequences skipped because the machine
+	// rebooted since they were reserved (reserve.go): under SyncInterval and
+	// SyncNever, messages acknowledged there may have been lost, and their
+	// sequences are never handed out again.
+	SkippedAfterReboot uint64
+	// Took is how long the recovery ran (the store's Open, less creating
+	// the directory and taking its lock).
+	Took time.Duration
 }
 
 const maxLostList = 100000
@@ -178,6 +187,7 @@ func (s *Store) recover() error {
 		s.noteLost(s.last+1, handedOut)
 		s.last = handedOut
 	}
+	s.report.SkippedAfterReboot = s.applyReservation()
 	if len(s.segs) == 0 || s.segs[len(s.segs)-1].seg.Sealed() {
 		size := s.opts.FirstSegmentSize
 		if len(s.segs) > 0 {
@@ -389,7 +399,7 @@ func (s *Store) checkpointLocked() error {
 	}
 	_, err = f.WriteAt(b, 0)
 	if err == nil {
-		err = f.Sync()
+		err = s.opts.Metrics.timeFsync(f.Sync)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -406,6 +416,8 @@ func (s *Store) checkpointLocked() error {
 	}
 	s.dirty = false
 	s.rolls = 0
+	s.lastCkpt = time.Now()
+	s.opts.Metrics.checkpointed()
 	return nil
 }
 

@@ -69,18 +69,25 @@ type Store struct {
 	dirty    bool // index changed since the last checkpoint
 	unsynced bool // bytes written or buffered since the last fsync
 	rolls    int  // segment rolls since the last checkpoint
+	// synced is the last sequence an fsync of the active segment covered
+	// (for Metrics' messages per fsync); lastCkpt when the last checkpoint
+	// was written, or the store opened (for Stats).
+	synced   uint64
+	lastCkpt time.Time
 
-	kick      chan struct{} // wakes the sync goroutine
-	commits   uint64        // group commits done (fsyncs for SyncAlways appends)
-	lastBatch int           // appends the previous group commit released
-	sealKick  chan struct{} // wakes it for frozen segments
-	stop      chan struct{}
-	wg        sync.WaitGroup
-	ageT      *time.Timer
-	report    RecoveryReport
-	ckptOff   int64     // recovery: offset in the covered segment the checkpoint reached
-	ckptFloor uint64    // last sequence of the checkpoint found at open, even a rejected one (recover.go)
-	ckpt      *ckptInfo // that checkpoint's contents, during recovery (checkHeadLocked)
+	kick       chan struct{} // wakes the sync goroutine
+	commits    uint64        // group commits done (fsyncs for SyncAlways appends)
+	lastBatch  int           // appends the previous group commit released
+	sealKick   chan struct{} // wakes it for frozen segments
+	stop       chan struct{}
+	wg         sync.WaitGroup
+	ageT       *time.Timer
+	report     RecoveryReport
+	ckptOff    int64       // recovery: offset in the covered segment the checkpoint reached
+	reserve    reservation // sequence reservation (reserve.go)
+	reserveGen uint32      // generation of the reservation found at open
+	ckptFloor  uint64      // last sequence of the checkpoint found at open, even a rejected one (recover.go)
+	ckpt       *ckptInfo   // that checkpoint's contents, during recovery (checkHeadLocked)
 }
 
 type segEntry struct {
@@ -112,11 +119,14 @@ func Open(dir string, opts Options) (*Store, error) {
 		kick: make(chan struct{}, 1), sealKick: make(chan struct{}, 1), stop: make(chan struct{}),
 		busy: map[*segEntry]int{},
 	}
+	began := time.Now()
 	if err := s.recover(); err != nil {
 		s.closeSegments()
 		lk.Close()
 		return nil, err
 	}
+	s.report.Took = time.Since(began)
+	s.synced, s.lastCkpt = s.last, time.Now()
 	s.wg.Add(1)
 	go s.background()
 	s.mu.Lock()
@@ -169,9 +179,10 @@ func (s *Store) syncLocked() ([]waiter, error) {
 	if err := s.finishSealsLocked(); err != nil {
 		return nil, err
 	}
-	if err := s.active.seg.Sync(); err != nil {
+	if err := s.opts.Metrics.timeFsync(s.active.seg.Sync); err != nil {
 		return nil, s.failLocked(err)
 	}
+	s.syncedTo(s.last)
 	s.unsynced = false
 	return s.takeWaitersLocked(s.last), nil
 }
@@ -200,6 +211,9 @@ func (s *Store) Close() error {
 		ws, err = s.syncLocked()
 		if err == nil {
 			err = s.checkpointLocked()
+		}
+		if err == nil {
+			err = s.closeReservationLocked()
 		}
 	}
 	if err != nil {

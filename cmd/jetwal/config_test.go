@@ -42,7 +42,7 @@ max_payload: 2MB
 max_connections: 50
 ping_interval: "1m"
 debug: true
-jetstream { store_dir: "/js/store", max_memory_store: 1GB, sync_interval: "1s" }
+jetstream { store_dir: "/js/store", max_memory_store: 1GB, sync_interval: "1s", domain: hub }
 http_port: 8222
 authorization { user: u, password: p }
 `)
@@ -54,7 +54,7 @@ authorization { user: u, password: p }
 		t.Errorf("flags did not override the file: %+v %+v", o.srv, o.jsCfg)
 	}
 	if o.srv.Host != "127.0.0.1" || o.srv.MaxPayload != 2<<20 || o.srv.PingInterval != time.Minute || !o.debug ||
-		!o.js || o.jsCfg.StoreDir != "/js/store" || o.jsCfg.MaxMemory != 1<<30 || o.httpPort != 8222 || o.httpHost != "127.0.0.1" {
+		!o.js || o.jsCfg.StoreDir != "/js/store" || o.jsCfg.MaxMemory != 1<<30 || o.jsCfg.Domain != "hub" || o.httpPort != 8222 || o.httpHost != "127.0.0.1" {
 		t.Errorf("file settings lost: %+v %+v", o.srv, o.jsCfg)
 	}
 	if o.srv.Auth == nil || o.authOpts.Username != "u" {

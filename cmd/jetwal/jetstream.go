@@ -38,7 +38,7 @@ func startJetStream(srv *server.Server, cfg jsConfig, log *slog.Logger) (*jetstr
 		}
 	}
 	jcfg := jetstream.Config{StoreDir: root, Logger: log, MaxMemory: cfg.MaxMemory, MaxStore: cfg.MaxStore,
-		Sync: cfg.Sync.Mode, SyncInterval: cfg.Sync.Interval}
+		Sync: cfg.Sync.Mode, SyncInterval: cfg.Sync.Interval, Domain: cfg.Domain}
 	js, err := jetstream.New(srv, jcfg)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)

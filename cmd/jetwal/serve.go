@@ -43,6 +43,8 @@ type jsConfig struct {
 	// MaxMemory and MaxStore bound all memory (file) streams together; 0 =
 	// no limit (jetstream { max_memory_store, max_file_store }).
 	MaxMemory, MaxStore int64
+	// Domain is the JetStream domain (jetstream { domain }); "" = none.
+	Domain string
 }
 
 // defaultStoreDir is the store used without -sd: jetwal/jetstream in the
@@ -261,6 +263,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 			sp = *cfg.JetStream.Sync
 		}
 		o.jsCfg.MaxMemory, o.jsCfg.MaxStore = cfg.JetStream.MaxMemory, cfg.JetStream.MaxStore
+		o.jsCfg.Domain = cfg.JetStream.Domain
 		if cfg.Set["http"] && !flagSet("m", "http_port") {
 			o.httpPort = cfg.HTTPPort
 		}

@@ -27,6 +27,7 @@ type AccountStats struct {
 	ReservedStore  uint64        `json:"reserved_storage"`
 	Streams        int           `json:"streams"`
 	Consumers      int           `json:"consumers"`
+	Domain         string        `json:"domain,omitempty"`
 	Limits         AccountLimits `json:"limits"`
 	API            APIStats      `json:"api"`
 }

@@ -88,7 +88,7 @@ func TestCapturedResponsesRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			name, _ := json.Marshal(a.Stream)
-			if got := AppendPubAck(nil, PubAckPrefix(name), a.Sequence, a.Duplicate); !bytes.Equal(got, c.body) {
+			if got := AppendPubAck(nil, PubAckPrefix(name, ""), a.Sequence, a.Duplicate); !bytes.Equal(got, c.body) {
 				t.Errorf("%s: PubAck %s, want %s", c.file, got, c.body)
 			}
 			seen["puback"]++
@@ -220,7 +220,7 @@ func TestErrorsCarryNatsCodes(t *testing.T) {
 
 func TestAppendPubAck(t *testing.T) {
 	name, _ := json.Marshal("python_articles")
-	p := PubAckPrefix(name)
+	p := PubAckPrefix(name, "")
 	if got := string(AppendPubAck(nil, p, 8, false)); got != `{"stream":"python_articles","seq":8}` {
 		t.Fatal(got)
 	}

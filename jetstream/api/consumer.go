@@ -198,20 +198,21 @@ type SequenceInfo struct {
 
 // ConsumerInfo describes a consumer.
 type ConsumerInfo struct {
-	Stream         string          `json:"stream_name"`
-	Name           string          `json:"name"`
-	Created        time.Time       `json:"created"`
-	Config         *ConsumerConfig `json:"config,omitempty"`
-	Delivered      SequenceInfo    `json:"delivered"`
-	AckFloor       SequenceInfo    `json:"ack_floor"`
-	NumAckPending  int             `json:"num_ack_pending"`
-	NumRedelivered int             `json:"num_redelivered"`
-	NumWaiting     int             `json:"num_waiting"`
-	NumPending     uint64          `json:"num_pending"`
-	PushBound      bool            `json:"push_bound,omitempty"`
-	Paused         bool            `json:"paused,omitempty"`
-	PauseRemaining time.Duration   `json:"pause_remaining,omitempty"`
-	TimeStamp      time.Time       `json:"ts"`
+	Stream         string               `json:"stream_name"`
+	Name           string               `json:"name"`
+	Created        time.Time            `json:"created"`
+	Config         *ConsumerConfig      `json:"config,omitempty"`
+	Delivered      SequenceInfo         `json:"delivered"`
+	AckFloor       SequenceInfo         `json:"ack_floor"`
+	NumAckPending  int                  `json:"num_ack_pending"`
+	NumRedelivered int                  `json:"num_redelivered"`
+	NumWaiting     int                  `json:"num_waiting"`
+	NumPending     uint64               `json:"num_pending"`
+	PushBound      bool                 `json:"push_bound,omitempty"`
+	Paused         bool                 `json:"paused,omitempty"`
+	PauseRemaining time.Duration        `json:"pause_remaining,omitempty"`
+	TimeStamp      time.Time            `json:"ts"`
+	PriorityGroups []PriorityGroupState `json:"priority_groups,omitempty"`
 }
 
 // ConsumerInfoResponse answers CONSUMER.INFO and (with TypeConsumerCreate)
@@ -268,38 +269,62 @@ type NextRequest struct {
 	MaxBytes  int           `json:"max_bytes,omitempty"`
 	NoWait    bool          `json:"no_wait,omitempty"`
 	Heartbeat time.Duration `json:"idle_heartbeat,omitempty"`
+	// The priority group part (nats-server's PriorityGroup, inline).
+	Group         string `json:"group,omitempty"`
+	MinPending    int64  `json:"min_pending,omitempty"`
+	MinAckPending int64  `json:"min_ack_pending,omitempty"`
+	ID            string `json:"id,omitempty"`
+	Priority      int    `json:"priority,omitempty"`
+	// JSON is set when the request was JSON (not empty, not a bare
+	// number): only those take part in priority groups.
+	JSON bool `json:"-"`
+}
+
+// PriorityGroupState is a priority group in consumer info.
+type PriorityGroupState struct {
+	Group          string    `json:"group"`
+	PinnedClientID string    `json:"pinned_client_id,omitempty"`
+	PinnedTS       time.Time `json:"pinned_ts,omitempty"`
 }
 
 // Consumer error numbers (nats-server's errors.json).
 const (
-	ErrConsumerBadDurableName        ErrCode = 10103
-	ErrConsumerConfigRequired        ErrCode = 10078
-	ErrConsumerCreate                ErrCode = 10012
-	ErrConsumerNameExist             ErrCode = 10013
-	ErrConsumerDurableNameNotMatch   ErrCode = 10017
-	ErrConsumerDeliverToWildcards    ErrCode = 10079
-	ErrConsumerPushMaxWaiting        ErrCode = 10080
-	ErrConsumerSmallHeartbeat        ErrCode = 10083
-	ErrConsumerFCRequiresPush        ErrCode = 10089
-	ErrConsumerHBRequiresPush        ErrCode = 10088
-	ErrConsumerFilterNotSubset       ErrCode = 10093
-	ErrConsumerInvalidPolicy         ErrCode = 10094
-	ErrConsumerWQRequiresExplicitAck ErrCode = 10098
-	ErrConsumerWQMultipleUnfiltered  ErrCode = 10099
-	ErrConsumerWQNotUnique           ErrCode = 10100
-	ErrConsumerWQNotDeliverAll       ErrCode = 10101
-	ErrConsumerMaxDeliverBackoff     ErrCode = 10116
-	ErrConsumerFilterMismatch        ErrCode = 10131
-	ErrConsumerDuplicateFilters      ErrCode = 10136
-	ErrConsumerOverlappingFilters    ErrCode = 10138
-	ErrConsumerEmptyFilter           ErrCode = 10139
-	ErrConsumerAlreadyExists         ErrCode = 10148
-	ErrConsumerDoesNotExist          ErrCode = 10149
-	ErrMaximumConsumers              ErrCode = 10026
-	ErrConsumerStoreFailed           ErrCode = 10104
-	ErrConsumerInvalidPriorityGroup  ErrCode = 10160
-	ErrConsumerInvalidGroupName      ErrCode = 10162
-	ErrConsumerMaxPendingAckPolicy   ErrCode = 10082
-	ErrConsumerMaxPendingAckExcess   ErrCode = 10121
-	ErrConsumerInactiveExcess        ErrCode = 10153
+	ErrConsumerBadDurableName         ErrCode = 10103
+	ErrConsumerConfigRequired         ErrCode = 10078
+	ErrConsumerCreate                 ErrCode = 10012
+	ErrConsumerNameExist              ErrCode = 10013
+	ErrConsumerDurableNameNotMatch    ErrCode = 10017
+	ErrConsumerDeliverToWildcards     ErrCode = 10079
+	ErrConsumerPushMaxWaiting         ErrCode = 10080
+	ErrConsumerSmallHeartbeat         ErrCode = 10083
+	ErrConsumerFCRequiresPush         ErrCode = 10089
+	ErrConsumerHBRequiresPush         ErrCode = 10088
+	ErrConsumerFilterNotSubset        ErrCode = 10093
+	ErrConsumerInvalidPolicy          ErrCode = 10094
+	ErrConsumerWQRequiresExplicitAck  ErrCode = 10098
+	ErrConsumerWQMultipleUnfiltered   ErrCode = 10099
+	ErrConsumerWQNotUnique            ErrCode = 10100
+	ErrConsumerWQNotDeliverAll        ErrCode = 10101
+	ErrConsumerMaxDeliverBackoff      ErrCode = 10116
+	ErrConsumerFilterMismatch         ErrCode = 10131
+	ErrConsumerDuplicateFilters       ErrCode = 10136
+	ErrConsumerOverlappingFilters     ErrCode = 10138
+	ErrConsumerEmptyFilter            ErrCode = 10139
+	ErrConsumerAlreadyExists          ErrCode = 10148
+	ErrConsumerDoesNotExist           ErrCode = 10149
+	ErrMaximumConsumers               ErrCode = 10026
+	ErrConsumerStoreFailed            ErrCode = 10104
+	ErrConsumerInvalidPriorityGroup   ErrCode = 10160
+	ErrConsumerInvalidGroupName       ErrCode = 10162
+	ErrConsumerPolicyWithoutGroup     ErrCode = 10159
+	ErrConsumerEmptyGroupName         ErrCode = 10161
+	ErrConsumerPushWithPriority       ErrCode = 10178
+	ErrConsumerGroupWithPolicyNone    ErrCode = 10196
+	ErrConsumerPinnedTTLWithoutPolicy ErrCode = 10197
+	ErrConsumerMaxPendingAckPolicy    ErrCode = 10082
+	ErrConsumerMaxPendingAckExcess    ErrCode = 10121
+	ErrConsumerInactiveExcess         ErrCode = 10153
+	ErrConsumerInvalidSampling        ErrCode = 10095
+	ErrConsumerPullWithRateLimit      ErrCode = 10086
+	ErrConsumerMaxRequestExpires      ErrCode = 10115
 )

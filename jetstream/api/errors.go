@@ -25,6 +25,7 @@ const (
 	ErrStreamDelete             ErrCode = 10050
 	ErrStreamGeneral            ErrCode = 10051
 	ErrStreamInvalidConfig      ErrCode = 10052
+	ErrPedantic                 ErrCode = 10157
 	ErrStreamLimits             ErrCode = 10053
 	ErrMessageExceedsMaximum    ErrCode = 10054
 	ErrStreamMirrorNotUpdatable ErrCode = 10055
@@ -48,8 +49,15 @@ const (
 	ErrStreamMaxBytesExceeded   ErrCode = 10122
 	ErrStreamNamePathSeparators ErrCode = 10128
 	ErrReplicasNegative         ErrCode = 10133
+	ErrStreamTransformSource    ErrCode = 10155
+	ErrStreamTransformDest      ErrCode = 10156
 	ErrMessageTTLInvalid        ErrCode = 10165
 	ErrMessageTTLDisabled       ErrCode = 10166
+	ErrMessageIncrDisabled      ErrCode = 10168
+	ErrMessageIncrMissing       ErrCode = 10169
+	ErrMessageIncrPayload       ErrCode = 10170
+	ErrMessageIncrInvalid       ErrCode = 10171
+	ErrMessageCounterBroken     ErrCode = 10172
 	ErrAtomicPublishDisabled    ErrCode = 10174
 	ErrRequiredApiLevel         ErrCode = 10185
 	ErrBatchPublishDisabled     ErrCode = 10205
@@ -81,6 +89,7 @@ var errTable = map[ErrCode]errInfo{
 	ErrStreamDelete:             {500, "stream delete failed"},
 	ErrStreamGeneral:            {500, "stream operation failed"},
 	ErrStreamInvalidConfig:      {500, "stream configuration invalid"},
+	ErrPedantic:                 {400, "pedantic mode"},
 	ErrStreamLimits:             {500, "stream limits exceeded"},
 	ErrMessageExceedsMaximum:    {400, "message size exceeds maximum allowed"},
 	ErrStreamMirrorNotUpdatable: {400, "stream mirror configuration can not be updated"},
@@ -104,42 +113,57 @@ var errTable = map[ErrCode]errInfo{
 	ErrStreamMaxBytesExceeded:   {400, "stream max bytes exceeds account limit max stream bytes"},
 	ErrStreamNamePathSeparators: {400, "stream name can not contain path separators"},
 	ErrReplicasNegative:         {400, "replicas count cannot be negative"},
+	ErrStreamTransformSource:    {400, "stream transform source is invalid"},
+	ErrStreamTransformDest:      {400, "stream transform destination is invalid"},
 	ErrMessageTTLInvalid:        {400, "invalid per-message TTL"},
 	ErrMessageTTLDisabled:       {400, "per-message TTL is disabled"},
+	ErrMessageIncrDisabled:      {400, "message counters is disabled"},
+	ErrMessageIncrMissing:       {400, "message counter increment is missing"},
+	ErrMessageIncrPayload:       {400, "message counter has payload"},
+	ErrMessageIncrInvalid:       {400, "message counter increment is invalid"},
+	ErrMessageCounterBroken:     {400, "message counter is broken"},
 	ErrAtomicPublishDisabled:    {400, "atomic publish is disabled"},
 	ErrRequiredApiLevel:         {412, "JetStream minimum api level required"},
 	ErrBatchPublishDisabled:     {400, "batch publish is disabled"},
 	// consumers (codes in consumer.go)
-	ErrConsumerBadDurableName:        {400, "durable name can not contain '.', '*', '>'"},
-	ErrConsumerConfigRequired:        {400, "consumer config required"},
-	ErrConsumerCreate:                {500, "consumer create failed"},
-	ErrConsumerNameExist:             {400, "consumer name already in use"},
-	ErrConsumerDurableNameNotMatch:   {400, "consumer name in subject does not match durable name in request"},
-	ErrConsumerDeliverToWildcards:    {400, "consumer deliver subject has wildcards"},
-	ErrConsumerPushMaxWaiting:        {400, "consumer in push mode can not set max waiting"},
-	ErrConsumerSmallHeartbeat:        {400, "consumer idle heartbeat needs to be >= 100ms"},
-	ErrConsumerFCRequiresPush:        {400, "consumer flow control requires a push based consumer"},
-	ErrConsumerHBRequiresPush:        {400, "consumer idle heartbeat requires a push based consumer"},
-	ErrConsumerFilterNotSubset:       {400, "consumer filter subject is not a valid subset of the interest subjects"},
-	ErrConsumerInvalidPolicy:         {400, "invalid consumer policy"},
-	ErrConsumerWQRequiresExplicitAck: {400, "workqueue stream requires explicit ack"},
-	ErrConsumerWQMultipleUnfiltered:  {400, "multiple non-filtered consumers not allowed on workqueue stream"},
-	ErrConsumerWQNotUnique:           {400, "filtered consumer not unique on workqueue stream"},
-	ErrConsumerWQNotDeliverAll:       {400, "consumer must be deliver all on workqueue stream"},
-	ErrConsumerMaxDeliverBackoff:     {400, "max deliver is required to be > length of backoff values"},
-	ErrConsumerFilterMismatch:        {400, "Consumer create request did not match filtered subject from create subject"},
-	ErrConsumerDuplicateFilters:      {400, "consumer cannot have both FilterSubject and FilterSubjects specified"},
-	ErrConsumerOverlappingFilters:    {400, "consumer subject filters cannot overlap"},
-	ErrConsumerEmptyFilter:           {400, "consumer filter in FilterSubjects cannot be empty"},
-	ErrConsumerAlreadyExists:         {400, "consumer already exists"},
-	ErrConsumerDoesNotExist:          {400, "consumer does not exist"},
-	ErrMaximumConsumers:              {400, "maximum consumers limit reached"},
-	ErrConsumerStoreFailed:           {500, "error creating store for consumer"},
-	ErrConsumerInvalidPriorityGroup:  {400, "Provided priority group does not exist for this consumer"},
-	ErrConsumerInvalidGroupName:      {400, "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 characters"},
-	ErrConsumerMaxPendingAckPolicy:   {400, "consumer requires ack policy for max ack pending"},
-	ErrConsumerMaxPendingAckExcess:   {400, "consumer max ack pending exceeds system limit"},
-	ErrConsumerInactiveExcess:        {400, "consumer inactive threshold exceeds system limit"},
+	ErrConsumerBadDurableName:         {400, "durable name can not contain '.', '*', '>'"},
+	ErrConsumerConfigRequired:         {400, "consumer config required"},
+	ErrConsumerCreate:                 {500, "consumer create failed"},
+	ErrConsumerNameExist:              {400, "consumer name already in use"},
+	ErrConsumerDurableNameNotMatch:    {400, "consumer name in subject does not match durable name in request"},
+	ErrConsumerDeliverToWildcards:     {400, "consumer deliver subject has wildcards"},
+	ErrConsumerPushMaxWaiting:         {400, "consumer in push mode can not set max waiting"},
+	ErrConsumerSmallHeartbeat:         {400, "consumer idle heartbeat needs to be >= 100ms"},
+	ErrConsumerFCRequiresPush:         {400, "consumer flow control requires a push based consumer"},
+	ErrConsumerHBRequiresPush:         {400, "consumer idle heartbeat requires a push based consumer"},
+	ErrConsumerFilterNotSubset:        {400, "consumer filter subject is not a valid subset of the interest subjects"},
+	ErrConsumerInvalidPolicy:          {400, "invalid consumer policy"},
+	ErrConsumerWQRequiresExplicitAck:  {400, "workqueue stream requires explicit ack"},
+	ErrConsumerWQMultipleUnfiltered:   {400, "multiple non-filtered consumers not allowed on workqueue stream"},
+	ErrConsumerWQNotUnique:            {400, "filtered consumer not unique on workqueue stream"},
+	ErrConsumerWQNotDeliverAll:        {400, "consumer must be deliver all on workqueue stream"},
+	ErrConsumerMaxDeliverBackoff:      {400, "max deliver is required to be > length of backoff values"},
+	ErrConsumerFilterMismatch:         {400, "Consumer create request did not match filtered subject from create subject"},
+	ErrConsumerDuplicateFilters:       {400, "consumer cannot have both FilterSubject and FilterSubjects specified"},
+	ErrConsumerOverlappingFilters:     {400, "consumer subject filters cannot overlap"},
+	ErrConsumerEmptyFilter:            {400, "consumer filter in FilterSubjects cannot be empty"},
+	ErrConsumerAlreadyExists:          {400, "consumer already exists"},
+	ErrConsumerDoesNotExist:           {400, "consumer does not exist"},
+	ErrMaximumConsumers:               {400, "maximum consumers limit reached"},
+	ErrConsumerStoreFailed:            {500, "error creating store for consumer"},
+	ErrConsumerInvalidPriorityGroup:   {400, "Provided priority group does not exist for this consumer"},
+	ErrConsumerInvalidGroupName:       {400, "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 characters"},
+	ErrConsumerPolicyWithoutGroup:     {400, "Setting PriorityPolicy requires at least one PriorityGroup to be set"},
+	ErrConsumerEmptyGroupName:         {400, "Group name cannot be an empty string"},
+	ErrConsumerPushWithPriority:       {400, "priority groups can not be used with push consumers"},
+	ErrConsumerGroupWithPolicyNone:    {400, "consumer can not have priority groups when policy is none"},
+	ErrConsumerPinnedTTLWithoutPolicy: {400, "PinnedTTL cannot be set when PriorityPolicy is none"},
+	ErrConsumerMaxPendingAckPolicy:    {400, "consumer requires ack policy for max ack pending"},
+	ErrConsumerMaxPendingAckExcess:    {400, "consumer max ack pending exceeds system limit"},
+	ErrConsumerInactiveExcess:         {400, "consumer inactive threshold exceeds system limit"},
+	ErrConsumerInvalidSampling:        {400, "failed to parse consumer sampling configuration"},
+	ErrConsumerPullWithRateLimit:      {400, "consumer in pull mode can not have rate limit set"},
+	ErrConsumerMaxRequestExpires:      {400, "consumer max request expires needs to be >= 1ms"},
 }
 
 // Status returns the HTTP-like status nats-server pairs with the code, or 500

@@ -18,11 +18,17 @@ type PubAckResponse struct {
 }
 
 // PubAckPrefix returns the constant start of every PubAck for a stream whose
-// name is already JSON-encoded (quotes included): {"stream":<name>,"seq":
-func PubAckPrefix(streamJSON []byte) []byte {
-	b := make([]byte, 0, len(streamJSON)+20)
+// name is already JSON-encoded (quotes included): {"stream":<name>,"seq":,
+// with "domain" between them when the server has a JetStream domain.
+func PubAckPrefix(streamJSON []byte, domain string) []byte {
+	b := make([]byte, 0, len(streamJSON)+len(domain)+32)
 	b = append(b, `{"stream":`...)
 	b = append(b, streamJSON...)
+	if domain != "" {
+		b = append(b, `,"domain":"`...)
+		b = append(b, domain...) // ValidDomain: nothing to escape
+		b = append(b, '"')
+	}
 	return append(b, `,"seq":`...)
 }
 
@@ -35,5 +41,15 @@ func AppendPubAck(b, prefix []byte, seq uint64, duplicate bool) []byte {
 	if duplicate {
 		return append(b, `,"duplicate": true}`...)
 	}
+	return append(b, '}')
+}
+
+// AppendCounterPubAck appends the PubAck of a counter increment: the
+// counter's new value as a string, {"stream":…,"seq":N,"val":"V"}.
+func AppendCounterPubAck(b, prefix []byte, seq uint64, val string) []byte {
+	b = append(b, prefix...)
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, `,"val":`...)
+	b = strconv.AppendQuote(b, val)
 	return append(b, '}')
 }

@@ -8,9 +8,9 @@ import (
 // StreamConfig is a stream's configuration as clients send it and as
 // nats-server returns it. Field order matches nats-server's JSON.
 //
-// Fields jetwal accepts but does not implement (mirror, sources, transforms,
-// republish) are kept as raw JSON so the config check can refuse them with a
-// clear error instead of silently dropping them.
+// Fields jetwal accepts but does not implement (mirror, sources) are kept as
+// raw JSON so the config check can refuse them with a clear error instead of
+// silently dropping them.
 type StreamConfig struct {
 	Name         string          `json:"name"`
 	Description  string          `json:"description,omitempty"`
@@ -33,8 +33,8 @@ type StreamConfig struct {
 	Compression  Compression     `json:"compression"`
 	FirstSeq     uint64          `json:"first_seq,omitempty"`
 
-	SubjectTransform json.RawMessage `json:"subject_transform,omitempty"`
-	RePublish        json.RawMessage `json:"republish,omitempty"`
+	SubjectTransform *SubjectTransformConfig `json:"subject_transform,omitempty"`
+	RePublish        *RePublish              `json:"republish,omitempty"`
 
 	AllowDirect   bool `json:"allow_direct"`
 	MirrorDirect  bool `json:"mirror_direct"`
@@ -69,8 +69,14 @@ func (c *StreamConfig) Clone() StreamConfig {
 	}
 	n.Mirror = cloneRaw(c.Mirror)
 	n.Sources = cloneRaw(c.Sources)
-	n.SubjectTransform = cloneRaw(c.SubjectTransform)
-	n.RePublish = cloneRaw(c.RePublish)
+	if c.SubjectTransform != nil {
+		t := *c.SubjectTransform
+		n.SubjectTransform = &t
+	}
+	if c.RePublish != nil {
+		r := *c.RePublish
+		n.RePublish = &r
+	}
 	if c.Metadata != nil {
 		n.Metadata = make(map[string]string, len(c.Metadata))
 		for k, v := range c.Metadata {
@@ -85,6 +91,22 @@ func cloneRaw(r json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return append(json.RawMessage(nil), r...)
+}
+
+// SubjectTransformConfig maps the subject of every message the stream
+// receives that matches Source to Destination before it is stored.
+type SubjectTransformConfig struct {
+	Source      string `json:"src"`
+	Destination string `json:"dest"`
+}
+
+// RePublish publishes every stored message whose subject matches Source to
+// the subject Destination maps it to, with the stream's headers added;
+// HeadersOnly leaves the payload out.
+type RePublish struct {
+	Source      string `json:"src,omitempty"`
+	Destination string `json:"dest"`
+	HeadersOnly bool   `json:"headers_only,omitempty"`
 }
 
 // StreamConsumerLimits are defaults applied to the stream's consumers.

@@ -53,12 +53,12 @@ const (
 // Level is the JetStream API level jetwal reports (INFO "api_lvl",
 // account info "api.level" and the _nats.level metadata), and the highest
 // a request may ask for in Nats-Required-Api-Level. It matches the version
-// jetwal announces (nats-server 2.11.0, whose level is 1) and claims only
-// what jetwal has: level 1 brought consumer pause, which jetwal serves,
-// with per-message TTLs, which it refuses with a clear error, and priority
-// groups, which it keeps without acting on. Levels 2 to 5 (counters,
-// schedules, atomic and fast batch publishing, flow-control acks) are not
-// implemented. Raise it only with the features of the new level.
+// jetwal announces (nats-server 2.11.0, whose level is 1), whose features
+// jetwal serves: consumer pause, per-message TTLs and priority groups.
+// Of level 2 jetwal has message counters (a counter stream stores
+// _nats.req.level 2, as nats-server does) but not message schedules,
+// atomic batch publishing or async persistence, so it does not claim it.
+// Raise it only with all the features of the new level.
 const Level = 1
 
 // Metadata keys nats-server manages inside StreamConfig.Metadata. Only

@@ -135,7 +135,7 @@ func testAsyncErrors(t *testing.T, open openFunc) {
 	}{
 		{"e.a", "ok", nil},
 		{"e.a", "too long", store.ErrMaxMsgSize},
-		{"e.*", "x", store.ErrInvalidSubject},
+		{"e..x", "x", store.ErrInvalidSubject},
 		{"e.b", "ok", nil},
 		{"e.c", "ok", nil},
 		{"e.d", "full", store.ErrMaxMsgs},

@@ -44,6 +44,10 @@
 //   - LoadPrev returns store.ErrEOF when no message qualifies (LoadLast
 //     returns store.ErrNotFound, as documented); Load of a sequence never
 //     stored, including 0 and sequences past LastSeq, returns ErrNotFound.
+//   - A message subject is any valid subject; a wildcard token in it is an
+//     ordinary character ("orders.*" is stored as such, matched by the
+//     filters "orders.*" and "orders.>", not by "orders.new"). Empty tokens
+//     and whitespace are store.ErrInvalidSubject.
 //   - An invalid filter makes the Load functions and Purge return
 //     store.ErrInvalidSubject; SubjectsState and NumPending treat it as
 //     matching nothing.

@@ -113,7 +113,7 @@ func (m *model) appendLocked(subj string, hdr, data []byte) (uint64, int64, erro
 	switch {
 	case m.closed:
 		return 0, 0, modelErr(store.ErrClosed, "append")
-	case !subject.ValidLiteral(subj):
+	case !subject.ValidPublish(subj):
 		return 0, 0, modelErr(store.ErrInvalidSubject, "append %q", subj)
 	case l.MaxMsgSize > 0 && len(hdr)+len(data) > int(l.MaxMsgSize):
 		return 0, 0, modelErr(store.ErrMaxMsgSize, "append")

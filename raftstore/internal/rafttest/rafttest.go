@@ -1,0 +1,90 @@
+// Package rafttest holds what the raft tests of the raftstore module share:
+// a mesh of in-memory transports that servers join and leave, a raft
+// configuration with short timeouts, and polling helpers.
+package rafttest
+
+import (
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Mesh connects the in-memory transports of the servers that joined it.
+type Mesh struct {
+	mu    sync.Mutex
+	trans map[raft.ServerAddress]*raft.InmemTransport
+}
+
+// NewMesh returns an empty mesh.
+func NewMesh() *Mesh { return &Mesh{trans: make(map[raft.ServerAddress]*raft.InmemTransport)} }
+
+// Join returns a transport for addr connected to every other member.
+func (m *Mesh) Join(addr raft.ServerAddress) *raft.InmemTransport {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, tr := raft.NewInmemTransport(addr)
+	for a, o := range m.trans {
+		tr.Connect(a, o)
+		o.Connect(addr, tr)
+	}
+	m.trans[addr] = tr
+	return tr
+}
+
+// Leave cuts addr off from every other member.
+func (m *Mesh) Leave(addr raft.ServerAddress) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.trans, addr)
+	for _, o := range m.trans {
+		o.Disconnect(addr)
+	}
+}
+
+// Config is raft's default configuration for id with timeouts short enough
+// for tests (and long enough for a busy 2-core machine), snapshots left to
+// the test and 10 trailing log entries kept after one.
+func Config(id raft.ServerID) *raft.Config {
+	c := raft.DefaultConfig()
+	c.LocalID = id
+	c.HeartbeatTimeout = 300 * time.Millisecond
+	c.ElectionTimeout = 300 * time.Millisecond
+	c.LeaderLeaseTimeout = 150 * time.Millisecond
+	c.CommitTimeout = 5 * time.Millisecond
+	c.SnapshotThreshold = 1 << 20
+	c.TrailingLogs = 10
+	c.LogOutput = io.Discard
+	return c
+}
+
+// WaitUntil polls cond until it holds, failing the test after a minute.
+func WaitUntil(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Leader waits until one of rafts (nil entries are stopped servers) leads
+// and returns its position.
+func Leader(t testing.TB, rafts func() []*raft.Raft) int {
+	t.Helper()
+	at := -1
+	WaitUntil(t, "a leader", func() bool {
+		for i, r := range rafts() {
+			if r != nil && r.State() == raft.Leader {
+				at = i
+				return true
+			}
+		}
+		return false
+	})
+	return at
+}

@@ -1,0 +1,172 @@
+package mux
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// sumFSM adds up the bytes of the commands it applies.
+type sumFSM struct {
+	mu  sync.Mutex
+	n   int
+	sum int
+}
+
+func (f *sumFSM) Apply(l *raft.Log) any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	f.sum += int(l.Data[0])
+	return f.n
+}
+func (f *sumFSM) get() (int, int)                     { f.mu.Lock(); defer f.mu.Unlock(); return f.n, f.sum }
+func (f *sumFSM) Snapshot() (raft.FSMSnapshot, error) { return nil, fmt.Errorf("no snapshots") }
+func (f *sumFSM) Restore(rc io.ReadCloser) error      { return rc.Close() }
+
+// TestGroupsShareOnePort: two raft groups of three servers each, every
+// server with one listening port; both groups elect and commit, each on
+// its own state.
+func TestGroupsShareOnePort(t *testing.T) {
+	groups := []string{"$meta", "S-ORDERS"}
+	var muxes []*Mux
+	for range 3 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := New(ln.Addr(), nil)
+		go m.Serve(ln)
+		muxes = append(muxes, m)
+		t.Cleanup(func() { m.Close() })
+	}
+	type member struct {
+		r   *raft.Raft
+		fsm *sumFSM
+	}
+	members := map[string][]member{}
+	for _, g := range groups {
+		var servers []raft.Server
+		for i, m := range muxes {
+			servers = append(servers, raft.Server{ID: raft.ServerID(fmt.Sprint("s", i)), Address: raft.ServerAddress(m.addr.String())})
+		}
+		for i, m := range muxes {
+			layer, err := m.Layer(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			trans := raft.NewNetworkTransport(layer, 3, 5*time.Second, io.Discard)
+			c := raft.DefaultConfig()
+			c.LocalID = servers[i].ID
+			c.HeartbeatTimeout = 300 * time.Millisecond
+			c.ElectionTimeout = 300 * time.Millisecond
+			c.LeaderLeaseTimeout = 150 * time.Millisecond
+			c.LogOutput = io.Discard
+			store := raft.NewInmemStore()
+			fsm := &sumFSM{}
+			r, err := raft.NewRaft(c, fsm, store, store, raft.NewInmemSnapshotStore(), trans)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { r.Shutdown().Error(); trans.Close() })
+			members[g] = append(members[g], member{r, fsm})
+		}
+		if err := members[g][0].r.BootstrapCluster(raft.Configuration{Servers: servers}).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for gi, g := range groups {
+		var leader *raft.Raft
+		deadline := time.Now().Add(60 * time.Second)
+		for leader == nil {
+			for _, mb := range members[g] {
+				if mb.r.State() == raft.Leader {
+					leader = mb.r
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("group %s: no leader", g)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		for i := 0; i < 20; i++ {
+			if err := leader.Apply([]byte{byte(gi + 1)}, 10*time.Second).Error(); err != nil {
+				t.Fatalf("group %s: %v", g, err)
+			}
+		}
+	}
+	for gi, g := range groups {
+		for i, mb := range members[g] {
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				n, sum := mb.fsm.get()
+				if n == 20 && sum == 20*(gi+1) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("group %s server %d applied %d commands summing %d", g, i, n, sum)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
+}
+
+// TestBadPreambles: malformed, oversized, silent and unknown-group
+// connections are closed, and the mux goes on serving a valid one.
+func TestBadPreambles(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(ln.Addr(), nil)
+	go m.Serve(ln)
+	defer m.Close()
+	layer, err := m.Layer("G")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pre := range []string{"HELLO\r\n", "RAFT \r\n", "RAFT a b\r\n", "RAFT NOPE\r\n", "RAFT " + string(make([]byte, 300)) + "\r\n"} {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte(pre))
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Fatalf("%.20q: connection left open", pre)
+		}
+		c.Close()
+	}
+	for _, bad := range []string{"", "a b", "x\x00"} {
+		if _, err := m.Layer(bad); err == nil {
+			t.Fatalf("group %q accepted", bad)
+		}
+	}
+	// A valid dial still gets through, with bytes sent after the preamble.
+	c, err := layer.Dial(raft.ServerAddress(ln.Addr().String()), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("ping"))
+	s, err := layer.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := make([]byte, 4)
+	s.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(s, b); err != nil || string(b) != "ping" {
+		t.Fatalf("read %q %v", b, err)
+	}
+	layer.Close()
+	if _, err := layer.Accept(); err != ErrClosed {
+		t.Fatalf("accept after close: %v", err)
+	}
+}

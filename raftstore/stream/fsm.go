@@ -1,0 +1,238 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/jetwal/jetwal/vfs"
+	"github.com/jetwal/jetwal/wal"
+)
+
+// The interfaces an FSM implements.
+var (
+	_ raft.FSM         = (*FSM)(nil)
+	_ raft.BatchingFSM = (*FSM)(nil)
+)
+
+// Result is what applying one entry returned; raft hands it to the
+// proposer's ApplyFuture.Response.
+type Result struct {
+	Seq  uint64 // OpAppend: the message's sequence
+	Time int64  // OpAppend: its timestamp
+	N    uint64 // OpPurge, OpCompact: messages removed
+	Err  error  // the operation's error; the same on every replica
+}
+
+// ErrDiverged is returned (and the FSM stops applying) when an append got a
+// sequence other than the one the log's order implies.
+var ErrDiverged = errors.New("stream: replica diverged from the log")
+
+// FSM applies a replicated stream's log to a wal.Store of its own. Every
+// replica applies the same entries in the same order, so all agree on
+// every sequence and timestamp. Apply, ApplyBatch, Snapshot and Restore are
+// called by raft from one goroutine; Store may be called from any.
+type FSM struct {
+	dir  string
+	fs   vfs.FS
+	opts wal.Options
+
+	mu sync.RWMutex // guards st against Restore replacing it
+	st *wal.Store
+
+	mw      *markWriter
+	applied atomic.Uint64 // last raft index applied
+	seq     uint64        // the store's last sequence as the log has it
+	have    uint64        // the store's last sequence when it was opened
+	lastTS  atomic.Int64  // largest timestamp applied; entries never go below it
+	now     atomic.Int64
+	failed  error // sticky: an I/O error or a divergence
+}
+
+// Open opens (or creates) the replica in dir. opts configures the store
+// (limits, segment sizes, FS); its Sync, Now and NoReservation are the
+// FSM's: the raft log is the durable record, so the store is written
+// without fsync and made durable at marks (see doc.go).
+func Open(dir string, opts wal.Options) (*FSM, error) {
+	fs := opts.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	if err := fs.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("stream: create %s: %w", dir, err)
+	}
+	f := &FSM{dir: dir, fs: fs, opts: opts}
+	f.opts.FS = fs
+	f.opts.Sync = wal.SyncNever
+	f.opts.NoReservation = true
+	f.opts.Now = func() time.Time { return time.Unix(0, f.now.Load()) }
+	mw, m, err := openMark(fs, dir)
+	if err != nil {
+		return nil, err
+	}
+	st, err := wal.Open(f.storeDir(), f.opts)
+	if err != nil {
+		mw.close()
+		return nil, err
+	}
+	last := st.State().LastSeq
+	if last < m.LastSeq {
+		st.Close()
+		mw.close()
+		return nil, fmt.Errorf("stream: %s: store ends at sequence %d, before its applied mark %d (raft index %d)",
+			dir, last, m.LastSeq, m.Index)
+	}
+	f.mw, f.st = mw, st
+	f.seq, f.have = m.LastSeq, last
+	f.lastTS.Store(m.LastTS)
+	f.applied.Store(m.Index)
+	return f, nil
+}
+
+func (f *FSM) storeDir() string { return filepath.Join(f.dir, "store") }
+
+// Store returns the replica's store, for reads. Restore replaces it; a
+// reader holding the old one gets wal's closed error.
+func (f *FSM) Store() *wal.Store {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.st
+}
+
+// Applied returns the last raft index applied.
+func (f *FSM) Applied() uint64 { return f.applied.Load() }
+
+// LastTime returns the largest timestamp applied: a proposer stamps
+// appends at or above it.
+func (f *FSM) LastTime() int64 { return f.lastTS.Load() }
+
+// Close makes everything applied durable, marks it and closes the store.
+func (f *FSM) Close() error {
+	err := f.settle()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if cerr := f.st.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.mw.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Apply applies one entry.
+func (f *FSM) Apply(l *raft.Log) any { return f.ApplyBatch([]*raft.Log{l})[0] }
+
+// ApplyBatch applies entries in order. Appends are written without waiting
+// for each other; every other operation is fenced by marks on both sides,
+// so that after a crash only appends need to be told apart from what the
+// store already holds (replays of appends are recognised by sequence).
+func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
+	out := make([]any, len(logs))
+	var wg sync.WaitGroup
+	type pending struct {
+		r    *Result
+		want uint64
+	}
+	var appended []pending
+	for i, l := range logs {
+		if l.Type != raft.LogCommand || l.Index <= f.applied.Load() {
+			continue
+		}
+		if f.failed != nil {
+			out[i] = &Result{Err: f.failed}
+			continue
+		}
+		e, err := Decode(l.Data)
+		if err != nil {
+			out[i] = &Result{Err: fmt.Errorf("raft index %d: %w", l.Index, err)}
+			f.applied.Store(l.Index)
+			continue
+		}
+		if e.Op != OpAppend {
+			wg.Wait()
+			out[i] = f.applyFenced(e, l.Index)
+			continue
+		}
+		ts := max(e.Time, f.lastTS.Load())
+		f.lastTS.Store(ts)
+		if f.seq < f.have {
+			// Applied before a crash: the store has it.
+			f.seq++
+			f.applied.Store(l.Index)
+			out[i] = &Result{Seq: f.seq, Time: ts}
+			continue
+		}
+		r := &Result{}
+		out[i] = r
+		f.now.Store(ts)
+		wg.Add(1)
+		f.mu.RLock()
+		err = f.st.AppendAsync(e.Subject, e.Header, e.Data, func(seq uint64, ts int64, err error) {
+			r.Seq, r.Time, r.Err = seq, ts, err
+			wg.Done()
+		})
+		f.mu.RUnlock()
+		f.applied.Store(l.Index)
+		if err != nil {
+			// Refused (a limit, a bad subject): no sequence taken, the same
+			// on every replica. Mark it, so a replay never has to guess.
+			wg.Done()
+			r.Err = err
+			wg.Wait()
+			if merr := f.settle(); merr != nil {
+				f.failed = merr
+			}
+			continue
+		}
+		f.seq++
+		f.have = f.seq
+		appended = append(appended, pending{r, f.seq})
+	}
+	wg.Wait()
+	for _, p := range appended {
+		if p.r.Err == nil && p.r.Seq != p.want {
+			f.failed = fmt.Errorf("%w: %s: append got sequence %d, the log implies %d", ErrDiverged, f.dir, p.r.Seq, p.want)
+		} else if p.r.Err != nil && f.failed == nil {
+			f.failed = fmt.Errorf("stream: %s: %w", f.dir, p.r.Err) // written and then failed: I/O
+		}
+	}
+	return out
+}
+
+// applyFenced applies a non-append entry between two marks.
+func (f *FSM) applyFenced(e Entry, index uint64) *Result {
+	if err := f.settle(); err != nil {
+		f.failed = err
+		return &Result{Err: err}
+	}
+	st := f.Store()
+	var r Result
+	switch e.Op {
+	case OpDelete:
+		r.Err = st.Delete(e.Seq, e.Erase)
+	case OpPurge:
+		r.N, r.Err = st.Purge(e.Filter, e.Seq, e.Keep)
+	case OpCompact:
+		r.N, r.Err = st.Compact(e.Seq)
+	}
+	f.applied.Store(index)
+	if err := f.settle(); err != nil {
+		f.failed = err
+		r.Err = err
+	}
+	return &r
+}
+
+// settle makes the store durable and writes the mark for what is applied.
+func (f *FSM) settle() error {
+	if err := f.Store().Sync(); err != nil {
+		return fmt.Errorf("stream: %s: sync store: %w", f.dir, err)
+	}
+	return f.mw.write(mark{Index: f.applied.Load(), LastSeq: f.seq, LastTS: f.lastTS.Load()})
+}

@@ -1,0 +1,153 @@
+package wal
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jetwal/jetwal/vfs"
+)
+
+// powerLossStore opens a store under SyncInterval with an interval long
+// enough that nothing is fsynced by the timer, and a settable boot id.
+func powerLossStore(t *testing.T, fs vfs.FS, boot *string) *Store {
+	t.Helper()
+	s, err := Open("/s", Options{FS: fs, Sync: SyncInterval, SyncInterval: time.Hour,
+		BootID: func() string { return *boot }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func appendN(t *testing.T, s *Store, n int) uint64 {
+	t.Helper()
+	var last uint64
+	for range n {
+		seq, _, err := s.Append("a", nil, []byte("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = seq
+	}
+	return last
+}
+
+// TestPowerLossNeverReusesSequences: under SyncInterval, messages written
+// to the OS but not fsynced are lost by a power cut; their sequences must
+// not be handed to new messages after the reboot.
+func TestPowerLossNeverReusesSequences(t *testing.T) {
+	for _, n := range []int{1, 100, reserveStep + 10} {
+		fs := vfs.NewMemFS()
+		boot := "boot-1"
+		s := powerLossStore(t, fs, &boot)
+		acked := appendN(t, s, n)
+		crashed := fs.CrashClone() // the power cut: only fsynced bytes remain
+		s.Close()
+		boot = "boot-2"
+		r := powerLossStore(t, crashed, &boot)
+		next := appendN(t, r, 1)
+		if next <= acked {
+			t.Fatalf("n=%d: after the power loss the next append got sequence %d, already acknowledged before it (last %d)", n, next, acked)
+		}
+		if r.Recovery().SkippedAfterReboot == 0 {
+			t.Fatalf("n=%d: recovery reports no skipped sequences", n)
+		}
+		r.Close()
+	}
+}
+
+// TestReservationSkipsNothingWithoutReboot: a clean close lowers the mark,
+// so a reopen after a reboot goes on at the next sequence; and a mark
+// written in this boot is not applied.
+func TestReservationSkipsNothingWithoutReboot(t *testing.T) {
+	fs := vfs.NewMemFS()
+	boot := "boot-1"
+	s := powerLossStore(t, fs, &boot)
+	last := appendN(t, s, 50)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	boot = "boot-2"
+	r := powerLossStore(t, fs, &boot)
+	if next := appendN(t, r, 1); next != last+1 {
+		t.Fatalf("after a clean close and a reboot the next sequence is %d, want %d", next, last+1)
+	}
+	if err := r.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	// The power cut happens with everything fsynced but the store open: the
+	// same boot id means a process crash, and nothing is skipped.
+	crashed := fs.CrashClone()
+	r.Close()
+	q := powerLossStore(t, crashed, &boot)
+	defer q.Close()
+	if got := q.Recovery().SkippedAfterReboot; got != 0 {
+		t.Fatalf("same boot: skipped %d sequences", got)
+	}
+	if next := appendN(t, q, 1); next != last+2 {
+		t.Fatalf("same boot: next sequence %d, want %d", next, last+2)
+	}
+}
+
+// TestReservationTornSlot: a torn write of the newest slot leaves the
+// older one, whose mark covers every sequence handed out (the newer mark
+// was not durable, so nothing past the older one was handed out).
+func TestReservationTornSlot(t *testing.T) {
+	fs := vfs.NewMemFS()
+	boot := "boot-1"
+	s := powerLossStore(t, fs, &boot)
+	appendN(t, s, 10)
+	s.mu.Lock()
+	first := s.reserve.upTo
+	if err := s.writeReservationLocked(first + 5); err != nil {
+		t.Fatal(err)
+	}
+	gen := s.reserve.gen
+	s.mu.Unlock()
+	// Damage the newest slot.
+	f, err := fs.OpenRW(filepath.Join("/s", reserveFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xff}, int64(gen%2)*reserveSlot+9); err != nil {
+		t.Fatal(err)
+	}
+	f.Sync()
+	f.Close()
+	upTo, _, _, ok := readReservation(fs, "/s")
+	if !ok || upTo != first {
+		t.Fatalf("after tearing the newest slot: mark %d ok %v, want the older mark %d", upTo, ok, first)
+	}
+	s.Close()
+}
+
+// TestNoReservation: a store whose caller owns its sequences (a raft
+// replica) keeps no mark and skips nothing after a reboot: the next append
+// follows what survived.
+func TestNoReservation(t *testing.T) {
+	fs := vfs.NewMemFS()
+	open := func(fs vfs.FS, boot string) *Store {
+		s, err := Open("/s", Options{FS: fs, Sync: SyncNever, NoReservation: true, BootID: func() string { return boot }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open(fs, "boot-1")
+	appendN(t, s, 10)
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, s, 5) // written, not fsynced: a power cut takes them
+	crashed := fs.CrashClone()
+	s.Close()
+	r := open(crashed, "boot-2")
+	defer r.Close()
+	if next := appendN(t, r, 1); next != 11 {
+		t.Fatalf("next sequence after the power loss %d, want 11", next)
+	}
+	if _, err := crashed.Stat("/s/" + reserveFile); err == nil {
+		t.Fatal("a reservation file was written")
+	}
+}
