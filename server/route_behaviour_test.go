@@ -197,3 +197,22 @@ func TestRouteMalformedInput(t *testing.T) {
 		t.Fatalf("routes after the bad input: %d", len(s[0].Routes()))
 	}
 }
+
+// TestRouteCredentials: a server with route credentials takes routes that
+// present them and refuses one that does not.
+func TestRouteCredentials(t *testing.T) {
+	co := clusterOpts(t, "C")
+	co.Username, co.Password = "ru", "rp"
+	seed := startClustered(t, "s0", co)
+	addr := seed.ClusterAddr().String()
+	good := startClustered(t, "s1", clusterOpts(t, "C", "nats://ru:rp@"+addr))
+	waitMesh(t, seed, good)
+	bad := startClustered(t, "s2", clusterOpts(t, "C", "nats://ru:wrong@"+addr))
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if len(bad.Routes()) != 0 || len(seed.Routes()) != 1 {
+			t.Fatalf("a route with wrong credentials was registered: seed %d, bad %d", len(seed.Routes()), len(bad.Routes()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
