@@ -12,13 +12,26 @@ STORE_DIR ?=
 export PATH := $(BIN):$(PATH)
 export JETWAL_NATS_CLI := $(NATS)
 
-.PHONY: build run test vet race fuzz fuzz-short crash crash-short hardening bench tools clean benchstat bench-engine-compare peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft
+.PHONY: build run cluster test vet race fuzz fuzz-short crash crash-short hardening bench tools clean benchstat bench-engine-compare peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft
 
 build:
 	$(GO) build -o $(BIN)/jetwal ./cmd/jetwal
 
 run: build
 	$(BIN)/jetwal serve -js $(if $(STORE_DIR),-sd $(STORE_DIR))
+
+# Three servers on this machine, routed into one cluster: clients on ports
+# 4222-4224, routes on 6222-6224, stores under $TMPDIR/jetwal-cluster/nN.
+# Ctrl-C stops all three.
+CLUSTER_DIR ?= $(or $(TMPDIR),/tmp)/jetwal-cluster
+cluster: build
+	@mkdir -p $(CLUSTER_DIR)/n1 $(CLUSTER_DIR)/n2 $(CLUSTER_DIR)/n3
+	@trap 'kill 0' INT TERM EXIT; \
+	for i in 1 2 3; do \
+		$(BIN)/jetwal serve -js -n n$$i -p 422$$((i+1)) -sd $(CLUSTER_DIR)/n$$i \
+			--cluster_name C --cluster nats://127.0.0.1:622$$((i+1)) \
+			--routes nats://127.0.0.1:6222,nats://127.0.0.1:6223,nats://127.0.0.1:6224 & \
+	done; wait
 
 tools: $(NATS)
 

@@ -32,6 +32,7 @@ type Config struct {
 	WriteDeadline  time.Duration
 
 	JetStream JetStream
+	Cluster   Cluster // the cluster block: routes
 
 	Auth        auth.Options // authorization { }, no_auth_user
 	AuthTimeout time.Duration

@@ -169,13 +169,13 @@ authorization { users: [ {user: "`+certs.ClientEmail+`"} ] }
 }
 
 func TestWarnings(t *testing.T) {
-	c := load(t, "w.conf", "port: 4222\ncluster {\n  port: 6222\n}\nbogus_field: 1\n")
+	c := load(t, "w.conf", "port: 4222\ngateway {\n  port: 7222\n}\nbogus_field: 1\n")
 	var got []string
 	for _, w := range c.Warnings {
 		got = append(got, w.String())
 	}
 	s := strings.Join(got, "\n")
-	if len(got) != 2 || !strings.Contains(s, `w.conf:2:`) || !strings.Contains(s, `"cluster" is not supported by jetwal (no clustering)`) ||
+	if len(got) != 2 || !strings.Contains(s, `w.conf:2:`) || !strings.Contains(s, `"gateway" is not supported by jetwal (no gateways)`) ||
 		!strings.Contains(s, `w.conf:5:`) || !strings.Contains(s, `unknown field "bogus_field"`) {
 		t.Fatalf("warnings:\n%s", s)
 	}
@@ -241,5 +241,25 @@ func TestAuthOptionsAreUsable(t *testing.T) {
 	}
 	if _, err := a.Authenticate(auth.Credentials{User: "a", Password: "wrong"}); err == nil {
 		t.Fatal("wrong password accepted against a bcrypt hash")
+	}
+}
+
+func TestClusterBlock(t *testing.T) {
+	c := load(t, "c.conf", `
+cluster {
+  name: blue
+  listen: "10.0.0.1:6222"
+  routes: ["nats://10.0.0.2:6222", "nats://10.0.0.3:6222"]
+  authorization { user: ru, password: rp }
+  pool_size: 3
+}
+`)
+	cl := c.Cluster
+	if !c.Set["cluster"] || cl.Name != "blue" || cl.Host != "10.0.0.1" || cl.Port != 6222 || len(cl.Routes) != 2 ||
+		cl.Routes[1] != "nats://10.0.0.3:6222" || cl.Username != "ru" || cl.Password != "rp" {
+		t.Fatalf("cluster %+v", cl)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0].String(), `"cluster.pool_size" is not supported`) {
+		t.Fatalf("warnings %v", c.Warnings)
 	}
 }

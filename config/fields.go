@@ -117,6 +117,7 @@ var topLevel = func() map[string]field {
 		return err
 	}}, "no_auth_user")
 	add(field{apply: (*Config).applyTLS}, "tls")
+	add(field{apply: (*Config).applyCluster}, "cluster")
 	add(field{apply: func(c *Config, n string, v value) error {
 		h, p, err := listen(v, n)
 		if err != nil {
@@ -182,7 +183,6 @@ var knownUnsupported = map[string]string{
 	"https":                    "no HTTPS monitoring",
 	"https_port":               "no HTTPS monitoring",
 	"http_base_path":           "monitoring is served at /",
-	"cluster":                  "no clustering",
 	"gateway":                  "no gateways",
 	"leaf":                     "no leaf nodes",
 	"leafnodes":                "no leaf nodes",

@@ -148,6 +148,10 @@ type client struct {
 	}
 
 	out outbound
+
+	route     *routeConn  // set for a route connection (route.go)
+	fwd       *forwarding // read goroutine: forwarding scratch in a cluster (route_deliver.go)
+	asyncInfo atomic.Bool // takes INFO updates (protocol >= 1, past the first PING)
 }
 
 // matchMemo remembers the last subject this client published to, so a
@@ -229,7 +233,9 @@ func (c *client) recoverPanic() {
 // processInput parses and runs every complete operation in the read buffer.
 func (c *client) processInput(lim limits) {
 	c.stalled = 0
-	if perr := c.in.parse(lim, &c.cmd, c); perr != errNone {
+	if c.route != nil {
+		c.processRouteInput()
+	} else if perr := c.in.parse(lim, &c.cmd, c); perr != errNone {
 		c.protocolError(perr)
 	}
 	c.flushCounts()
@@ -330,6 +336,7 @@ func (c *client) processPing() {
 		c.firstPongSent = true
 		if c.opts.Protocol >= 1 {
 			c.queueOwn(c.srv.infoLine(c, true))
+			c.asyncInfo.Store(true)
 		}
 	}
 }
@@ -371,7 +378,7 @@ func (c *client) processSub(cmd *command) {
 	}
 	c.mu.Unlock()
 	if !dup {
-		if err := c.srv.subs.Insert(sub.subject, sub.queue, sub); err != nil {
+		if err := c.srv.insertClientSub(sub); err != nil {
 			c.mu.Lock()
 			delete(c.mu.subs, sid)
 			c.mu.Unlock()
@@ -381,7 +388,7 @@ func (c *client) processSub(cmd *command) {
 		if sub.closed.Load() {
 			// close ran between our map insert and the sublist insert and
 			// could not remove it from the sublist yet.
-			_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+			_ = c.srv.removeClientSub(sub)
 		}
 		c.srv.interestChanged()
 	}
@@ -421,7 +428,7 @@ func (c *client) removeSub(sub *subscription) {
 		delete(c.mu.subs, string(sub.sid))
 	}
 	c.mu.Unlock()
-	_ = c.srv.subs.Remove(sub.subject, sub.queue, sub)
+	_ = c.srv.removeClientSub(sub)
 	c.srv.interestChanged()
 }
 
@@ -446,7 +453,12 @@ func (c *client) processPub(cmd *command) {
 		hdr:   cmd.payload[:cmd.hdrLen],
 		data:  cmd.payload[cmd.hdrLen:],
 	}
-	delivered := c.srv.deliver(&d, c.match(cmd.subject))
+	var delivered bool
+	if cl := c.srv.cluster; cl != nil && cl.active.Load() > 0 {
+		delivered = c.srv.deliverClustered(&d, c.match(cmd.subject), c.matchRemote(cmd.subject))
+	} else {
+		delivered = c.srv.deliver(&d, c.match(cmd.subject))
+	}
 	if !delivered && len(cmd.reply) > 0 && c.opts.NoResponders {
 		c.noResponders(cmd.subject, cmd.reply)
 	}
@@ -548,10 +560,13 @@ func (c *client) doClose(reason closeReason, text string) {
 	c.mu.Unlock()
 	for _, s := range subs {
 		if s.closed.CompareAndSwap(false, true) {
-			_ = c.srv.subs.Remove(s.subject, s.queue, s)
+			_ = c.srv.removeClientSub(s)
 		}
 	}
 	c.srv.removeClient(c)
+	if c.route != nil {
+		c.srv.routeClosed(c)
+	}
 	if c.srv.opts.Debug || reason != closeClientClosed {
 		c.srv.logger.Debug("client connection closed", "cid", c.id, "ip", c.ip, "reason", reason.String())
 	}

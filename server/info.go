@@ -74,6 +74,7 @@ func (s *Server) infoLine(c *client, connectInfo bool) string {
 		b = append(b, `,"nonce":`...)
 		b = append(b, jsonString(c.nonce)...)
 	}
+	b = s.appendClusterInfo(b)
 	if connectInfo {
 		b = append(b, `,"connect_info":true,"remote_account":"$G"`...)
 	}

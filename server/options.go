@@ -65,6 +65,10 @@ type Options struct {
 	TLSHandshakeFirst bool
 	TLSTimeout        time.Duration // bound on the handshake; 0 = 2s
 
+	// Cluster, when set, listens for routes from other servers and
+	// connects to them (route.go); nil = a standalone server.
+	Cluster *ClusterOptions
+
 	Logger *slog.Logger // nil = discard
 	Debug  bool         // log connection events at debug level
 	Trace  bool         // log every protocol operation at LevelTrace
@@ -111,6 +115,9 @@ func (o Options) withDefaults() Options {
 	if o.TLSTimeout == 0 {
 		o.TLSTimeout = DefaultTLSTimeout
 	}
+	if o.Cluster != nil {
+		o.Cluster = o.Cluster.withDefaults(o)
+	}
 	return o
 }
 
@@ -141,6 +148,9 @@ func (o Options) Validate() error {
 		return fmt.Errorf("server: options: TLS handshake first needs a TLS configuration")
 	case o.TLSConfig != nil && len(o.TLSConfig.Certificates) == 0 && o.TLSConfig.GetCertificate == nil:
 		return fmt.Errorf("server: options: TLS configuration has no certificate")
+	}
+	if o.Cluster != nil {
+		return o.Cluster.Validate()
 	}
 	return nil
 }

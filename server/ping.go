@@ -14,7 +14,7 @@ import (
 
 // firstPing arms the keepalive timer for a new connection.
 func (c *client) firstPing() {
-	d := min(firstPingDelay, c.srv.opts.PingInterval)
+	d := min(firstPingDelay, c.pingInterval())
 	if j := int64(d / 5); j > 0 {
 		d += time.Duration(rand.Int64N(j))
 	}
@@ -39,7 +39,7 @@ func (c *client) pingTimerFired() {
 	if c.closed.Load() {
 		return
 	}
-	interval := c.srv.opts.PingInterval
+	interval := c.pingInterval()
 	idle := time.Duration(time.Now().UnixNano() - c.lastIn.Load())
 	if c.pinged.Load() && idle < interval && c.pingsOut.Load() == 0 {
 		c.resetPingTimer(interval)
@@ -56,4 +56,13 @@ func (c *client) pingTimerFired() {
 	c.pingsOut.Add(1)
 	c.sendProto("PING\r\n")
 	c.resetPingTimer(interval)
+}
+
+// pingInterval is the keepalive interval: PingInterval, at most 30s for
+// routes.
+func (c *client) pingInterval() time.Duration {
+	if c.route != nil {
+		return c.srv.routePingInterval()
+	}
+	return c.srv.opts.PingInterval
 }

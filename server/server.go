@@ -23,11 +23,12 @@ var ErrServerClosed = errors.New("server: closed")
 
 // Server is a NATS core protocol server.
 type Server struct {
-	opts   Options // defaults applied; read-only after New
-	logger *slog.Logger
-	id     string
-	name   string
-	subs   *sublist.List[*subscription]
+	opts    Options // defaults applied; read-only after New
+	logger  *slog.Logger
+	id      string
+	name    string
+	subs    *sublist.List[*subscription]
+	cluster *cluster // nil without Options.Cluster (route.go)
 
 	nextID        atomic.Uint64
 	slowConsumers atomic.Int64
@@ -78,6 +79,13 @@ func New(opts Options) (*Server, error) {
 	s.mu.clients = make(map[uint64]*client)
 	if opts.Auth != nil {
 		s.auth.Store(&authBox{opts.Auth})
+	}
+	if opts.Cluster != nil {
+		cl, err := newCluster(s, opts.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		s.cluster = cl
 	}
 	return s, nil
 }
@@ -167,19 +175,26 @@ func (s *Server) listenLocked() error {
 // Start listens (unless Listen did) and accepts clients in the background.
 func (s *Server) Start() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.mu.shutdown {
+		s.mu.Unlock()
 		return ErrServerClosed
 	}
 	if s.mu.started {
+		s.mu.Unlock()
 		return errors.New("server: already started")
 	}
 	if err := s.listenLocked(); err != nil {
+		s.mu.Unlock()
 		return err
 	}
 	s.mu.started = true
 	s.wg.Add(1)
 	go s.acceptLoop(s.mu.ln)
+	s.mu.Unlock()
+	// The cluster reads the client address (connect_urls): not under s.mu.
+	if s.cluster != nil {
+		return s.cluster.start()
+	}
 	return nil
 }
 
@@ -333,6 +348,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 	if ln != nil {
 		_ = ln.Close()
+	}
+	if s.cluster != nil {
+		s.cluster.stop()
 	}
 	for _, c := range clients {
 		c.close(closeServerShutdown, "")

@@ -157,6 +157,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	boolVar(&dv, "debug and trace logging", "DV", "VD")
 	boolVar(&testConfig, "test the configuration (file and flags) and exit", "t")
 	strVar(&logFile, "", "log to this file instead of stderr", "l", "log")
+	var cf clusterFlags
+	cf.register(strVar)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: jetwal serve [flags]\n\nFlags (one or two dashes):\n")
 		fs.PrintDefaults()
@@ -205,6 +207,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	}
 	var authTimeout time.Duration
 	var tlsConf *config.TLS
+	var fileCluster *config.Cluster
 
 	// The file first, then every flag given on the command line on top.
 	if configFile != "" {
@@ -271,6 +274,12 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		o.authOpts = cfg.Auth
 		authTimeout = cfg.AuthTimeout
 		tlsConf = cfg.TLS
+		if cfg.Set["cluster"] {
+			fileCluster = &cfg.Cluster
+		}
+	}
+	if o.srv.Cluster, err = clusterOptions(cf, flagSet, fileCluster); err != nil {
+		return nil, configError{err}
 	}
 
 	// Security flags, as nats-server's: --user/--pass/--auth replace those

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/jetwal/jetwal/config"
+	"github.com/jetwal/jetwal/server"
+)
+
+// The cluster flags, as nats-server spells them: --cluster (the route
+// listen URL), --routes (the servers to connect to) and --cluster_name.
+type clusterFlags struct {
+	listen, routes, name string
+}
+
+func (f *clusterFlags) register(strVar func(p *string, def, usage string, names ...string)) {
+	strVar(&f.listen, "", "cluster (route) listen URL, e.g. nats://0.0.0.0:6222", "cluster", "cluster_listen")
+	strVar(&f.routes, "", "comma-separated route URLs of other servers, e.g. nats://10.0.0.2:6222", "routes")
+	strVar(&f.name, "", "cluster name (default: generated)", "cluster_name")
+}
+
+// clusterOptions builds the route settings from the file's cluster block
+// (file, nil without one) overridden by the flags given. nil means no
+// clustering.
+func clusterOptions(f clusterFlags, given func(names ...string) bool, file *config.Cluster) (*server.ClusterOptions, error) {
+	var co server.ClusterOptions
+	routes := ""
+	on := false
+	if file != nil {
+		on = true
+		co.Name, co.Host, co.Port = file.Name, file.Host, file.Port
+		co.Username, co.Password, co.NoAdvertise = file.Username, file.Password, file.NoAdvertise
+		routes = strings.Join(file.Routes, ",")
+	}
+	if given("cluster", "cluster_listen") {
+		on = true
+		host, port, err := parseListenURL(f.listen)
+		if err != nil {
+			return nil, fmt.Errorf("--cluster %q: %w", f.listen, err)
+		}
+		co.Host, co.Port = host, port
+	}
+	if given("cluster_name") {
+		co.Name = f.name
+	}
+	if given("routes") {
+		routes = f.routes
+	}
+	if !on {
+		if given("routes", "cluster_name") {
+			return nil, fmt.Errorf("--routes and --cluster_name need --cluster (the route listen URL) or a cluster block")
+		}
+		return nil, nil
+	}
+	for _, r := range strings.Split(routes, ",") {
+		if r = strings.TrimSpace(r); r == "" {
+			continue
+		}
+		u, err := url.Parse(r)
+		if err != nil || u.Host == "" || (u.Scheme != "nats" && u.Scheme != "nats-route" && u.Scheme != "tls") {
+			return nil, fmt.Errorf("route %q: want nats://host:port", r)
+		}
+		co.Routes = append(co.Routes, u)
+	}
+	if err := co.Validate(); err != nil {
+		return nil, err
+	}
+	return &co, nil
+}
+
+// parseListenURL reads nats://host:port (or host:port).
+func parseListenURL(s string) (string, int, error) {
+	hp := s
+	if strings.Contains(s, "://") {
+		u, err := url.Parse(s)
+		if err != nil {
+			return "", 0, err
+		}
+		hp = u.Host
+	}
+	host, ps, err := net.SplitHostPort(hp)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("bad port %q", ps)
+	}
+	return host, port, nil
+}

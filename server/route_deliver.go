@@ -1,0 +1,269 @@
+package server
+
+import (
+	"bytes"
+	"math/rand/v2"
+
+	"github.com/jetwal/jetwal/server/sublist"
+)
+
+// Forwarding. A message a TCP client publishes goes to the local
+// subscribers (deliver.go) and, once, to every route whose server
+// announced matching interest. A queue group is served by one member in
+// the whole cluster: the pick is random, weighted by members (local
+// subscriptions count one each, a route its announced weight), as in
+// nats-server; the message then goes to that route with the group's name
+// in RMSG, and the receiving server hands it to one of its own members.
+// A message that arrived from a route goes to local TCP subscribers only.
+
+type remoteResult = sublist.Result[*remoteSub]
+
+// routeTarget is one route a message goes to, with the queue groups the
+// receiver must serve.
+type routeTarget struct {
+	route  *client
+	queues []string
+}
+
+// forwarding is a publishing client's scratch for forwarding, made on its
+// first publish in a cluster (read goroutine).
+type forwarding struct {
+	memoSubj []byte // one-entry memo of remote matches, as client.memo
+	memoGen  uint64
+	memoRes  *remoteResult
+	targets  []routeTarget
+}
+
+// matchRemote returns the routes' interest in subj.
+func (c *client) matchRemote(subj []byte) *remoteResult {
+	rl := c.srv.cluster.remote
+	if c.fwd == nil {
+		c.fwd = &forwarding{}
+	}
+	f := c.fwd
+	gen := rl.Gen()
+	if f.memoRes != nil && f.memoGen == gen && bytes.Equal(f.memoSubj, subj) {
+		return f.memoRes
+	}
+	if oneOff(subj) {
+		return rl.MatchOnce(bytesView(subj))
+	}
+	res := rl.Match(bytesView(subj))
+	f.memoSubj = append(f.memoSubj[:0], subj...)
+	f.memoGen, f.memoRes = gen, res
+	return res
+}
+
+// deliverClustered is deliver for a TCP client's message in a cluster:
+// local and remote interest together. It reports whether anyone, here or
+// elsewhere, will receive it.
+func (s *Server) deliverClustered(d *delivery, local *result, remote *remoteResult) bool {
+	if remote.Empty() {
+		return s.deliver(d, local)
+	}
+	f := d.pub.fwd
+	for i := range f.targets {
+		f.targets[i] = routeTarget{queues: f.targets[i].queues[:0]}
+	}
+	f.targets = f.targets[:0]
+	delivered := false
+	for _, sub := range local.Plain {
+		if s.deliverTo(d, sub) {
+			delivered = true
+		}
+	}
+	for _, rs := range remote.Plain {
+		f.addTarget(rs.route, "")
+	}
+	for i, group := range local.Queues {
+		name := local.QueueNames[i]
+		if s.deliverQueue(d, group, remoteGroup(remote, name), name, f) {
+			delivered = true
+		}
+	}
+	for j, rgroup := range remote.Queues {
+		name := remote.QueueNames[j]
+		if hasQueue(local, name) {
+			continue
+		}
+		if rs := pickRemote(rgroup, -1); rs != nil {
+			f.addTarget(rs.route, name)
+		}
+	}
+	for i := range f.targets {
+		if d.pub.forward(d, &f.targets[i]) {
+			delivered = true
+		}
+	}
+	return delivered
+}
+
+// deliverQueue picks the member of one queue group that gets the message:
+// a local one (delivered now) or a remote one (added to the targets).
+func (s *Server) deliverQueue(d *delivery, group []*subscription, rgroup []*remoteSub, name string, f *forwarding) bool {
+	n := len(group)
+	total := n
+	for _, rs := range rgroup {
+		total += int(max(rs.weight.Load(), 1))
+	}
+	pick := rand.IntN(total)
+	if pick < n {
+		for i := 0; i < n; i++ {
+			if s.deliverTo(d, group[(pick+i)%n]) {
+				return true
+			}
+		}
+		pick = -1 // no local member took it: any remote one
+	} else {
+		pick -= n
+	}
+	if rs := pickRemote(rgroup, pick); rs != nil {
+		f.addTarget(rs.route, name)
+	}
+	return false
+}
+
+// pickRemote returns the remote member at weighted position pick, or a
+// random one by weight when pick < 0.
+func pickRemote(rgroup []*remoteSub, pick int) *remoteSub {
+	if len(rgroup) == 0 {
+		return nil
+	}
+	if pick < 0 {
+		total := 0
+		for _, rs := range rgroup {
+			total += int(max(rs.weight.Load(), 1))
+		}
+		pick = rand.IntN(total)
+	}
+	for _, rs := range rgroup {
+		w := int(max(rs.weight.Load(), 1))
+		if pick < w {
+			return rs
+		}
+		pick -= w
+	}
+	return rgroup[len(rgroup)-1] // a weight changed meanwhile
+}
+
+func remoteGroup(remote *remoteResult, name string) []*remoteSub {
+	for j, n := range remote.QueueNames {
+		if n == name {
+			return remote.Queues[j]
+		}
+	}
+	return nil
+}
+
+func hasQueue(local *result, name string) bool {
+	for _, n := range local.QueueNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// addTarget adds route r (and queue group q, if any) to the targets.
+func (f *forwarding) addTarget(r *client, q string) {
+	for i := range f.targets {
+		t := &f.targets[i]
+		if t.route == r {
+			if q != "" {
+				t.queues = append(t.queues, q)
+			}
+			return
+		}
+	}
+	n := len(f.targets)
+	if n < cap(f.targets) {
+		f.targets = f.targets[:n+1]
+	} else {
+		f.targets = append(f.targets, routeTarget{})
+	}
+	t := &f.targets[n]
+	t.route = r
+	if q != "" {
+		t.queues = append(t.queues, q)
+	}
+}
+
+// forward frames the message for one route, into this publisher's stage
+// for it when a slot is free, else straight into its queue.
+func (c *client) forward(d *delivery, t *routeTarget) bool {
+	dst := t.route
+	if dst.closed.Load() {
+		return false
+	}
+	acc := c.srv.cluster.account
+	withHdr := dst.route.headers.Load()
+	if st := c.stageFor(dst); st != nil {
+		c.room(st, routeMsgSize(acc, d.subj, d.reply, t.queues, d.hdr, d.data))
+		st.ch.b = appendRouteMsg(st.ch.b, withHdr, acc, d.subj, d.reply, t.queues, d.hdr, d.data)
+	} else {
+		need := routeMsgSize(acc, d.subj, d.reply, t.queues, d.hdr, d.data)
+		dst.out.mu.Lock()
+		if dst.out.mu.closing {
+			dst.out.mu.Unlock()
+			return false
+		}
+		ch := dst.out.appendable(need)
+		n := len(ch.b)
+		ch.b = appendRouteMsg(ch.b, withHdr, acc, d.subj, d.reply, t.queues, d.hdr, d.data)
+		dst.out.mu.size += len(ch.b) - n
+		queued := dst.out.queued()
+		dst.out.mu.Unlock()
+		c.addPending(dst)
+		c.checkQueued(dst, queued)
+	}
+	if dst.trace {
+		dst.traceRouteMsgOut(d, t.queues)
+	}
+	dst.stats.outMsgs.Add(1)
+	dst.stats.outBytes.Add(int64(len(d.hdr) + len(d.data)))
+	return true
+}
+
+// processRoutedMsg delivers an RMSG or HMSG to this server's TCP clients:
+// every plain subscriber, and one member of each queue group the sender
+// named.
+func (c *client) processRoutedMsg(cmd *routeCmd) {
+	c.counts.inMsgs++
+	c.counts.inBytes += int64(len(cmd.payload))
+	if !bytes.Equal(cmd.account, c.srv.cluster.account) {
+		return
+	}
+	res := c.match(cmd.subject)
+	if res.Empty() {
+		return
+	}
+	d := delivery{
+		pub:   c,
+		subj:  cmd.subject,
+		reply: cmd.reply,
+		hdr:   cmd.payload[:cmd.hdrLen],
+		data:  cmd.payload[cmd.hdrLen:],
+	}
+	s := c.srv
+	for _, sub := range res.Plain {
+		if sub.client != nil {
+			s.deliverTo(&d, sub)
+		}
+	}
+	for _, q := range cmd.queues {
+		for i, name := range res.QueueNames {
+			if name != bytesView(q) {
+				continue
+			}
+			group := res.Queues[i]
+			n := len(group)
+			start := rand.IntN(n)
+			for j := 0; j < n; j++ {
+				if sub := group[(start+j)%n]; sub.client != nil && s.deliverTo(&d, sub) {
+					break
+				}
+			}
+			break
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"bytes"
+
+	"github.com/jetwal/jetwal/subject"
+)
+
+// Interest propagation. Every server keeps, per subject and queue group,
+// how many of its TCP clients subscribe (cluster.imu.interest) and tells
+// each route: one RS+ when a subject gains its first plain subscriber and
+// one RS- when it loses its last; for a queue group an RS+ with the new
+// member count (its weight) at every change and RS- at zero. A new route
+// gets the whole table first. What routes announce is kept per route in
+// the remote sublist (cluster.remote), which publishers match to find
+// where to forward.
+
+// interestKey is a subject and queue group ("" for none).
+type interestKey struct{ subject, queue string }
+
+// insertClientSub adds a TCP client's subscription to the sublist and, in
+// a cluster, counts it in the interest table in the same step (under imu),
+// so that the table follows the sublist's order of changes.
+func (s *Server) insertClientSub(sub *subscription) error {
+	cl := s.cluster
+	if cl == nil || sub.client == nil || sub.client.route != nil {
+		return s.subs.Insert(sub.subject, sub.queue, sub)
+	}
+	cl.imu.Lock()
+	defer cl.imu.Unlock()
+	if err := s.subs.Insert(sub.subject, sub.queue, sub); err != nil {
+		return err
+	}
+	cl.noteLocked(interestKey{sub.subject, sub.queue}, 1)
+	return nil
+}
+
+// removeClientSub is insertClientSub's reverse.
+func (s *Server) removeClientSub(sub *subscription) error {
+	cl := s.cluster
+	if cl == nil || sub.client == nil || sub.client.route != nil {
+		return s.subs.Remove(sub.subject, sub.queue, sub)
+	}
+	cl.imu.Lock()
+	defer cl.imu.Unlock()
+	if err := s.subs.Remove(sub.subject, sub.queue, sub); err != nil {
+		return err
+	}
+	cl.noteLocked(interestKey{sub.subject, sub.queue}, -1)
+	return nil
+}
+
+// noteLocked applies delta to k's count and tells the routes when that
+// changes what they know. cl.imu held.
+func (cl *cluster) noteLocked(k interestKey, delta int32) {
+	old := cl.imu.interest[k]
+	n := old + delta
+	if n <= 0 {
+		delete(cl.imu.interest, k)
+		if old <= 0 {
+			return
+		}
+	} else {
+		cl.imu.interest[k] = n
+	}
+	var line []byte
+	switch {
+	case n <= 0:
+		line = appendRouteSub(nil, false, cl.opts.Account, k.subject, k.queue, 0)
+	case k.queue != "":
+		line = appendRouteSub(nil, true, cl.opts.Account, k.subject, k.queue, n)
+	case old == 0:
+		line = appendRouteSub(nil, true, cl.opts.Account, k.subject, "", 0)
+	default:
+		return
+	}
+	if len(cl.imu.bcast) == 0 {
+		return
+	}
+	p := string(line)
+	for _, r := range cl.imu.bcast {
+		r.sendProto(p)
+	}
+}
+
+// sendInterest queues this server's whole interest table to a newly
+// registered route and adds it to the routes told of every change, in one
+// step so that no change falls between.
+func (cl *cluster) sendInterest(c *client) {
+	cl.imu.Lock()
+	defer cl.imu.Unlock()
+	var buf []byte
+	for k, n := range cl.imu.interest {
+		buf = appendRouteSub(buf, true, cl.opts.Account, k.subject, k.queue, n)
+		if len(buf) >= chunkSize/2 {
+			c.queueProto(string(buf))
+			buf = buf[:0]
+		}
+	}
+	if len(buf) > 0 {
+		c.queueProto(string(buf))
+	}
+	cl.imu.bcast = append(cl.imu.bcast, c)
+	c.kickWriter()
+}
+
+// dropBroadcast stops telling c of interest changes.
+func (cl *cluster) dropBroadcast(c *client) {
+	cl.imu.Lock()
+	defer cl.imu.Unlock()
+	for i, r := range cl.imu.bcast {
+		if r == c {
+			cl.imu.bcast = append(cl.imu.bcast[:i], cl.imu.bcast[i+1:]...)
+			return
+		}
+	}
+}
+
+// remoteKey is a remote subscription's key in its route's map.
+func remoteKey(subj, queue []byte) string {
+	if len(queue) == 0 {
+		return string(subj)
+	}
+	return string(subj) + " " + string(queue)
+}
+
+// processRemoteSub handles RS+: interest of the route's server. Other
+// accounts than ours (nats-server's $SYS, say) are ignored.
+func (c *client) processRemoteSub(cmd *routeCmd) {
+	cl, r := c.srv.cluster, c.route
+	if !bytes.Equal(cmd.account, cl.account) {
+		return
+	}
+	if !subject.ValidFilter(bytesView(cmd.subject)) || (len(cmd.queue) > 0 && !subject.ValidLiteral(bytesView(cmd.queue))) {
+		c.srv.logger.Warn("route sent an invalid subscription", "rid", c.id, "subject", string(cmd.subject), "queue", string(cmd.queue))
+		c.closeFromReader(closeProtocolViolation, textInvalidSubject)
+		return
+	}
+	key := remoteKey(cmd.subject, cmd.queue)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.closed {
+		return
+	}
+	if rs := r.mu.subs[key]; rs != nil {
+		if rs.queue != "" {
+			rs.weight.Store(cmd.weight)
+		}
+		return
+	}
+	rs := &remoteSub{route: c, subject: string(cmd.subject), queue: string(cmd.queue)}
+	rs.weight.Store(max(cmd.weight, 1))
+	if err := cl.remote.Insert(rs.subject, rs.queue, rs); err != nil {
+		return // ValidFilter passed above; Insert checks the same
+	}
+	if r.mu.subs == nil {
+		r.mu.subs = make(map[string]*remoteSub)
+	}
+	r.mu.subs[key] = rs
+}
+
+// processRemoteUnsub handles RS-.
+func (c *client) processRemoteUnsub(cmd *routeCmd) {
+	cl, r := c.srv.cluster, c.route
+	if !bytes.Equal(cmd.account, cl.account) {
+		return
+	}
+	key := remoteKey(cmd.subject, cmd.queue)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rs := r.mu.subs[key]
+	if rs == nil {
+		return
+	}
+	delete(r.mu.subs, key)
+	_ = cl.remote.Remove(rs.subject, rs.queue, rs)
+}
+
+// NumRemoteSubscriptions returns the interest other servers announced, in
+// this server's account.
+func (s *Server) NumRemoteSubscriptions() int {
+	if s.cluster == nil {
+		return 0
+	}
+	return s.cluster.remote.Count()
+}
