@@ -71,7 +71,9 @@ func TestRestoreStalled(t *testing.T) {
 	if rr.Error != nil || !strings.HasPrefix(rr.DeliverSubject, api.SnapshotRestorePrefix+"SRC.") {
 		t.Fatalf("restore response %+v", rr)
 	}
-	if m := request(t, nb, rr.DeliverSubject, string(archive[:len(archive)/2])); len(m.Data) != 0 {
+	// On a slow machine the restore may already be abandoned when this
+	// chunk arrives (no responders); either way nothing may be left.
+	if m, err := nb.Request(rr.DeliverSubject, archive[:len(archive)/2], 5*time.Second); err == nil && len(m.Data) != 0 {
 		t.Fatalf("chunk ack %q", m.Data)
 	}
 	eventually(t, "the stalled restore to go", func() bool {
