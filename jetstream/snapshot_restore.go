@@ -110,7 +110,7 @@ func (b *restoreBuilder) msg(m *store.Msg) error {
 		return fmt.Errorf("%w: seq %d outside %d..%d", errArchive, m.Seq, b.next, b.hdr.LastSeq)
 	}
 	if m.Seq > b.next {
-		if err := b.st.Skip(m.Seq); err != nil {
+		if err := b.st.SkipTo(m.Seq); err != nil {
 			return fmt.Errorf("recreating deleted messages before seq %d: %w", m.Seq, err)
 		}
 	}
@@ -160,7 +160,7 @@ func (b *restoreBuilder) complete() error {
 		return fmt.Errorf("%w: no header", errArchive)
 	}
 	if b.hdr.LastSeq >= b.next {
-		if err := b.st.Skip(b.hdr.LastSeq + 1); err != nil {
+		if err := b.st.SkipTo(b.hdr.LastSeq + 1); err != nil {
 			return fmt.Errorf("recreating deleted messages up to seq %d: %w", b.hdr.LastSeq, err)
 		}
 	}

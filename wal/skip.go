@@ -6,13 +6,13 @@ import (
 	"github.com/jetwal/jetwal/store"
 )
 
-// Skip makes next the sequence the next append gets: the sequences between
+// SkipTo makes next the sequence the next append gets: the sequences between
 // the last one and next are never handed out, and count as deleted. It is
 // what a replica needs to rebuild a stream from a snapshot with the
 // leader's sequences, holes included. The skip is written as a tombstone
 // and answered under the sync policy, as a delete is. next at or below
 // last+1 changes nothing.
-func (s *Store) Skip(next uint64) error {
+func (s *Store) SkipTo(next uint64) error {
 	s.mu.Lock()
 	if err := s.checkOpen(); err != nil {
 		s.mu.Unlock()

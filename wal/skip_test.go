@@ -6,7 +6,7 @@ import (
 	"github.com/jetwal/jetwal/vfs"
 )
 
-// TestSkipKeepsSequencesAcrossReopen: after Skip the next append gets the
+// TestSkipKeepsSequencesAcrossReopen: after SkipTo the next append gets the
 // skipped-to sequence, the hole counts as deleted, and a reopen (clean and
 // after a crash) agrees.
 func TestSkipKeepsSequencesAcrossReopen(t *testing.T) {
@@ -21,7 +21,7 @@ func TestSkipKeepsSequencesAcrossReopen(t *testing.T) {
 			return s
 		}
 		s := open(fs)
-		if err := s.Skip(5); err != nil { // empty store: starts at 5
+		if err := s.SkipTo(5); err != nil { // empty store: starts at 5
 			t.Fatal(err)
 		}
 		if st := s.State(); st.FirstSeq != 5 || st.LastSeq != 4 || st.Msgs != 0 {
@@ -32,10 +32,10 @@ func TestSkipKeepsSequencesAcrossReopen(t *testing.T) {
 				t.Fatalf("append: %d %v, want %d", seq, err, want)
 			}
 		}
-		if err := s.Skip(3); err != nil { // below last: nothing
+		if err := s.SkipTo(3); err != nil { // below last: nothing
 			t.Fatal(err)
 		}
-		if err := s.Skip(10); err != nil {
+		if err := s.SkipTo(10); err != nil {
 			t.Fatal(err)
 		}
 		if seq, _, err := s.Append("b", nil, []byte("y")); err != nil || seq != 10 {
@@ -63,7 +63,7 @@ func TestSkipKeepsSequencesAcrossReopen(t *testing.T) {
 		if seq, _, err := s.Append("c", nil, nil); err != nil || seq != 11 {
 			t.Fatalf("append after reopen: %d %v", seq, err)
 		}
-		if err := s.Skip(0); err == nil {
+		if err := s.SkipTo(0); err == nil {
 			t.Fatal("skip to 0 accepted")
 		}
 		s.Close()

@@ -36,7 +36,7 @@
 // A snapshot (snapshot.go) is the stream's messages with their sequences
 // and times, read from the store while raft goes on applying; removals
 // applied meanwhile are replayed from the log after the snapshot's index.
-// Restore rebuilds the store from it, holes included (wal.Store.Skip). A
+// Restore rebuilds the store from it, holes included (wal.Store.SkipTo). A
 // restore resends the whole stream: catching up from a follower's own
 // messages plus the missing tail is not built.
 //

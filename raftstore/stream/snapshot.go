@@ -149,7 +149,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		f.failed = fmt.Errorf("stream: restore %s from the snapshot at index %d: %w", f.dir, index, err)
 		return f.failed
 	}
-	if err := st.Skip(first); err != nil {
+	if err := st.SkipTo(first); err != nil {
 		return fail(err)
 	}
 	var last8 [8]byte
@@ -170,7 +170,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		if seq <= st.State().LastSeq || seq > last {
 			return fail(fmt.Errorf("message %d out of order (last %d)", seq, last))
 		}
-		if err := st.Skip(seq); err != nil {
+		if err := st.SkipTo(seq); err != nil {
 			return fail(err)
 		}
 		f.now.Store(m.Time)
@@ -197,7 +197,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	if le.Uint64(tail[:]) != sum {
 		return fail(fmt.Errorf("checksum mismatch: snapshot damaged"))
 	}
-	if err := st.Skip(last + 1); err != nil {
+	if err := st.SkipTo(last + 1); err != nil {
 		return fail(err)
 	}
 	if err := st.Sync(); err != nil {
