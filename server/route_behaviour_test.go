@@ -205,7 +205,12 @@ func TestRouteCredentials(t *testing.T) {
 	co.Username, co.Password = "ru", "rp"
 	seed := startClustered(t, "s0", co)
 	addr := seed.ClusterAddr().String()
-	good := startClustered(t, "s1", clusterOpts(t, "C", "nats://ru:rp@"+addr))
+	// Every server of the cluster asks the same credentials, as a
+	// deployment configures them; a route that presents wrong ones gets
+	// none of them.
+	gco := clusterOpts(t, "C", "nats://ru:rp@"+addr)
+	gco.Username, gco.Password = "ru", "rp"
+	good := startClustered(t, "s1", gco)
 	waitMesh(t, seed, good)
 	bad := startClustered(t, "s2", clusterOpts(t, "C", "nats://ru:wrong@"+addr))
 	deadline := time.Now().Add(time.Second)
