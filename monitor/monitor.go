@@ -25,6 +25,7 @@ type Source interface {
 	Addr() net.Addr
 	Stats() server.Stats
 	Connections() []server.ConnInfo
+	Routes() []server.RouteInfo
 }
 
 // JetStream is what the monitor reads from the JetStream layer.
@@ -58,7 +59,7 @@ type Monitor struct {
 }
 
 // endpoints are the paths served, in nats-server's names.
-var endpoints = []string{"/varz", "/connz", "/subsz", "/jsz", "/healthz", "/metrics"}
+var endpoints = []string{"/varz", "/connz", "/routez", "/subsz", "/jsz", "/healthz", "/metrics"}
 
 // Start listens and serves in the background.
 func Start(o Options) (*Monitor, error) {
@@ -89,6 +90,7 @@ func Start(o Options) (*Monitor, error) {
 	mux.HandleFunc("/subsz", m.count("/subsz", m.subsz))
 	mux.HandleFunc("/subscriptionsz", m.count("/subsz", m.subsz))
 	mux.HandleFunc("/jsz", m.count("/jsz", m.jsz))
+	mux.HandleFunc("/routez", m.count("/routez", m.routez))
 	mux.HandleFunc("/healthz", m.count("/healthz", m.healthz))
 	mux.HandleFunc("/metrics", m.count("/metrics", prom.ServeHTTP))
 	mux.HandleFunc("/{$}", m.count("/", m.index))

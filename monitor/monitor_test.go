@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -267,5 +268,72 @@ func TestHealthzUnhealthyWhenStreamsFailedToLoad(t *testing.T) {
 	}
 	if resp.StatusCode != 503 || h.Status != "unavailable" || !strings.Contains(h.Error, "permission denied") {
 		t.Fatalf("healthz answered %d %+v, want 503 unavailable naming the failure", resp.StatusCode, h)
+	}
+}
+
+// TestRoutez: /routez lists a server's routes in nats-server's field
+// names, with the remote interest on ?subs=1; a server without routes
+// shows none.
+func TestRoutez(t *testing.T) {
+	f := start(t, false)
+	if m := f.get(t, "/routez", http.StatusOK); m["num_routes"] != float64(0) || len(m["routes"].([]any)) != 0 {
+		t.Fatalf("standalone /routez: %v", m)
+	}
+	mk := func(name string, routes ...string) *server.Server {
+		co := &server.ClusterOptions{Name: "C", Host: "127.0.0.1", ReconnectDelay: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
+		for _, r := range routes {
+			u, err := url.Parse(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			co.Routes = append(co.Routes, u)
+		}
+		s, err := server.New(server.Options{Host: "127.0.0.1", ServerName: name, Cluster: co})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Shutdown(context.Background()) })
+		return s
+	}
+	a := mk("a")
+	b := mk("b", "nats://"+a.ClusterAddr().String())
+	mon, err := Start(Options{Host: "127.0.0.1", Server: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mon.Shutdown(context.Background()) })
+	nc, err := nats.Connect(b.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := nc.SubscribeSync("watched.subject"); err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	g := &fixture{mon: mon}
+	var route map[string]any
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m := g.get(t, "/routez?subs=1", http.StatusOK)
+		if rs, _ := m["routes"].([]any); m["num_routes"] == float64(1) && len(rs) == 1 {
+			route = rs[0].(map[string]any)
+			if l, _ := route["subscriptions_list"].([]any); len(l) == 1 && l[0] == "watched.subject" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/routez never showed b's route with its subscription: %v", m)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if route["remote_name"] != "b" || route["remote_id"] != b.ID() || route["did_solicit"] != false || route["subscriptions"] != float64(1) {
+		t.Fatalf("route %v", route)
+	}
+	if m := g.get(t, "/routez", http.StatusOK); m["routes"].([]any)[0].(map[string]any)["subscriptions_list"] != nil {
+		t.Fatalf("subscriptions listed without ?subs: %v", m)
 	}
 }
