@@ -60,7 +60,11 @@ func (s *Server) removeInternal(sub *subscription) {
 	if !sub.closed.CompareAndSwap(false, true) {
 		return
 	}
-	_ = s.subs.Remove(sub.subject, sub.queue, sub)
+	if sub.routed {
+		s.removeRoutedSub(sub)
+	} else {
+		_ = s.subs.Remove(sub.subject, sub.queue, sub)
+	}
 	s.interestChanged()
 }
 

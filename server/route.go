@@ -33,6 +33,7 @@ import (
 // Internal subscriptions (JetStream's) are local: their interest is not
 // sent to other servers, and messages from routes reach TCP clients only,
 // so each server's JetStream serves the messages published to that server.
+// The exception is SubscribeRouted (internal_routed.go).
 //
 // Locking: cluster.mu (route registry) and cluster.imu (local interest and
 // the routes it is sent to) are never held together; either may be held

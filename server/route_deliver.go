@@ -246,7 +246,7 @@ func (c *client) processRoutedMsg(cmd *routeCmd) {
 	}
 	s := c.srv
 	for _, sub := range res.Plain {
-		if sub.client != nil {
+		if sub.client != nil || sub.routed {
 			s.deliverTo(&d, sub)
 		}
 	}
