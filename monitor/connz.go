@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"fmt"
 	"net/http"
 	"sort"
 	"time"
@@ -63,33 +64,54 @@ var connSorts = map[string]func(a, b *server.ConnInfo) bool{
 	"uptime":     func(a, b *server.ConnInfo) bool { return a.Start.Before(b.Start) },
 }
 
+// ConnzOptions are the /connz query parameters (and the options of a
+// $SYS.REQ.SERVER.*.CONNZ request, in nats-server's JSON names).
+type ConnzOptions struct {
+	Sort     string `json:"sort"`   // "" = cid
+	Username bool   `json:"auth"`   // show each connection's user
+	Offset   int    `json:"offset"` // first connection listed
+	Limit    int    `json:"limit"`  // 0 = DefaultConnListSize
+}
+
 func (m *Monitor) connz(w http.ResponseWriter, r *http.Request) {
-	offset, err := queryInt(r, "offset", 0)
+	var o ConnzOptions
+	var err error
+	if o.Offset, err = queryInt(r, "offset", 0); err != nil {
+		badRequest(w, "%v", err)
+		return
+	}
+	if o.Limit, err = queryInt(r, "limit", DefaultConnListSize); err != nil {
+		badRequest(w, "%v", err)
+		return
+	}
+	if o.Username, err = queryBool(r, "auth"); err != nil {
+		badRequest(w, "%v", err)
+		return
+	}
+	o.Sort = r.URL.Query().Get("sort")
+	c, err := m.Connz(o)
 	if err != nil {
 		badRequest(w, "%v", err)
 		return
 	}
-	limit, err := queryInt(r, "limit", DefaultConnListSize)
-	if err != nil {
-		badRequest(w, "%v", err)
-		return
+	writeJSON(w, http.StatusOK, c)
+}
+
+// Connz returns the /connz document.
+func (m *Monitor) Connz(o ConnzOptions) (*Connz, error) {
+	offset, limit, showUser, sortBy := o.Offset, o.Limit, o.Username, o.Sort
+	if offset < 0 || limit < 0 {
+		return nil, fmt.Errorf("offset %d and limit %d must not be negative", offset, limit)
 	}
 	if limit == 0 {
 		limit = DefaultConnListSize
 	}
-	showUser, err := queryBool(r, "auth")
-	if err != nil {
-		badRequest(w, "%v", err)
-		return
-	}
-	sortBy := r.URL.Query().Get("sort")
 	if sortBy == "" {
 		sortBy = "cid"
 	}
 	less, ok := connSorts[sortBy]
 	if !ok {
-		badRequest(w, "invalid sorting option %q", sortBy)
-		return
+		return nil, fmt.Errorf("invalid sorting option %q", sortBy)
 	}
 	conns := m.opts.Server.Connections()
 	sort.SliceStable(conns, func(i, j int) bool { return less(&conns[i], &conns[j]) })
@@ -119,5 +141,5 @@ func (m *Monitor) connz(w http.ResponseWriter, r *http.Request) {
 		c.Conns = append(c.Conns, out)
 	}
 	c.NumConns = len(c.Conns)
-	writeJSON(w, http.StatusOK, c)
+	return c, nil
 }

@@ -61,24 +61,36 @@ type Monitor struct {
 // endpoints are the paths served, in nats-server's names.
 var endpoints = []string{"/varz", "/connz", "/routez", "/subsz", "/jsz", "/healthz", "/metrics"}
 
-// Start listens and serves in the background.
-func Start(o Options) (*Monitor, error) {
+// New returns a Monitor that builds the documents without listening, for
+// the same data served over NATS ($SYS.REQ.SERVER.*). Start listens too.
+func New(o Options) (*Monitor, error) {
 	if o.Server == nil {
 		return nil, errors.New("monitor: no server")
-	}
-	if o.Host == "" {
-		o.Host = "0.0.0.0"
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	m := &Monitor{opts: o}
+	m.mu.reqs = make(map[string]uint64)
+	return m, nil
+}
+
+// Start listens and serves in the background.
+func Start(o Options) (*Monitor, error) {
+	if o.Host == "" {
+		o.Host = "0.0.0.0"
+	}
+	m, err := New(o)
+	if err != nil {
+		return nil, err
+	}
+	o = m.opts
 	addr := net.JoinHostPort(o.Host, strconv.Itoa(o.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("monitor: listen on %s: %w", addr, err)
 	}
-	m := &Monitor{opts: o, ln: ln}
-	m.mu.reqs = make(map[string]uint64)
+	m.ln = ln
 	prom, err := m.metricsHandler()
 	if err != nil {
 		ln.Close()
@@ -103,11 +115,21 @@ func Start(o Options) (*Monitor, error) {
 	return m, nil
 }
 
-// Addr returns the listen address.
-func (m *Monitor) Addr() net.Addr { return m.ln.Addr() }
+// Addr returns the listen address, nil for a Monitor made by New.
+func (m *Monitor) Addr() net.Addr {
+	if m.ln == nil {
+		return nil
+	}
+	return m.ln.Addr()
+}
 
 // Shutdown stops the listener and waits for requests in flight.
-func (m *Monitor) Shutdown(ctx context.Context) error { return m.http.Shutdown(ctx) }
+func (m *Monitor) Shutdown(ctx context.Context) error {
+	if m.http == nil {
+		return nil
+	}
+	return m.http.Shutdown(ctx)
+}
 
 func (m *Monitor) count(name string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {

@@ -18,11 +18,16 @@ type Subsz struct {
 }
 
 func (m *Monitor) subsz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, m.Subsz())
+}
+
+// Subsz returns the /subsz document.
+func (m *Monitor) Subsz() *Subsz {
 	st := m.opts.Server.Stats()
-	writeJSON(w, http.StatusOK, &Subsz{
+	return &Subsz{
 		ID: m.opts.Server.ID(), Now: time.Now().UTC(),
 		NumSubs: uint32(st.Subscriptions), NumCache: uint32(st.SubjectCache),
-	})
+	}
 }
 
 // JSInfo is /jsz (server level; no account or stream details).
@@ -42,6 +47,11 @@ type JSInfo struct {
 }
 
 func (m *Monitor) jsz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, m.Jsz())
+}
+
+// Jsz returns the /jsz document.
+func (m *Monitor) Jsz() *JSInfo {
 	info := &JSInfo{ID: m.opts.Server.ID(), Now: time.Now().UTC()}
 	if js := m.opts.JetStream; js == nil {
 		info.Disabled = true
@@ -53,7 +63,7 @@ func (m *Monitor) jsz(w http.ResponseWriter, _ *http.Request) {
 		info.Config = &cfg
 		info.Streams, info.Consumers, info.Messages, info.Bytes = s.Streams, s.Consumers, s.Messages, s.Bytes
 	}
-	writeJSON(w, http.StatusOK, info)
+	return info
 }
 
 func jsConfig(s jetstream.Stats) JetStreamConfig {
@@ -89,16 +99,26 @@ func (m *Monitor) healthz(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	h := m.Healthz()
+	status := http.StatusOK
+	if h.StatusCode != 0 {
+		status = h.StatusCode
+	}
+	writeJSON(w, status, h)
+}
+
+// Healthz returns the /healthz document; StatusCode is set (503) when the
+// server is not healthy.
+func (m *Monitor) Healthz() *HealthStatus {
 	// jetwal's JetStream either started with the server or the server did
 	// not start, and there is no cluster or asset recovery to wait for. It
 	// is unhealthy when streams or consumers failed to load: an empty or
 	// partial server must never look healthy.
 	if m.opts.JetStream != nil {
 		if errs := m.opts.JetStream.Stats().LoadErrors; len(errs) > 0 {
-			writeJSON(w, http.StatusServiceUnavailable, &HealthStatus{Status: "unavailable", StatusCode: http.StatusServiceUnavailable,
-				Error: fmt.Sprintf("JetStream: %d streams or consumers failed to load; first: %s", len(errs), errs[0])})
-			return
+			return &HealthStatus{Status: "unavailable", StatusCode: http.StatusServiceUnavailable,
+				Error: fmt.Sprintf("JetStream: %d streams or consumers failed to load; first: %s", len(errs), errs[0])}
 		}
 	}
-	writeJSON(w, http.StatusOK, &HealthStatus{Status: "ok"})
+	return &HealthStatus{Status: "ok"}
 }

@@ -39,9 +39,14 @@ type RouteInfo struct {
 }
 
 func (m *Monitor) routez(w http.ResponseWriter, r *http.Request) {
-	now := time.Now().UTC()
 	subs := r.URL.Query().Get("subs")
-	withSubs := subs == "1" || subs == "true" || subs == "detail"
+	writeJSON(w, http.StatusOK, m.Routez(subs == "1" || subs == "true" || subs == "detail"))
+}
+
+// Routez returns the /routez document, with each route's remote interest
+// when withSubs.
+func (m *Monitor) Routez(withSubs bool) *Routez {
+	now := time.Now().UTC()
 	routes := m.opts.Server.Routes()
 	out := &Routez{ID: m.opts.Server.ID(), Name: m.opts.Server.Name(), Now: now, NumRoutes: len(routes), Routes: []RouteInfo{}}
 	for _, ri := range routes {
@@ -57,5 +62,5 @@ func (m *Monitor) routez(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Routes = append(out.Routes, e)
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
