@@ -21,6 +21,7 @@ import (
 	"github.com/jetwal/jetwal/monitor"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/server/auth"
+	"github.com/jetwal/jetwal/sysreq"
 )
 
 // shutdownTimeout bounds a graceful shutdown after SIGINT/SIGTERM.
@@ -300,7 +301,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		return nil, errors.New("--tlscert, --tlskey and --tlscacert need --tls or --tlsverify")
 	}
 	if o.authOpts.Enabled() {
-		a, err := auth.New(o.authOpts)
+		// Only system users may publish to $SYS (package sysreq).
+		a, err := auth.New(sysreq.RestrictAuth(o.authOpts))
 		if err != nil {
 			return nil, configError{err}
 		}
@@ -474,6 +476,14 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 		}
 		log.Info("Monitoring listening on " + mon.Addr().String())
 	}
+	sys, err := startSysReq(srv, mon, jsStats, o.loaded, log)
+	if err != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return err
+	}
+	defer sys.Stop()
 	log.Info("Server is ready")
 
 	stopReload := make(chan struct{})
@@ -493,6 +503,19 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	}
 	log.Info("Server Exiting..")
 	return nil
+}
+
+// startSysReq answers $SYS.REQ.SERVER requests with the documents of the
+// HTTP monitor (one without a listener when -m is not given).
+func startSysReq(srv *server.Server, mon *monitor.Monitor, js monitor.JetStream, loaded time.Time, log *slog.Logger) (*sysreq.Service, error) {
+	if mon == nil {
+		var err error
+		mon, err = monitor.New(monitor.Options{Server: srv, JetStream: js, ConfigLoadTime: loaded, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return sysreq.Start(sysreq.Options{Server: srv, Monitor: mon, JetStream: js != nil, Logger: log})
 }
 
 // listenAddr renders the listen address as host:port with the configured

@@ -1,0 +1,249 @@
+package sysreq
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jetwal/jetwal/monitor"
+	"github.com/jetwal/jetwal/server"
+)
+
+// Kinds are the request kinds answered, after PING. or <server id>.
+var Kinds = []string{"STATSZ", "VARZ", "JSZ", "CONNZ", "HEALTHZ", "SUBSZ", "ROUTEZ", "IDZ"}
+
+// Options configure a Service.
+type Options struct {
+	Server    *server.Server
+	Monitor   *monitor.Monitor // builds the documents (monitor.New or Start)
+	JetStream bool             // JetStream is enabled on this server
+	Logger    *slog.Logger     // nil = discard
+}
+
+// Service answers $SYS.REQ.SERVER requests for one server.
+type Service struct {
+	opts Options
+	seq  atomic.Uint64
+	reqs chan request
+	done chan struct{}
+	wg   sync.WaitGroup
+	subs []*server.Subscription
+	stop sync.Once
+}
+
+type request struct {
+	kind, reply string
+	body        []byte
+}
+
+// queueLen bounds the requests waiting to be answered; more are dropped
+// (the asker times out) rather than blocking a publisher.
+const queueLen = 256
+
+// Start subscribes to the request subjects and answers them on a goroutine
+// of its own (handlers must not block the publisher).
+func Start(o Options) (*Service, error) {
+	if o.Server == nil || o.Monitor == nil {
+		return nil, errors.New("sysreq: a server and a monitor are required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{opts: o, reqs: make(chan request, queueLen), done: make(chan struct{})}
+	id := o.Server.ID()
+	subscribe := func(subj, kind string) error {
+		sub, err := o.Server.SubscribeRouted(subj, func(m *server.Msg) { s.enqueue(kind, m) })
+		if err != nil {
+			return fmt.Errorf("sysreq: subscribe %s: %w", subj, err)
+		}
+		s.subs = append(s.subs, sub)
+		return nil
+	}
+	if err := subscribe("$SYS.REQ.SERVER.PING", "STATSZ"); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	for _, k := range Kinds {
+		for _, subj := range []string{"$SYS.REQ.SERVER.PING." + k, "$SYS.REQ.SERVER." + id + "." + k} {
+			if err := subscribe(subj, k); err != nil {
+				s.Stop()
+				return nil, err
+			}
+		}
+	}
+	s.wg.Add(1)
+	go s.loop()
+	return s, nil
+}
+
+// Stop unsubscribes and waits for the answer in progress.
+func (s *Service) Stop() {
+	s.stop.Do(func() {
+		for _, sub := range s.subs {
+			sub.Unsubscribe()
+		}
+		close(s.done)
+	})
+	s.wg.Wait()
+}
+
+func (s *Service) enqueue(kind string, m *server.Msg) {
+	if m.Reply == "" {
+		return // nothing to answer to
+	}
+	r := request{kind: kind, reply: m.Reply, body: append([]byte(nil), m.Data...)}
+	select {
+	case s.reqs <- r:
+	default:
+		s.opts.Logger.Warn("dropping a system request: too many waiting", "kind", kind)
+	}
+}
+
+func (s *Service) loop() {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.done:
+			return
+		case r := <-s.reqs:
+			if b := s.answer(r.kind, r.body); b != nil {
+				s.opts.Server.PublishRouted(r.reply, "", nil, b)
+			}
+		}
+	}
+}
+
+// answer returns the JSON answer to a request, or nil when this server is
+// filtered out.
+func (s *Service) answer(kind string, body []byte) []byte {
+	resp, skip := s.build(kind, body)
+	if skip {
+		return nil
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		b, _ = json.Marshal(&Response{Server: s.info(), Error: &APIError{Code: http.StatusInternalServerError, Description: "encoding the answer: " + err.Error()}})
+	}
+	return b
+}
+
+// build makes the answer of one kind; skip is true when the request's
+// filter excludes this server.
+func (s *Service) build(kind string, body []byte) (resp any, skip bool) {
+	m := s.opts.Monitor
+	if kind == "IDZ" {
+		i := s.info()
+		return &ServerID{Name: i.Name, Host: i.Host, ID: i.ID}, false
+	}
+	var opts struct {
+		filter
+		// JSZ, CONNZ and ROUTEZ options jetwal honours.
+		monitor.ConnzOptions
+		Subs bool `json:"subscriptions"`
+	}
+	if len(body) > 0 {
+		if err := json.Unmarshal(body, &opts); err != nil {
+			return s.fail(http.StatusBadRequest, fmt.Errorf("%s request options: %w", strings.ToLower(kind), err)), false
+		}
+		if !s.matches(&opts.filter) {
+			return nil, true
+		}
+	}
+	var data any
+	switch kind {
+	case "STATSZ":
+		return s.statsz(), false
+	case "VARZ":
+		data = m.Varz()
+	case "JSZ":
+		data = m.Jsz()
+	case "CONNZ":
+		c, err := m.Connz(opts.ConnzOptions)
+		if err != nil {
+			return s.fail(http.StatusInternalServerError, err), false
+		}
+		data = c
+	case "HEALTHZ":
+		data = m.Healthz()
+	case "SUBSZ":
+		data = m.Subsz()
+	case "ROUTEZ":
+		data = m.Routez(opts.Subs)
+	default:
+		return s.fail(http.StatusBadRequest, fmt.Errorf("unknown request %q", kind)), false
+	}
+	return &Response{Server: s.info(), Data: data}, false
+}
+
+func (s *Service) fail(code int, err error) *Response {
+	return &Response{Server: s.info(), Error: &APIError{Code: code, Description: err.Error()}}
+}
+
+// matches applies nats-server's event filter: name, host and cluster by
+// substring (or exactly with exact_match). jetwal has no server tags or
+// JetStream domains, so a request naming any matches no server.
+func (s *Service) matches(f *filter) bool {
+	if len(f.Tags) > 0 || f.Domain != "" {
+		return false
+	}
+	i := s.info()
+	eq := func(want, have string) bool {
+		if want == "" {
+			return true
+		}
+		if f.ExactMatch {
+			return want == have
+		}
+		return strings.Contains(have, want)
+	}
+	return eq(f.Name, i.Name) && eq(f.Host, i.Host) && eq(f.Cluster, i.Cluster)
+}
+
+// info is the envelope's server block, with the next sequence number.
+func (s *Service) info() *ServerInfo {
+	srv := s.opts.Server
+	o := srv.Options()
+	host := o.Host
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	i := &ServerInfo{
+		Name: srv.Name(), Host: host, ID: srv.ID(), Cluster: srv.ClusterName(), Version: srv.Version(),
+		Seq: s.seq.Add(1), Time: time.Now().UTC(),
+	}
+	if s.opts.JetStream {
+		i.JetStream, i.Flags = true, flagJetStream
+	}
+	return i
+}
+
+// statsz builds the ServerStatsMsg from /varz and the routes.
+func (s *Service) statsz() *StatsMsg {
+	v := s.opts.Monitor.Varz()
+	st := ServerStats{
+		Start: v.Start, Mem: v.Mem, Cores: v.Cores, Connections: v.Connections,
+		TotalConnections: v.TotalConnections, ActiveAccounts: 1, NumSubs: v.Subscriptions,
+		Sent:          DataStats{Msgs: v.OutMsgs, Bytes: v.OutBytes},
+		Received:      DataStats{Msgs: v.InMsgs, Bytes: v.InBytes},
+		SlowConsumers: v.SlowConsumers, StaleConnections: v.StaleConnections,
+		JetStream: v.JetStream, MaxProcs: v.MaxProcs,
+	}
+	routes := s.opts.Server.Routes()
+	for _, r := range routes {
+		st.Routes = append(st.Routes, &RouteStat{
+			ID: r.RID, Name: r.RemoteName, Pending: r.Pending,
+			Sent:     DataStats{Msgs: r.OutMsgs, Bytes: r.OutBytes},
+			Received: DataStats{Msgs: r.InMsgs, Bytes: r.InBytes},
+		})
+	}
+	if s.opts.Server.ClusterName() != "" {
+		st.ActiveServers = len(routes) + 1
+	}
+	return &StatsMsg{Server: *s.info(), Stats: st}
+}
