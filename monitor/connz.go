@@ -9,6 +9,10 @@ import (
 	"github.com/jetwal/jetwal/server"
 )
 
+// GlobalAccount is the name of jetwal's single account, as nats-server
+// names its default account.
+const GlobalAccount = "$G"
+
 // DefaultConnListSize is nats-server's default /connz limit.
 const DefaultConnListSize = 1024
 
@@ -46,6 +50,7 @@ type ConnInfo struct {
 	TLSVersion     string    `json:"tls_version,omitempty"`
 	TLSCipher      string    `json:"tls_cipher_suite,omitempty"`
 	AuthorizedUser string    `json:"authorized_user,omitempty"`
+	Account        string    `json:"account,omitempty"`
 }
 
 // connSorts are the supported ?sort= values, as in nats-server; each sorts
@@ -133,7 +138,7 @@ func (m *Monitor) Connz(o ConnzOptions) (*Connz, error) {
 			Uptime: uptime(now.Sub(ci.Start)), Idle: uptime(now.Sub(ci.LastActivity)),
 			Pending: ci.Pending, InMsgs: ci.InMsgs, OutMsgs: ci.OutMsgs, InBytes: ci.InBytes, OutBytes: ci.OutBytes,
 			NumSubs: uint32(ci.Subscriptions), Name: ci.Name, Lang: ci.Lang, Version: ci.Version,
-			TLSVersion: ci.TLSVersion, TLSCipher: ci.TLSCipher,
+			TLSVersion: ci.TLSVersion, TLSCipher: ci.TLSCipher, Account: GlobalAccount,
 		}
 		if showUser {
 			out.AuthorizedUser = ci.AuthorizedUser

@@ -100,15 +100,14 @@ func (m *Monitor) healthz(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h := m.Healthz()
-	status := http.StatusOK
-	if h.StatusCode != 0 {
-		status = h.StatusCode
-	}
+	status := h.StatusCode
+	// As nats-server, the HTTP answer carries the code as its status only.
+	h.StatusCode = 0
 	writeJSON(w, status, h)
 }
 
-// Healthz returns the /healthz document; StatusCode is set (503) when the
-// server is not healthy.
+// Healthz returns the /healthz document with its StatusCode: 200 when
+// healthy, 503 when not (as nats-server's answer over NATS).
 func (m *Monitor) Healthz() *HealthStatus {
 	// jetwal's JetStream either started with the server or the server did
 	// not start, and there is no cluster or asset recovery to wait for. It
@@ -120,5 +119,5 @@ func (m *Monitor) Healthz() *HealthStatus {
 				Error: fmt.Sprintf("JetStream: %d streams or consumers failed to load; first: %s", len(errs), errs[0])}
 		}
 	}
-	return &HealthStatus{Status: "ok"}
+	return &HealthStatus{Status: "ok", StatusCode: http.StatusOK}
 }

@@ -23,6 +23,7 @@ type Options struct {
 	Server    *server.Server
 	Monitor   *monitor.Monitor // builds the documents (monitor.New or Start)
 	JetStream bool             // JetStream is enabled on this server
+	Domain    string           // its JetStream domain, if any
 	Logger    *slog.Logger     // nil = discard
 }
 
@@ -186,10 +187,11 @@ func (s *Service) fail(code int, err error) *Response {
 }
 
 // matches applies nats-server's event filter: name, host and cluster by
-// substring (or exactly with exact_match). jetwal has no server tags or
-// JetStream domains, so a request naming any matches no server.
+// substring (or exactly with exact_match), and the JetStream domain.
+// jetwal has no server tags, so
+// a request naming any matches no server.
 func (s *Service) matches(f *filter) bool {
-	if len(f.Tags) > 0 || f.Domain != "" {
+	if len(f.Tags) > 0 || (f.Domain != "" && f.Domain != s.opts.Domain) {
 		return false
 	}
 	i := s.info()
@@ -215,7 +217,7 @@ func (s *Service) info() *ServerInfo {
 	}
 	i := &ServerInfo{
 		Name: srv.Name(), Host: host, ID: srv.ID(), Cluster: srv.ClusterName(), Version: srv.Version(),
-		Seq: s.seq.Add(1), Time: time.Now().UTC(),
+		Domain: s.opts.Domain, Seq: s.seq.Add(1), Time: time.Now().UTC(),
 	}
 	if s.opts.JetStream {
 		i.JetStream, i.Flags = true, flagJetStream

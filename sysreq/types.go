@@ -15,6 +15,7 @@ type ServerInfo struct {
 	Host      string    `json:"host"`
 	ID        string    `json:"id"`
 	Cluster   string    `json:"cluster,omitempty"`
+	Domain    string    `json:"domain,omitempty"`
 	Version   string    `json:"ver"`
 	JetStream bool      `json:"jetstream"`
 	Flags     uint64    `json:"flags"`

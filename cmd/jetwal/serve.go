@@ -476,7 +476,11 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 		}
 		log.Info("Monitoring listening on " + mon.Addr().String())
 	}
-	sys, err := startSysReq(srv, mon, jsStats, o.loaded, log)
+	domain := ""
+	if o.js {
+		domain = o.jsCfg.Domain
+	}
+	sys, err := startSysReq(srv, mon, jsStats, domain, o.loaded, log)
 	if err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
@@ -507,7 +511,7 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 
 // startSysReq answers $SYS.REQ.SERVER requests with the documents of the
 // HTTP monitor (one without a listener when -m is not given).
-func startSysReq(srv *server.Server, mon *monitor.Monitor, js monitor.JetStream, loaded time.Time, log *slog.Logger) (*sysreq.Service, error) {
+func startSysReq(srv *server.Server, mon *monitor.Monitor, js monitor.JetStream, domain string, loaded time.Time, log *slog.Logger) (*sysreq.Service, error) {
 	if mon == nil {
 		var err error
 		mon, err = monitor.New(monitor.Options{Server: srv, JetStream: js, ConfigLoadTime: loaded, Logger: log})
@@ -515,7 +519,7 @@ func startSysReq(srv *server.Server, mon *monitor.Monitor, js monitor.JetStream,
 			return nil, err
 		}
 	}
-	return sysreq.Start(sysreq.Options{Server: srv, Monitor: mon, JetStream: js != nil, Logger: log})
+	return sysreq.Start(sysreq.Options{Server: srv, Monitor: mon, JetStream: js != nil, Domain: domain, Logger: log})
 }
 
 // listenAddr renders the listen address as host:port with the configured
