@@ -31,14 +31,14 @@ type Options struct {
 type Service struct {
 	opts Options
 	seq  atomic.Uint64
-	reqs chan request
+	reqs chan pending
 	done chan struct{}
 	wg   sync.WaitGroup
 	subs []*server.Subscription
 	stop sync.Once
 }
 
-type request struct {
+type pending struct {
 	kind, reply string
 	body        []byte
 }
@@ -56,7 +56,7 @@ func Start(o Options) (*Service, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{opts: o, reqs: make(chan request, queueLen), done: make(chan struct{})}
+	s := &Service{opts: o, reqs: make(chan pending, queueLen), done: make(chan struct{})}
 	id := o.Server.ID()
 	subscribe := func(subj, kind string) error {
 		sub, err := o.Server.SubscribeRouted(subj, func(m *server.Msg) { s.enqueue(kind, m) })
@@ -98,7 +98,7 @@ func (s *Service) enqueue(kind string, m *server.Msg) {
 	if m.Reply == "" {
 		return // nothing to answer to
 	}
-	r := request{kind: kind, reply: m.Reply, body: append([]byte(nil), m.Data...)}
+	r := pending{kind: kind, reply: m.Reply, body: append([]byte(nil), m.Data...)}
 	select {
 	case s.reqs <- r:
 	default:
@@ -142,17 +142,30 @@ func (s *Service) build(kind string, body []byte) (resp any, skip bool) {
 		i := s.info()
 		return &ServerID{Name: i.Name, Host: i.Host, ID: i.ID}, false
 	}
-	var opts struct {
-		filter
-		// JSZ, CONNZ and ROUTEZ options jetwal honours.
-		monitor.ConnzOptions
+	var f filter
+	var connz monitor.ConnzOptions
+	var routez struct {
 		Subs bool `json:"subscriptions"`
 	}
+	var jsz jszOptions
 	if len(body) > 0 {
-		if err := json.Unmarshal(body, &opts); err != nil {
+		// The filter, then the options of the kind, with their types checked
+		// (nats-server decodes both from the one body).
+		err := json.Unmarshal(body, &f)
+		if err == nil {
+			switch kind {
+			case "CONNZ":
+				err = json.Unmarshal(body, &connz)
+			case "ROUTEZ":
+				err = json.Unmarshal(body, &routez)
+			case "JSZ":
+				err = json.Unmarshal(body, &jsz)
+			}
+		}
+		if err != nil {
 			return s.fail(http.StatusBadRequest, fmt.Errorf("%s request options: %w", strings.ToLower(kind), err)), false
 		}
-		if !s.matches(&opts.filter) {
+		if !s.matches(&f) {
 			return nil, true
 		}
 	}
@@ -165,7 +178,7 @@ func (s *Service) build(kind string, body []byte) (resp any, skip bool) {
 	case "JSZ":
 		data = m.Jsz()
 	case "CONNZ":
-		c, err := m.Connz(opts.ConnzOptions)
+		c, err := m.Connz(connz)
 		if err != nil {
 			return s.fail(http.StatusInternalServerError, err), false
 		}
@@ -175,11 +188,26 @@ func (s *Service) build(kind string, body []byte) (resp any, skip bool) {
 	case "SUBSZ":
 		data = m.Subsz()
 	case "ROUTEZ":
-		data = m.Routez(opts.Subs)
+		data = m.Routez(routez.Subs)
 	default:
 		return s.fail(http.StatusBadRequest, fmt.Errorf("unknown request %q", kind)), false
 	}
 	return &Response{Server: s.info(), Data: data}, false
+}
+
+// jszOptions are nats-server's JSzOptions. They are checked, but jetwal's
+// /jsz has no account, stream or consumer details to add, and one server
+// is its own JetStream leader.
+type jszOptions struct {
+	Account    string `json:"account,omitempty"`
+	Accounts   bool   `json:"accounts,omitempty"`
+	Streams    bool   `json:"streams,omitempty"`
+	Consumer   bool   `json:"consumer,omitempty"`
+	Config     bool   `json:"config,omitempty"`
+	LeaderOnly bool   `json:"leader_only,omitempty"`
+	Offset     int    `json:"offset,omitempty"`
+	Limit      int    `json:"limit,omitempty"`
+	RaftGroups bool   `json:"raft,omitempty"`
 }
 
 func (s *Service) fail(code int, err error) *Response {

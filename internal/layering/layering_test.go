@@ -18,11 +18,12 @@ const module = "github.com/jetwal/jetwal/"
 // forbidden lists, for a package (by its path in the module), the module
 // packages (exact paths) its non-test files must not import.
 var forbidden = map[string][]string{
-	"server/auth": {"server", "config", "monitor", "jetstream", "cmd/jetwal"},
-	"server":      {"config", "monitor", "jetstream", "cmd/jetwal"},
-	"config":      {"server", "monitor", "jetstream", "cmd/jetwal"},
-	"monitor":     {"config", "cmd/jetwal"},
-	"jetstream":   {"config", "monitor", "server/auth", "cmd/jetwal"},
+	"server/auth": {"server", "config", "monitor", "jetstream", "sysreq", "cmd/jetwal"},
+	"server":      {"config", "monitor", "jetstream", "sysreq", "cmd/jetwal"},
+	"config":      {"server", "monitor", "jetstream", "sysreq", "cmd/jetwal"},
+	"monitor":     {"config", "sysreq", "cmd/jetwal"},
+	"jetstream":   {"config", "monitor", "server/auth", "sysreq", "cmd/jetwal"},
+	"sysreq":      {"config", "jetstream", "cmd/jetwal"},
 }
 
 // engine packages import none of the serving layers.
