@@ -34,8 +34,12 @@ type Config struct {
 	JetStream JetStream
 	Cluster   Cluster // the cluster block: routes
 
-	Auth        auth.Options // authorization { }, no_auth_user
-	AuthTimeout time.Duration
+	Auth auth.Options // authorization { }, no_auth_user, the system account's users
+	// SystemAccount is system_account (see system.go).
+	SystemAccount string
+	accounts      map[string]*declaredAccount
+	systemAt      value
+	AuthTimeout   time.Duration
 
 	TLS *TLS // nil = no tls { } block
 
@@ -120,6 +124,9 @@ func (c *Config) warnUnknown(k string, v value, known map[string]string) {
 }
 
 func (c *Config) validate() error {
+	if err := c.resolveAccounts(); err != nil {
+		return err
+	}
 	if c.Auth.NoAuthUser != "" && len(c.Auth.Users) == 0 {
 		return &Error{File: c.File, Reason: fmt.Sprintf("no_auth_user %q: there is no users list", c.Auth.NoAuthUser)}
 	}

@@ -111,6 +111,8 @@ var topLevel = func() map[string]field {
 		return err
 	}}, "store_dir", "storedir")
 	add(field{apply: (*Config).applyAuthorization}, "authorization")
+	add(field{apply: (*Config).applyAccounts}, "accounts")
+	add(field{apply: (*Config).applySystemAccount}, "system_account", "system")
 	add(field{apply: func(c *Config, n string, v value) error {
 		var err error
 		c.Auth.NoAuthUser, err = v.str(n)
@@ -165,7 +167,7 @@ var topLevel = func() map[string]field {
 
 // refused are settings that configure who may connect in ways jetwal does
 // not implement; ignoring them would open the server, so they are errors.
-var refused = []string{"accounts", "operator", "operators", "roots", "root", "root_operators", "root_operator",
+var refused = []string{"operator", "operators", "roots", "root", "root_operators", "root_operator",
 	"trusted", "trusted_keys", "resolver", "account_resolver", "accounts_resolver", "default_sentinel"}
 
 // knownUnsupported are the other nats-server v2.15 settings, which jetwal
@@ -212,8 +214,6 @@ var knownUnsupported = map[string]string{
 	"resolver_tls":             "no accounts",
 	"resolver_preload":         "no accounts",
 	"resolver_pinned_accounts": "no accounts",
-	"system_account":           "no system account",
-	"system":                   "no system account",
 	"no_system_account":        "no system account",
 	"no_system":                "no system account",
 	"no_sys_acc":               "no system account",
