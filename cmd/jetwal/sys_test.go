@@ -220,3 +220,32 @@ func msgData(m *nats.Msg) string {
 	}
 	return fmt.Sprintf("%q", m.Data)
 }
+
+// TestSystemAccountUserWithNatsCLI: a user of the system account declared
+// in the config file runs the CLI's server commands; it cannot publish to
+// the application's subjects.
+func TestSystemAccountUserWithNatsCLI(t *testing.T) {
+	conf := writeConf(t, fmt.Sprintf(`
+listen: 127.0.0.1:0
+server_name: withsys
+jetstream { store_dir: %q }
+authorization { users: [ {user: app, password: app} ] }
+accounts { SYS: { users: [ {user: admin, password: adm} ] } }
+system_account: SYS
+`, filepath.Join(t.TempDir(), "store")))
+	r := startServe(t, "-c", conf)
+	out, err := runNatsCLI(t, r.addr, "--user", "admin", "--password", "adm", "server", "ls", "1")
+	if err != nil || !row("withsys").MatchString(out) {
+		t.Errorf("server ls as the system user: %v\n%s", err, out)
+	}
+	// (server check jetstream reads the connected account's $JS.API.INFO
+	// too: it is for a JetStream user, as with nats-server's $SYS.)
+	out, err = runNatsCLI(t, r.addr, "--user", "admin", "--password", "adm", "server", "report", "jetstream")
+	if err != nil || !row("withsys", "", "0").MatchString(out) {
+		t.Errorf("server report jetstream as the system user: %v\n%s", err, out)
+	}
+	out, err = runNatsCLI(t, r.addr, "--user", "admin", "--password", "adm", "pub", "orders.1", "x")
+	if err == nil && !strings.Contains(out, "Permissions Violation") {
+		t.Errorf("the system user published to an application subject:\n%s", out)
+	}
+}
