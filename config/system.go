@@ -14,8 +14,9 @@ import (
 //	system_account: SYS
 //
 // Those users log in to jetwal's one account with fixed permissions:
-// publish to $SYS.> (the server requests of package sysreq) and subscribe
-// to _INBOX.> (their answers), nothing else. They are not isolated from
+// publish to $SYS.> (the server requests of package sysreq), subscribe to
+// _INBOX.> (their answers) and $SYS.> (the connection events), nothing
+// else. They are not isolated from
 // the application's subjects the way nats-server's $SYS account is, which
 // is why they may not be given permissions of their own. Any other
 // account, or any other field of the system account, is refused.
@@ -24,7 +25,7 @@ import (
 // permissions.
 var (
 	SystemPublish   = []string{"$SYS.>"}
-	SystemSubscribe = []string{"_INBOX.>"}
+	SystemSubscribe = []string{"_INBOX.>", "$SYS.>"}
 )
 
 // declaredAccount is one account of the accounts block, resolved once the
@@ -101,14 +102,14 @@ func (c *Config) resolveAccounts() error {
 	}
 	for _, u := range d.users {
 		if u.Permissions != nil {
-			return d.at.errorf("accounts.%s: user %q: system account users have fixed permissions in jetwal (publish $SYS.>, subscribe _INBOX.>)", c.SystemAccount, u.Username)
+			return d.at.errorf("accounts.%s: user %q: system account users have fixed permissions in jetwal (publish $SYS.>, subscribe _INBOX.> and $SYS.>)", c.SystemAccount, u.Username)
 		}
 		u.Permissions = systemPermissions()
 		c.Auth.Users = append(c.Auth.Users, u)
 	}
 	for _, u := range d.nkeys {
 		if u.Permissions != nil {
-			return d.at.errorf("accounts.%s: nkey user %q: system account users have fixed permissions in jetwal (publish $SYS.>, subscribe _INBOX.>)", c.SystemAccount, u.Nkey)
+			return d.at.errorf("accounts.%s: nkey user %q: system account users have fixed permissions in jetwal (publish $SYS.>, subscribe _INBOX.> and $SYS.>)", c.SystemAccount, u.Nkey)
 		}
 		u.Permissions = systemPermissions()
 		c.Auth.Nkeys = append(c.Auth.Nkeys, u)

@@ -25,7 +25,7 @@ system_account: SYS
 	admin := c.Auth.Users[1]
 	if admin.Username != "admin" || admin.Permissions == nil ||
 		!slices.Equal(admin.Permissions.Publish.Allow, []string{"$SYS.>"}) ||
-		!slices.Equal(admin.Permissions.Subscribe.Allow, []string{"_INBOX.>"}) {
+		!slices.Equal(admin.Permissions.Subscribe.Allow, []string{"_INBOX.>", "$SYS.>"}) {
 		t.Fatalf("system user %+v", admin)
 	}
 	if len(c.Auth.Nkeys) != 1 || c.Auth.Nkeys[0].Permissions == nil || c.Auth.Nkeys[0].Permissions.Publish.Allow[0] != "$SYS.>" {

@@ -129,7 +129,8 @@ type client struct {
 	in            inbuf
 	cmd           command
 	opts          connectOpts
-	connected     bool // CONNECT seen
+	connected     bool        // CONNECT seen
+	announced     atomic.Bool // the connect event was reported (conn_events.go)
 	firstPongSent bool
 	pending       []*client // writers fed directly, to wake after this chunk
 	stages        []stage   // per-receiver staged output (stage.go)
@@ -323,6 +324,9 @@ func (c *client) processConnect(arg []byte) {
 		if c.srv.opts.Debug {
 			c.srv.logger.Debug("client connected", "cid", c.id, "ip", c.ip,
 				"name", opts.Name, "lang", opts.Lang, "version", opts.Version)
+		}
+		if c.announced.CompareAndSwap(false, true) {
+			c.srv.connEvent(c, true, 0)
 		}
 	}
 	if opts.Verbose {
@@ -566,6 +570,8 @@ func (c *client) doClose(reason closeReason, text string) {
 	c.srv.removeClient(c)
 	if c.route != nil {
 		c.srv.routeClosed(c)
+	} else if c.announced.Load() {
+		c.srv.connEvent(c, false, reason)
 	}
 	if c.srv.opts.Debug || reason != closeClientClosed {
 		c.srv.logger.Debug("client connection closed", "cid", c.id, "ip", c.ip, "reason", reason.String())

@@ -9,10 +9,11 @@ import (
 // sysDeny is what a user who is not a system user may not publish to.
 const sysDeny = "$SYS.>"
 
-// RestrictAuth returns o with publishing to $SYS.> denied to every user
-// whose publish permissions do not explicitly allow a subject under $SYS,
-// so only the users meant to see every server's state ("system users")
-// can send $SYS.REQ requests. Without authentication o is returned
+// RestrictAuth returns o with publishing and subscribing to $SYS.> denied
+// to every user whose publish permissions do not explicitly allow a
+// subject under $SYS, so only the users meant to see every server's state
+// ("system users") can send $SYS.REQ requests or watch the connection
+// events. Without authentication o is returned
 // unchanged: anyone may ask. The permissions of o are not modified.
 func RestrictAuth(o auth.Options) auth.Options {
 	if !o.Enabled() {
@@ -52,7 +53,7 @@ func IsSystem(p *auth.Permissions) bool {
 }
 
 // restrict returns a copy of p (nil = no restriction) that denies $SYS.>
-// unless p makes its holder a system user.
+// (publish and subscribe) unless p makes its holder a system user.
 func restrict(p *auth.Permissions) *auth.Permissions {
 	if IsSystem(p) {
 		return p
@@ -68,5 +69,12 @@ func restrict(p *auth.Permissions) *auth.Permissions {
 	}
 	pub.Deny = append(pub.Deny, sysDeny)
 	out.Publish = &pub
+	sub := auth.SubjectPermission{}
+	if out.Subscribe != nil {
+		sub.Allow = append([]string(nil), out.Subscribe.Allow...)
+		sub.Deny = append([]string(nil), out.Subscribe.Deny...)
+	}
+	sub.Deny = append(sub.Deny, sysDeny)
+	out.Subscribe = &sub
 	return &out
 }

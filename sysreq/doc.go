@@ -13,11 +13,16 @@
 // builds both). The subscriptions are announced to the routes, so in a
 // cluster a PING reaches, and is answered by, every server.
 //
+// It also publishes $SYS.ACCOUNT.$G.CONNECT and .DISCONNECT, nats-server's
+// io.nats.server.advisory.v1.client_connect and client_disconnect events,
+// for every client connection (routes are not clients), to subscribers on
+// any server of the cluster.
+//
 // Who may ask: jetwal has one account, so there is no separate system
 // account. Without authentication anyone may ask, as anyone may do
-// anything. With authentication, RestrictAuth denies publishing to $SYS.>
-// to every user whose publish permissions do not explicitly allow a
-// subject under $SYS (an allow entry whose first token is "$SYS"); the
-// origin server refuses the request with the usual permissions violation
-// before it reaches any server.
+// anything. With authentication, RestrictAuth denies publishing and
+// subscribing to $SYS.> to every user whose publish permissions do not
+// explicitly allow a subject under $SYS (an allow entry whose first token
+// is "$SYS"); the origin server refuses the request (or the subscription)
+// with the usual permissions violation before it reaches any server.
 package sysreq

@@ -27,15 +27,18 @@ type Options struct {
 	Logger    *slog.Logger     // nil = discard
 }
 
-// Service answers $SYS.REQ.SERVER requests for one server.
+// Service answers $SYS.REQ.SERVER requests for one server and publishes
+// its connection events.
 type Service struct {
 	opts Options
 	seq  atomic.Uint64
 	reqs chan pending
-	done chan struct{}
-	wg   sync.WaitGroup
-	subs []*server.Subscription
-	stop sync.Once
+	// Connection events from the server's hook (events.go).
+	events chan server.ConnEvent
+	done   chan struct{}
+	wg     sync.WaitGroup
+	subs   []*server.Subscription
+	stop   sync.Once
 }
 
 type pending struct {
@@ -56,7 +59,7 @@ func Start(o Options) (*Service, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{opts: o, reqs: make(chan pending, queueLen), done: make(chan struct{})}
+	s := &Service{opts: o, reqs: make(chan pending, queueLen), events: make(chan server.ConnEvent, queueLen), done: make(chan struct{})}
 	id := o.Server.ID()
 	subscribe := func(subj, kind string) error {
 		sub, err := o.Server.SubscribeRouted(subj, func(m *server.Msg) { s.enqueue(kind, m) })
@@ -80,12 +83,14 @@ func Start(o Options) (*Service, error) {
 	}
 	s.wg.Add(1)
 	go s.loop()
+	o.Server.SetConnHook(s.connEvent)
 	return s, nil
 }
 
 // Stop unsubscribes and waits for the answer in progress.
 func (s *Service) Stop() {
 	s.stop.Do(func() {
+		s.opts.Server.SetConnHook(nil)
 		for _, sub := range s.subs {
 			sub.Unsubscribe()
 		}
@@ -116,6 +121,8 @@ func (s *Service) loop() {
 			if b := s.answer(r.kind, r.body); b != nil {
 				s.opts.Server.PublishRouted(r.reply, "", nil, b)
 			}
+		case ev := <-s.events:
+			s.publishEvent(ev)
 		}
 	}
 }

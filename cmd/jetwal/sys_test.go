@@ -190,6 +190,29 @@ authorization {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// Nor watch the connection events.
+	mu.Lock()
+	asyncErr = nil
+	mu.Unlock()
+	if _, err := app.SubscribeSync("$SYS.ACCOUNT.>"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor = time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		e := asyncErr
+		mu.Unlock()
+		if e != nil {
+			if !strings.Contains(e.Error(), `Permissions Violation for Subscription to "$SYS.ACCOUNT.>"`) {
+				t.Fatalf("error: %v", e)
+			}
+			break
+		}
+		if time.Now().After(waitFor) {
+			t.Fatal("no permissions violation reported for the subscription")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	// The app user keeps its other rights.
 	if err := app.Publish("orders.1", []byte("x")); err != nil {
 		t.Fatal(err)
