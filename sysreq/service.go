@@ -266,9 +266,11 @@ func (s *Service) statsz() *StatsMsg {
 	st := ServerStats{
 		Start: v.Start, Mem: v.Mem, Cores: v.Cores, Connections: v.Connections,
 		TotalConnections: v.TotalConnections, ActiveAccounts: 1, NumSubs: v.Subscriptions,
-		Sent:          DataStats{Msgs: v.OutMsgs, Bytes: v.OutBytes},
-		Received:      DataStats{Msgs: v.InMsgs, Bytes: v.InBytes},
-		SlowConsumers: v.SlowConsumers, StaleConnections: v.StaleConnections,
+		Sent:            DataStats{Msgs: v.OutMsgs, Bytes: v.OutBytes},
+		SentToClients:   DataStats{Msgs: v.OutClientMsgs, Bytes: v.OutClientBytes},
+		Received:        DataStats{Msgs: v.InMsgs, Bytes: v.InBytes},
+		ReceivedClients: DataStats{Msgs: v.InClientMsgs, Bytes: v.InClientBytes},
+		SlowConsumers:   v.SlowConsumers, StaleConnections: v.StaleConnections,
 		JetStream: v.JetStream, MaxProcs: v.MaxProcs,
 	}
 	routes := s.opts.Server.Routes()

@@ -57,7 +57,9 @@ type ServerStats struct {
 	ActiveAccounts   int                    `json:"active_accounts"`
 	NumSubs          uint32                 `json:"subscriptions"`
 	Sent             DataStats              `json:"sent"`
+	SentToClients    DataStats              `json:"sent_to_clients"`
 	Received         DataStats              `json:"received"`
+	ReceivedClients  DataStats              `json:"received_from_clients"`
 	SlowConsumers    int64                  `json:"slow_consumers"`
 	StaleConnections int64                  `json:"stale_connections,omitempty"`
 	Routes           []*RouteStat           `json:"routes,omitempty"`
