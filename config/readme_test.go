@@ -31,11 +31,12 @@ func TestReadmeExample(t *testing.T) {
 	example = strings.ReplaceAll(example, "/etc/jetwal/tls", filepath.Dir(certs.CAFile))
 	t.Setenv("ORDERS_PASSWORD", "o")
 	t.Setenv("WORKER_PASSWORD", "w")
+	t.Setenv("OPS_PASSWORD", "p")
 	c := load(t, "jetwal.conf", example)
 	if len(c.Warnings) != 0 {
 		t.Fatalf("the example has ignored settings: %v", c.Warnings)
 	}
-	if c.TLS == nil || !c.JetStream.Enabled || c.HTTPPort != 8222 || len(c.Auth.Users) != 3 {
+	if c.TLS == nil || !c.JetStream.Enabled || c.HTTPPort != 8222 || len(c.Auth.Users) != 4 || c.SystemAccount != "SYS" {
 		t.Fatalf("%+v", c)
 	}
 	a, err := auth.New(c.Auth)
