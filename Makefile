@@ -40,12 +40,10 @@ $(NATS):
 
 vet:
 	$(GO) vet ./...
-	cd raftstore && $(GO) vet ./...
 	cd raftstore/bench && $(GO) vet ./...
 
 test: tools vet
 	$(GO) test -race -timeout 20m ./...
-	$(MAKE) test-raftstore
 	$(MAKE) fuzz-short
 	$(MAKE) bench-smoke
 
@@ -56,7 +54,8 @@ FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzReco
 	./fuzz:FuzzJetStreamAPI ./server:FuzzProtocolParser \
 	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay \
 	./subject:FuzzValidLiteral ./jetstream:FuzzStreamConfig ./jetstream:FuzzPubHeaders \
-	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform ./jetstream:FuzzReadArchive
+	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform ./jetstream:FuzzReadArchive \
+	./raftstore/stream:FuzzStreamEntryDecode
 
 # Go's fuzz coordinator can report the end of -fuzztime itself as a failure
 # ("context deadline exceeded": it checks its workers' context before the
@@ -73,8 +72,6 @@ fuzz-short:
 			$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(SHORTFUZZ) $$pkg || exit 1; \
 		elif [ $$st -ne 0 ]; then exit 1; fi; \
 	done
-	@echo "fuzz FuzzStreamEntryDecode ($(SHORTFUZZ), module raftstore)"
-	cd raftstore && $(GO) test -run '^$$' -fuzz '^FuzzStreamEntryDecode$$' -fuzztime $(SHORTFUZZ) ./stream
 
 # Process-level kill -9 crash tests (crashtest/): 200 cycles, or
 # CRASH_CYCLES; `make test` runs the 20-cycle short version with ./... .
@@ -177,11 +174,11 @@ bench-core: build peer tools
 bench-smoke: build peer
 	cd bench && $(GO) test -short -count=1 -timeout 5m ./...
 
-# The raft adapter (nested module raftstore/, its own go.mod with
-# hashicorp/raft): behaviour tests, the 3-node raft cluster tests over
-# InmemTransport and TCP, and the runnable Example.
+# The raft adapter alone (raftstore/, in the root module since the binary
+# replicates; `make test` runs it with everything else): behaviour tests,
+# the 3-node raft cluster tests over InmemTransport and TCP, the Example.
 test-raftstore:
-	cd raftstore && $(GO) test -race -count=1 -timeout 5m ./...
+	$(GO) test -race -count=1 -timeout 5m ./raftstore/...
 
 # jetwal's raft store against raft-wal and raft-boltdb/v2 in one run (nested
 # module raftstore/bench): durable StoreLogs batches of 1/16/256 x 128 B/4 KiB,

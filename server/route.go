@@ -247,6 +247,10 @@ func (cl *cluster) acceptLoop(ln net.Listener) {
 			continue
 		}
 		backoff = 5 * time.Millisecond
+		if cl.opts.Handoff != nil {
+			go cl.sniff(conn)
+			continue
+		}
 		cl.createRoute(conn, nil)
 	}
 }

@@ -18,12 +18,14 @@ import (
 // interestKey is a subject and queue group ("" for none).
 type interestKey struct{ subject, queue string }
 
-// insertClientSub adds a TCP client's subscription to the sublist and, in
-// a cluster, counts it in the interest table in the same step (under imu),
-// so that the table follows the sublist's order of changes.
+// insertClientSub adds a TCP client's or an internal subscription to the
+// sublist and, in a cluster, counts it in the interest table in the same
+// step (under imu), so that the table follows the sublist's order of
+// changes. Internal subscriptions count like clients' (clustered JetStream
+// serves its API, streams and consumers to the whole cluster).
 func (s *Server) insertClientSub(sub *subscription) error {
 	cl := s.cluster
-	if cl == nil || sub.client == nil || sub.client.route != nil {
+	if cl == nil || (sub.client != nil && sub.client.route != nil) {
 		return s.subs.Insert(sub.subject, sub.queue, sub)
 	}
 	cl.imu.Lock()
@@ -38,7 +40,7 @@ func (s *Server) insertClientSub(sub *subscription) error {
 // removeClientSub is insertClientSub's reverse.
 func (s *Server) removeClientSub(sub *subscription) error {
 	cl := s.cluster
-	if cl == nil || sub.client == nil || sub.client.route != nil {
+	if cl == nil || (sub.client != nil && sub.client.route != nil) {
 		return s.subs.Remove(sub.subject, sub.queue, sub)
 	}
 	cl.imu.Lock()
