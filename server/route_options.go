@@ -1,9 +1,9 @@
 package server
 
 import (
-	"net"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
