@@ -196,7 +196,7 @@ func (js *JetStream) apiStreamInfo(r *apiRequest) {
 	}
 	resp := api.StreamInfoResponse{Response: api.Response{Type: typ}, StreamInfo: js.streamInfo(s, req.DeletedDetails)}
 	resp.Config = withDynamicMetadata(resp.Config, js.srv.Version())
-	resp.Cluster = &api.ClusterInfo{Leader: js.srv.Name()}
+	resp.Cluster = js.clusterInfo(s)
 	if req.SubjectsFilter != "" {
 		if !subject.ValidFilter(req.SubjectsFilter) {
 			js.respond(r, api.StreamInfoResponse{Response: api.Response{Type: typ,

@@ -60,6 +60,8 @@ type stream struct {
 	resync atomic.Bool // lastSeq may be wrong: recompute when idle
 
 	cons consumerSet // the stream's consumers (consumer_manager.go)
+
+	rep Replica // a replicated stream's member of its group; nil otherwise
 }
 
 // pendingAppend is a message handed to AppendAsync whose done has not fired.

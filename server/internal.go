@@ -96,3 +96,9 @@ func (s *Server) Publish(subj, reply string, hdr, data []byte) {
 
 // HasInterest reports whether any subscription matches the literal subject.
 func (s *Server) HasInterest(subj string) bool { return s.subs.HasInterest(subj) }
+
+// HasRemoteInterest reports whether another server of the cluster
+// announced a subscription matching the literal subject.
+func (s *Server) HasRemoteInterest(subj string) bool {
+	return s.cluster != nil && s.cluster.remote.HasInterest(subj)
+}

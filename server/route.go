@@ -194,9 +194,15 @@ func (s *Server) ClusterAddr() net.Addr {
 	return cl.mu.ln.Addr()
 }
 
-// startCluster listens on the route port, then connects to the configured
-// routes. The client listener is up already (connect_urls need its port).
-func (cl *cluster) start() error {
+// listen binds the route port (once). The client listener is up already
+// (connect_urls need its port).
+func (cl *cluster) listen() error {
+	cl.mu.Lock()
+	bound := cl.mu.ln != nil
+	cl.mu.Unlock()
+	if bound {
+		return nil
+	}
 	addr := net.JoinHostPort(cl.opts.Host, strconv.Itoa(cl.opts.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -215,6 +221,18 @@ func (cl *cluster) start() error {
 	cl.mu.ownURLs = own
 	cl.mu.Unlock()
 	cl.refreshClientInfo()
+	return nil
+}
+
+// start listens on the route port (unless listen did), then accepts routes
+// and connects to the configured ones.
+func (cl *cluster) start() error {
+	if err := cl.listen(); err != nil {
+		return err
+	}
+	cl.mu.Lock()
+	ln := cl.mu.ln
+	cl.mu.Unlock()
 	cl.srv.logger.Info("Cluster name is " + cl.clusterName())
 	if cl.dynamic.Load() {
 		cl.srv.logger.Warn("Cluster name was dynamically generated, consider setting one")

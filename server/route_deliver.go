@@ -245,6 +245,12 @@ func (c *client) processRoutedMsg(cmd *routeCmd) {
 		hdr:   cmd.payload[:cmd.hdrLen],
 		data:  cmd.payload[cmd.hdrLen:],
 	}
+	if len(d.hdr) > 0 {
+		if subj, own, ok := takePresented(d.hdr); ok {
+			// Sent by PublishAs on another jetwal: present it under its own subject.
+			d.subj, d.hdr = []byte(subj), own
+		}
+	}
 	s := c.srv
 	for _, sub := range res.Plain {
 		s.deliverTo(&d, sub)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/jetwal/jetwal/config"
 	"github.com/jetwal/jetwal/durable"
+	"github.com/jetwal/jetwal/jetstream"
 	"github.com/jetwal/jetwal/monitor"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/server/auth"
@@ -403,6 +404,10 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 			return err
 		}
 	}
+	var handoff *raftHandoff
+	if o.js && o.srv.Cluster != nil {
+		handoff = prepareCluster(o.srv.Cluster)
+	}
 	srv, err := server.New(o.srv)
 	if err != nil {
 		return err
@@ -436,7 +441,21 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 		log.Info(fmt.Sprintf("  Store Directory: %q", o.jsCfg.StoreDir))
 		log.Info("  Sync:            " + o.jsCfg.Sync.String())
 		log.Info("-------------------------------------------")
-		js, err := startJetStream(srv, o.jsCfg, log)
+		var jc jetstream.Cluster
+		if handoff != nil {
+			node, err := startClusterNode(srv, o.srv.Cluster, storeRoot(o.jsCfg.StoreDir), handoff, log)
+			if err != nil {
+				srv.Shutdown(context.Background())
+				return fmt.Errorf("start jetstream: %w", err)
+			}
+			jc = jsCluster{Node: node, srv: srv}
+			srv.OnShutdown(func() {
+				if err := node.Close(); err != nil {
+					log.Error("closing the JetStream cluster", "err", err)
+				}
+			})
+		}
+		js, err := startJetStream(srv, o.jsCfg, jc, log)
 		if err != nil {
 			srv.Shutdown(context.Background())
 			return fmt.Errorf("start jetstream: %w", err)

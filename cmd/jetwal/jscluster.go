@@ -1,0 +1,109 @@
+package main
+
+// This file wires clustered JetStream: the cluster package (raft groups on
+// the route port) under the JetStream layer.
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/jetwal/jetwal/cluster"
+	"github.com/jetwal/jetwal/jetstream"
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/server"
+	"github.com/jetwal/jetwal/wal"
+)
+
+// raftHandoff routes raft connections from the route listener to the node
+// once it exists (before that they are closed; raft retries).
+type raftHandoff struct{ node atomic.Pointer[cluster.Node] }
+
+func (h *raftHandoff) handle(c net.Conn) {
+	if n := h.node.Load(); n != nil {
+		n.Handoff(c)
+		return
+	}
+	c.Close()
+}
+
+// prepareCluster makes the route listener hand raft connections over.
+func prepareCluster(co *server.ClusterOptions) *raftHandoff {
+	h := &raftHandoff{}
+	co.HandoffPrefix = cluster.HandoffPrefix
+	co.Handoff = h.handle
+	return h
+}
+
+// startClusterNode creates this server's cluster node once the route port
+// is bound: its raft id is the route address other servers name in their
+// --routes, so the listen address must be that address.
+func startClusterNode(srv *server.Server, co *server.ClusterOptions, storeRoot string, h *raftHandoff, log *slog.Logger) (*cluster.Node, error) {
+	addr, ok := srv.ClusterAddr().(*net.TCPAddr)
+	if !ok {
+		return nil, fmt.Errorf("clustered JetStream: the route port is not bound")
+	}
+	if addr.IP.IsUnspecified() {
+		return nil, fmt.Errorf("clustered JetStream needs --cluster (cluster listen) on the address the other servers name in their --routes, not %s", addr.IP)
+	}
+	var peers []string
+	for _, u := range co.Routes {
+		host, port, err := net.SplitHostPort(u.Host)
+		if err != nil {
+			return nil, fmt.Errorf("route %s: %w", u, err)
+		}
+		if ip := net.ParseIP(host); ip == nil {
+			ips, err := net.LookupIP(host)
+			if err != nil || len(ips) == 0 {
+				return nil, fmt.Errorf("route %s: cannot resolve %s", u, host)
+			}
+			host = ips[0].String()
+		}
+		peers = append(peers, net.JoinHostPort(host, port))
+	}
+	n, err := cluster.New(cluster.Options{
+		Dir:    filepath.Join(storeRoot, "jetstream", "_cluster"),
+		Self:   addr.String(),
+		Peers:  peers,
+		Name:   srv.Name(),
+		Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	h.node.Store(n)
+	return n, nil
+}
+
+// jsCluster adapts a cluster.Node to jetstream.Cluster.
+type jsCluster struct {
+	*cluster.Node
+	srv *server.Server
+}
+
+func (c jsCluster) Name() string { return c.srv.ClusterName() }
+
+func (c jsCluster) OpenStream(name string, peers []string, opts wal.Options, onLeader func(bool)) (jetstream.Replica, error) {
+	r, err := c.Node.OpenStream(name, peers, opts, onLeader)
+	if err != nil {
+		return nil, err
+	}
+	return jsReplica{r}, nil
+}
+
+type jsReplica struct{ *cluster.Replica }
+
+// Followers reports the followers in nats-server's peer form (peer is a
+// short digest of the server name, as nats-server shows it).
+func (r jsReplica) Followers() []*api.PeerInfo {
+	var out []*api.PeerInfo
+	for _, p := range r.Replica.Followers() {
+		sum := sha256.Sum256([]byte(p.Name))
+		out = append(out, &api.PeerInfo{Name: p.Name, Current: p.Current, Offline: p.Offline, Peer: hex.EncodeToString(sum[:4])})
+	}
+	return out
+}

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	njs "github.com/nats-io/nats.go/jetstream"
+)
+
+// member is one `jetwal serve` of a test cluster, stoppable mid-test.
+type member struct {
+	name, route string
+	args        []string
+	run         *serveRun
+	stop        func()
+}
+
+// freePorts returns n distinct free loopback ports. A clustered JetStream
+// needs every route address before its servers start (they are the raft
+// ids), so these are chosen up front.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var lns []net.Listener
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return ports
+}
+
+// startMember runs serve with the member's args until stop or the test's end.
+func (m *member) start(t *testing.T) {
+	t.Helper()
+	o, err := parseServeFlags(m.args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &serveRun{logs: &lockedBuffer{}}
+	log := slog.New(newLineHandler(r.logs, slog.LevelInfo))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, o, log) }()
+	var once sync.Once
+	m.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("%s: %v", m.name, err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("%s: serve did not return after cancel", m.name)
+			}
+		})
+	}
+	t.Cleanup(m.stop)
+	deadline := time.Now().Add(20 * time.Second)
+	for r.addr == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not start:\n%s", m.name, r.logs)
+		}
+		if mm := listenRE.FindStringSubmatch(r.logs.String()); mm != nil && strings.Contains(r.logs.String(), "Server is ready") {
+			r.addr = mm[1]
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	m.run = r
+}
+
+// startJSCluster starts n servers of one clustered JetStream.
+func startJSCluster(t *testing.T, n int) []*member {
+	t.Helper()
+	ports := freePorts(t, n)
+	var routes []string
+	for _, p := range ports {
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	ms := make([]*member, n)
+	for i := range ms {
+		ms[i] = &member{name: fmt.Sprintf("n%d", i+1), route: fmt.Sprintf("127.0.0.1:%d", ports[i])}
+		ms[i].args = []string{"-js", "-a", "127.0.0.1", "-p", "0", "-n", ms[i].name, "-sd", t.TempDir(),
+			"--cluster_name", "C", "--cluster", routes[i], "--routes", strings.Join(routes, ",")}
+		ms[i].start(t)
+	}
+	return ms
+}
+
+func connectJS(t *testing.T, addr string) (*nats.Conn, njs.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect("nats://"+addr, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := njs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}
+
+// retry runs f until it succeeds or the deadline passes.
+func retry(t *testing.T, what string, d time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestClusteredJetStream: three servers, one R3 stream. Publishing through
+// any server is acknowledged with one sequence order; stream info names a
+// leader and two current replicas; step-down moves the leadership; when
+// the leader's server stops, another takes over and the sequences go on;
+// every acknowledged message is served, the same, by every leader in turn.
+func TestClusteredJetStream(t *testing.T) {
+	ms := startJSCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, js1 := connectJS(t, ms[0].run.addr)
+	retry(t, "create R3 stream", 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := js1.CreateStream(ctx, njs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
+		return err
+	})
+	var jss []njs.JetStream
+	for _, m := range ms {
+		_, js := connectJS(t, m.run.addr)
+		jss = append(jss, js)
+	}
+	want := map[uint64]string{}
+	publish := func(js njs.JetStream, body string) {
+		t.Helper()
+		var ack *njs.PubAck
+		retry(t, "publish "+body, 30*time.Second, func() error {
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			var err error
+			ack, err = js.Publish(ctx, "orders.new", []byte(body), njs.WithMsgID(body))
+			return err
+		})
+		if old, dup := want[ack.Sequence]; dup && old != body {
+			t.Fatalf("sequence %d acknowledged for %q and %q", ack.Sequence, old, body)
+		}
+		want[ack.Sequence] = body
+	}
+	for i := range 60 {
+		publish(jss[i%3], fmt.Sprintf("m%d", i))
+	}
+	if len(want) != 60 {
+		t.Fatalf("%d distinct sequences for 60 messages", len(want))
+	}
+	info := streamInfo(t, ctx, js1)
+	if info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
+		t.Fatalf("cluster info %+v", info.Cluster)
+	}
+	for _, p := range info.Cluster.Replicas {
+		if !p.Current {
+			t.Errorf("replica %s not current", p.Name)
+		}
+	}
+	if info.State.Msgs != 60 || info.State.LastSeq != 60 {
+		t.Fatalf("state %+v", info.State)
+	}
+
+	// Step down: another server leads.
+	first := info.Cluster.Leader
+	nc1 := connectNC(t, ms[0].run.addr)
+	resp, err := nc1.Request("$JS.API.STREAM.LEADER.STEPDOWN.ORDERS", nil, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sd struct {
+		Success bool            `json:"success"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &sd); err != nil || !sd.Success {
+		t.Fatalf("step-down answer %s", resp.Data)
+	}
+	retry(t, "a new leader after step-down", 30*time.Second, func() error {
+		info := streamInfo(t, ctx, js1)
+		if l := info.Cluster.Leader; l == "" || l == first {
+			return fmt.Errorf("leader %q (was %q)", l, first)
+		}
+		return nil
+	})
+
+	// Stop the leader's server; publishing goes on elsewhere.
+	leader := streamInfo(t, ctx, js1).Cluster.Leader
+	var stopped *member
+	for _, m := range ms {
+		if m.name == leader {
+			stopped = m
+		}
+	}
+	stopped.stop()
+	var live []njs.JetStream
+	for i, m := range ms {
+		if m != stopped {
+			live = append(live, jss[i])
+		}
+	}
+	for i := 60; i < 90; i++ {
+		publish(live[i%2], fmt.Sprintf("m%d", i))
+	}
+	if len(want) != 90 {
+		t.Fatalf("%d distinct sequences for 90 messages", len(want))
+	}
+	checkAll(t, ctx, live[0], want)
+
+	// The stopped server comes back, catches up, and serves everything
+	// once it leads.
+	stopped.start(t)
+	for i := 90; i < 100; i++ {
+		publish(live[i%2], fmt.Sprintf("m%d", i))
+	}
+	retry(t, "the restarted server leads", 60*time.Second, func() error {
+		info := streamInfo(t, ctx, live[0])
+		if info.Cluster.Leader == stopped.name {
+			return nil
+		}
+		nc := connectNC(t, ms[0].run.addr)
+		defer nc.Close()
+		_, _ = nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.ORDERS", nil, 10*time.Second)
+		return fmt.Errorf("leader is %s", info.Cluster.Leader)
+	})
+	checkAll(t, ctx, live[0], want)
+}
+
+func connectNC(t *testing.T, addr string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect("nats://" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func streamInfo(t *testing.T, ctx context.Context, js njs.JetStream) *njs.StreamInfo {
+	t.Helper()
+	var info *njs.StreamInfo
+	retry(t, "stream info", 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		s, err := js.Stream(ctx, "ORDERS")
+		if err != nil {
+			return err
+		}
+		info, err = s.Info(ctx)
+		return err
+	})
+	return info
+}
+
+// checkAll reads every acknowledged message back from the stream's
+// current leader.
+func checkAll(t *testing.T, ctx context.Context, js njs.JetStream, want map[uint64]string) {
+	t.Helper()
+	info := streamInfo(t, ctx, js)
+	if info.State.Msgs != uint64(len(want)) {
+		t.Fatalf("leader %s holds %d messages, %d acknowledged", info.Cluster.Leader, info.State.Msgs, len(want))
+	}
+	s, err := js.Stream(ctx, "ORDERS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq, body := range want {
+		var m *njs.RawStreamMsg
+		retry(t, fmt.Sprintf("get %d", seq), 30*time.Second, func() error {
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			var err error
+			m, err = s.GetMsg(ctx, seq)
+			return err
+		})
+		if string(m.Data) != body {
+			t.Fatalf("leader %s: sequence %d is %q, acknowledged as %q", info.Cluster.Leader, seq, m.Data, body)
+		}
+	}
+}
