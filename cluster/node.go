@@ -150,15 +150,21 @@ func (n *Node) NameOf(peer string) string {
 	if peer == n.opts.Self {
 		return n.opts.Name
 	}
+	r, _ := n.route(peer)
+	return r.RemoteName
+}
+
+// route returns the route to peer.
+func (n *Node) route(peer string) (server.RouteInfo, bool) {
 	if n.srv == nil {
-		return ""
+		return server.RouteInfo{}, false
 	}
 	for _, r := range n.srv.Routes() {
 		if strings.Contains(r.RouteURL, "//"+peer+"/") || strings.HasSuffix(r.RouteURL, "//"+peer) {
-			return r.RemoteName
+			return r, true
 		}
 	}
-	return ""
+	return server.RouteInfo{}, false
 }
 
 // Connected reports whether a route to peer is up (always for Self).

@@ -196,8 +196,9 @@ func (r *Replica) Leader() string { return r.n.leaderName(r.g.r) }
 // Peer is one member of a stream's group as its leader sees it.
 type Peer struct {
 	Name    string
-	Current bool // heartbeats reach it
-	Offline bool // no route to it
+	Current bool          // heartbeats reach it
+	Offline bool          // no route to it
+	Active  time.Duration // since its server was last heard from
 }
 
 // Followers returns the group's members other than its leader.
@@ -210,8 +211,14 @@ func (r *Replica) Followers() []Peer {
 		if raft.ServerID(p) == leader {
 			continue
 		}
-		name := r.n.NameOf(p)
-		out = append(out, Peer{Name: name, Current: name != "" && !r.failed[raft.ServerID(p)], Offline: name == ""})
+		rt, ok := r.n.route(p)
+		peer := Peer{Name: rt.RemoteName, Current: ok && !r.failed[raft.ServerID(p)], Offline: !ok}
+		if ok {
+			peer.Active = max(time.Since(rt.LastActivity), 0)
+		} else {
+			peer.Name = p // no route: the address is all there is
+		}
+		out = append(out, peer)
 	}
 	return out
 }

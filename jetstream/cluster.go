@@ -89,7 +89,8 @@ type hosted struct {
 	mu     sync.Mutex
 	asg    streamAssignment
 	rep    Replica
-	active *stream // while this server leads the group
+	active *stream       // while this server leads the group
+	sync   *consumerSync // its consumers' checkpoints, while leading
 	gone   bool
 }
 
@@ -273,15 +274,19 @@ func (js *JetStream) activate(h *hosted) {
 	}
 	h.active = s
 	js.restoreConsumers(s)
+	h.sync = js.startConsumerSync(s)
 	js.log.Info("stream leader", "stream", cfg.Name, "last_seq", s.store.State().LastSeq)
 }
 
 // deactivate stops serving a stream whose leadership this server lost.
 func (js *JetStream) deactivate(h *hosted) {
 	h.mu.Lock()
-	s := h.active
-	h.active = nil
+	s, cs := h.active, h.sync
+	h.active, h.sync = nil, nil
 	h.mu.Unlock()
+	if cs != nil {
+		cs.close()
+	}
 	if s == nil {
 		return
 	}
@@ -309,7 +314,7 @@ func (js *JetStream) restoreConsumers(s *stream) {
 		if json.Unmarshal(b, &ca) != nil {
 			continue
 		}
-		if s.cons.get(strings.TrimPrefix(k, prefix)) != nil {
+		if s.cons.get(strings.TrimPrefix(k, prefix)) != nil || js.restoreConsumer(s, ca) {
 			continue
 		}
 		if _, _, aerr := s.createConsumer(ca.Config, "", &scfg); aerr != nil {

@@ -176,6 +176,7 @@ func (js *JetStream) apiClusterStreamDelete(r *apiRequest) {
 			return
 		}
 	}
+	js.forgetConsumerState(name, "")
 	if err := js.cl.c.Delete(streamKeyPrefix + name); err != nil {
 		js.respondError(r, typ, api.Errorf(api.ErrStreamDelete, "%v", err))
 		return
@@ -333,4 +334,5 @@ func (js *JetStream) forgetConsumer(s *stream, name string) {
 	if err := js.cl.c.Delete(consumerKeyPrefix + s.name + "/" + name); err != nil {
 		js.log.Error("cluster: forgetting consumer", "stream", s.name, "consumer", name, "error", err)
 	}
+	js.forgetConsumerState(s.name, name)
 }

@@ -94,8 +94,11 @@ func (s *Server) Publish(subj, reply string, hdr, data []byte) {
 	}
 }
 
-// HasInterest reports whether any subscription matches the literal subject.
-func (s *Server) HasInterest(subj string) bool { return s.subs.HasInterest(subj) }
+// HasInterest reports whether any subscription matches the literal subject:
+// here, or on another server of the cluster.
+func (s *Server) HasInterest(subj string) bool {
+	return s.subs.HasInterest(subj) || s.HasRemoteInterest(subj)
+}
 
 // HasRemoteInterest reports whether another server of the cluster
 // announced a subscription matching the literal subject.

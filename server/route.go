@@ -471,6 +471,9 @@ func (s *Server) routeClosed(c *client) {
 	}
 	cl.mu.Unlock()
 	cl.dropBroadcast(c)
+	if len(subs) > 0 {
+		s.interestChanged()
+	}
 	if was {
 		cl.active.Add(-1)
 		s.logger.Info("route connection closed", "rid", c.id, "remote", id)

@@ -305,3 +305,85 @@ func checkAll(t *testing.T, ctx context.Context, js njs.JetStream, want map[uint
 		}
 	}
 }
+
+// TestClusteredConsumer: a durable consumer of an R3 stream keeps its
+// confirmed acks across the loss of the stream's leader: the next leader
+// delivers what follows them, and nothing confirmed again.
+func TestClusteredConsumer(t *testing.T) {
+	ms := startJSCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, js1 := connectJS(t, ms[0].run.addr)
+	retry(t, "create R3 stream", 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := js1.CreateStream(ctx, njs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
+		return err
+	})
+	for i := range 50 {
+		retry(t, "publish", 30*time.Second, func() error {
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			_, err := js1.Publish(ctx, "orders.new", []byte(fmt.Sprintf("m%d", i+1)))
+			return err
+		})
+	}
+	retry(t, "create consumer", 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := js1.CreateOrUpdateConsumer(ctx, "ORDERS", njs.ConsumerConfig{Durable: "C", AckPolicy: njs.AckExplicitPolicy, AckWait: time.Minute})
+		return err
+	})
+	_, js2 := connectJS(t, ms[1].run.addr)
+	fetch := func(js njs.JetStream, n int) []uint64 {
+		t.Helper()
+		var seqs []uint64
+		retry(t, "fetch", 30*time.Second, func() error {
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			c, err := js.Consumer(ctx, "ORDERS", "C")
+			if err != nil {
+				return err
+			}
+			batch, err := c.Fetch(n, njs.FetchMaxWait(3*time.Second))
+			if err != nil {
+				return err
+			}
+			for m := range batch.Messages() {
+				md, err := m.Metadata()
+				if err != nil {
+					return err
+				}
+				if err := m.DoubleAck(ctx); err != nil {
+					return fmt.Errorf("double ack of %d: %w", md.Sequence.Stream, err)
+				}
+				seqs = append(seqs, md.Sequence.Stream)
+			}
+			if len(seqs) == 0 {
+				return fmt.Errorf("nothing fetched: %v", batch.Error())
+			}
+			return nil
+		})
+		return seqs
+	}
+	got := fetch(js2, 20)
+	for len(got) < 20 {
+		got = append(got, fetch(js2, 20-len(got))...)
+	}
+	if got[0] != 1 || got[19] != 20 {
+		t.Fatalf("first fetch %v", got)
+	}
+	leader := streamInfo(t, ctx, js1).Cluster.Leader
+	var live njs.JetStream
+	for i, m := range ms {
+		if m.name == leader {
+			m.stop()
+		} else if live == nil {
+			_, live = connectJS(t, ms[i].run.addr)
+		}
+	}
+	next := fetch(live, 5)
+	if next[0] != 21 {
+		t.Fatalf("after the leader's loss the consumer delivered %v: confirmed acks up to 20 were lost", next)
+	}
+}
