@@ -102,8 +102,8 @@ func TestClusterKill9(t *testing.T) {
 	})
 
 	var mu sync.Mutex
-	acked := map[uint64]string{}     // sequence → body
-	confirmed := map[uint64]bool{}   // double-acked stream sequences
+	acked := map[uint64]string{}   // sequence → body
+	confirmed := map[uint64]bool{} // double-acked stream sequences
 	var problems []string
 	note := func(format string, args ...any) {
 		mu.Lock()

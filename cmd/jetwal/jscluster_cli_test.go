@@ -73,4 +73,3 @@ func (e *cliError) Error() string {
 	}
 	return e.err.Error() + "\n" + e.out
 }
-
