@@ -16,7 +16,7 @@ import (
 // after the operation) and is answered by the server serving it.
 var metaOps = map[string]bool{
 	"INFO": true, "STREAM.CREATE": true, "STREAM.UPDATE": true, "STREAM.DELETE": true,
-	"STREAM.NAMES": true, "STREAM.LIST": true,
+	"STREAM.NAMES": true, "STREAM.LIST": true, "STREAM.RESTORE": true,
 }
 
 // answers reports whether this server answers a request in a cluster.
@@ -52,6 +52,11 @@ func (js *JetStream) registerClusterAPI() {
 	js.registerAPI("STREAM.NAMES", js.mgmt, js.apiClusterStreamNames)
 	js.registerAPI("STREAM.LIST", js.mgmt, js.apiClusterStreamList)
 	js.registerAPI("STREAM.LEADER.STEPDOWN", js.mgmt, js.apiStreamStepDown)
+	js.registerAPI("STREAM.RESTORE", js.mgmt, func(r *apiRequest) {
+		// A restore builds a local stream; in a cluster it would have to
+		// go through the meta group and every replica.
+		js.respondError(r, api.TypeStreamRestore, api.Errorf(api.ErrStreamRestore, "restore failed: jetwal does not restore streams in clustered mode"))
+	})
 }
 
 // placeStream picks the servers of a new stream: the connected ones

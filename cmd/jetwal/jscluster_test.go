@@ -251,6 +251,37 @@ func TestClusteredJetStream(t *testing.T) {
 		return fmt.Errorf("leader is %s", info.Cluster.Leader)
 	})
 	checkAll(t, ctx, live[0], want)
+
+	// Removals go through the log: the next leader has them too.
+	s, err := live[0].Stream(ctx, "ORDERS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteMsg(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, 5)
+	stepDown := func() {
+		t.Helper()
+		before := streamInfo(t, ctx, live[0]).Cluster.Leader
+		nc := connectNC(t, ms[0].run.addr)
+		retry(t, "step-down", 30*time.Second, func() error {
+			_, _ = nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.ORDERS", nil, 10*time.Second)
+			if l := streamInfo(t, ctx, live[0]).Cluster.Leader; l == before || l == "" {
+				return fmt.Errorf("leader still %q", l)
+			}
+			return nil
+		})
+	}
+	stepDown()
+	checkAll(t, ctx, live[0], want)
+	if err := s.Purge(ctx, njs.WithPurgeKeep(10)); err != nil {
+		t.Fatal(err)
+	}
+	stepDown()
+	if info := streamInfo(t, ctx, live[0]); info.State.Msgs != 10 || info.State.FirstSeq != 91 || info.State.LastSeq != 100 {
+		t.Fatalf("after purge keeping 10, the next leader has %+v", info.State)
+	}
 }
 
 func connectNC(t *testing.T, addr string) *nats.Conn {
