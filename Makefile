@@ -12,7 +12,7 @@ STORE_DIR ?=
 export PATH := $(BIN):$(PATH)
 export JETWAL_NATS_CLI := $(NATS)
 
-.PHONY: build run cluster cluster-chaos test vet race fuzz fuzz-short crash crash-short hardening bench tools clean benchstat bench-engine-compare peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft
+.PHONY: build run cluster cluster-chaos bench-cluster test vet race fuzz fuzz-short crash crash-short hardening bench tools clean benchstat bench-engine-compare peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft
 
 build:
 	$(GO) build -o $(BIN)/jetwal ./cmd/jetwal
@@ -166,6 +166,13 @@ bench-tool:
 
 bench-compare: build peer bench-tool
 	$(JETWAL_BENCH) -out bench/results -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) -readme README.md $(BENCH_FLAGS)
+
+# R3 side by side: three clustered jetwal servers and three clustered
+# nats-server v2.15.2, `nats bench js pub async` and `js fetch` on an R3
+# stream and the failover time (SIGKILL of the leader to the next
+# successful publish); ROUNDS alternating runs; bench/results/cluster.txt.
+bench-cluster: build peer tools
+	MSGS=$${MSGS:-200000} sh bench/cluster/r3-compare.sh $(BIN)/jetwal $(NATS_SERVER) $(NATS) $(ROUNDS) | tee bench/results/cluster.txt
 
 bench-compare-quick: build peer bench-tool
 	$(JETWAL_BENCH) -quick -out bench/results/quick -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) $(BENCH_FLAGS)

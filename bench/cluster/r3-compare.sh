@@ -14,21 +14,19 @@ JETWAL=$1 NATS_SERVER=$2 NATS=$3 ROUNDS=${4:-3}
 MSGS=${MSGS:-200000} SIZE=${SIZE:-128}
 work=$(mktemp -d)
 export HOME=$work # no saved nats contexts
-pids=""
-trap 'kill $pids 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT INT TERM
+# Every server's command line names $work: that is how they are found.
+trap 'pkill -9 -f "$work/" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT INT TERM
 
 # start_jw i / start_ns i: server i (1..3) of each cluster.
 start_jw() {
 	"$JETWAL" serve -js -a 127.0.0.1 -p $((14400 + $1)) -n jw$1 -sd "$work/jw$1" --cluster_name JW \
 		--cluster nats://127.0.0.1:$((16400 + $1)) \
 		--routes nats://127.0.0.1:16401,nats://127.0.0.1:16402,nats://127.0.0.1:16403 >>"$work/jw$1.log" 2>&1 &
-	eval "jw$1=$!"; pids="$pids $!"
 }
 start_ns() {
 	"$NATS_SERVER" -js -a 127.0.0.1 -p $((14410 + $1)) -n ns$1 -sd "$work/ns$1" --cluster_name NS \
 		--cluster nats://127.0.0.1:$((16410 + $1)) \
 		--routes nats://127.0.0.1:16411,nats://127.0.0.1:16412,nats://127.0.0.1:16413 >>"$work/ns$1.log" 2>&1 &
-	eval "ns$1=$!"; pids="$pids $!"
 }
 for i in 1 2 3; do start_jw $i; start_ns $i; done
 JW=nats://127.0.0.1:14401,nats://127.0.0.1:14402,nats://127.0.0.1:14403
@@ -59,9 +57,8 @@ leader() { # url -> leader name of benchstream
 failover() { # url prefix(jw|ns) -> ms from SIGKILL of the leader to a successful publish
 	l=$(leader "$1")
 	n=${l#??}
-	eval "pid=\$$2$n"
 	t0=$(date +%s%N)
-	kill -9 "$pid"
+	pkill -9 -f "$work/$2$n "
 	until "$NATS" -s "$1" --timeout 1s pub bench.r3 x --jetstream >/dev/null 2>&1; do :; done
 	t1=$(date +%s%N)
 	echo $(((t1 - t0) / 1000000))
