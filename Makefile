@@ -83,11 +83,12 @@ crash:
 # Clustered JetStream under kill -9 (crashtest/cluster_test.go): three server
 # processes, the R3 stream's leader killed while publishers and a consumer
 # run, CLUSTER_CYCLES times; every acknowledged message kept at its
-# sequence, no confirmed ack redelivered, replicas identical at the end.
-# `make test` runs 2 cycles.
+# sequence, no confirmed ack redelivered, replicas identical at the end;
+# then 30 s of concurrent KV puts and gets through a leader kill, checked
+# for linearizability with porcupine. `make test` runs 2 cycles and 6 s.
 CLUSTER_CYCLES ?= 20
 cluster-chaos:
-	JETWAL_CLUSTER_CYCLES=$(CLUSTER_CYCLES) $(GO) test -count=1 -v -timeout 60m -run 'TestClusterKill9' ./crashtest
+	JETWAL_CLUSTER_CYCLES=$(CLUSTER_CYCLES) JETWAL_LIN_SECONDS=30 $(GO) test -count=1 -v -timeout 60m -run 'TestClusterKill9|TestClusterLinearizableKV' ./crashtest
 
 crash-short:
 	JETWAL_CRASH_CYCLES=20 $(GO) test -count=1 -v -timeout 10m ./crashtest
@@ -172,7 +173,8 @@ bench-compare: build peer bench-tool
 # stream and the failover time (SIGKILL of the leader to the next
 # successful publish); ROUNDS alternating runs; bench/results/cluster.txt.
 bench-cluster: build peer tools
-	MSGS=$${MSGS:-200000} sh bench/cluster/r3-compare.sh $(BIN)/jetwal $(NATS_SERVER) $(NATS) $(ROUNDS) | tee bench/results/cluster.txt
+	MSGS=$${MSGS:-200000} sh bench/cluster/r3-compare.sh $(BIN)/jetwal $(NATS_SERVER) $(NATS) $(ROUNDS) > bench/results/cluster.txt; \
+		st=$$?; cat bench/results/cluster.txt; exit $$st
 
 bench-compare-quick: build peer bench-tool
 	$(JETWAL_BENCH) -quick -out bench/results/quick -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) $(BENCH_FLAGS)

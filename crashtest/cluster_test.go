@@ -49,9 +49,11 @@ func (n *clusterNode) start(t *testing.T) {
 // no confirmed consumer ack is redelivered. At the end every replica's
 // store holds the same messages. JETWAL_CLUSTER_CYCLES sets the cycles
 // (make cluster-chaos runs 20; make test 2).
-func TestClusterKill9(t *testing.T) {
-	cycles := envInt("JETWAL_CLUSTER_CYCLES", 2)
-	var nodes []*clusterNode
+// startProcCluster starts three server processes of one clustered
+// JetStream and connects a client that knows all of them. try retries f
+// with a fresh 5 s context for up to a minute.
+func startProcCluster(t *testing.T) (nodes []*clusterNode, nc *nats.Conn, js jetstream.JetStream, try func(string, func(context.Context) error)) {
+	t.Helper()
 	var routes []string
 	for i := range 3 {
 		n := &clusterNode{name: fmt.Sprintf("n%d", i+1), store: t.TempDir(), port: freePort(t), route: freePort(t)}
@@ -71,12 +73,11 @@ func TestClusterKill9(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
+	js, err = jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	try := func(what string, f func(ctx context.Context) error) {
+	try = func(what string, f func(ctx context.Context) error) {
 		t.Helper()
 		deadline := time.Now().Add(60 * time.Second)
 		for {
@@ -92,6 +93,41 @@ func TestClusterKill9(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+	return nodes, nc, js, try
+}
+
+// leaderOf returns the node leading stream.
+func leaderOf(t *testing.T, nodes []*clusterNode, js jetstream.JetStream, try func(string, func(context.Context) error), stream string) *clusterNode {
+	t.Helper()
+	var leader string
+	try("stream info", func(ctx context.Context) error {
+		s, err := js.Stream(ctx, stream)
+		if err != nil {
+			return err
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.Cluster == nil || info.Cluster.Leader == "" {
+			return errors.New("no leader")
+		}
+		leader = info.Cluster.Leader
+		return nil
+	})
+	for _, n := range nodes {
+		if n.name == leader {
+			return n
+		}
+	}
+	t.Fatalf("leader %q is no node", leader)
+	return nil
+}
+
+func TestClusterKill9(t *testing.T) {
+	cycles := envInt("JETWAL_CLUSTER_CYCLES", 2)
+	nodes, nc, js, try := startProcCluster(t)
+	defer nc.Close()
 	try("create stream", func(ctx context.Context) error {
 		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "CHAOS", Subjects: []string{"chaos.>"}, Replicas: 3})
 		return err
@@ -110,32 +146,6 @@ func TestClusterKill9(t *testing.T) {
 		problems = append(problems, fmt.Sprintf(format, args...))
 		mu.Unlock()
 	}
-	leaderNode := func() *clusterNode {
-		var leader string
-		try("stream info", func(ctx context.Context) error {
-			s, err := js.Stream(ctx, "CHAOS")
-			if err != nil {
-				return err
-			}
-			info, err := s.Info(ctx)
-			if err != nil {
-				return err
-			}
-			if info.Cluster == nil || info.Cluster.Leader == "" {
-				return errors.New("no leader")
-			}
-			leader = info.Cluster.Leader
-			return nil
-		})
-		for _, n := range nodes {
-			if n.name == leader {
-				return n
-			}
-		}
-		t.Fatalf("leader %q is no node", leader)
-		return nil
-	}
-
 	next := 0
 	for cycle := range cycles {
 		stop := make(chan struct{})
@@ -209,7 +219,7 @@ func TestClusterKill9(t *testing.T) {
 			}
 		}()
 		time.Sleep(1500 * time.Millisecond)
-		victim := leaderNode()
+		victim := leaderOf(t, nodes, js, try, "CHAOS")
 		victim.p.kill()
 		t.Logf("cycle %d: killed the leader %s", cycle, victim.name)
 		time.Sleep(2500 * time.Millisecond) // a new leader, publishing on
@@ -269,7 +279,7 @@ func TestClusterKill9(t *testing.T) {
 	mu.Unlock()
 	// The followers apply what the leader committed within milliseconds;
 	// give them a few seconds on this busy machine.
-	leaderNode()
+	leaderOf(t, nodes, js, try, "CHAOS")
 	time.Sleep(3 * time.Second)
 	nc.Close()
 	for _, n := range nodes {

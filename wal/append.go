@@ -122,7 +122,7 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 	s.bytes += size
 	s.dirty, s.unsynced = true, true
 	s.opts.Metrics.appended(size)
-	s.enforceLimitsLocked(subj)
+	s.limitAfterAppendLocked(seq, subj)
 	if wasEmpty {
 		s.scheduleAgeLocked()
 	}
@@ -378,6 +378,7 @@ func (s *Store) takeWaitersLocked(target uint64) []waiter {
 			s.visTS = s.lastTS
 		}
 	}
+	s.applyTrimsLocked()
 	return batch
 }
 

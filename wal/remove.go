@@ -242,6 +242,7 @@ func (s *Store) Compact(seq uint64) (uint64, error) {
 		if seq-1 > s.last {
 			s.last = seq - 1
 			s.visible = max(s.visible, s.last)
+			s.applyTrimsLocked()
 		}
 	} else {
 		for q, ok := s.idx.Seqs.Next(1); ok && q < seq; q, ok = s.idx.Seqs.Next(q + 1) {
@@ -294,7 +295,8 @@ func (s *Store) checkDiscardNewLocked(subj string, size uint64, hdrData int) err
 			if l.DiscardNewPerSubject {
 				return store.ErrMaxMsgsPerSubj
 			}
-			msgs--
+			// Appends in flight on the subject have not evicted theirs yet.
+			msgs -= min(msgs, info.Msgs+1-uint64(l.MaxMsgsPerSubject))
 			if loc, ok := s.idx.Seqs.Lookup(info.First); ok {
 				if r, err := s.recordAnyLocked(loc); err == nil {
 					bytes -= min(bytes, store.RecordSize(string(r.Subject), r.Header, r.Data))

@@ -55,10 +55,11 @@ leader() { # url -> leader name of benchstream
 	"$NATS" -s "$1" stream info benchstream 2>/dev/null | sed -n 's/.*Leader: \(\S*\).*/\1/p' | head -1
 }
 failover() { # url prefix(jw|ns) -> ms from SIGKILL of the leader to a successful publish
-	l=$(leader "$1")
+	l=""
+	while [ -z "$l" ]; do l=$(leader "$1"); done
 	n=${l#??}
 	t0=$(date +%s%N)
-	pkill -9 -f "$work/$2$n "
+	pkill -9 -f "$work/$2$n " || { echo "no process for leader $l" >&2; exit 1; }
 	until "$NATS" -s "$1" --timeout 1s pub bench.r3 x --jetstream >/dev/null 2>&1; do :; done
 	t1=$(date +%s%N)
 	echo $(((t1 - t0) / 1000000))
