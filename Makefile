@@ -40,6 +40,7 @@ $(NATS):
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags netns ./crashtest
 	cd raftstore/bench && $(GO) vet ./...
 
 test: tools vet
@@ -85,10 +86,14 @@ crash:
 # run, CLUSTER_CYCLES times; every acknowledged message kept at its
 # sequence, no confirmed ack redelivered, replicas identical at the end;
 # then 30 s of concurrent KV puts and gets through a leader kill, checked
-# for linearizability with porcupine. `make test` runs 2 cycles and 6 s.
+# for linearizability with porcupine; then 10 network partitions of the
+# leader (crashtest/partition_test.go, build tag netns: each server in a
+# network namespace of its own; needs root). `make test` runs 2 kill
+# cycles and 6 s of the KV check, not the partitions.
 CLUSTER_CYCLES ?= 20
 cluster-chaos:
-	JETWAL_CLUSTER_CYCLES=$(CLUSTER_CYCLES) JETWAL_LIN_SECONDS=30 $(GO) test -count=1 -v -timeout 60m -run 'TestClusterKill9|TestClusterLinearizableKV' ./crashtest
+	JETWAL_CLUSTER_CYCLES=$(CLUSTER_CYCLES) JETWAL_LIN_SECONDS=30 JETWAL_PARTITION_CYCLES=10 \
+		$(GO) test -tags netns -count=1 -v -timeout 60m -run 'TestClusterKill9|TestClusterLinearizableKV|TestClusterPartition' ./crashtest
 
 crash-short:
 	JETWAL_CRASH_CYCLES=20 $(GO) test -count=1 -v -timeout 10m ./crashtest
