@@ -88,6 +88,7 @@ type serveOptions struct {
 	authOpts   auth.Options     // what srv.Auth was built from (for the startup report)
 	httpHost   string           // monitoring listener; httpPort 0 = off
 	httpPort   int              // -1 = a random port
+	profPort   int              // --profile: pprof on 127.0.0.1 (0 = off)
 	loaded     time.Time        // when the configuration was read
 	args       []string         // the command line, parsed again on reload
 	testOnly   bool             // -t: check the configuration and exit
@@ -153,6 +154,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	strVar(&tlsCA, "", "client certificate CA for verification", "tlscacert")
 	boolVar(&tlsVerify, "enable TLS and require and verify client certificates", "tlsverify")
 	intVar(&httpPort, 0, "HTTP monitoring port (0 = off, -1 = random)", "m", "http_port")
+	var profPort int
+	intVar(&profPort, 0, "Go profiling (net/http/pprof) port on 127.0.0.1, as nats-server's --profile (0 = off)", "profile")
 	boolVar(&debug, "debug logging", "D", "debug")
 	boolVar(&trace, "protocol trace logging", "V", "trace")
 	boolVar(&dv, "debug and trace logging", "DV", "VD")
@@ -202,7 +205,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	if httpPort < -1 || httpPort > 65535 {
 		return nil, fmt.Errorf("--http_port %d out of range", httpPort)
 	}
-	o := &serveOptions{configFile: configFile, httpPort: httpPort, loaded: time.Now(), args: args, signal: signalSpec}
+	if profPort < 0 || profPort > 65535 {
+		return nil, fmt.Errorf("--profile %d out of range", profPort)
+	}
+	o := &serveOptions{configFile: configFile, httpPort: httpPort, profPort: profPort, loaded: time.Now(), args: args, signal: signalSpec}
 	if signalSpec != "" {
 		return o, nil
 	}
@@ -479,6 +485,11 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	log.Info("Listening for client connections on " + listenAddr(opts.Host, srv))
 	if opts.Auth == nil && !isLoopback(opts.Host) {
 		log.Warn("No authentication configured and listening on " + opts.Host + ": anyone who can reach this address can connect, publish and read JetStream data")
+	}
+	if o.profPort != 0 {
+		if err := startProfiler(o.profPort, log); err != nil {
+			log.Error("profiling port", "err", err)
+		}
 	}
 	var mon *monitor.Monitor
 	if o.httpPort != 0 {
