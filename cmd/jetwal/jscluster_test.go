@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -416,5 +421,127 @@ func TestClusteredConsumer(t *testing.T) {
 	next := fetch(live, 5)
 	if next[0] != 21 {
 		t.Fatalf("after the leader's loss the consumer delivered %v: confirmed acks up to 20 were lost", next)
+	}
+}
+
+// TestClusteredStreamLifecycle: an R1 stream in a cluster is reached from
+// every server; more replicas than servers is refused with nats-server's
+// error; the whole cluster restarts with its streams and consumers; a
+// deleted R3 stream is gone from every server, its replica files too.
+func TestClusteredStreamLifecycle(t *testing.T) {
+	ms := startJSCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, js1 := connectJS(t, ms[0].run.addr)
+	_, js3 := connectJS(t, ms[2].run.addr)
+	create := func(cfg njs.StreamConfig) error {
+		var err error
+		retry(t, "create "+cfg.Name, 30*time.Second, func() error {
+			c, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			_, err = js1.CreateStream(c, cfg)
+			var apiErr *njs.APIError
+			if errors.As(err, &apiErr) {
+				return nil // an answer: the caller looks at it
+			}
+			return err
+		})
+		return err
+	}
+	err := create(njs.StreamConfig{Name: "FIVE", Subjects: []string{"five.>"}, Replicas: 5})
+	var apiErr *njs.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode != 10023 {
+		t.Fatalf("5 replicas on 3 servers: %v", err)
+	}
+	if err := create(njs.StreamConfig{Name: "ONE", Subjects: []string{"one.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := create(njs.StreamConfig{Name: "THREE", Subjects: []string{"three.>"}, Replicas: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		for _, subj := range []string{"one.x", "three.x"} {
+			retry(t, "publish", 30*time.Second, func() error {
+				c, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				_, err := js3.Publish(c, subj, []byte(fmt.Sprintf("%s-%d", subj, i)))
+				return err
+			})
+		}
+	}
+	retry(t, "consumer", 30*time.Second, func() error {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := js3.CreateOrUpdateConsumer(c, "THREE", njs.ConsumerConfig{Durable: "D", AckPolicy: njs.AckExplicitPolicy})
+		return err
+	})
+	names := func(js njs.JetStream) []string {
+		var out []string
+		retry(t, "stream names", 30*time.Second, func() error {
+			c, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			out = out[:0]
+			l := js.StreamNames(c)
+			for n := range l.Name() {
+				out = append(out, n)
+			}
+			return l.Err()
+		})
+		return out
+	}
+	if n := names(js3); len(n) != 2 {
+		t.Fatalf("stream names %v", n)
+	}
+
+	// The whole cluster stops and starts again.
+	for _, m := range ms {
+		m.stop()
+	}
+	for _, m := range ms {
+		m.start(t)
+	}
+	_, js2 := connectJS(t, ms[1].run.addr)
+	for _, name := range []string{"ONE", "THREE"} {
+		retry(t, "after restart "+name, 60*time.Second, func() error {
+			c, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			s, err := js2.Stream(c, name)
+			if err != nil {
+				return err
+			}
+			info, err := s.Info(c)
+			if err != nil {
+				return err
+			}
+			if info.State.Msgs != 10 {
+				return fmt.Errorf("%s has %d messages", name, info.State.Msgs)
+			}
+			return nil
+		})
+	}
+	retry(t, "consumer after restart", 60*time.Second, func() error {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := js2.Consumer(c, "THREE", "D")
+		return err
+	})
+
+	// Deleting the R3 stream removes it everywhere.
+	retry(t, "delete", 30*time.Second, func() error {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return js2.DeleteStream(c, "THREE")
+	})
+	if n := names(js2); len(n) != 1 || n[0] != "ONE" {
+		t.Fatalf("after delete: %v", n)
+	}
+	for _, m := range ms {
+		dir := filepath.Join(m.args[slices.Index(m.args, "-sd")+1], "jetstream", "_cluster", "streams", hex.EncodeToString([]byte("THREE")))
+		retry(t, "replica files removed", 30*time.Second, func() error {
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("%s: %v", dir, err)
+			}
+			return nil
+		})
 	}
 }
