@@ -15,6 +15,7 @@ import (
 
 	"github.com/jetwal/jetwal/raftstore/mux"
 	"github.com/jetwal/jetwal/raftstore/stream"
+	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/wal"
 )
@@ -37,9 +38,11 @@ type Replica struct {
 	done     chan struct{}
 	wg       sync.WaitGroup
 
-	mu     sync.Mutex
-	failed map[raft.ServerID]bool // followers whose heartbeats fail
-	closed bool
+	mu       sync.Mutex
+	failed   map[raft.ServerID]bool // followers whose heartbeats fail
+	progress map[string]progress    // what each member last reported applying
+	closed   bool
+	progSub  *server.Subscription
 }
 
 type asyncAppend struct {
@@ -83,7 +86,8 @@ func (n *Node) OpenStream(name string, peers []string, opts wal.Options, onLeade
 		return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
 	}
 	r := &Replica{n: n, name: name, dir: dir, peers: slices.Clone(peers), fsm: fsm, onLeader: onLeader,
-		async: make(chan asyncAppend, 4096), done: make(chan struct{}), failed: make(map[raft.ServerID]bool)}
+		async: make(chan asyncAppend, 4096), done: make(chan struct{}), failed: make(map[raft.ServerID]bool),
+		progress: make(map[string]progress)}
 	cfg := n.raftConfig()
 	cfg.NoSnapshotRestoreOnStart = true // the replica's store survives restarts
 	cfg.BatchApplyCh = true
@@ -103,10 +107,16 @@ func (n *Node) OpenStream(name string, peers []string, opts wal.Options, onLeade
 		return false
 	})
 	r.g.r.RegisterObserver(r.obs)
-	r.wg.Add(3)
+	if err := r.startProgress(); err != nil {
+		r.g.close()
+		fsm.Close()
+		return nil, err
+	}
+	r.wg.Add(4)
 	go r.watchLeader()
 	go r.watchHeartbeats(obsCh)
 	go r.completeAsync()
+	go r.reportProgress()
 	n.mu.Lock()
 	n.replicas[name] = r
 	n.mu.Unlock()
@@ -198,7 +208,8 @@ type Peer struct {
 	Name    string
 	Current bool          // heartbeats reach it
 	Offline bool          // no route to it
-	Active  time.Duration // since its server was last heard from
+	Active  time.Duration // since it last reported its progress
+	Lag     uint64        // raft entries the leader applied that it had not, at its last report
 }
 
 // Followers returns the group's members other than its leader.
@@ -213,10 +224,14 @@ func (r *Replica) Followers() []Peer {
 		}
 		rt, ok := r.n.route(p)
 		peer := Peer{Name: rt.RemoteName, Current: ok && !r.failed[raft.ServerID(p)], Offline: !ok}
-		if ok {
-			peer.Active = max(time.Since(rt.LastActivity), 0)
-		} else {
+		if !ok {
 			peer.Name = p // no route: the address is all there is
+		}
+		if pr, seen := r.progress[p]; seen {
+			peer.Active = max(time.Since(pr.at), 0)
+			peer.Lag = r.fsm.Applied() - min(r.fsm.Applied(), pr.applied)
+		} else if ok {
+			peer.Active = max(time.Since(rt.LastActivity), 0)
 		}
 		out = append(out, peer)
 	}
@@ -248,6 +263,9 @@ func (r *Replica) close() error {
 	r.closed = true
 	r.mu.Unlock()
 	r.g.r.DeregisterObserver(r.obs)
+	if r.progSub != nil {
+		r.progSub.Unsubscribe()
+	}
 	err := r.g.close()
 	close(r.done)
 	r.wg.Wait()

@@ -103,7 +103,7 @@ func (r jsReplica) Followers() []*api.PeerInfo {
 	var out []*api.PeerInfo
 	for _, p := range r.Replica.Followers() {
 		sum := sha256.Sum256([]byte(p.Name))
-		out = append(out, &api.PeerInfo{Name: p.Name, Current: p.Current, Offline: p.Offline, Active: p.Active, Peer: hex.EncodeToString(sum[:4])})
+		out = append(out, &api.PeerInfo{Name: p.Name, Current: p.Current, Offline: p.Offline, Active: p.Active, Lag: p.Lag, Peer: hex.EncodeToString(sum[:4])})
 	}
 	return out
 }

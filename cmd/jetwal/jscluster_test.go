@@ -193,6 +193,15 @@ func TestClusteredJetStream(t *testing.T) {
 	if info.State.Msgs != 60 || info.State.LastSeq != 60 {
 		t.Fatalf("state %+v", info.State)
 	}
+	// The followers report their progress: caught up, recently heard from.
+	retry(t, "followers caught up", 30*time.Second, func() error {
+		for _, p := range streamInfo(t, ctx, js1).Cluster.Replicas {
+			if p.Lag != 0 || p.Active <= 0 || p.Active > 5*time.Second {
+				return fmt.Errorf("replica %s lag %d active %v", p.Name, p.Lag, p.Active)
+			}
+		}
+		return nil
+	})
 
 	// Step down: another server leads.
 	first := info.Cluster.Leader
