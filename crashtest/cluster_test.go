@@ -55,8 +55,9 @@ func (n *clusterNode) start(t *testing.T) {
 func startProcCluster(t *testing.T) (nodes []*clusterNode, nc *nats.Conn, js jetstream.JetStream, try func(string, func(context.Context) error)) {
 	t.Helper()
 	var routes []string
+	ports := freePorts(t, 6)
 	for i := range 3 {
-		n := &clusterNode{name: fmt.Sprintf("n%d", i+1), store: t.TempDir(), port: freePort(t), route: freePort(t)}
+		n := &clusterNode{name: fmt.Sprintf("n%d", i+1), store: t.TempDir(), port: ports[2*i], route: ports[2*i+1]}
 		nodes = append(nodes, n)
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", n.route))
 	}
@@ -77,9 +78,15 @@ func startProcCluster(t *testing.T) (nodes []*clusterNode, nc *nats.Conn, js jet
 	if err != nil {
 		t.Fatal(err)
 	}
-	try = func(what string, f func(ctx context.Context) error) {
+	return nodes, nc, js, retrier(t, 60*time.Second)
+}
+
+// retrier returns a function that runs f with a fresh 5 s context until it
+// succeeds, failing the test after d.
+func retrier(t *testing.T, d time.Duration) func(string, func(context.Context) error) {
+	return func(what string, f func(ctx context.Context) error) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
+		deadline := time.Now().Add(d)
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			err := f(ctx)
@@ -93,7 +100,6 @@ func startProcCluster(t *testing.T) (nodes []*clusterNode, nc *nats.Conn, js jet
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	return nodes, nc, js, try
 }
 
 // leaderOf returns the node leading stream.

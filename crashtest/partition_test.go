@@ -110,22 +110,7 @@ func TestClusterPartition(t *testing.T) {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	try := func(what string, f func(ctx context.Context) error) {
-		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		for {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			err := f(ctx)
-			cancel()
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %v", what, err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
+	try := retrier(t, 90*time.Second)
 	try("create stream", func(ctx context.Context) error {
 		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "PART", Subjects: []string{"part.>"}, Replicas: 3})
 		return err

@@ -85,17 +85,8 @@ func (js *JetStream) placeStream(replicas int) ([]string, *api.ApiError) {
 
 func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 	const typ = api.TypeStreamCreate
-	req, ok := js.decodeStreamConfig(r, typ)
+	cfg, ok := js.decodeCreateConfig(r)
 	if !ok {
-		return
-	}
-	if req.Sealed {
-		js.respondError(r, typ, invalidConfig("stream configuration for create can not be sealed"))
-		return
-	}
-	cfg, aerr := normalizeConfig(&req)
-	if aerr != nil {
-		js.respondError(r, typ, aerr)
 		return
 	}
 	if old, ok := js.assignment(cfg.Name); ok {
