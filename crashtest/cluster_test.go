@@ -42,6 +42,24 @@ func (n *clusterNode) start(t *testing.T) {
 	n.p = p
 }
 
+// waitReady waits for the server's "Server is ready" line; a server that
+// exits first fails the test with its log.
+func (n *clusterNode) waitReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(n.p.logs.String(), "Server is ready") {
+		select {
+		case <-n.p.done:
+			t.Fatalf("%s exited during start:\n%s", n.name, n.p.logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready after 30s:\n%s", n.name, n.p.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestClusterKill9 kills the leader of an R3 stream with SIGKILL while
 // publishers and a consumer run, over and over, and restarts it. After
 // every cycle: every acknowledged message is in the stream at its
@@ -69,6 +87,7 @@ func startProcCluster(t *testing.T) (nodes []*clusterNode, nc *nats.Conn, js jet
 	var urls []string
 	for _, n := range nodes {
 		urls = append(urls, n.p.url)
+		n.waitReady(t)
 	}
 	nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond), nats.RetryOnFailedConnect(true))
 	if err != nil {
