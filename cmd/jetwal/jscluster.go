@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/jetwal/jetwal/cluster"
@@ -47,9 +48,6 @@ func startClusterNode(srv *server.Server, co *server.ClusterOptions, storeRoot s
 	if !ok {
 		return nil, fmt.Errorf("clustered JetStream: the route port is not bound")
 	}
-	if addr.IP.IsUnspecified() {
-		return nil, fmt.Errorf("clustered JetStream needs --cluster (cluster listen) on the address the other servers name in their --routes, not %s", addr.IP)
-	}
 	var peers []string
 	for _, u := range co.Routes {
 		host, port, err := net.SplitHostPort(u.Host)
@@ -65,9 +63,17 @@ func startClusterNode(srv *server.Server, co *server.ClusterOptions, storeRoot s
 		}
 		peers = append(peers, net.JoinHostPort(host, port))
 	}
+	self := addr.String()
+	if addr.IP.IsUnspecified() {
+		// Listening on every address: this server is the route that names
+		// one of this machine's addresses with its port.
+		if self = ownRoute(peers, addr.Port); self == "" {
+			return nil, fmt.Errorf("clustered JetStream listening on %s needs this server's own address among the --routes (as nats-server configurations list every server), or --cluster on that address", addr)
+		}
+	}
 	n, err := cluster.New(cluster.Options{
 		Dir:    filepath.Join(storeRoot, "jetstream", "_cluster"),
-		Self:   addr.String(),
+		Self:   self,
 		Peers:  peers,
 		Name:   srv.Name(),
 		Logger: log,
@@ -106,4 +112,26 @@ func (r jsReplica) Followers() []*api.PeerInfo {
 		out = append(out, &api.PeerInfo{Name: p.Name, Current: p.Current, Offline: p.Offline, Active: p.Active, Lag: p.Lag, Peer: hex.EncodeToString(sum[:4])})
 	}
 	return out
+}
+
+// ownRoute returns the route (host:port) that names one of this machine's
+// addresses and port, "" when none does.
+func ownRoute(routes []string, port int) string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	local := map[string]bool{}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok {
+			local[ipn.IP.String()] = true
+		}
+	}
+	for _, r := range routes {
+		host, p, err := net.SplitHostPort(r)
+		if err == nil && p == strconv.Itoa(port) && local[net.ParseIP(host).String()] {
+			return r
+		}
+	}
+	return ""
 }

@@ -310,18 +310,7 @@ func connectNC(t *testing.T, addr string) *nats.Conn {
 
 func streamInfo(t *testing.T, ctx context.Context, js njs.JetStream) *njs.StreamInfo {
 	t.Helper()
-	var info *njs.StreamInfo
-	retry(t, "stream info", 30*time.Second, func() error {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		s, err := js.Stream(ctx, "ORDERS")
-		if err != nil {
-			return err
-		}
-		info, err = s.Info(ctx)
-		return err
-	})
-	return info
+	return streamInfoOf(t, ctx, js, "ORDERS")
 }
 
 // checkAll reads every acknowledged message back from the stream's
@@ -553,4 +542,55 @@ func TestClusteredStreamLifecycle(t *testing.T) {
 			return nil
 		})
 	}
+}
+
+// TestClusteredJetStreamListenAll: servers listening for routes on
+// 0.0.0.0, each listing every server (itself included) in --routes, as
+// nats-server configurations do, form one clustered JetStream.
+func TestClusteredJetStreamListenAll(t *testing.T) {
+	ports := freePorts(t, 3)
+	var routes []string
+	for _, p := range ports {
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	var ms []*member
+	for i, p := range ports {
+		m := &member{name: fmt.Sprintf("a%d", i+1)}
+		m.args = []string{"-js", "-a", "127.0.0.1", "-p", "0", "-n", m.name, "-sd", t.TempDir(),
+			"--cluster_name", "C", "--cluster", fmt.Sprintf("nats://0.0.0.0:%d", p), "--routes", strings.Join(routes, ",")}
+		m.start(t)
+		ms = append(ms, m)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, js := connectJS(t, ms[2].run.addr)
+	retry(t, "R3 stream", 30*time.Second, func() error {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := js.CreateStream(c, njs.StreamConfig{Name: "ALL", Subjects: []string{"all.>"}, Replicas: 3})
+		return err
+	})
+	if info := streamInfoOf(t, ctx, js, "ALL"); len(info.Cluster.Replicas) != 2 {
+		t.Fatalf("cluster %+v", info.Cluster)
+	}
+}
+
+// streamInfoOf waits for the info of stream name with a leader.
+func streamInfoOf(t *testing.T, ctx context.Context, js njs.JetStream, name string) *njs.StreamInfo {
+	t.Helper()
+	var info *njs.StreamInfo
+	retry(t, "stream info", 30*time.Second, func() error {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		s, err := js.Stream(c, name)
+		if err != nil {
+			return err
+		}
+		info, err = s.Info(c)
+		if err == nil && info.Cluster.Leader == "" {
+			err = errors.New("no leader")
+		}
+		return err
+	})
+	return info
 }
