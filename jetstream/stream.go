@@ -224,6 +224,7 @@ func (s *stream) handlePublish(m *server.Msg) {
 			s.replyError(reply, api.NewError(api.ErrMessageTTLInvalid))
 			return
 		}
+		ttl, m = s.markerMinTTL(ttl, m) // stream_markers.go
 	}
 	if h.batch {
 		s.replyError(reply, api.Errorf(api.ErrBatchPublishDisabled, "batch publish is not supported by jetwal"))
@@ -306,9 +307,14 @@ type pubResult struct {
 
 // appendMsg runs the checks that need the stream's state and hands the
 // message to the store.
-func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup byte, ttl time.Duration, rp republishTarget, incr *big.Int) (res pubResult) {
+func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup byte, ttl time.Duration, rp republishTarget, incr *big.Int) pubResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.appendMsgLocked(m, h, reply, rollup, ttl, rp, incr)
+}
+
+// appendMsgLocked is appendMsg for a caller holding mu.
+func (s *stream) appendMsgLocked(m *server.Msg, h *pubHeaders, reply string, rollup byte, ttl time.Duration, rp republishTarget, incr *big.Int) (res pubResult) {
 	if s.closed {
 		res.aerr = api.NewError(api.ErrStreamNotFound)
 		return res
