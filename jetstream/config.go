@@ -167,6 +167,9 @@ func normalizeConfig(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 	if aerr := normalizeMarkers(&cfg); aerr != nil { // stream_markers_config.go
 		return api.StreamConfig{}, aerr
 	}
+	if aerr := checkAtomicConfig(&cfg); aerr != nil {
+		return api.StreamConfig{}, aerr
+	}
 
 	if len(cfg.Subjects) == 0 {
 		cfg.Subjects = []string{cfg.Name}

@@ -60,6 +60,8 @@ type stream struct {
 	resync atomic.Bool // lastSeq may be wrong: recompute when idle
 
 	cons consumerSet // the stream's consumers (consumer_manager.go)
+
+	atomic batchSet // open atomic batches (batch.go)
 }
 
 // pendingAppend is a message handed to AppendAsync whose done has not fired.
@@ -175,7 +177,7 @@ func (s *stream) handlePublish(m *server.Msg) {
 	s.cfgMu.RLock()
 	cfg := &s.cfg
 	noAck, sealed, maxSize, allowRollup, allowTTL := cfg.NoAck, cfg.Sealed, cfg.MaxMsgSize, cfg.AllowRollup, cfg.AllowMsgTTL
-	allowCounter := cfg.AllowMsgCounter
+	allowCounter, allowAtomic := cfg.AllowMsgCounter, cfg.AllowAtomicPublish
 	xf := s.xf
 	s.cfgMu.RUnlock()
 	if xf.in != nil {
@@ -227,6 +229,10 @@ func (s *stream) handlePublish(m *server.Msg) {
 		ttl, m = s.markerMinTTL(ttl, m) // stream_markers.go
 	}
 	if h.batch {
+		if headerValue(m.Header, hdrBatchID) != nil {
+			s.handleAtomicBatchMsg(m, reply, allowAtomic) // batch.go
+			return
+		}
 		s.replyError(reply, api.Errorf(api.ErrBatchPublishDisabled, "batch publish is not supported by jetwal"))
 		return
 	}

@@ -25,7 +25,7 @@ func normalizeMarkers(cfg *api.StreamConfig) *api.ApiError {
 	case ttl < time.Second:
 		return invalidConfig("subject delete marker TTL must be at least 1 second")
 	}
-	if m := strings.TrimSpace(string(cfg.Mirror)); m != "" && m != "null" && m != "{}" {
+	if hasMirror(cfg) {
 		return invalidConfig("subject delete markers forbidden on mirrors")
 	}
 	cfg.AllowMsgTTL = true
@@ -46,6 +46,21 @@ func pedanticMarkers(cfg *api.StreamConfig) *api.ApiError {
 	}
 	if !cfg.AllowRollup {
 		return invalidConfig("subject delete marker cannot be set if roll-ups are disabled")
+	}
+	return nil
+}
+
+// hasMirror reports whether cfg names a mirror.
+func hasMirror(cfg *api.StreamConfig) bool {
+	m := strings.TrimSpace(string(cfg.Mirror))
+	return m != "" && m != "null" && m != "{}"
+}
+
+// checkAtomicConfig refuses allow_atomic on a mirror, as nats-server does
+// (10198).
+func checkAtomicConfig(cfg *api.StreamConfig) *api.ApiError {
+	if cfg.AllowAtomicPublish && hasMirror(cfg) {
+		return api.NewError(api.ErrMirrorWithAtomicPublish)
 	}
 	return nil
 }
