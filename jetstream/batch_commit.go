@@ -31,6 +31,7 @@ func (s *stream) commitBatch(id string, staged []stagedMsg, reply string) {
 	s.cfgMu.RLock()
 	cfg := &s.cfg
 	allowAtomic, sealed, allowRollup, allowTTL, maxSize := cfg.AllowAtomicPublish, cfg.Sealed, cfg.AllowRollup, cfg.AllowMsgTTL, cfg.MaxMsgSize
+	counters := cfg.AllowMsgCounter
 	xf := s.xf
 	s.cfgMu.RUnlock()
 	switch {
@@ -58,7 +59,7 @@ func (s *stream) commitBatch(id string, staged []stagedMsg, reply string) {
 	for i := range staged {
 		st := &staged[i]
 		subj := xf.storedSubject(st.subject)
-		c, aerr := s.checkBatchMsg(i, subj, st, written, ids, allowRollup, allowTTL, maxSize)
+		c, aerr := s.checkBatchMsg(i, subj, st, written, ids, allowRollup, allowTTL, counters, maxSize)
 		if aerr != nil {
 			s.mu.Unlock()
 			s.replyError(reply, aerr)
@@ -151,7 +152,7 @@ func (s *stream) appendBatch(msgs []store.Msg) error {
 
 // checkBatchMsg applies the publish checks to message i of a batch, stored
 // under subj. Caller holds mu.
-func (s *stream) checkBatchMsg(i int, subj string, st *stagedMsg, written, ids map[string]bool, allowRollup, allowTTL bool, maxSize int32) (checkedMsg, *api.ApiError) {
+func (s *stream) checkBatchMsg(i int, subj string, st *stagedMsg, written, ids map[string]bool, allowRollup, allowTTL, counters bool, maxSize int32) (checkedMsg, *api.ApiError) {
 	var c checkedMsg
 	if len(st.hdr) > maxHdrSz {
 		return c, api.NewError(api.ErrHeaderExceedsMaximum)
@@ -166,6 +167,9 @@ func (s *stream) checkBatchMsg(i int, subj string, st *stagedMsg, written, ids m
 	case len(h.incr) > 0:
 		// jetwal does not run counters inside a batch (nats-server does).
 		return c, api.Errorf(api.ErrAtomicPublishUnsupportedHeader, "atomic publish unsupported header used: %s", hdrIncr)
+	case counters:
+		// Every message of a counter stream needs its Nats-Incr.
+		return c, api.NewError(api.ErrMessageIncrMissing)
 	}
 	if len(h.ttl) > 0 {
 		if !allowTTL {

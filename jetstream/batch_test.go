@@ -201,3 +201,33 @@ func TestAtomicBatchSurvivesRestart(t *testing.T) {
 	}
 	wantBatchError(t, batchMsg(t, nc, "b.x", "open", 2, "1"), 10176, "atomic publish batch is incomplete")
 }
+
+// TestAtomicBatchLimit: a batch that a stream limit (max_msgs with discard
+// new) refuses part way is refused whole: none of its messages stays.
+func TestAtomicBatchLimit(t *testing.T) {
+	forEachStorage(t, func(t *testing.T, ts *testServer, js njs.JetStream, storage njs.StorageType) {
+		nc := ts.connect()
+		if _, err := js.CreateStream(context.Background(), njs.StreamConfig{Name: "L", Subjects: []string{"l.>"}, Storage: storage,
+			AllowAtomicPublish: true, MaxMsgs: 3, Discard: njs.DiscardNew}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.Publish(context.Background(), "l.first", nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= 2; i++ {
+			batchMsg(t, nc, "l.x", "big", i, "")
+		}
+		wantBatchError(t, batchMsg(t, nc, "l.x", "big", 3, "1"), 10077, "maximum messages exceeded")
+		if n := batchStreamMsgs(t, js, "L"); n != 1 {
+			t.Fatalf("%d messages after a refused batch, want the 1 before it", n)
+		}
+		// The stream goes on: a batch that fits is stored after it.
+		batchMsg(t, nc, "l.y", "fits", 1, "")
+		if r := batchMsg(t, nc, "l.y", "fits", 2, "1"); !strings.Contains(string(r.Data), `"count":2`) {
+			t.Fatalf("batch after the refused one: %s", r.Data)
+		}
+		if n := batchStreamMsgs(t, js, "L"); n != 3 {
+			t.Fatalf("%d messages, want 3", n)
+		}
+	})
+}

@@ -178,3 +178,49 @@ func runBatchCrash(t *testing.T, seed uint64) {
 	}
 	t.Logf("%d crash points: %d dropped the batch, %d kept it", len(points), dropped, kept)
 }
+
+// TestAtomicBatchTakenBack: a batch a limit stopped part way (its stored
+// prefix carries the batch-open flag) and that the caller took back with
+// Truncate, then a batch stored in full: a clean reopen and a kill -9
+// both find exactly what the store served.
+func TestAtomicBatchTakenBack(t *testing.T) {
+	mem := vfs.NewMemFS()
+	if err := mem.MkdirAll("/db", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{FS: mem, Sync: SyncAlways, Limits: store.Limits{MaxMsgs: 6, Discard: store.DiscardNew}}
+	s, err := Open("/db/s", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Append("a", nil, []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.AppendBatch(batchOf(8))
+	if n != 5 || !errors.Is(err, store.ErrMaxMsgs) {
+		t.Fatalf("AppendBatch = %d, %v; want 5, ErrMaxMsgs", n, err)
+	}
+	if err := s.Truncate(1); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.AppendBatch(batchOf(3)); n != 3 || err != nil {
+		t.Fatalf("AppendBatch after the take-back = %d, %v", n, err)
+	}
+	want := contents(t, s)
+	killed := mem.ProcessCrashClone()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, fs := range map[string]vfs.FS{"clean": mem, "kill -9": killed} {
+		o := opts
+		o.FS = fs
+		r, err := Open("/db/s", o)
+		if err != nil {
+			t.Fatalf("%s reopen: %v", name, err)
+		}
+		if got := contents(t, r); got != want {
+			t.Errorf("%s reopen:\n%s\nwant:\n%s", name, got, want)
+		}
+		r.Close()
+	}
+}
