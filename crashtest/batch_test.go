@@ -18,7 +18,8 @@ import (
 // TestKill9AtomicBatch kills `jetwal serve` with SIGKILL while a client
 // publishes atomic batches (allow_atomic) of 120 messages of 3 KiB, each
 // larger than the store's write buffer so a commit is written in pieces,
-// at seeded random moments. After a restart every batch is in the stream
+// at seeded random moments, every other cycle just after a commit was
+// sent. After a restart every batch is in the stream
 // whole or not at all, and every batch whose commit was acknowledged is
 // there. Cycles: JETWAL_BATCH_CYCLES (default 4).
 func TestKill9AtomicBatch(t *testing.T) {
@@ -44,6 +45,13 @@ func TestKill9AtomicBatch(t *testing.T) {
 		acked := map[string]bool{}
 		stop := make(chan struct{})
 		done := make(chan struct{})
+		// Every other cycle the kill aims at a commit: it comes a few
+		// hundred microseconds after the commit of batch target is sent.
+		target := -1
+		if c%2 == 1 {
+			target = 2 + rng.IntN(8)
+		}
+		commitSent := make(chan struct{})
 		go func() {
 			defer close(done)
 			for b := 0; ; b++ {
@@ -61,6 +69,9 @@ func TestKill9AtomicBatch(t *testing.T) {
 						m.Header.Set("Nats-Batch-Commit", "1")
 					}
 					m.Data = make([]byte, 3<<10)
+					if b == target && i == size {
+						close(commitSent)
+					}
 					r, err := nc.RequestMsg(m, 10*time.Second)
 					if err != nil {
 						return // the server is gone
@@ -78,7 +89,12 @@ func TestKill9AtomicBatch(t *testing.T) {
 				}
 			}
 		}()
-		time.Sleep(time.Duration(100+rng.IntN(900)) * time.Millisecond)
+		if target >= 0 {
+			<-commitSent
+			time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond)
+		} else {
+			time.Sleep(time.Duration(100+rng.IntN(900)) * time.Millisecond)
+		}
 		p.kill()
 		close(stop)
 		<-done
