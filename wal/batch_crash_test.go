@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jetwal/jetwal/store"
@@ -65,13 +66,25 @@ func runBatchCrash(t *testing.T, seed uint64) {
 		kill  *vfs.MemFS // everything written
 		power *vfs.MemFS // only what was synced
 	}
-	var points []point
-	capture := false
+	// The hook runs on the appending goroutine and on the store's
+	// background one (sealing segments): both are crash points.
+	var (
+		mu      sync.Mutex
+		points  []point
+		capture bool
+	)
 	hook := &vfs.HookFS{Inner: mem, Hook: func(op, path string, mutating bool) {
+		mu.Lock()
+		defer mu.Unlock()
 		if capture && mutating {
 			points = append(points, point{what: op + " " + path, kill: mem.ProcessCrashClone(), power: mem.CrashClone()})
 		}
 	}}
+	setCapture := func(on bool) {
+		mu.Lock()
+		capture = on
+		mu.Unlock()
+	}
 	sync := []SyncMode{SyncAlways, SyncNever}[rng.IntN(2)]
 	opts := Options{FS: hook, Sync: sync, SegmentSize: int64(64<<10 + rng.IntN(256<<10)), CheckpointEvery: -1}
 	if rng.IntN(2) == 0 {
@@ -102,16 +115,16 @@ func runBatchCrash(t *testing.T, seed uint64) {
 	for i := range batch {
 		batch[i] = msg(i)
 	}
-	capture = true
+	setCapture(true)
 	if n, err := s.AppendBatch(batch); err != nil || n != len(batch) {
 		t.Fatalf("AppendBatch: %d of %d: %v", n, len(batch), err)
 	}
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	capture = false
 	after := contents(t, s)
 	s.Close()
+	setCapture(false)
 	if len(points) < 2 {
 		t.Fatalf("only %d crash points during the batch", len(points))
 	}
