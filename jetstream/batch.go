@@ -150,6 +150,18 @@ func (s *stream) handleAtomicBatchMsg(m *server.Msg, reply string, allowAtomic b
 		s.replyError(reply, api.NewError(api.ErrAtomicPublishInvalidCommit))
 		return
 	}
+	hdr := m.Header
+	if headerValue(hdr, hdrRequiredLevel) != nil {
+		// As nats-server: a level jetwal lacks drops the batch; the
+		// header itself is never stored.
+		if levelTooLow(hdr) {
+			bs.dropLocked(id, b)
+			bs.mu.Unlock()
+			s.replyError(reply, api.NewError(api.ErrRequiredApiLevel))
+			return
+		}
+		hdr = withoutHeader(hdr, hdrRequiredLevel, 0)
+	}
 	if !b.timer.Stop() || uint64(len(b.msgs))+1 != bseq || (bseq == 1 && eob) {
 		// Timed out meanwhile, a gap, or a batch of nothing.
 		bs.dropLocked(id, b)
@@ -166,7 +178,7 @@ func (s *stream) handleAtomicBatchMsg(m *server.Msg, reply string, allowAtomic b
 	if !eob {
 		b.msgs = append(b.msgs, stagedMsg{
 			subject: m.Subject,
-			hdr:     bytes.Clone(m.Header),
+			hdr:     bytes.Clone(hdr),
 			data:    bytes.Clone(m.Data),
 		})
 	}

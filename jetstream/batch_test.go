@@ -158,8 +158,24 @@ func TestAtomicBatchErrors(t *testing.T) {
 	wantBatchError(t, batchMsg(t, nc, "b.x", "e", 2, "1", "Nats-Expected-Last-Sequence", "1"), 10164, "wrong last sequence")
 	wantBatchError(t, batchMsg(t, nc, "b.x", "f", 1, "1", "Nats-Expected-Last-Sequence", "7"), 10071, "wrong last sequence: 0")
 
+	batchMsg(t, nc, "b.x", "lvl", 1, "")
+	wantBatchError(t, batchMsg(t, nc, "b.x", "lvl", 2, "1", "Nats-Required-Api-Level", "99"), 10185, "JetStream minimum api level required")
+	wantBatchError(t, batchMsg(t, nc, "b.x", "lvl", 3, "1"), 10176, "atomic publish batch is incomplete")
+
 	if n := batchStreamMsgs(t, js, "B"); n != 0 {
 		t.Fatalf("%d messages stored by refused batches", n)
+	}
+	// A level jetwal has passes, and the header is not stored.
+	batchMsg(t, nc, "b.x", "lvl-ok", 1, "", "Nats-Required-Api-Level", "1")
+	if r := batchMsg(t, nc, "b.x", "lvl-ok", 2, "1"); !strings.Contains(string(r.Data), `"count":2`) {
+		t.Fatalf("batch with a level jetwal has: %s", r.Data)
+	}
+	s, _ := js.Stream(ctx, "B")
+	if m, err := s.GetMsg(ctx, 1); err != nil || m.Header.Get("Nats-Required-Api-Level") != "" || m.Header.Get("Nats-Batch-Id") != "lvl-ok" {
+		t.Fatalf("stored batch message: %v %v", m, err)
+	}
+	if err := s.Purge(ctx); err != nil {
+		t.Fatal(err)
 	}
 
 	// 50 open batches per stream.

@@ -190,24 +190,31 @@ func (s *stream) markerMinTTL(ttl time.Duration, m *server.Msg) (time.Duration, 
 // replaceHeader returns a copy of a header block without the fields called
 // name, with name: value added at the end.
 func replaceHeader(hdr []byte, name, value string) []byte {
-	out := make([]byte, 0, len(hdr)+len(name)+len(value)+4)
+	out := withoutHeader(hdr, name, len(name)+len(value)+4)
+	out = out[:len(out)-len(crlf)] // reopen the block
+	return natshdr.End(natshdr.AppendString(out, name, value))
+}
+
+// withoutHeader returns a copy of a header block without the fields called
+// name, with spare capacity extra.
+func withoutHeader(hdr []byte, name string, extra int) []byte {
+	out := make([]byte, 0, len(hdr)+extra+4)
 	i := bytes.Index(hdr, []byte(crlf))
 	if i < 0 {
-		out = natshdr.AppendStart(out, 0, "")
-	} else {
-		out = append(out, hdr[:i+2]...)
-		for rest := hdr[i+2:]; len(rest) > 0; {
-			j := bytes.Index(rest, []byte(crlf))
-			if j <= 0 {
-				break
-			}
-			line := rest[:j+2]
-			rest = rest[j+2:]
-			if c := bytes.IndexByte(line, ':'); c > 0 && eqFold(line[:c], name) {
-				continue
-			}
-			out = append(out, line...)
-		}
+		return natshdr.End(natshdr.AppendStart(out, 0, ""))
 	}
-	return natshdr.End(natshdr.AppendString(out, name, value))
+	out = append(out, hdr[:i+2]...)
+	for rest := hdr[i+2:]; len(rest) > 0; {
+		j := bytes.Index(rest, []byte(crlf))
+		if j <= 0 {
+			break
+		}
+		line := rest[:j+2]
+		rest = rest[j+2:]
+		if c := bytes.IndexByte(line, ':'); c > 0 && eqFold(line[:c], name) {
+			continue
+		}
+		out = append(out, line...)
+	}
+	return natshdr.End(out)
 }
