@@ -24,7 +24,8 @@ import (
 // messages per batch, 50 open batches per stream and 1000 in the server, a
 // batch abandoned after 10 s without a message. A gap in the sequence, a
 // batch not starting at 1 or one unknown to the stream is "incomplete"
-// (10176) and is dropped.
+// (10176) and is dropped; a dropped open batch is reported by the
+// BATCH_ABANDONED advisory (batch_advisory.go).
 //
 // Staged messages live in memory only: a batch not yet committed when the
 // server stops is lost, and its publisher gets no commit PubAck.
@@ -34,7 +35,7 @@ const (
 	hdrBatchSeq    = "Nats-Batch-Sequence"
 	hdrBatchCommit = "Nats-Batch-Commit"
 
-	batchIdleTimeout        = 10 * time.Second
+	batchIdleTimeout        = 10 * time.Second // see batchIdle
 	maxBatchIDLen           = 64
 	maxAtomicBatchSize      = 1000
 	maxAtomicBatchPerStream = 50
@@ -43,6 +44,17 @@ const (
 
 // atomicBatchesTotal counts the open batches of every stream in the process.
 var atomicBatchesTotal atomic.Int64
+
+// batchIdleOverride, when above zero, replaces batchIdleTimeout (ns); tests
+// set it to see a timeout without waiting ten seconds.
+var batchIdleOverride atomic.Int64
+
+func batchIdle() time.Duration {
+	if d := batchIdleOverride.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	return batchIdleTimeout
+}
 
 // stagedMsg is one message of an open batch; the bytes are copies.
 type stagedMsg struct {
@@ -134,10 +146,14 @@ func (s *stream) handleAtomicBatchMsg(m *server.Msg, reply string, allowAtomic b
 			return
 		}
 		b = &atomicBatch{}
-		b.timer = time.AfterFunc(batchIdleTimeout, func() {
+		b.timer = time.AfterFunc(batchIdle(), func() {
 			bs.mu.Lock()
+			open := bs.open[id] == b
 			bs.dropLocked(id, b)
 			bs.mu.Unlock()
+			if open {
+				s.adviseBatchAbandoned(id, abandonTimeout)
+			}
 		})
 		if bs.open == nil {
 			bs.open = make(map[string]*atomicBatch)
@@ -157,6 +173,7 @@ func (s *stream) handleAtomicBatchMsg(m *server.Msg, reply string, allowAtomic b
 		if levelTooLow(hdr) {
 			bs.dropLocked(id, b)
 			bs.mu.Unlock()
+			s.adviseBatchAbandoned(id, abandonUnsupported)
 			s.replyError(reply, api.NewError(api.ErrRequiredApiLevel))
 			return
 		}
@@ -166,12 +183,14 @@ func (s *stream) handleAtomicBatchMsg(m *server.Msg, reply string, allowAtomic b
 		// Timed out meanwhile, a gap, or a batch of nothing.
 		bs.dropLocked(id, b)
 		bs.mu.Unlock()
+		s.adviseBatchAbandoned(id, abandonIncomplete)
 		s.replyError(reply, api.NewError(api.ErrAtomicPublishIncompleteBatch))
 		return
 	}
 	if size > maxAtomicBatchSize {
 		bs.dropLocked(id, b)
 		bs.mu.Unlock()
+		s.adviseBatchAbandoned(id, abandonLarge)
 		s.replyError(reply, api.Errorf(api.ErrAtomicPublishTooLargeBatch, "atomic publish batch is too large: %d", maxAtomicBatchSize))
 		return
 	}
@@ -183,7 +202,7 @@ func (s *stream) handleAtomicBatchMsg(m *server.Msg, reply string, allowAtomic b
 		})
 	}
 	if !commit {
-		b.timer.Reset(batchIdleTimeout)
+		b.timer.Reset(batchIdle())
 		bs.mu.Unlock()
 		if reply != "" {
 			s.js.srv.Publish(reply, "", nil, nil) // staged

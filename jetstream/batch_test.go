@@ -247,3 +247,48 @@ func TestAtomicBatchLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestAtomicBatchAbandoned: a batch left without a message for the idle
+// timeout is dropped (its next message is "incomplete"), and nats-server's
+// BATCH_ABANDONED advisory reports it, as it reports a gap.
+func TestAtomicBatchAbandoned(t *testing.T) {
+	batchIdleOverride.Store(int64(300 * time.Millisecond))
+	t.Cleanup(func() { batchIdleOverride.Store(0) })
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	js, _ := njs.New(nc)
+	if _, err := js.CreateStream(context.Background(), njs.StreamConfig{Name: "B", Subjects: []string{"b.>"}, AllowAtomicPublish: true}); err != nil {
+		t.Fatal(err)
+	}
+	adv, err := nc.SubscribeSync("$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED.B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	next := func() map[string]any {
+		t.Helper()
+		m, err := adv.NextMsg(20 * time.Second)
+		if err != nil {
+			t.Fatalf("no advisory: %v", err)
+		}
+		var ev map[string]any
+		if err := json.Unmarshal(m.Data, &ev); err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	batchMsg(t, nc, "b.x", "slow", 1, "")
+	ev := next()
+	if ev["type"] != "io.nats.jetstream.advisory.v1.stream_batch_abandoned" || ev["stream"] != "B" || ev["batch"] != "slow" || ev["reason"] != "timeout" {
+		t.Fatalf("advisory %v", ev)
+	}
+	wantBatchError(t, batchMsg(t, nc, "b.x", "slow", 2, "1"), 10176, "atomic publish batch is incomplete")
+
+	batchMsg(t, nc, "b.x", "gap", 1, "")
+	wantBatchError(t, batchMsg(t, nc, "b.x", "gap", 3, "1"), 10176, "atomic publish batch is incomplete")
+	if ev := next(); ev["batch"] != "gap" || ev["reason"] != "incomplete" {
+		t.Fatalf("advisory %v", ev)
+	}
+}
