@@ -3,6 +3,7 @@ package jetstream
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
@@ -21,6 +22,7 @@ type checkedMsg struct {
 	rollup byte
 	msgID  string
 	rp     republishTarget
+	val    string // a counter's new value ("" otherwise)
 }
 
 // commitBatch checks a complete batch as nats-server does and stores it as
@@ -56,10 +58,14 @@ func (s *stream) commitBatch(id string, staged []stagedMsg, reply string) {
 	checked := make([]checkedMsg, len(staged))
 	written := make(map[string]bool, len(staged)) // subjects the batch stores
 	ids := make(map[string]bool)
+	var running map[string]string // counter values the batch reached, by subject
+	if counters {
+		running = make(map[string]string)
+	}
 	for i := range staged {
 		st := &staged[i]
 		subj := xf.storedSubject(st.subject)
-		c, aerr := s.checkBatchMsg(i, subj, st, written, ids, allowRollup, allowTTL, counters, maxSize)
+		c, aerr := s.checkBatchMsg(i, subj, st, written, ids, allowRollup, allowTTL, running, maxSize)
 		if aerr != nil {
 			s.mu.Unlock()
 			s.replyError(reply, aerr)
@@ -69,6 +75,9 @@ func (s *stream) commitBatch(id string, staged []stagedMsg, reply string) {
 		checked[i] = c
 		written[subj] = true
 		msgs[i] = store.Msg{Subject: subj, Header: st.hdr, Data: st.data}
+		if c.val != "" {
+			msgs[i].Data = counterBody(c.val)
+		}
 	}
 	rps := make([]*republishMsg, len(msgs))
 	for i := range msgs {
@@ -108,6 +117,11 @@ func (s *stream) commitBatch(id string, staged []stagedMsg, reply string) {
 		}
 	}
 	s.pmu.Unlock()
+	for i := range msgs {
+		if checked[i].val != "" {
+			s.rememberCounter(msgs[i].Subject, msgs[i].Seq, checked[i].val)
+		}
+	}
 	s.mu.Unlock()
 
 	for i := range msgs {
@@ -152,7 +166,9 @@ func (s *stream) appendBatch(msgs []store.Msg) error {
 
 // checkBatchMsg applies the publish checks to message i of a batch, stored
 // under subj. Caller holds mu.
-func (s *stream) checkBatchMsg(i int, subj string, st *stagedMsg, written, ids map[string]bool, allowRollup, allowTTL, counters bool, maxSize int32) (checkedMsg, *api.ApiError) {
+// On a counter stream running holds the values the batch's earlier
+// increments reached (nil on other streams).
+func (s *stream) checkBatchMsg(i int, subj string, st *stagedMsg, written, ids map[string]bool, allowRollup, allowTTL bool, running map[string]string, maxSize int32) (checkedMsg, *api.ApiError) {
 	var c checkedMsg
 	if len(st.hdr) > maxHdrSz {
 		return c, api.NewError(api.ErrHeaderExceedsMaximum)
@@ -161,15 +177,23 @@ func (s *stream) checkBatchMsg(i int, subj string, st *stagedMsg, written, ids m
 		return c, api.NewError(api.ErrMessageExceedsMaximum)
 	}
 	h := parsePubHeaders(st.hdr)
-	switch {
-	case h.hasExpLastMsgI:
+	if h.hasExpLastMsgI {
 		return c, api.Errorf(api.ErrAtomicPublishUnsupportedHeader, "atomic publish unsupported header used: %s", hdrExpectedLastID)
-	case len(h.incr) > 0:
-		// jetwal does not run counters inside a batch (nats-server does).
-		return c, api.Errorf(api.ErrAtomicPublishUnsupportedHeader, "atomic publish unsupported header used: %s", hdrIncr)
-	case counters:
-		// Every message of a counter stream needs its Nats-Incr.
-		return c, api.NewError(api.ErrMessageIncrMissing)
+	}
+	incr, aerr := checkIncr(&h, running != nil, len(st.data))
+	if aerr != nil {
+		return c, aerr
+	}
+	if incr != nil {
+		val, ok := running[subj]
+		if ok {
+			base, _ := new(big.Int).SetString(val, 10)
+			val = base.Add(base, incr).String()
+		} else if val, aerr = s.counterNext(subj, incr); aerr != nil {
+			return c, aerr
+		}
+		running[subj] = val
+		c.val = val
 	}
 	if len(h.ttl) > 0 {
 		if !allowTTL {

@@ -292,3 +292,63 @@ func TestAtomicBatchAbandoned(t *testing.T) {
 		t.Fatalf("advisory %v", ev)
 	}
 }
+
+// TestAtomicBatchCounters: on a counter stream the increments of a batch
+// add up in order (within the batch and onto the stored value), the batch
+// is stored with the values, and a later single increment goes on from
+// them; a message without Nats-Incr refuses the batch (10169).
+func TestAtomicBatchCounters(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	js, _ := njs.New(nc)
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, njs.StreamConfig{Name: "C", Subjects: []string{"c.>"}, AllowMsgCounter: true, AllowAtomicPublish: true}); err != nil {
+		t.Fatal(err)
+	}
+	incr := func(subj, by string) *nats.Msg {
+		t.Helper()
+		m := nats.NewMsg(subj)
+		m.Header.Set("Nats-Incr", by)
+		r, err := nc.RequestMsg(m, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	incr("c.a", "10")
+	// batchMsg sets a body; counters take none, so build these by hand.
+	bmsg := func(subj, id string, seq int, by, commit string) *nats.Msg {
+		t.Helper()
+		m := nats.NewMsg(subj)
+		m.Header.Set("Nats-Batch-Id", id)
+		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(seq))
+		if by != "" {
+			m.Header.Set("Nats-Incr", by)
+		}
+		if commit != "" {
+			m.Header.Set("Nats-Batch-Commit", commit)
+		}
+		r, err := nc.RequestMsg(m, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	bmsg("c.a", "k", 1, "1", "")
+	bmsg("c.b", "k", 2, "5", "")
+	if r := bmsg("c.a", "k", 3, "2", "1"); string(r.Data) != `{"stream":"C","seq":4,"batch":"k","count":3}` {
+		t.Fatalf("commit: %s", r.Data)
+	}
+	s, _ := js.Stream(ctx, "C")
+	for subj, want := range map[string]string{"c.a": `{"val":"13"}`, "c.b": `{"val":"5"}`} {
+		m, err := s.GetLastMsgForSubject(ctx, subj)
+		if err != nil || string(m.Data) != want {
+			t.Fatalf("%s after the batch: %v %s, want %s", subj, err, m.Data, want)
+		}
+	}
+	if r := incr("c.a", "1"); !strings.Contains(string(r.Data), `"val":"14"`) {
+		t.Fatalf("increment after the batch: %s", r.Data)
+	}
+	bmsg("c.a", "n", 1, "1", "")
+	wantBatchError(t, bmsg("c.a", "n", 2, "", "1"), 10169, "message counter increment is missing")
+}
