@@ -45,6 +45,7 @@ type stream struct {
 	lastSeq  uint64 // last sequence handed out, in flight included
 	closed   bool
 	counters map[string]counterEntry // counter values by subject (stream_counter.go), a cache
+	atomic   batchSet                // open atomic batches (batch.go), with a lock of their own
 
 	pmu        sync.Mutex
 	inflight   []pendingAppend // in sequence order; popped by onAppended
@@ -60,8 +61,6 @@ type stream struct {
 	resync atomic.Bool // lastSeq may be wrong: recompute when idle
 
 	cons consumerSet // the stream's consumers (consumer_manager.go)
-
-	atomic batchSet // open atomic batches (batch.go)
 }
 
 // pendingAppend is a message handed to AppendAsync whose done has not fired.
