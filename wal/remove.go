@@ -96,6 +96,13 @@ func (s *Store) persistRemovalLocked(rs ranges) ([]waiter, error) {
 // in their own or older segments, so removing from the head never drops a
 // tombstone whose target is still on disk.
 func (s *Store) dropDeadLocked() {
+	if s.batch.active {
+		// Not while an atomic batch is written: a crash may drop the
+		// batch, and with it the tombstones that emptied these segments
+		// (batch.go). AppendBatch drops them once the batch is durable.
+		s.batch.dropDead = true
+		return
+	}
 	s.idx.Seqs.DropDead()
 	n := 0
 	for n < len(s.segs)-1 && s.segs[n] != s.active && !s.idx.Seqs.HasSeg(s.segs[n].id) && !s.isSealing(s.segs[n]) {

@@ -33,6 +33,9 @@ type deleteRange struct{ first, count uint64 }
 
 // Store is the file store of one stream. See the package doc.
 type Store struct {
+	// batch is the state of an AppendBatch in progress (batch.go).
+	batch batchState
+
 	dir  string
 	fs   vfs.FS
 	opts Options

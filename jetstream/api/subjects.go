@@ -55,10 +55,11 @@ const (
 // account info "api.level" and the _nats.level metadata), and the highest
 // a request may ask for in Nats-Required-Api-Level. It matches the version
 // jetwal announces (nats-server 2.11.0, whose level is 1), whose features
-// jetwal serves: consumer pause, per-message TTLs and priority groups.
-// Of level 2 jetwal has message counters (a counter stream stores
-// _nats.req.level 2, as nats-server does) but not message schedules,
-// atomic batch publishing or async persistence, so it does not claim it.
+// jetwal serves: consumer pause, per-message TTLs, subject delete markers
+// and priority groups. Of level 2 jetwal has message counters and atomic
+// batch publishing (such streams store _nats.req.level 2, as nats-server
+// does) but not message schedules or async persistence, so it does not
+// claim it.
 // Raise it only with all the features of the new level.
 const Level = 1
 
