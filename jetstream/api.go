@@ -22,6 +22,7 @@ type apiRequest struct {
 
 // apiHandler serves one API operation ("STREAM.INFO", "DIRECT.GET", …).
 type apiHandler struct {
+	op    string
 	queue *workQueue
 	fn    func(r *apiRequest)
 }
@@ -33,7 +34,7 @@ type apiHandler struct {
 func (js *JetStream) registerAPI(op string, queue *workQueue, fn func(r *apiRequest)) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
-	js.handlers[op] = apiHandler{queue: queue, fn: fn}
+	js.handlers[op] = apiHandler{op: op, queue: queue, fn: fn}
 }
 
 func (js *JetStream) registerStreamAPI() {
@@ -102,6 +103,9 @@ func (js *JetStream) handleAPI(m *server.Msg) {
 	}
 	if h.fn == nil {
 		return // an operation with a subscription of its own
+	}
+	if js.cl != nil && !js.answers(h.op, args) {
+		return // another server of the cluster answers
 	}
 	r := &apiRequest{
 		subject: strings.Clone(m.Subject),

@@ -125,22 +125,34 @@ func (js *JetStream) decodeStreamConfig(r *apiRequest, typ string) (api.StreamCo
 	return req.StreamConfig, true
 }
 
-// apiStreamCreate serves STREAM.CREATE.<name>.
-func (js *JetStream) apiStreamCreate(r *apiRequest) {
+// decodeCreateConfig decodes and normalizes a STREAM.CREATE request; on bad
+// input it has answered and ok is false.
+func (js *JetStream) decodeCreateConfig(r *apiRequest) (cfg api.StreamConfig, ok bool) {
 	const typ = api.TypeStreamCreate
 	req, ok := js.decodeStreamConfig(r, typ)
 	if !ok {
-		return
+		return cfg, false
 	}
 	if req.Sealed {
 		js.respondError(r, typ, invalidConfig("stream configuration for create can not be sealed"))
-		return
+		return cfg, false
 	}
 	cfg, aerr := normalizeConfig(&req)
-	if aerr == nil {
-		aerr = checkReplicas(cfg.Replicas)
-	}
 	if aerr != nil {
+		js.respondError(r, typ, aerr)
+		return cfg, false
+	}
+	return cfg, true
+}
+
+// apiStreamCreate serves STREAM.CREATE.<name>.
+func (js *JetStream) apiStreamCreate(r *apiRequest) {
+	const typ = api.TypeStreamCreate
+	cfg, ok := js.decodeCreateConfig(r)
+	if !ok {
+		return
+	}
+	if aerr := checkReplicas(cfg.Replicas); aerr != nil {
 		js.respondError(r, typ, aerr)
 		return
 	}
@@ -196,7 +208,7 @@ func (js *JetStream) apiStreamInfo(r *apiRequest) {
 	}
 	resp := api.StreamInfoResponse{Response: api.Response{Type: typ}, StreamInfo: js.streamInfo(s, req.DeletedDetails)}
 	resp.Config = withDynamicMetadata(resp.Config, js.srv.Version())
-	resp.Cluster = &api.ClusterInfo{Leader: js.srv.Name()}
+	resp.Cluster = js.clusterInfo(s)
 	if req.SubjectsFilter != "" {
 		if !subject.ValidFilter(req.SubjectsFilter) {
 			js.respond(r, api.StreamInfoResponse{Response: api.Response{Type: typ,

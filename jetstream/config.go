@@ -164,6 +164,12 @@ func normalizeConfig(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 			return api.StreamConfig{}, invalidConfig("discard new per subject requires max msgs per subject > 0")
 		}
 	}
+	if aerr := normalizeMarkers(&cfg); aerr != nil { // stream_markers_config.go
+		return api.StreamConfig{}, aerr
+	}
+	if aerr := checkAtomicConfig(&cfg); aerr != nil {
+		return api.StreamConfig{}, aerr
+	}
 
 	if len(cfg.Subjects) == 0 {
 		cfg.Subjects = []string{cfg.Name}
@@ -200,8 +206,6 @@ func rejectUnsupported(cfg *api.StreamConfig) *api.ApiError {
 		return invalidConfig("stream mirrors are not supported by jetwal")
 	case present(cfg.Sources):
 		return invalidConfig("stream sources are not supported by jetwal")
-	case cfg.SubjectDeleteMarkerTTL != 0:
-		return invalidConfig("subject delete markers are not supported by jetwal")
 	case cfg.AllowMsgSchedules:
 		return invalidConfig("message schedules are not supported by jetwal")
 	case cfg.MirrorDirect:
@@ -324,6 +328,9 @@ func storeLimits(cfg *api.StreamConfig) store.Limits {
 	}
 	if cfg.Discard == api.DiscardNew {
 		l.Discard = store.DiscardNew
+	}
+	if cfg.SubjectDeleteMarkerTTL > 0 {
+		l.MaxAge = 0 // the stream ages messages out itself, leaving markers (stream_markers.go)
 	}
 	return l
 }

@@ -132,7 +132,7 @@ func TestNormalizeRejects(t *testing.T) {
 		{"capture all", api.StreamConfig{Name: "S", Subjects: []string{">"}}, api.ErrStreamInvalidConfig, "no-ack"},
 		{"api namespace", api.StreamConfig{Name: "S", Subjects: []string{"$JS.API.STREAM.>"}}, api.ErrStreamInvalidConfig, "no-ack"},
 		{"mirror", api.StreamConfig{Name: "S", Mirror: json.RawMessage(`{"name":"O"}`)}, api.ErrStreamInvalidConfig, "mirror"},
-		{"delete markers", api.StreamConfig{Name: "S", SubjectDeleteMarkerTTL: time.Second}, api.ErrStreamInvalidConfig, "delete markers"},
+		{"delete marker TTL under 1s", api.StreamConfig{Name: "S", SubjectDeleteMarkerTTL: time.Second / 2}, api.ErrStreamInvalidConfig, "subject delete marker TTL must be at least 1 second"},
 	}
 	for _, c := range cases {
 		_, aerr := normalizeConfig(&c.cfg)

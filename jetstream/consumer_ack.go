@@ -135,6 +135,9 @@ func (cm *consumerManager) ackTarget(subj string) (*consumer, uint64) {
 func (cm *consumerManager) handleAck(m *server.Msg) {
 	c, sseq := cm.ackTarget(m.Subject)
 	if c == nil || c.ackNone {
+		if c == nil && cm.js.cl != nil && !cm.js.servesStream(ackStream(m.Subject)) {
+			return // every server of the cluster sees acks: the stream's answers
+		}
 		// nats-server subscribes acks only for consumers that take them:
 		// whoever asks for a reply gets a no-responders status.
 		cm.js.noResponders(m.Subject, m.Reply)
@@ -178,13 +181,17 @@ var hdrAckNotPersisted = statusHeader(503, "Ack Not Persisted")
 // could not be persisted is never confirmed: the client's double ack fails.
 // Memory consumers answer at once.
 func (cm *consumerManager) confirm(c *consumer, reply string) {
-	if c.cs == nil {
+	var persist func() error
+	switch {
+	case c.cs == nil && c.s.rep != nil:
+		persist = func() error { return cm.js.confirmReplicated(c) }
+	case c.cs == nil:
 		cm.js.srv.Publish(reply, "", nil, nil)
 		return
-	}
-	persist := c.cs.Write
-	if cm.js.cfg.Sync == wal.SyncAlways {
+	case cm.js.cfg.Sync == wal.SyncAlways:
 		persist = c.cs.Flush
+	default:
+		persist = c.cs.Write
 	}
 	if !cm.flushes.submit(func() {
 		if err := persist(); err != nil {
@@ -278,4 +285,11 @@ func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay ti
 		c.signal()
 	}
 	return out
+}
+
+// ackStream is the stream named by an ack subject ($JS.ACK.<stream>.…).
+func ackStream(subj string) string {
+	rest := strings.TrimPrefix(subj, "$JS.ACK.")
+	name, _, _ := strings.Cut(rest, ".")
+	return name
 }

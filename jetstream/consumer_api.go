@@ -80,7 +80,7 @@ func (cm *consumerManager) create(r *apiRequest, streamName, subjName, subjFilte
 		}
 	}
 	// As nats-server: replicas are refused before the stream is looked up.
-	if aerr := checkReplicas(cfg.Replicas); aerr != nil {
+	if aerr := checkReplicas(cfg.Replicas); aerr != nil && !cm.js.clustered() {
 		fail(aerr)
 		return
 	}
@@ -114,6 +114,7 @@ func (cm *consumerManager) create(r *apiRequest, streamName, subjName, subjFilte
 	}
 	if created {
 		cm.js.adviseConsumer(s.name, c.name, api.ActionCreate)
+		cm.js.recordConsumer(s, cfg)
 	}
 	cm.js.respond(r, api.ConsumerInfoResponse{Response: api.Response{Type: typ}, ConsumerInfo: c.info(true)}, false)
 }
@@ -293,6 +294,7 @@ func (cm *consumerManager) apiDelete(r *apiRequest) {
 		return
 	}
 	s.js.log.Info("consumer deleted", "stream", s.name, "consumer", c.name)
+	cm.js.forgetConsumer(s, c.name)
 	cm.js.respond(r, api.ConsumerDeleteResponse{Response: api.Response{Type: typ}, Success: true}, false)
 }
 
@@ -368,6 +370,9 @@ func (cm *consumerManager) handleNext(m *server.Msg) {
 	var c *consumer
 	if s := cm.js.lookup(args[:i]); s != nil {
 		c = s.cons.get(args[i+1:])
+	}
+	if c == nil && cm.js.cl != nil && !cm.js.servesStream(args[:i]) {
+		return // the server serving the stream answers
 	}
 	if c == nil {
 		// nats-server has no responder for a missing consumer.

@@ -45,6 +45,9 @@ type Config struct {
 	Domain string
 	// Logger receives startup reports and errors; nil discards them.
 	Logger *slog.Logger
+	// Cluster, when set, makes this JetStream one server of clustered
+	// JetStream (cluster.go); nil means a single server.
+	Cluster Cluster
 }
 
 // Validate reports a configuration that cannot work.
@@ -94,6 +97,7 @@ type JetStream struct {
 	gets *workQueue // MSG.GET and DIRECT.GET
 	work *workQueue // follow-up work of the publish path (rollups)
 	cons *consumerManager
+	cl   *clustering // nil without Config.Cluster
 
 	apiTotal, apiErrors atomic.Uint64
 	walMetrics          wal.Metrics // counted by every file stream (engine_stats.go)
@@ -147,6 +151,10 @@ func New(srv *server.Server, cfg Config) (*JetStream, error) {
 	}
 	js.mgmt, js.gets, js.work = newWorkQueue(apiQueueLimit), newWorkQueue(apiQueueLimit), newWorkQueue(0)
 	js.registerStreamAPI()
+	if cfg.Cluster != nil {
+		js.cl = &clustering{c: cfg.Cluster, hosted: make(map[string]*hosted)}
+		js.registerClusterAPI()
+	}
 	if err := js.startConsumers(); err != nil {
 		js.Close()
 		return nil, err
@@ -180,6 +188,12 @@ func New(srv *server.Server, cfg Config) (*JetStream, error) {
 	if err := js.subscribeDomain(); err != nil {
 		js.Close()
 		return nil, err
+	}
+	if js.clustered() {
+		if err := js.startCluster(); err != nil {
+			js.Close()
+			return nil, fmt.Errorf("jetstream: cluster: %w", err)
+		}
 	}
 	srv.OnShutdown(func() { js.Close() })
 	js.log.Info("JetStream started", "store_dir", filepath.Join(cfg.StoreDir, "jetstream"),
@@ -241,6 +255,9 @@ func (js *JetStream) Close() error {
 		if q != nil {
 			q.close()
 		}
+	}
+	if js.cl != nil {
+		js.closeCluster()
 	}
 	js.mu.Lock()
 	streams := make([]*stream, 0, len(js.streams))

@@ -33,6 +33,9 @@ func pedanticStream(cfg *api.StreamConfig) *api.ApiError {
 		cfg.MaxAge > 0 && cfg.MaxAge < DefaultDuplicateWindow {
 		return pedanticError("duplicate window cannot be bigger than max age")
 	}
+	if aerr := pedanticMarkers(cfg); aerr != nil { // stream_markers_config.go
+		return aerr
+	}
 	if rp := cfg.RePublish; rp != nil {
 		if rp.Source == "" {
 			return pedanticError("republish source can not be empty")

@@ -45,6 +45,7 @@ type stream struct {
 	lastSeq  uint64 // last sequence handed out, in flight included
 	closed   bool
 	counters map[string]counterEntry // counter values by subject (stream_counter.go), a cache
+	atomic   batchSet                // open atomic batches (batch.go), with a lock of their own
 
 	pmu        sync.Mutex
 	inflight   []pendingAppend // in sequence order; popped by onAppended
@@ -60,6 +61,8 @@ type stream struct {
 	resync atomic.Bool // lastSeq may be wrong: recompute when idle
 
 	cons consumerSet // the stream's consumers (consumer_manager.go)
+
+	rep Replica // a replicated stream's member of its group; nil otherwise
 }
 
 // pendingAppend is a message handed to AppendAsync whose done has not fired.
@@ -175,7 +178,7 @@ func (s *stream) handlePublish(m *server.Msg) {
 	s.cfgMu.RLock()
 	cfg := &s.cfg
 	noAck, sealed, maxSize, allowRollup, allowTTL := cfg.NoAck, cfg.Sealed, cfg.MaxMsgSize, cfg.AllowRollup, cfg.AllowMsgTTL
-	allowCounter := cfg.AllowMsgCounter
+	allowCounter, allowAtomic := cfg.AllowMsgCounter, cfg.AllowAtomicPublish
 	xf := s.xf
 	s.cfgMu.RUnlock()
 	if xf.in != nil {
@@ -224,8 +227,13 @@ func (s *stream) handlePublish(m *server.Msg) {
 			s.replyError(reply, api.NewError(api.ErrMessageTTLInvalid))
 			return
 		}
+		ttl, m = s.markerMinTTL(ttl, m) // stream_markers.go
 	}
 	if h.batch {
+		if headerValue(m.Header, hdrBatchID) != nil {
+			s.handleAtomicBatchMsg(m, reply, allowAtomic) // batch.go
+			return
+		}
 		s.replyError(reply, api.Errorf(api.ErrBatchPublishDisabled, "batch publish is not supported by jetwal"))
 		return
 	}
@@ -306,9 +314,14 @@ type pubResult struct {
 
 // appendMsg runs the checks that need the stream's state and hands the
 // message to the store.
-func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup byte, ttl time.Duration, rp republishTarget, incr *big.Int) (res pubResult) {
+func (s *stream) appendMsg(m *server.Msg, h *pubHeaders, reply string, rollup byte, ttl time.Duration, rp republishTarget, incr *big.Int) pubResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.appendMsgLocked(m, h, reply, rollup, ttl, rp, incr)
+}
+
+// appendMsgLocked is appendMsg for a caller holding mu.
+func (s *stream) appendMsgLocked(m *server.Msg, h *pubHeaders, reply string, rollup byte, ttl time.Duration, rp republishTarget, incr *big.Int) (res pubResult) {
 	if s.closed {
 		res.aerr = api.NewError(api.ErrStreamNotFound)
 		return res

@@ -334,6 +334,7 @@ func (js *JetStream) deleteStream(name string) *api.ApiError {
 	s.closed = true
 	s.mu.Unlock()
 	s.closeConsumers(true)
+	s.atomic.dropAll()
 	var err error
 	if s.dir == "" {
 		if err = s.store.Remove(); errors.Is(err, store.ErrClosed) {
@@ -451,6 +452,7 @@ func (s *stream) close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.closeConsumers(false)
+	s.atomic.dropAll()
 	last := s.store.State().LastSeq
 	if err := s.store.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
 		return fmt.Errorf("jetstream: close stream %s: %w", s.name, err)

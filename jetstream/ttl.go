@@ -82,6 +82,9 @@ func (s *stream) expireTTLs(now time.Time) {
 		s.ttlChanged = true
 	}
 	s.pmu.Unlock()
+	if s.expireWithMarkers(now, due) { // stream_markers.go
+		return
+	}
 	for _, seq := range due {
 		// A message already gone (deleted, purged, aged out) is fine.
 		if err := s.store.Delete(seq, false); err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrClosed) {

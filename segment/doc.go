@@ -22,7 +22,7 @@
 //
 //	offset   size field
 //	0        4    total length L of the record, these 4 bytes and the checksum included
-//	4        2    flags (bit 0: tombstone, bit 1: erased)
+//	4        2    flags (bit 0: tombstone, bit 1: erased, bit 2: batch open)
 //	6        2    subject length S
 //	8        8    sequence
 //	16       8    timestamp, unix nanoseconds
@@ -40,6 +40,11 @@
 // sequence+count) where count is its 8-byte payload; its subject and header
 // are empty. Tombstones are how deletes, filtered purges and truncates survive
 // a restart; they refer to sequences at or below the segment's own messages.
+// A record with flag bit 2 (batch open) is a message of an atomic batch
+// that more messages of the same batch follow; the batch's last message has
+// the bit clear. The messages of a batch are written contiguously in one
+// segment, so a run of batch-open records that ends the newest segment is
+// a batch a crash cut short: recovery drops it (package wal).
 // An erased record (flag bit 1) is a message whose subject, header and payload
 // bytes were overwritten with zeros on request, checksum rewritten.
 //

@@ -23,6 +23,7 @@ const (
 	// Record flags.
 	FlagTombstone = 1 << 0
 	FlagErased    = 1 << 1
+	FlagBatchOpen = 1 << 2 // more records of the same atomic batch follow
 
 	// MaxSubjectLen is the largest subject a record can hold (uint16 length).
 	MaxSubjectLen = 1<<16 - 1

@@ -20,7 +20,6 @@ type subscription struct {
 	queue   string
 	sid     []byte
 	deny    *sublist.List[string] // set when the owner may not receive some subjects this filter covers
-	routed  bool                  // internal, announced to routes (SubscribeRouted)
 
 	delivered atomic.Int64 // messages handed to this subscription
 	max       atomic.Int64 // auto-unsubscribe after this many; 0 = none

@@ -43,7 +43,7 @@ func (s *Server) Subscribe(subj, queue string, h Handler) (*Subscription, error)
 		return nil, ErrInvalidSubject
 	}
 	sub := &subscription{handler: h, subject: subj, queue: queue}
-	if err := s.subs.Insert(subj, queue, sub); err != nil {
+	if err := s.insertClientSub(sub); err != nil {
 		return nil, ErrInvalidSubject
 	}
 	s.interestChanged()
@@ -60,11 +60,7 @@ func (s *Server) removeInternal(sub *subscription) {
 	if !sub.closed.CompareAndSwap(false, true) {
 		return
 	}
-	if sub.routed {
-		s.removeRoutedSub(sub)
-	} else {
-		_ = s.subs.Remove(sub.subject, sub.queue, sub)
-	}
+	_ = s.removeClientSub(sub)
 	s.interestChanged()
 }
 
@@ -77,7 +73,11 @@ func (s *Server) removeInternal(sub *subscription) {
 // subject cache (sublist.MatchOnce).
 func (s *Server) Publish(subj, reply string, hdr, data []byte) {
 	res := s.subs.MatchOnce(subj)
-	if res.Empty() {
+	var remote *remoteResult
+	if s.cluster != nil {
+		remote = s.cluster.remote.MatchOnce(subj)
+	}
+	if res.Empty() && (remote == nil || remote.Empty()) {
 		return
 	}
 	d := delivery{
@@ -89,7 +89,19 @@ func (s *Server) Publish(subj, reply string, hdr, data []byte) {
 		replyStr: reply,
 	}
 	s.deliver(&d, res)
+	if remote != nil && !remote.Empty() {
+		s.forwardInternal(&d, res, remote)
+	}
 }
 
-// HasInterest reports whether any subscription matches the literal subject.
-func (s *Server) HasInterest(subj string) bool { return s.subs.HasInterest(subj) }
+// HasInterest reports whether any subscription matches the literal subject:
+// here, or on another server of the cluster.
+func (s *Server) HasInterest(subj string) bool {
+	return s.subs.HasInterest(subj) || s.HasRemoteInterest(subj)
+}
+
+// HasRemoteInterest reports whether another server of the cluster
+// announced a subscription matching the literal subject.
+func (s *Server) HasRemoteInterest(subj string) bool {
+	return s.cluster != nil && s.cluster.remote.HasInterest(subj)
+}

@@ -33,7 +33,6 @@ import (
 // Internal subscriptions (JetStream's) are local: their interest is not
 // sent to other servers, and messages from routes reach TCP clients only,
 // so each server's JetStream serves the messages published to that server.
-// The exception is SubscribeRouted (internal_routed.go).
 //
 // Locking: cluster.mu (route registry) and cluster.imu (local interest and
 // the routes it is sent to) are never held together; either may be held
@@ -195,9 +194,15 @@ func (s *Server) ClusterAddr() net.Addr {
 	return cl.mu.ln.Addr()
 }
 
-// startCluster listens on the route port, then connects to the configured
-// routes. The client listener is up already (connect_urls need its port).
-func (cl *cluster) start() error {
+// listen binds the route port (once). The client listener is up already
+// (connect_urls need its port).
+func (cl *cluster) listen() error {
+	cl.mu.Lock()
+	bound := cl.mu.ln != nil
+	cl.mu.Unlock()
+	if bound {
+		return nil
+	}
 	addr := net.JoinHostPort(cl.opts.Host, strconv.Itoa(cl.opts.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -216,6 +221,18 @@ func (cl *cluster) start() error {
 	cl.mu.ownURLs = own
 	cl.mu.Unlock()
 	cl.refreshClientInfo()
+	return nil
+}
+
+// start listens on the route port (unless listen did), then accepts routes
+// and connects to the configured ones.
+func (cl *cluster) start() error {
+	if err := cl.listen(); err != nil {
+		return err
+	}
+	cl.mu.Lock()
+	ln := cl.mu.ln
+	cl.mu.Unlock()
 	cl.srv.logger.Info("Cluster name is " + cl.clusterName())
 	if cl.dynamic.Load() {
 		cl.srv.logger.Warn("Cluster name was dynamically generated, consider setting one")
@@ -248,6 +265,10 @@ func (cl *cluster) acceptLoop(ln net.Listener) {
 			continue
 		}
 		backoff = 5 * time.Millisecond
+		if cl.opts.Handoff != nil {
+			go cl.sniff(conn)
+			continue
+		}
 		cl.createRoute(conn, nil)
 	}
 }
@@ -450,6 +471,9 @@ func (s *Server) routeClosed(c *client) {
 	}
 	cl.mu.Unlock()
 	cl.dropBroadcast(c)
+	if len(subs) > 0 {
+		s.interestChanged()
+	}
 	if was {
 		cl.active.Add(-1)
 		s.logger.Info("route connection closed", "rid", c.id, "remote", id)

@@ -14,7 +14,8 @@ import (
 // subscriptions count one each, a route its announced weight), as in
 // nats-server; the message then goes to that route with the group's name
 // in RMSG, and the receiving server hands it to one of its own members.
-// A message that arrived from a route goes to local TCP subscribers only.
+// A message that arrived from a route goes to local subscribers only (TCP
+// clients and internal ones, which are announced like clients').
 
 type remoteResult = sublist.Result[*remoteSub]
 
@@ -244,11 +245,15 @@ func (c *client) processRoutedMsg(cmd *routeCmd) {
 		hdr:   cmd.payload[:cmd.hdrLen],
 		data:  cmd.payload[cmd.hdrLen:],
 	}
+	if len(d.hdr) > 0 {
+		if subj, own, ok := takePresented(d.hdr); ok {
+			// Sent by PublishAs on another jetwal: present it under its own subject.
+			d.subj, d.hdr = []byte(subj), own
+		}
+	}
 	s := c.srv
 	for _, sub := range res.Plain {
-		if sub.client != nil || sub.routed {
-			s.deliverTo(&d, sub)
-		}
+		s.deliverTo(&d, sub)
 	}
 	for _, q := range cmd.queues {
 		for i, name := range res.QueueNames {
@@ -259,7 +264,7 @@ func (c *client) processRoutedMsg(cmd *routeCmd) {
 			n := len(group)
 			start := rand.IntN(n)
 			for j := 0; j < n; j++ {
-				if sub := group[(start+j)%n]; sub.client != nil && s.deliverTo(&d, sub) {
+				if s.deliverTo(&d, group[(start+j)%n]) {
 					break
 				}
 			}

@@ -18,12 +18,14 @@ import (
 // interestKey is a subject and queue group ("" for none).
 type interestKey struct{ subject, queue string }
 
-// insertClientSub adds a TCP client's subscription to the sublist and, in
-// a cluster, counts it in the interest table in the same step (under imu),
-// so that the table follows the sublist's order of changes.
+// insertClientSub adds a TCP client's or an internal subscription to the
+// sublist and, in a cluster, counts it in the interest table in the same
+// step (under imu), so that the table follows the sublist's order of
+// changes. Internal subscriptions count like clients' (clustered JetStream
+// serves its API, streams and consumers to the whole cluster).
 func (s *Server) insertClientSub(sub *subscription) error {
 	cl := s.cluster
-	if cl == nil || sub.client == nil || sub.client.route != nil {
+	if cl == nil || (sub.client != nil && sub.client.route != nil) {
 		return s.subs.Insert(sub.subject, sub.queue, sub)
 	}
 	cl.imu.Lock()
@@ -38,7 +40,7 @@ func (s *Server) insertClientSub(sub *subscription) error {
 // removeClientSub is insertClientSub's reverse.
 func (s *Server) removeClientSub(sub *subscription) error {
 	cl := s.cluster
-	if cl == nil || sub.client == nil || sub.client.route != nil {
+	if cl == nil || (sub.client != nil && sub.client.route != nil) {
 		return s.subs.Remove(sub.subject, sub.queue, sub)
 	}
 	cl.imu.Lock()
@@ -127,7 +129,7 @@ func remoteKey(subj, queue []byte) string {
 // processRemoteSub handles RS+: interest of the route's server. Other
 // accounts than ours (nats-server's $SYS, say) are ignored.
 func (c *client) processRemoteSub(cmd *routeCmd) {
-	cl, r := c.srv.cluster, c.route
+	cl := c.srv.cluster
 	if !bytes.Equal(cmd.account, cl.account) {
 		return
 	}
@@ -136,27 +138,36 @@ func (c *client) processRemoteSub(cmd *routeCmd) {
 		c.closeFromReader(closeProtocolViolation, textInvalidSubject)
 		return
 	}
+	if c.addRemoteSub(cmd) {
+		c.srv.interestChanged()
+	}
+}
+
+// addRemoteSub records an RS+; it reports whether the interest is new.
+func (c *client) addRemoteSub(cmd *routeCmd) bool {
+	cl, r := c.srv.cluster, c.route
 	key := remoteKey(cmd.subject, cmd.queue)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.mu.closed {
-		return
+		return false
 	}
 	if rs := r.mu.subs[key]; rs != nil {
 		if rs.queue != "" {
 			rs.weight.Store(cmd.weight)
 		}
-		return
+		return false
 	}
 	rs := &remoteSub{route: c, subject: string(cmd.subject), queue: string(cmd.queue)}
 	rs.weight.Store(max(cmd.weight, 1))
 	if err := cl.remote.Insert(rs.subject, rs.queue, rs); err != nil {
-		return // ValidFilter passed above; Insert checks the same
+		return false // ValidFilter passed above; Insert checks the same
 	}
 	if r.mu.subs == nil {
 		r.mu.subs = make(map[string]*remoteSub)
 	}
 	r.mu.subs[key] = rs
+	return true
 }
 
 // processRemoteUnsub handles RS-.
@@ -167,13 +178,15 @@ func (c *client) processRemoteUnsub(cmd *routeCmd) {
 	}
 	key := remoteKey(cmd.subject, cmd.queue)
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	rs := r.mu.subs[key]
-	if rs == nil {
-		return
+	if rs != nil {
+		delete(r.mu.subs, key)
+		_ = cl.remote.Remove(rs.subject, rs.queue, rs)
 	}
-	delete(r.mu.subs, key)
-	_ = cl.remote.Remove(rs.subject, rs.queue, rs)
+	r.mu.Unlock()
+	if rs != nil {
+		c.srv.interestChanged()
+	}
 }
 
 // NumRemoteSubscriptions returns the interest other servers announced, in

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -49,6 +50,13 @@ type ClusterOptions struct {
 	// same certificate.
 	TLSConfig  *tls.Config
 	TLSTimeout time.Duration // 0 = DefaultTLSTimeout
+
+	// Handoff, when set, takes over accepted connections whose first bytes
+	// are HandoffPrefix (the raft groups of clustered JetStream share the
+	// route port this way: "RAFT <group>\r\n"). It gets the connection
+	// with those bytes still unread. Such connections are never TLS.
+	HandoffPrefix string
+	Handoff       func(net.Conn)
 
 	// NoAdvertise keeps other servers' client URLs out of this server's
 	// INFO (and this server's out of theirs).

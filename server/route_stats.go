@@ -13,6 +13,7 @@ type RouteInfo struct {
 	RID          uint64
 	RemoteID     string
 	RemoteName   string
+	RouteURL     string // the remote's route listener, nats-route://ip:port/
 	DidSolicit   bool
 	IsConfigured bool
 	IP           string
@@ -61,7 +62,7 @@ func (s *Server) Routes() []RouteInfo {
 		ri.Pending = int(c.out.queued())
 		c.out.mu.Unlock()
 		r.mu.Lock()
-		ri.RemoteID, ri.RemoteName = r.mu.remoteID, r.mu.remoteName
+		ri.RemoteID, ri.RemoteName, ri.RouteURL = r.mu.remoteID, r.mu.remoteName, r.mu.routeURL
 		for k := range r.mu.subs {
 			ri.Subs = append(ri.Subs, k)
 		}

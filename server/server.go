@@ -151,8 +151,13 @@ func (s *Server) Options() Options { return s.opts }
 // directory, say); Start then accepts. Start alone does both.
 func (s *Server) Listen() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.listenLocked()
+	err := s.listenLocked()
+	s.mu.Unlock()
+	if err != nil || s.cluster == nil {
+		return err
+	}
+	// The cluster reads the client address (connect_urls): not under s.mu.
+	return s.cluster.listen()
 }
 
 func (s *Server) listenLocked() error {

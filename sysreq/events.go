@@ -104,5 +104,5 @@ func (s *Service) publishEvent(ev server.ConnEvent) {
 		s.opts.Logger.Error("encoding a connection event", "err", err)
 		return
 	}
-	s.opts.Server.PublishRouted(subj, "", nil, b)
+	s.opts.Server.Publish(subj, "", nil, b)
 }

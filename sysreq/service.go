@@ -62,7 +62,7 @@ func Start(o Options) (*Service, error) {
 	s := &Service{opts: o, reqs: make(chan pending, queueLen), events: make(chan server.ConnEvent, queueLen), done: make(chan struct{})}
 	id := o.Server.ID()
 	subscribe := func(subj, kind string) error {
-		sub, err := o.Server.SubscribeRouted(subj, func(m *server.Msg) { s.enqueue(kind, m) })
+		sub, err := o.Server.Subscribe(subj, "", func(m *server.Msg) { s.enqueue(kind, m) })
 		if err != nil {
 			return fmt.Errorf("sysreq: subscribe %s: %w", subj, err)
 		}
@@ -119,7 +119,7 @@ func (s *Service) loop() {
 			return
 		case r := <-s.reqs:
 			if b := s.answer(r.kind, r.body); b != nil {
-				s.opts.Server.PublishRouted(r.reply, "", nil, b)
+				s.opts.Server.Publish(r.reply, "", nil, b)
 			}
 		case ev := <-s.events:
 			s.publishEvent(ev)

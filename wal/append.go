@@ -89,9 +89,10 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 	// for a new segment: purging is how a full disk gets space back.
 	if !s.active.seg.Room(n + tombReserve) {
 		var err error
-		if s.active.seg.Base() == seq {
+		if s.active.seg.Base() == seq || s.batch.active {
 			// The active segment holds no message yet (tombstones at
 			// most): a new one would take its name. Grow it instead.
+			// So too inside an atomic batch, which stays in one segment.
 			err = s.active.seg.Grow(max(s.nextSegmentSize(), int64(segment.HeaderSize+n+tombReserve)) + s.active.seg.End())
 		} else {
 			err = s.rollLocked(seq, n+tombReserve)
@@ -106,7 +107,7 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 			return 0, 0, s.failLocked(err)
 		}
 	}
-	off, err := s.active.seg.Append(0, seq, ts, subj, hdr, data)
+	off, err := s.active.seg.Append(s.batch.flags, seq, ts, subj, hdr, data)
 	if err != nil {
 		return 0, 0, s.failLocked(err)
 	}
@@ -122,7 +123,7 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 	s.bytes += size
 	s.dirty, s.unsynced = true, true
 	s.opts.Metrics.appended(size)
-	s.enforceLimitsLocked(subj)
+	s.limitAfterAppendLocked(seq, subj)
 	if wasEmpty {
 		s.scheduleAgeLocked()
 	}
@@ -378,6 +379,7 @@ func (s *Store) takeWaitersLocked(target uint64) []waiter {
 			s.visTS = s.lastTS
 		}
 	}
+	s.applyTrimsLocked()
 	return batch
 }
 
@@ -458,8 +460,10 @@ func (s *Store) appendTombLocked(first, count uint64) error {
 	n := segment.EncodedSize(0, 0, 8)
 	if !s.active.seg.Room(n) {
 		var err error
-		if s.active.seg.Base() == s.last+1 {
-			err = s.active.seg.Grow(s.active.seg.End() + s.nextSegmentSize()) // only tombstones: keep its name
+		if s.active.seg.Base() == s.last+1 || s.batch.active {
+			// Only tombstones: keep its name. Inside an atomic batch:
+			// keep the batch in one segment (batch.go).
+			err = s.active.seg.Grow(s.active.seg.End() + s.nextSegmentSize())
 		} else {
 			err = s.rollLockedNoTombs(s.last+1, n)
 		}

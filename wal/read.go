@@ -3,6 +3,7 @@ package wal
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/jetwal/jetwal/index"
 	"github.com/jetwal/jetwal/segment"
@@ -219,10 +220,10 @@ func (s *Store) recordAnyLocked(loc index.Loc) (segment.Record, error) {
 
 // LoadLast reads the last message matching filter.
 func (s *Store) LoadLast(filter string, m *store.Msg) error {
-	s.mu.RLock()
-	lim := s.visible
-	s.mu.RUnlock()
-	err := s.LoadPrev(filter, lim, m)
+	// No fixed bound: each attempt looks up to what is visible then, so a
+	// message evicted by a newer one that became visible meanwhile makes
+	// the next attempt find the newer one.
+	err := s.LoadPrev(filter, math.MaxUint64, m)
 	if errors.Is(err, store.ErrEOF) {
 		return fmt.Errorf("wal: no message matching %q: %w", filter, store.ErrNotFound)
 	}
@@ -248,8 +249,9 @@ func (s *Store) LoadPrev(filter string, seq uint64, m *store.Msg) error {
 			return err
 		}
 		err = s.withRecord(q, func(r *segment.Record) { copyMsg(m, r) })
-		if errors.Is(err, store.ErrNotFound) && q > 1 {
-			seq = q - 1
+		if errors.Is(err, store.ErrNotFound) {
+			// Removed since prevMatch found it (a limit evicted it, say):
+			// look again; it will not be found a second time.
 			continue
 		}
 		return err

@@ -29,6 +29,9 @@ type RecoveryReport struct {
 	// the expected result of a crash mid-write; the tail was truncated.
 	TornTail      *segment.CorruptError
 	TruncatedFrom int64
+	// DroppedBatch is set when the newest segment ended inside an atomic
+	// batch (AppendBatch), which a crash cut short: it was dropped whole.
+	DroppedBatch *DroppedBatch
 	// Corrupt lists damage anywhere else: reported, never served, never
 	// silently skipped. The messages lost are in State().Lost.
 	Corrupt []*segment.CorruptError
@@ -166,6 +169,7 @@ func (s *Store) recover() error {
 	if err := s.scanFrom(start, lastSeq); err != nil {
 		return err
 	}
+	s.dropOpenBatchLocked() // batch.go
 	if len(s.segs) > 0 {
 		// Sequences never go backwards: a segment's base is one past the
 		// last sequence handed out when it was created.
@@ -202,6 +206,9 @@ func (s *Store) recover() error {
 		s.segs = append(s.segs, &segEntry{id: s.nextID, seg: seg})
 	}
 	s.active = s.segs[len(s.segs)-1]
+	if err := s.tombOpenBatchLocked(); err != nil { // batch.go
+		return err
+	}
 	s.visible, s.visTS = s.last, s.lastTS
 	// Limits are deterministic: evictions whose tombstones a crash lost are
 	// redone here.
@@ -292,6 +299,12 @@ func (s *Store) scanFrom(segIdx int, lastSeq uint64) error {
 				s.noteLost(lostFrom, r.Seq-1)
 			}
 			lostFrom = 0
+			switch {
+			case r.Flags&segment.FlagBatchOpen == 0:
+				s.batch.openSeq = 0 // batch.go
+			case s.batch.openSeq == 0:
+				s.batch.openSeq = r.Seq
+			}
 			s.last, s.lastTS = r.Seq, max(s.lastTS, r.Time)
 			lastSeq = r.Seq
 			if r.Flags&segment.FlagErased != 0 {

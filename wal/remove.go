@@ -96,6 +96,13 @@ func (s *Store) persistRemovalLocked(rs ranges) ([]waiter, error) {
 // in their own or older segments, so removing from the head never drops a
 // tombstone whose target is still on disk.
 func (s *Store) dropDeadLocked() {
+	if s.batch.active {
+		// Not while an atomic batch is written: a crash may drop the
+		// batch, and with it the tombstones that emptied these segments
+		// (batch.go). AppendBatch drops them once the batch is durable.
+		s.batch.dropDead = true
+		return
+	}
 	s.idx.Seqs.DropDead()
 	n := 0
 	for n < len(s.segs)-1 && s.segs[n] != s.active && !s.idx.Seqs.HasSeg(s.segs[n].id) && !s.isSealing(s.segs[n]) {
@@ -242,6 +249,7 @@ func (s *Store) Compact(seq uint64) (uint64, error) {
 		if seq-1 > s.last {
 			s.last = seq - 1
 			s.visible = max(s.visible, s.last)
+			s.applyTrimsLocked()
 		}
 	} else {
 		for q, ok := s.idx.Seqs.Next(1); ok && q < seq; q, ok = s.idx.Seqs.Next(q + 1) {
@@ -294,7 +302,8 @@ func (s *Store) checkDiscardNewLocked(subj string, size uint64, hdrData int) err
 			if l.DiscardNewPerSubject {
 				return store.ErrMaxMsgsPerSubj
 			}
-			msgs--
+			// Appends in flight on the subject have not evicted theirs yet.
+			msgs -= min(msgs, info.Msgs+1-uint64(l.MaxMsgsPerSubject))
 			if loc, ok := s.idx.Seqs.Lookup(info.First); ok {
 				if r, err := s.recordAnyLocked(loc); err == nil {
 					bytes -= min(bytes, store.RecordSize(string(r.Subject), r.Header, r.Data))

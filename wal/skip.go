@@ -29,6 +29,7 @@ func (s *Store) SkipTo(next uint64) error {
 	rs := ranges{{first: s.last + 1, count: next - 1 - s.last}}
 	s.last = next - 1
 	s.visible = max(s.visible, s.last)
+	s.applyTrimsLocked()
 	ws, err := s.persistRemovalLocked(rs)
 	s.unlockNotify(ws, nil)
 	return err

@@ -33,6 +33,9 @@ type deleteRange struct{ first, count uint64 }
 
 // Store is the file store of one stream. See the package doc.
 type Store struct {
+	// batch is the state of an AppendBatch in progress (batch.go).
+	batch batchState
+
 	dir  string
 	fs   vfs.FS
 	opts Options
@@ -43,16 +46,20 @@ type Store struct {
 	// exclusively, so no read ever touches an unmapped segment.
 	notifyMu sync.Mutex // serialises AppendDone callbacks; taken before mu is released
 
-	mu       sync.RWMutex
-	segs     []*segEntry // by base sequence
-	active   *segEntry
-	nextID   index.SegID
-	idx      *index.Index
-	last     uint64 // highest sequence handed out
-	visible  uint64 // highest sequence readers may see
-	msgs     uint64 // live messages, including ones not yet visible
-	bytes    uint64
-	pendB    uint64 // bytes of appended messages not yet visible
+	mu      sync.RWMutex
+	segs    []*segEntry // by base sequence
+	active  *segEntry
+	nextID  index.SegID
+	idx     *index.Index
+	last    uint64 // highest sequence handed out
+	visible uint64 // highest sequence readers may see
+	msgs    uint64 // live messages, including ones not yet visible
+	bytes   uint64
+	pendB   uint64 // bytes of appended messages not yet visible
+	// trims are appends whose limit evictions wait until they are visible
+	// (limits.go), so that a reader never finds a subject's old message
+	// gone while its new one cannot be seen yet.
+	trims    []pendingTrim
 	lastTS   int64
 	visTS    int64  // timestamp of the message at visible
 	floor    uint64 // lowest sequence a Compact left possible

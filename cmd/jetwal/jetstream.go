@@ -26,24 +26,30 @@ func configureJetStream(opts *server.Options, cfg jsConfig) error {
 
 // startJetStream starts the JetStream layer on srv before it accepts
 // clients. serve closes it from a server shutdown hook.
-func startJetStream(srv *server.Server, cfg jsConfig, log *slog.Logger) (*jetstream.JetStream, error) {
-	// -sd names the store root, as with nats-server: streams live in
-	// <sd>/jetstream/$G/streams. The default store is already the
-	// "jetstream" directory of $TMPDIR/jetwal.
-	root := cfg.StoreDir
-	if root == defaultStoreDir() {
-		root = filepath.Dir(root)
+func startJetStream(srv *server.Server, cfg jsConfig, cl jetstream.Cluster, log *slog.Logger) (*jetstream.JetStream, error) {
+	root := storeRoot(cfg.StoreDir)
+	if cfg.StoreDir == defaultStoreDir() {
 		if err := claimDefaultStore(root); err != nil {
 			return nil, err
 		}
 	}
 	jcfg := jetstream.Config{StoreDir: root, Logger: log, MaxMemory: cfg.MaxMemory, MaxStore: cfg.MaxStore,
-		Sync: cfg.Sync.Mode, SyncInterval: cfg.Sync.Interval, Domain: cfg.Domain}
+		Sync: cfg.Sync.Mode, SyncInterval: cfg.Sync.Interval, Domain: cfg.Domain, Cluster: cl}
 	js, err := jetstream.New(srv, jcfg)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	return js, nil
+}
+
+// storeRoot is the store root of -sd dir, as with nats-server: streams
+// live in <sd>/jetstream/$G/streams. The default store is already the
+// "jetstream" directory of $TMPDIR/jetwal.
+func storeRoot(dir string) string {
+	if dir == defaultStoreDir() {
+		return filepath.Dir(dir)
+	}
+	return dir
 }
 
 // claimDefaultStore makes the default store root, a predictable name in the

@@ -18,6 +18,7 @@ import (
 
 	"github.com/jetwal/jetwal/config"
 	"github.com/jetwal/jetwal/durable"
+	"github.com/jetwal/jetwal/jetstream"
 	"github.com/jetwal/jetwal/monitor"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/server/auth"
@@ -88,6 +89,7 @@ type serveOptions struct {
 	authOpts   auth.Options     // what srv.Auth was built from (for the startup report)
 	httpHost   string           // monitoring listener; httpPort 0 = off
 	httpPort   int              // -1 = a random port
+	profPort   int              // --profile: pprof on 127.0.0.1 (0 = off)
 	loaded     time.Time        // when the configuration was read
 	args       []string         // the command line, parsed again on reload
 	testOnly   bool             // -t: check the configuration and exit
@@ -153,6 +155,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	strVar(&tlsCA, "", "client certificate CA for verification", "tlscacert")
 	boolVar(&tlsVerify, "enable TLS and require and verify client certificates", "tlsverify")
 	intVar(&httpPort, 0, "HTTP monitoring port (0 = off, -1 = random)", "m", "http_port")
+	var profPort int
+	intVar(&profPort, 0, "Go profiling (net/http/pprof) port on 127.0.0.1, as nats-server's --profile (0 = off)", "profile")
 	boolVar(&debug, "debug logging", "D", "debug")
 	boolVar(&trace, "protocol trace logging", "V", "trace")
 	boolVar(&dv, "debug and trace logging", "DV", "VD")
@@ -202,7 +206,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	if httpPort < -1 || httpPort > 65535 {
 		return nil, fmt.Errorf("--http_port %d out of range", httpPort)
 	}
-	o := &serveOptions{configFile: configFile, httpPort: httpPort, loaded: time.Now(), args: args, signal: signalSpec}
+	if profPort < 0 || profPort > 65535 {
+		return nil, fmt.Errorf("--profile %d out of range", profPort)
+	}
+	o := &serveOptions{configFile: configFile, httpPort: httpPort, profPort: profPort, loaded: time.Now(), args: args, signal: signalSpec}
 	if signalSpec != "" {
 		return o, nil
 	}
@@ -405,6 +412,10 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 			return err
 		}
 	}
+	var handoff *raftHandoff
+	if o.js && o.srv.Cluster != nil {
+		handoff = prepareCluster(o.srv.Cluster)
+	}
 	srv, err := server.New(o.srv)
 	if err != nil {
 		return err
@@ -438,7 +449,21 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 		log.Info(fmt.Sprintf("  Store Directory: %q", o.jsCfg.StoreDir))
 		log.Info("  Sync:            " + o.jsCfg.Sync.String())
 		log.Info("-------------------------------------------")
-		js, err := startJetStream(srv, o.jsCfg, log)
+		var jc jetstream.Cluster
+		if handoff != nil {
+			node, err := startClusterNode(srv, o.srv.Cluster, storeRoot(o.jsCfg.StoreDir), handoff, log)
+			if err != nil {
+				srv.Shutdown(context.Background())
+				return fmt.Errorf("start jetstream: %w", err)
+			}
+			jc = jsCluster{Node: node, srv: srv}
+			srv.OnShutdown(func() {
+				if err := node.Close(); err != nil {
+					log.Error("closing the JetStream cluster", "err", err)
+				}
+			})
+		}
+		js, err := startJetStream(srv, o.jsCfg, jc, log)
 		if err != nil {
 			srv.Shutdown(context.Background())
 			return fmt.Errorf("start jetstream: %w", err)
@@ -462,6 +487,11 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	log.Info("Listening for client connections on " + listenAddr(opts.Host, srv))
 	if opts.Auth == nil && !isLoopback(opts.Host) {
 		log.Warn("No authentication configured and listening on " + opts.Host + ": anyone who can reach this address can connect, publish and read JetStream data")
+	}
+	if o.profPort != 0 {
+		if err := startProfiler(o.profPort, log); err != nil {
+			log.Error("profiling port", "err", err)
+		}
 	}
 	var mon *monitor.Monitor
 	if o.httpPort != 0 {

@@ -11,6 +11,7 @@ type ErrCode uint16
 const (
 	ErrAccountResourcesExceeded ErrCode = 10002
 	ErrBadRequest               ErrCode = 10003
+	ErrClusterRequired          ErrCode = 10010
 	ErrConsumerNotFound         ErrCode = 10014
 	ErrInsufficientResources    ErrCode = 10023
 	ErrInvalidJSON              ErrCode = 10025
@@ -75,6 +76,7 @@ type errInfo struct {
 var errTable = map[ErrCode]errInfo{
 	ErrAccountResourcesExceeded: {400, "account resource limits exceeded"},
 	ErrBadRequest:               {400, "bad request"},
+	ErrClusterRequired:          {503, "JetStream clustering support required"},
 	ErrConsumerNotFound:         {404, "consumer not found"},
 	ErrInsufficientResources:    {503, "insufficient resources"},
 	ErrInvalidJSON:              {400, "invalid JSON"},

@@ -148,8 +148,22 @@ type LostStreamData struct {
 // ClusterInfo is the cluster block of STREAM.INFO; a single server reports
 // itself as leader.
 type ClusterInfo struct {
-	Name   string `json:"name,omitempty"`
-	Leader string `json:"leader,omitempty"`
+	Name        string      `json:"name,omitempty"`
+	RaftGroup   string      `json:"raft_group,omitempty"`
+	Leader      string      `json:"leader,omitempty"`
+	LeaderSince *time.Time  `json:"leader_since,omitempty"`
+	Replicas    []*PeerInfo `json:"replicas,omitempty"`
+}
+
+// PeerInfo is one follower of a replicated stream or consumer, as its
+// leader sees it.
+type PeerInfo struct {
+	Name    string        `json:"name"`
+	Current bool          `json:"current"`
+	Offline bool          `json:"offline,omitempty"`
+	Active  time.Duration `json:"active"`
+	Lag     uint64        `json:"lag,omitempty"`
+	Peer    string        `json:"peer"`
 }
 
 // StreamInfo describes a stream: config, creation time, state.

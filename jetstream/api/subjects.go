@@ -23,19 +23,20 @@ const (
 
 // Response types ("type" field of every API response).
 const (
-	TypeAccountInfo   = "io.nats.jetstream.api.v1.account_info_response"
-	TypeStreamCreate  = "io.nats.jetstream.api.v1.stream_create_response"
-	TypeStreamUpdate  = "io.nats.jetstream.api.v1.stream_update_response"
-	TypeStreamInfo    = "io.nats.jetstream.api.v1.stream_info_response"
-	TypeStreamNames   = "io.nats.jetstream.api.v1.stream_names_response"
-	TypeStreamList    = "io.nats.jetstream.api.v1.stream_list_response"
-	TypeStreamDelete  = "io.nats.jetstream.api.v1.stream_delete_response"
-	TypeStreamPurge   = "io.nats.jetstream.api.v1.stream_purge_response"
-	TypeMsgGet        = "io.nats.jetstream.api.v1.stream_msg_get_response"
-	TypeMsgDelete     = "io.nats.jetstream.api.v1.stream_msg_delete_response"
-	TypeConsumerInfo  = "io.nats.jetstream.api.v1.consumer_info_response"
-	TypeConsumerNames = "io.nats.jetstream.api.v1.consumer_names_response"
-	TypeConsumerList  = "io.nats.jetstream.api.v1.consumer_list_response"
+	TypeAccountInfo          = "io.nats.jetstream.api.v1.account_info_response"
+	TypeStreamCreate         = "io.nats.jetstream.api.v1.stream_create_response"
+	TypeStreamUpdate         = "io.nats.jetstream.api.v1.stream_update_response"
+	TypeStreamInfo           = "io.nats.jetstream.api.v1.stream_info_response"
+	TypeStreamNames          = "io.nats.jetstream.api.v1.stream_names_response"
+	TypeStreamList           = "io.nats.jetstream.api.v1.stream_list_response"
+	TypeStreamDelete         = "io.nats.jetstream.api.v1.stream_delete_response"
+	TypeStreamPurge          = "io.nats.jetstream.api.v1.stream_purge_response"
+	TypeStreamLeaderStepDown = "io.nats.jetstream.api.v1.stream_leader_stepdown_response"
+	TypeMsgGet               = "io.nats.jetstream.api.v1.stream_msg_get_response"
+	TypeMsgDelete            = "io.nats.jetstream.api.v1.stream_msg_delete_response"
+	TypeConsumerInfo         = "io.nats.jetstream.api.v1.consumer_info_response"
+	TypeConsumerNames        = "io.nats.jetstream.api.v1.consumer_names_response"
+	TypeConsumerList         = "io.nats.jetstream.api.v1.consumer_list_response"
 	// TypeError is jetwal's own: the type of the error answer to an unknown
 	// API operation or a request whose handler failed unexpectedly (where
 	// nats-server sends nothing). Clients read only its "error" object.
@@ -54,10 +55,11 @@ const (
 // account info "api.level" and the _nats.level metadata), and the highest
 // a request may ask for in Nats-Required-Api-Level. It matches the version
 // jetwal announces (nats-server 2.11.0, whose level is 1), whose features
-// jetwal serves: consumer pause, per-message TTLs and priority groups.
-// Of level 2 jetwal has message counters (a counter stream stores
-// _nats.req.level 2, as nats-server does) but not message schedules,
-// atomic batch publishing or async persistence, so it does not claim it.
+// jetwal serves: consumer pause, per-message TTLs, subject delete markers
+// and priority groups. Of level 2 jetwal has message counters and atomic
+// batch publishing (such streams store _nats.req.level 2, as nats-server
+// does) but not message schedules or async persistence, so it does not
+// claim it.
 // Raise it only with all the features of the new level.
 const Level = 1
 

@@ -7,7 +7,6 @@ require (
 	github.com/hashicorp/raft-boltdb/v2 v2.3.1
 	github.com/hashicorp/raft-wal v0.4.0
 	github.com/jetwal/jetwal v0.0.0
-	github.com/jetwal/jetwal/raftstore v0.0.0
 )
 
 require (
@@ -33,7 +32,4 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 )
 
-replace (
-	github.com/jetwal/jetwal => ../../
-	github.com/jetwal/jetwal/raftstore => ../
-)
+replace github.com/jetwal/jetwal => ../../

@@ -1,0 +1,31 @@
+// Package cluster is clustered JetStream's consensus layer: hashicorp/raft
+// groups on jetwal's raft log store (raftstore), carried over the route
+// port (raftstore/mux), between the servers of one cluster.
+//
+//   - The meta group has every server as a member. Its state is a small
+//     replicated map (key → bytes) that the JetStream layer fills with
+//     stream and consumer assignments and reads back through the callbacks
+//     it gives Start; the map's encoding of values is JetStream's.
+//   - A replicated stream has a group of its own (its peers are named in
+//     its assignment). Its leader orders appends through raft; every
+//     member applies them to its own wal store (raftstore/stream). A
+//     Replica is that member, and its Store method gives the JetStream
+//     layer a store.StreamStore whose writes go through raft.
+//
+// Raft server ids and addresses are the servers' route listen addresses
+// (host:port), which every server knows from its --routes before any
+// route is up, so all servers bootstrap the same configuration. Server
+// names, for display, come from the routes' INFO.
+//
+// On disk, under the directory given to New:
+//
+//	meta/raft/         the meta group's log and stable store (raftlog)
+//	meta/snapshots/    its snapshots (the map, JSON)
+//	streams/<name>/    one replicated stream:
+//	    raft/          its log and stable store
+//	    snapshots/     raft snapshots of the stream (raftstore/stream)
+//	    fsm/           the replica's wal store and its applied marks
+//
+// This package does not import jetstream; jetstream does not import it.
+// cmd/jetwal wires them together.
+package cluster

@@ -1,0 +1,369 @@
+package cluster
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/jetwal/jetwal/server"
+)
+
+// The meta group's entries: a put or a delete of one key of the map.
+//
+//	1 | uvarint len | key | value      put
+//	2 | uvarint len | key              delete
+const (
+	opPut    = 1
+	opDelete = 2
+)
+
+// proposeSubject is served by the meta leader: other servers forward
+// their proposals there.
+const proposeSubject = "$JWAL.CLUSTER.META.PROPOSE"
+
+// ProposeTimeout bounds a proposal, forwarding and retries included.
+const ProposeTimeout = 10 * time.Second
+
+// ErrNoLeader is returned when a proposal found no meta leader in time.
+var ErrNoLeader = errors.New("cluster: no meta leader")
+
+func encodeMeta(key string, val []byte, del bool) []byte {
+	op := byte(opPut)
+	if del {
+		op = opDelete
+	}
+	b := binary.AppendUvarint([]byte{op}, uint64(len(key)))
+	b = append(b, key...)
+	return append(b, val...)
+}
+
+func decodeMeta(b []byte) (key string, val []byte, del bool, err error) {
+	if len(b) < 2 || (b[0] != opPut && b[0] != opDelete) {
+		return "", nil, false, errors.New("cluster: malformed meta entry")
+	}
+	n, k := binary.Uvarint(b[1:])
+	if k <= 0 || n > uint64(len(b)-1-k) {
+		return "", nil, false, errors.New("cluster: malformed meta entry")
+	}
+	key = string(b[1+k : 1+k+int(n)])
+	return key, b[1+k+int(n):], b[0] == opDelete, nil
+}
+
+// meta is the meta group: its raft and the replicated map (its FSM).
+type meta struct {
+	n   *Node
+	g   *group
+	put func(string, []byte)
+	del func(string)
+
+	mu  sync.RWMutex
+	kv  map[string][]byte
+	sub *server.Subscription // proposeSubject, while leader
+
+	done chan struct{}
+}
+
+func startMeta(n *Node, put func(string, []byte), del func(string)) (*meta, error) {
+	m := &meta{n: n, put: put, del: del, kv: make(map[string][]byte), done: make(chan struct{})}
+	g, err := n.startGroup("_meta", filepath.Join(n.opts.Dir, "meta"), m, n.opts.Peers, n.raftConfig())
+	if err != nil {
+		return nil, err
+	}
+	m.g = g
+	go m.watchLeader()
+	return m, nil
+}
+
+// Apply applies one committed entry and tells the JetStream layer.
+func (m *meta) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	key, val, del, err := decodeMeta(l.Data)
+	if err != nil {
+		m.n.log.Error("meta group: entry not applied", "index", l.Index, "error", err)
+		return err
+	}
+	m.mu.Lock()
+	if del {
+		delete(m.kv, key)
+	} else {
+		m.kv[key] = append([]byte(nil), val...)
+	}
+	m.mu.Unlock()
+	if del {
+		m.del(key)
+	} else {
+		m.put(key, val)
+	}
+	return nil
+}
+
+// Snapshot copies the map.
+func (m *meta) Snapshot() (raft.FSMSnapshot, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	b, err := json.Marshal(m.kv)
+	return metaSnapshot(b), err
+}
+
+// Restore replaces the map with a snapshot's and tells the JetStream layer
+// what went and what is there now.
+func (m *meta) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	var kv map[string][]byte
+	if err := json.NewDecoder(rc).Decode(&kv); err != nil {
+		return fmt.Errorf("cluster: meta snapshot: %w", err)
+	}
+	if kv == nil {
+		kv = map[string][]byte{}
+	}
+	m.mu.Lock()
+	old := m.kv
+	m.kv = kv
+	m.mu.Unlock()
+	for k := range old {
+		if _, ok := kv[k]; !ok {
+			m.del(k)
+		}
+	}
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // streams before their consumers
+	for _, k := range keys {
+		m.put(k, kv[k])
+	}
+	return nil
+}
+
+type metaSnapshot []byte
+
+func (s metaSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (metaSnapshot) Release() {}
+
+// watchLeader serves proposeSubject while this server leads the group.
+func (m *meta) watchLeader() {
+	for {
+		select {
+		case <-m.done:
+			return
+		case lead := <-m.g.r.LeaderCh():
+			m.mu.Lock()
+			if lead && m.sub == nil {
+				sub, err := m.n.srv.Subscribe(proposeSubject, "", m.serveProposal)
+				if err != nil {
+					m.n.log.Error("meta group: subscribe", "error", err)
+				}
+				m.sub = sub
+			} else if !lead && m.sub != nil {
+				m.sub.Unsubscribe()
+				m.sub = nil
+			}
+			m.mu.Unlock()
+			if lead {
+				m.n.log.Info("JetStream cluster: this server is the meta leader")
+			}
+		}
+	}
+}
+
+// serveProposal applies a forwarded proposal and answers "" or the error.
+func (m *meta) serveProposal(msg *server.Msg) {
+	if msg.Reply == "" {
+		return
+	}
+	data := append([]byte(nil), msg.Data...)
+	reply := msg.Reply
+	go func() {
+		resp := ""
+		if err := m.apply(data); err != nil {
+			resp = err.Error()
+		}
+		m.n.srv.Publish(reply, "", nil, []byte(resp))
+	}()
+}
+
+func (m *meta) apply(entry []byte) error {
+	f := m.g.r.Apply(entry, ProposeTimeout)
+	if err := f.Error(); err != nil {
+		return err
+	}
+	if err, ok := f.Response().(error); ok {
+		return err
+	}
+	return nil
+}
+
+// propose commits entry through the leader: here when this server leads,
+// else forwarded; retried until the timeout while there is no leader.
+func (m *meta) propose(entry []byte) error {
+	deadline := time.Now().Add(ProposeTimeout)
+	var last error = ErrNoLeader
+	for time.Now().Before(deadline) {
+		if m.g.r.State() == raft.Leader {
+			err := m.apply(entry)
+			if err == nil || !errors.Is(err, raft.ErrNotLeader) && !errors.Is(err, raft.ErrLeadershipLost) {
+				return err
+			}
+			last = err
+		} else if err := m.forward(entry, time.Until(deadline)); err == nil {
+			return nil
+		} else if !errors.Is(err, ErrNoLeader) {
+			return err
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-m.done:
+			return ErrClosed
+		}
+	}
+	return last
+}
+
+// forward sends entry to the meta leader and waits for its answer.
+func (m *meta) forward(entry []byte, wait time.Duration) error {
+	if m.n.srv == nil || !m.n.srv.HasInterest(proposeSubject) && !m.n.srv.HasRemoteInterest(proposeSubject) {
+		return ErrNoLeader
+	}
+	var id [12]byte
+	_, _ = rand.Read(id[:])
+	inbox := "_JWAL_INBOX." + hex.EncodeToString(id[:])
+	ch := make(chan string, 1)
+	sub, err := m.n.srv.Subscribe(inbox, "", func(msg *server.Msg) {
+		select {
+		case ch <- string(msg.Data):
+		default:
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
+	m.n.srv.Publish(proposeSubject, inbox, nil, entry)
+	select {
+	case resp := <-ch:
+		if resp != "" {
+			if strings.Contains(resp, raft.ErrNotLeader.Error()) || strings.Contains(resp, raft.ErrLeadershipLost.Error()) {
+				return ErrNoLeader
+			}
+			return errors.New(resp)
+		}
+		return nil
+	case <-time.After(min(wait, 2*time.Second)):
+		return ErrNoLeader
+	case <-m.done:
+		return ErrClosed
+	}
+}
+
+func (m *meta) close() error {
+	close(m.done)
+	m.mu.Lock()
+	if m.sub != nil {
+		m.sub.Unsubscribe()
+		m.sub = nil
+	}
+	m.mu.Unlock()
+	return m.g.close()
+}
+
+// Put commits key=val through the meta group.
+func (n *Node) Put(key string, val []byte) error { return n.propose(encodeMeta(key, val, false)) }
+
+// Delete commits the removal of key through the meta group.
+func (n *Node) Delete(key string) error { return n.propose(encodeMeta(key, nil, true)) }
+
+func (n *Node) propose(entry []byte) error {
+	n.mu.Lock()
+	m := n.meta
+	n.mu.Unlock()
+	if m == nil {
+		return ErrClosed
+	}
+	return m.propose(entry)
+}
+
+// Get reads key from this server's copy of the map.
+func (n *Node) Get(key string) ([]byte, bool) {
+	m := n.metaGroup()
+	if m == nil {
+		return nil, false
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	v, ok := m.kv[key]
+	return v, ok
+}
+
+// Keys lists the keys with prefix, sorted.
+func (n *Node) Keys(prefix string) []string {
+	m := n.metaGroup()
+	if m == nil {
+		return nil
+	}
+	m.mu.RLock()
+	var out []string
+	for k := range m.kv {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	m.mu.RUnlock()
+	sort.Strings(out)
+	return out
+}
+
+// IsMetaLeader reports whether this server leads the meta group.
+func (n *Node) IsMetaLeader() bool {
+	m := n.metaGroup()
+	return m != nil && m.g.r.State() == raft.Leader
+}
+
+// MetaLeader returns the meta leader's server name, "" when none.
+func (n *Node) MetaLeader() string {
+	m := n.metaGroup()
+	if m == nil {
+		return ""
+	}
+	return n.leaderName(m.g.r)
+}
+
+// WaitMetaLeader waits up to d for the meta group to have a leader.
+func (n *Node) WaitMetaLeader(d time.Duration) bool {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if m := n.metaGroup(); m != nil {
+			if addr, _ := m.g.r.LeaderWithID(); addr != "" {
+				return true
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+func (n *Node) metaGroup() *meta {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.meta
+}

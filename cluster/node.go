@@ -1,0 +1,289 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/jetwal/jetwal/raftstore"
+	"github.com/jetwal/jetwal/raftstore/mux"
+	"github.com/jetwal/jetwal/server"
+)
+
+// Options configures a Node.
+type Options struct {
+	// Dir holds the node's raft state (see doc.go).
+	Dir string
+	// Self is this server's route listen address (host:port): its raft id
+	// and address.
+	Self string
+	// Peers are the route listen addresses of every server of the cluster,
+	// Self included: the meta group's initial membership.
+	Peers []string
+	// Name is this server's name.
+	Name string
+	// Timing of every group; zero values mean the defaults below.
+	HeartbeatTimeout, ElectionTimeout time.Duration
+	// Logger receives leadership changes and errors; nil discards them.
+	Logger *slog.Logger
+}
+
+// Default raft timing: faster than hashicorp/raft's 1 s defaults, so that a
+// lost leader is replaced within about a second on a LAN.
+const (
+	DefaultHeartbeatTimeout = 500 * time.Millisecond
+	DefaultElectionTimeout  = 500 * time.Millisecond
+)
+
+// HandoffPrefix starts every raft connection on the route port.
+const HandoffPrefix = "RAFT "
+
+// ErrClosed is returned by a closed Node.
+var ErrClosed = errors.New("cluster: closed")
+
+// Node is one server's part in the cluster: the meta group and its stream
+// replicas.
+type Node struct {
+	opts Options
+	log  *slog.Logger
+	mux  *mux.Mux
+	srv  *server.Server
+
+	meta *meta
+
+	mu       sync.Mutex
+	replicas map[string]*Replica
+	closed   bool
+}
+
+// New prepares a node; Handoff can take raft connections from the route
+// listener from now on (connections for groups not yet started are closed,
+// and raft retries). Start starts the meta group.
+func New(opts Options) (*Node, error) {
+	if opts.Dir == "" || opts.Self == "" {
+		return nil, errors.New("cluster: a directory and this server's route address are required")
+	}
+	if !slices.Contains(opts.Peers, opts.Self) {
+		opts.Peers = append(opts.Peers, opts.Self)
+	}
+	slices.Sort(opts.Peers)
+	opts.Peers = slices.Compact(opts.Peers)
+	if opts.HeartbeatTimeout <= 0 {
+		opts.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	if opts.ElectionTimeout <= 0 {
+		opts.ElectionTimeout = DefaultElectionTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	addr, err := net.ResolveTCPAddr("tcp", opts.Self)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: route address %q: %w", opts.Self, err)
+	}
+	return &Node{opts: opts, log: opts.Logger, mux: mux.New(addr, opts.Logger), replicas: make(map[string]*Replica)}, nil
+}
+
+// Handoff takes a connection the route listener found to start with
+// HandoffPrefix (server.ClusterOptions.Handoff).
+func (n *Node) Handoff(c net.Conn) {
+	go func() {
+		buf := make([]byte, 0, 256)
+		one := make([]byte, 1)
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		for len(buf) < cap(buf) {
+			if _, err := c.Read(one); err != nil {
+				c.Close()
+				return
+			}
+			buf = append(buf, one[0])
+			if one[0] == '\n' {
+				break
+			}
+		}
+		_ = c.SetReadDeadline(time.Time{})
+		group, ok := mux.ParsePreamble(buf)
+		if !ok {
+			n.log.Warn("cluster: malformed raft preamble", "remote", c.RemoteAddr().String())
+			c.Close()
+			return
+		}
+		n.mux.Dispatch(c, group)
+	}()
+}
+
+// Start starts the meta group on srv: put and del receive every committed
+// change of the replicated map, in order (also when the log is replayed
+// after a restart, and as a whole when a snapshot is installed). They run
+// on the meta group's apply goroutine, one at a time.
+func (n *Node) Start(srv *server.Server, put func(key string, val []byte), del func(key string)) error {
+	n.srv = srv
+	m, err := startMeta(n, put, del)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.meta = m
+	n.mu.Unlock()
+	return nil
+}
+
+// Self returns this server's raft id (its route address).
+func (n *Node) Self() string { return n.opts.Self }
+
+// Peers returns the meta group's members.
+func (n *Node) Peers() []string { return slices.Clone(n.opts.Peers) }
+
+// NameOf returns the server name of a peer, "" when unknown (no route to
+// it yet).
+func (n *Node) NameOf(peer string) string {
+	if peer == n.opts.Self {
+		return n.opts.Name
+	}
+	r, _ := n.route(peer)
+	return r.RemoteName
+}
+
+// route returns the route to peer.
+func (n *Node) route(peer string) (server.RouteInfo, bool) {
+	if n.srv == nil {
+		return server.RouteInfo{}, false
+	}
+	for _, r := range n.srv.Routes() {
+		if strings.Contains(r.RouteURL, "//"+peer+"/") || strings.HasSuffix(r.RouteURL, "//"+peer) {
+			return r, true
+		}
+	}
+	return server.RouteInfo{}, false
+}
+
+// Connected reports whether a route to peer is up (always for Self).
+func (n *Node) Connected(peer string) bool { return peer == n.opts.Self || n.NameOf(peer) != "" }
+
+// raftConfig is the configuration of every group of this node.
+func (n *Node) raftConfig() *raft.Config {
+	c := raft.DefaultConfig()
+	c.LocalID = raft.ServerID(n.opts.Self)
+	c.HeartbeatTimeout = n.opts.HeartbeatTimeout
+	c.ElectionTimeout = n.opts.ElectionTimeout
+	c.LeaderLeaseTimeout = n.opts.HeartbeatTimeout / 2
+	c.CommitTimeout = 5 * time.Millisecond
+	c.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Output: io.Discard, Level: hclog.Off})
+	return c
+}
+
+// group is what every raft group of the node is made of.
+type group struct {
+	r     *raft.Raft
+	log   *raftstore.Store
+	trans *raft.NetworkTransport
+	layer *mux.Layer
+}
+
+// startGroup opens a group's stores in dir and starts raft with fsm,
+// bootstrapping peers when the group has no state yet.
+func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *raft.Config) (*group, error) {
+	g := &group{}
+	var err error
+	if g.layer, err = n.mux.Layer(name); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*group, error) {
+		g.close()
+		return nil, err
+	}
+	if g.log, err = raftstore.Open(filepath.Join(dir, "raft"), raftstore.Options{}); err != nil {
+		return fail(fmt.Errorf("cluster: group %s: %w", name, err))
+	}
+	snaps, err := raft.NewFileSnapshotStore(filepath.Join(dir, "snapshots"), 2, io.Discard)
+	if err != nil {
+		return fail(fmt.Errorf("cluster: group %s: %w", name, err))
+	}
+	g.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: g.layer, MaxPool: 3, Timeout: 10 * time.Second,
+		Logger: hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
+	})
+	has, err := raft.HasExistingState(g.log, g.log, snaps)
+	if err != nil {
+		return fail(fmt.Errorf("cluster: group %s: %w", name, err))
+	}
+	if !has {
+		var conf raft.Configuration
+		for _, p := range peers {
+			conf.Servers = append(conf.Servers, raft.Server{ID: raft.ServerID(p), Address: raft.ServerAddress(p)})
+		}
+		if err := raft.BootstrapCluster(cfg, g.log, g.log, snaps, g.trans, conf); err != nil {
+			return fail(fmt.Errorf("cluster: group %s: bootstrap: %w", name, err))
+		}
+	}
+	if g.r, err = raft.NewRaft(cfg, fsm, g.log, g.log, snaps, g.trans); err != nil {
+		return fail(fmt.Errorf("cluster: group %s: %w", name, err))
+	}
+	return g, nil
+}
+
+// close stops raft and closes the group's stores.
+func (g *group) close() error {
+	var err error
+	if g.r != nil {
+		err = g.r.Shutdown().Error()
+	}
+	if g.trans != nil {
+		g.trans.Close()
+	}
+	if g.layer != nil {
+		g.layer.Close()
+	}
+	if g.log != nil {
+		if cerr := g.log.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// leaderName is the server name of the group's leader, "" when none.
+func (n *Node) leaderName(r *raft.Raft) string {
+	_, id := r.LeaderWithID()
+	if id == "" {
+		return ""
+	}
+	return n.NameOf(string(id))
+}
+
+// Close stops every replica and the meta group.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil
+	}
+	n.closed = true
+	reps := n.replicas
+	n.replicas = map[string]*Replica{}
+	m := n.meta
+	n.mu.Unlock()
+	var err error
+	for _, r := range reps {
+		if cerr := r.close(); err == nil {
+			err = cerr
+		}
+	}
+	if m != nil {
+		if cerr := m.close(); err == nil {
+			err = cerr
+		}
+	}
+	n.mux.Close()
+	return err
+}

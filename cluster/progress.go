@@ -1,0 +1,70 @@
+package cluster
+
+import (
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jetwal/jetwal/server"
+)
+
+// Follower progress. hashicorp/raft does not tell a leader how far each
+// follower has got, so every member of a stream's group reports, once a
+// progressInterval, the raft index it has applied, on a subject of the
+// group; the leader's stream info shows each follower's lag (entries
+// applied by the leader and not yet by the follower at its last report)
+// and when it last reported.
+
+const progressInterval = time.Second
+
+type progress struct {
+	applied uint64
+	at      time.Time
+}
+
+func (r *Replica) progressSubject() string {
+	return "$JWAL.CLUSTER.PROGRESS." + hex.EncodeToString([]byte(r.name))
+}
+
+// startProgress subscribes to the group's progress reports.
+func (r *Replica) startProgress() error {
+	if r.n.srv == nil {
+		return nil
+	}
+	sub, err := r.n.srv.Subscribe(r.progressSubject(), "", func(m *server.Msg) {
+		peer, applied, ok := strings.Cut(string(m.Data), " ")
+		if !ok {
+			return
+		}
+		n, err := strconv.ParseUint(applied, 10, 64)
+		if err != nil {
+			return
+		}
+		r.mu.Lock()
+		r.progress[peer] = progress{applied: n, at: time.Now()}
+		r.mu.Unlock()
+	})
+	if err != nil {
+		return err
+	}
+	r.progSub = sub
+	return nil
+}
+
+// reportProgress publishes this member's applied index until closed.
+func (r *Replica) reportProgress() {
+	defer r.wg.Done()
+	t := time.NewTicker(progressInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-t.C:
+			if r.n.srv != nil && !r.IsLeader() {
+				r.n.srv.Publish(r.progressSubject(), "", nil, []byte(r.n.opts.Self+" "+strconv.FormatUint(r.fsm.Applied(), 10)))
+			}
+		}
+	}
+}

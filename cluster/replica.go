@@ -1,0 +1,295 @@
+package cluster
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/jetwal/jetwal/raftstore/mux"
+	"github.com/jetwal/jetwal/raftstore/stream"
+	"github.com/jetwal/jetwal/server"
+	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/wal"
+)
+
+// applyTimeout bounds one write to a replicated stream.
+const applyTimeout = 10 * time.Second
+
+// Replica is this server's member of a replicated stream's group.
+type Replica struct {
+	n     *Node
+	name  string
+	dir   string
+	peers []string
+	fsm   *stream.FSM
+	g     *group
+	obs   *raft.Observer
+
+	onLeader func(bool)
+	async    chan asyncAppend // AppendAsync completions, in log order
+	done     chan struct{}
+	wg       sync.WaitGroup
+
+	mu       sync.Mutex
+	failed   map[raft.ServerID]bool // followers whose heartbeats fail
+	progress map[string]progress    // what each member last reported applying
+	closed   bool
+	progSub  *server.Subscription
+}
+
+type asyncAppend struct {
+	f    raft.ApplyFuture
+	done store.AppendDone
+}
+
+// groupName is the raft group of a stream: its name when the preamble can
+// carry it, else a digest.
+func groupName(stream string) string {
+	g := "S." + stream
+	if mux.ValidGroup(g) && len(g) <= 150 {
+		return g
+	}
+	sum := sha256.Sum256([]byte(stream))
+	return "S#" + hex.EncodeToString(sum[:16])
+}
+
+// OpenStream opens (creating or recovering) this server's replica of the
+// replicated stream name, whose group is peers. opts configures its wal
+// store (limits, compression). onLeader hears every change of this
+// server's leadership of the group; when it is told true, everything
+// committed before has been applied.
+func (n *Node) OpenStream(name string, peers []string, opts wal.Options, onLeader func(bool)) (*Replica, error) {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if r := n.replicas[name]; r != nil {
+		n.mu.Unlock()
+		return r, nil
+	}
+	n.mu.Unlock()
+	dir := filepath.Join(n.opts.Dir, "streams", hex.EncodeToString([]byte(name)))
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
+	}
+	fsm, err := stream.Open(filepath.Join(dir, "fsm"), opts)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
+	}
+	r := &Replica{n: n, name: name, dir: dir, peers: slices.Clone(peers), fsm: fsm, onLeader: onLeader,
+		async: make(chan asyncAppend, 4096), done: make(chan struct{}), failed: make(map[raft.ServerID]bool),
+		progress: make(map[string]progress)}
+	cfg := n.raftConfig()
+	cfg.NoSnapshotRestoreOnStart = true // the replica's store survives restarts
+	cfg.BatchApplyCh = true
+	cfg.MaxAppendEntries = 512
+	cfg.SnapshotThreshold = 65536
+	cfg.TrailingLogs = 65536
+	if r.g, err = n.startGroup(groupName(name), dir, fsm, peers, cfg); err != nil {
+		fsm.Close()
+		return nil, err
+	}
+	obsCh := make(chan raft.Observation, 16)
+	r.obs = raft.NewObserver(obsCh, false, func(o *raft.Observation) bool {
+		switch o.Data.(type) {
+		case raft.FailedHeartbeatObservation, raft.ResumedHeartbeatObservation:
+			return true
+		}
+		return false
+	})
+	r.g.r.RegisterObserver(r.obs)
+	if err := r.startProgress(); err != nil {
+		r.g.close()
+		fsm.Close()
+		return nil, err
+	}
+	r.wg.Add(4)
+	go r.watchLeader()
+	go r.watchHeartbeats(obsCh)
+	go r.completeAsync()
+	go r.reportProgress()
+	n.mu.Lock()
+	n.replicas[name] = r
+	n.mu.Unlock()
+	return r, nil
+}
+
+func (r *Replica) watchLeader() {
+	defer r.wg.Done()
+	for {
+		select {
+		case <-r.done:
+			return
+		case lead := <-r.g.r.LeaderCh():
+			if lead {
+				// Apply everything committed under earlier leaders first.
+				if err := r.g.r.Barrier(applyTimeout).Error(); err != nil {
+					r.n.log.Warn("stream group: barrier after election", "stream", r.name, "error", err)
+					continue
+				}
+				if r.g.r.State() != raft.Leader {
+					continue
+				}
+			}
+			r.onLeader(lead)
+		}
+	}
+}
+
+func (r *Replica) watchHeartbeats(ch chan raft.Observation) {
+	defer r.wg.Done()
+	for {
+		select {
+		case <-r.done:
+			return
+		case o := <-ch:
+			r.mu.Lock()
+			switch d := o.Data.(type) {
+			case raft.FailedHeartbeatObservation:
+				r.failed[d.PeerID] = true
+			case raft.ResumedHeartbeatObservation:
+				delete(r.failed, d.PeerID)
+			}
+			r.mu.Unlock()
+		}
+	}
+}
+
+// completeAsync calls the AppendAsync callbacks in log order.
+func (r *Replica) completeAsync() {
+	defer r.wg.Done()
+	for {
+		select {
+		case <-r.done:
+			for {
+				select {
+				case a := <-r.async:
+					a.done(0, 0, store.ErrClosed)
+				default:
+					return
+				}
+			}
+		case a := <-r.async:
+			seq, ts, err := result(a.f)
+			a.done(seq, ts, err)
+		}
+	}
+}
+
+// result reads an append's outcome from its future.
+func result(f raft.ApplyFuture) (uint64, int64, error) {
+	if err := f.Error(); err != nil {
+		return 0, 0, fmt.Errorf("cluster: %w", err)
+	}
+	res, ok := f.Response().(*stream.Result)
+	if !ok {
+		return 0, 0, errors.New("cluster: unexpected apply result")
+	}
+	return res.Seq, res.Time, res.Err
+}
+
+// IsLeader reports whether this server leads the stream's group.
+func (r *Replica) IsLeader() bool { return r.g.r.State() == raft.Leader }
+
+// Leader returns the leader's server name, "" when there is none.
+func (r *Replica) Leader() string { return r.n.leaderName(r.g.r) }
+
+// Peer is one member of a stream's group as its leader sees it.
+type Peer struct {
+	Name    string
+	Current bool          // heartbeats reach it
+	Offline bool          // no route to it
+	Active  time.Duration // since it last reported its progress
+	Lag     uint64        // raft entries the leader applied that it had not, at its last report
+}
+
+// Followers returns the group's members other than its leader.
+func (r *Replica) Followers() []Peer {
+	_, leader := r.g.r.LeaderWithID()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Peer
+	for _, p := range r.peers {
+		if raft.ServerID(p) == leader {
+			continue
+		}
+		rt, ok := r.n.route(p)
+		peer := Peer{Name: rt.RemoteName, Current: ok && !r.failed[raft.ServerID(p)], Offline: !ok}
+		if !ok {
+			peer.Name = p // no route: the address is all there is
+		}
+		if pr, seen := r.progress[p]; seen {
+			peer.Active = max(time.Since(pr.at), 0)
+			peer.Lag = r.fsm.Applied() - min(r.fsm.Applied(), pr.applied)
+		} else if ok {
+			peer.Active = max(time.Since(rt.LastActivity), 0)
+		}
+		out = append(out, peer)
+	}
+	return out
+}
+
+// StepDown hands the leadership to another member.
+func (r *Replica) StepDown() error {
+	if err := r.g.r.LeadershipTransfer().Error(); err != nil {
+		return fmt.Errorf("cluster: stream %s: step down: %w", r.name, err)
+	}
+	return nil
+}
+
+// UpdateLimits applies a new configuration's limits to this replica's
+// store (each server applies a config update from the meta group).
+func (r *Replica) UpdateLimits(l store.Limits) error { return r.fsm.Store().UpdateLimits(l) }
+
+// Store returns the stream's store as the JetStream layer uses it on the
+// leader: reads from this replica, writes through raft.
+func (r *Replica) Store() store.StreamStore { return &view{r: r} }
+
+func (r *Replica) close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	r.mu.Unlock()
+	r.g.r.DeregisterObserver(r.obs)
+	if r.progSub != nil {
+		r.progSub.Unsubscribe()
+	}
+	err := r.g.close()
+	close(r.done)
+	r.wg.Wait()
+	if cerr := r.fsm.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Close stops this replica, keeping its data.
+func (r *Replica) Close() error {
+	r.n.mu.Lock()
+	if r.n.replicas[r.name] == r {
+		delete(r.n.replicas, r.name)
+	}
+	r.n.mu.Unlock()
+	return r.close()
+}
+
+// Remove stops this replica and deletes its data.
+func (r *Replica) Remove() error {
+	err := r.Close()
+	if rerr := os.RemoveAll(r.dir); err == nil {
+		err = rerr
+	}
+	return err
+}

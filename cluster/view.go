@@ -1,0 +1,121 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jetwal/jetwal/raftstore/stream"
+	"github.com/jetwal/jetwal/store"
+)
+
+// view is a replicated stream's store.StreamStore: reads from this
+// server's replica, writes proposed to the group (only the leader's
+// succeed). Close and Remove detach the view; the replica stays (see
+// Replica.Close and Remove).
+type view struct {
+	r      *Replica
+	closed atomic.Bool
+}
+
+var _ store.StreamStore = (*view)(nil)
+
+// ErrTruncate is returned by Truncate: a replicated stream's history only
+// changes through its log.
+var ErrTruncate = errors.New("cluster: a replicated stream cannot be truncated")
+
+func (v *view) now() int64 { return max(time.Now().UnixNano(), v.r.fsm.LastTime()) }
+
+func (v *view) apply(entry []byte) (*stream.Result, error) {
+	if v.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	f := v.r.g.r.Apply(entry, applyTimeout)
+	if err := f.Error(); err != nil {
+		return nil, fmt.Errorf("cluster: stream %s: %w", v.r.name, err)
+	}
+	res, ok := f.Response().(*stream.Result)
+	if !ok {
+		return nil, errors.New("cluster: unexpected apply result")
+	}
+	return res, nil
+}
+
+func (v *view) Append(subject string, hdr, data []byte) (uint64, int64, error) {
+	res, err := v.apply(stream.EncodeAppend(subject, hdr, data, v.now()))
+	if err != nil {
+		return 0, 0, err
+	}
+	return res.Seq, res.Time, res.Err
+}
+
+func (v *view) AppendAsync(subject string, hdr, data []byte, done store.AppendDone) error {
+	if v.closed.Load() {
+		return store.ErrClosed
+	}
+	f := v.r.g.r.Apply(stream.EncodeAppend(subject, hdr, data, v.now()), applyTimeout)
+	select {
+	case v.r.async <- asyncAppend{f: f, done: done}:
+		return nil
+	case <-v.r.done:
+		return store.ErrClosed
+	}
+}
+
+func (v *view) st() store.StreamStore { return v.r.fsm.Store() }
+
+func (v *view) Load(seq uint64, m *store.Msg) error { return v.st().Load(seq, m) }
+func (v *view) LoadNext(filter string, start uint64, m *store.Msg) error {
+	return v.st().LoadNext(filter, start, m)
+}
+func (v *view) LoadLast(filter string, m *store.Msg) error { return v.st().LoadLast(filter, m) }
+func (v *view) LoadPrev(filter string, seq uint64, m *store.Msg) error {
+	return v.st().LoadPrev(filter, seq, m)
+}
+
+func (v *view) Delete(seq uint64, erase bool) error {
+	res, err := v.apply(stream.EncodeDelete(seq, erase))
+	if err != nil {
+		return err
+	}
+	return res.Err
+}
+
+func (v *view) Purge(filter string, upTo, keep uint64) (uint64, error) {
+	res, err := v.apply(stream.EncodePurge(filter, upTo, keep))
+	if err != nil {
+		return 0, err
+	}
+	return res.N, res.Err
+}
+
+func (v *view) Compact(seq uint64) (uint64, error) {
+	res, err := v.apply(stream.EncodeCompact(seq))
+	if err != nil {
+		return 0, err
+	}
+	return res.N, res.Err
+}
+
+func (v *view) Truncate(uint64) error { return ErrTruncate }
+
+func (v *view) State() store.State            { return v.st().State() }
+func (v *view) StateWithDeleted() store.State { return v.st().StateWithDeleted() }
+func (v *view) SubjectsState(filter string) map[string]store.SubjectState {
+	return v.st().SubjectsState(filter)
+}
+func (v *view) NumPending(start uint64, filter string, lastPerSubject bool) uint64 {
+	return v.st().NumPending(start, filter, lastPerSubject)
+}
+func (v *view) SeqForTime(t time.Time) uint64 { return v.st().SeqForTime(t) }
+
+// UpdateLimits applies to this replica only; the meta group carries a
+// configuration change to every replica.
+func (v *view) UpdateLimits(l store.Limits) error { return v.r.UpdateLimits(l) }
+
+// Sync has nothing to do: what was committed is durable in the raft log.
+func (v *view) Sync() error { return nil }
+
+func (v *view) Close() error  { v.closed.Store(true); return nil }
+func (v *view) Remove() error { v.closed.Store(true); return nil }

@@ -1,0 +1,363 @@
+package crashtest
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/wal"
+)
+
+// clusterNode is one server process of a test cluster.
+type clusterNode struct {
+	name, store string
+	port, route int
+	args        []string
+	p           *proc
+}
+
+func (n *clusterNode) start(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command(jetwalBinary(t), n.args...)
+	p := &proc{cmd: cmd, url: fmt.Sprintf("nats://127.0.0.1:%d", n.port), logs: &lockedBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.logs, p.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { cmd.Wait(); close(p.done) }()
+	t.Cleanup(p.kill)
+	n.p = p
+}
+
+// waitReady waits for the server's "Server is ready" line; a server that
+// exits first fails the test with its log.
+func (n *clusterNode) waitReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(n.p.logs.String(), "Server is ready") {
+		select {
+		case <-n.p.done:
+			t.Fatalf("%s exited during start:\n%s", n.name, n.p.logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready after 30s:\n%s", n.name, n.p.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestClusterKill9 kills the leader of an R3 stream with SIGKILL while
+// publishers and a consumer run, over and over, and restarts it. After
+// every cycle: every acknowledged message is in the stream at its
+// acknowledged sequence, no sequence was acknowledged for two messages, and
+// no confirmed consumer ack is redelivered. At the end every replica's
+// store holds the same messages. JETWAL_CLUSTER_CYCLES sets the cycles
+// (make cluster-chaos runs 20; make test 2).
+// startProcCluster starts three server processes of one clustered
+// JetStream and connects a client that knows all of them. try retries f
+// with a fresh 5 s context for up to a minute.
+func startProcCluster(t *testing.T) (nodes []*clusterNode, nc *nats.Conn, js jetstream.JetStream, try func(string, func(context.Context) error)) {
+	t.Helper()
+	var routes []string
+	ports := freePorts(t, 6)
+	for i := range 3 {
+		n := &clusterNode{name: fmt.Sprintf("n%d", i+1), store: t.TempDir(), port: ports[2*i], route: ports[2*i+1]}
+		nodes = append(nodes, n)
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", n.route))
+	}
+	for i, n := range nodes {
+		n.args = []string{"serve", "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(n.port), "-sd", n.store, "-n", n.name,
+			"--cluster_name", "C", "--cluster", routes[i], "--routes", strings.Join(routes, ",")}
+		n.start(t)
+	}
+	var urls []string
+	for _, n := range nodes {
+		urls = append(urls, n.p.url)
+		n.waitReady(t)
+	}
+	nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond), nats.RetryOnFailedConnect(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err = jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes, nc, js, retrier(t, 60*time.Second)
+}
+
+// retrier returns a function that runs f with a fresh 5 s context until it
+// succeeds, failing the test after d.
+func retrier(t *testing.T, d time.Duration) func(string, func(context.Context) error) {
+	return func(what string, f func(ctx context.Context) error) {
+		t.Helper()
+		deadline := time.Now().Add(d)
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err := f(ctx)
+			cancel()
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %v", what, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+// leaderOf returns the node leading stream.
+func leaderOf(t *testing.T, nodes []*clusterNode, js jetstream.JetStream, try func(string, func(context.Context) error), stream string) *clusterNode {
+	t.Helper()
+	var leader string
+	try("stream info", func(ctx context.Context) error {
+		s, err := js.Stream(ctx, stream)
+		if err != nil {
+			return err
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.Cluster == nil || info.Cluster.Leader == "" {
+			return errors.New("no leader")
+		}
+		leader = info.Cluster.Leader
+		return nil
+	})
+	for _, n := range nodes {
+		if n.name == leader {
+			return n
+		}
+	}
+	t.Fatalf("leader %q is no node", leader)
+	return nil
+}
+
+func TestClusterKill9(t *testing.T) {
+	cycles := envInt("JETWAL_CLUSTER_CYCLES", 2)
+	nodes, nc, js, try := startProcCluster(t)
+	defer nc.Close()
+	try("create stream", func(ctx context.Context) error {
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "CHAOS", Subjects: []string{"chaos.>"}, Replicas: 3})
+		return err
+	})
+	try("create consumer", func(ctx context.Context) error {
+		_, err := js.CreateOrUpdateConsumer(ctx, "CHAOS", jetstream.ConsumerConfig{Durable: "W", AckPolicy: jetstream.AckExplicitPolicy, AckWait: 10 * time.Minute})
+		return err
+	})
+
+	var mu sync.Mutex
+	acked := map[uint64]string{}   // sequence → body
+	confirmed := map[uint64]bool{} // double-acked stream sequences
+	var problems []string
+	note := func(format string, args ...any) {
+		mu.Lock()
+		problems = append(problems, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	next := 0
+	for cycle := range cycles {
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					body := fmt.Sprintf("c%d-w%d-%d", cycle, w, i)
+					ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+					ack, err := js.Publish(ctx, "chaos.m", []byte(body), jetstream.WithMsgID(body))
+					cancel()
+					if err != nil {
+						continue // not acknowledged: may or may not be stored
+					}
+					mu.Lock()
+					if old, ok := acked[ack.Sequence]; ok && old != body {
+						problems = append(problems, fmt.Sprintf("sequence %d acknowledged for %q and %q", ack.Sequence, old, body))
+					}
+					acked[ack.Sequence] = body
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				c, err := js.Consumer(ctx, "CHAOS", "W")
+				if err != nil {
+					cancel()
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+				batch, err := c.Fetch(20, jetstream.FetchMaxWait(time.Second))
+				if err != nil {
+					cancel()
+					continue
+				}
+				for m := range batch.Messages() {
+					md, err := m.Metadata()
+					if err != nil {
+						continue
+					}
+					seq := md.Sequence.Stream
+					mu.Lock()
+					again := confirmed[seq]
+					mu.Unlock()
+					if again {
+						note("stream sequence %d redelivered after its ack was confirmed", seq)
+					}
+					if m.DoubleAck(ctx) == nil {
+						mu.Lock()
+						confirmed[seq] = true
+						mu.Unlock()
+					}
+				}
+				cancel()
+			}
+		}()
+		time.Sleep(1500 * time.Millisecond)
+		victim := leaderOf(t, nodes, js, try, "CHAOS")
+		victim.p.kill()
+		t.Logf("cycle %d: killed the leader %s", cycle, victim.name)
+		time.Sleep(2500 * time.Millisecond) // a new leader, publishing on
+		victim.start(t)
+		time.Sleep(1500 * time.Millisecond)
+		close(stop)
+		wg.Wait()
+
+		mu.Lock()
+		var seqs []uint64
+		for q := range acked {
+			seqs = append(seqs, q)
+		}
+		mu.Unlock()
+		var s jetstream.Stream
+		try("stream", func(ctx context.Context) error {
+			var err error
+			s, err = js.Stream(ctx, "CHAOS")
+			return err
+		})
+		for _, q := range seqs {
+			var got *jetstream.RawStreamMsg
+			try(fmt.Sprintf("get %d", q), func(ctx context.Context) error {
+				var err error
+				got, err = s.GetMsg(ctx, q)
+				if errors.Is(err, jetstream.ErrMsgNotFound) {
+					note("acknowledged message %d lost", q)
+					return nil
+				}
+				return err
+			})
+			mu.Lock()
+			want := acked[q]
+			mu.Unlock()
+			if got != nil && string(got.Data) != want {
+				note("message %d is %q, acknowledged as %q", q, got.Data, want)
+			}
+		}
+		mu.Lock()
+		t.Logf("cycle %d: %d acknowledged, %d confirmed consumer acks", cycle, len(acked), len(confirmed))
+		if len(problems) > 0 {
+			t.Fatalf("cycle %d: %d problems: %s", cycle, len(problems), summarize(problems))
+		}
+		if len(acked) <= next {
+			t.Fatalf("cycle %d: nothing acknowledged", cycle)
+		}
+		next = len(acked)
+		mu.Unlock()
+	}
+
+	// Every replica converges on the same messages.
+	var last uint64
+	mu.Lock()
+	for q := range acked {
+		last = max(last, q)
+	}
+	mu.Unlock()
+	// The followers apply what the leader committed within milliseconds;
+	// give them a few seconds on this busy machine.
+	leaderOf(t, nodes, js, try, "CHAOS")
+	time.Sleep(3 * time.Second)
+	nc.Close()
+	for _, n := range nodes {
+		n.p.stop(t)
+	}
+	var ref []store.Msg
+	for i, n := range nodes {
+		msgs := replicaMsgs(t, n)
+		if uint64(len(msgs)) == 0 || msgs[len(msgs)-1].Seq < last {
+			t.Fatalf("%s: replica ends before sequence %d", n.name, last)
+		}
+		if i == 0 {
+			ref = msgs
+			continue
+		}
+		if len(msgs) != len(ref) {
+			t.Fatalf("%s holds %d messages, %s %d", n.name, len(msgs), nodes[0].name, len(ref))
+		}
+		for j := range msgs {
+			if msgs[j].Seq != ref[j].Seq || msgs[j].Subject != ref[j].Subject || string(msgs[j].Data) != string(ref[j].Data) || msgs[j].Time != ref[j].Time {
+				t.Fatalf("%s and %s differ at sequence %d", n.name, nodes[0].name, ref[j].Seq)
+			}
+		}
+	}
+}
+
+func replicaDir(n *clusterNode) string {
+	return filepath.Join(n.store, "jetstream", "_cluster", "streams", hex.EncodeToString([]byte("CHAOS")), "fsm", "store")
+}
+
+// replicaMsgs reads every message of a stopped node's replica store.
+func replicaMsgs(t *testing.T, n *clusterNode) []store.Msg {
+	t.Helper()
+	dir := replicaDir(n)
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("%s: %v", n.name, err)
+	}
+	st, err := wal.Open(dir, wal.Options{})
+	if err != nil {
+		t.Fatalf("%s: open replica: %v", n.name, err)
+	}
+	defer st.Close()
+	var out []store.Msg
+	var m store.Msg
+	for seq := uint64(1); ; seq = m.Seq + 1 {
+		if err := st.LoadNext("", seq, &m); err != nil {
+			if errors.Is(err, store.ErrEOF) {
+				return out
+			}
+			t.Fatalf("%s: read replica at %d: %v", n.name, seq, err)
+		}
+		c := m
+		c.Data = append([]byte(nil), m.Data...)
+		out = append(out, c)
+	}
+}

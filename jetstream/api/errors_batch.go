@@ -1,0 +1,35 @@
+package api
+
+// The error numbers of atomic batch publishing (nats-server 2.12+), kept
+// beside the rest of errTable in a file of their own.
+const (
+	ErrAtomicPublishMissingSeq        ErrCode = 10175
+	ErrAtomicPublishIncompleteBatch   ErrCode = 10176
+	ErrAtomicPublishUnsupportedHeader ErrCode = 10177
+	ErrAtomicPublishInvalidBatchID    ErrCode = 10179
+	ErrMirrorWithAtomicPublish        ErrCode = 10198
+	ErrAtomicPublishTooLargeBatch     ErrCode = 10199
+	ErrAtomicPublishInvalidCommit     ErrCode = 10200
+	ErrAtomicPublishDuplicateMsg      ErrCode = 10201
+	ErrAtomicPublishTooManyInflight   ErrCode = 10210
+	ErrStreamDuplicateMessageConflict ErrCode = 10158
+	ErrStreamWrongLastSequenceConst   ErrCode = 10164
+)
+
+func init() {
+	for code, e := range map[ErrCode]errInfo{
+		ErrAtomicPublishMissingSeq:        {400, "atomic publish sequence is missing"},
+		ErrAtomicPublishIncompleteBatch:   {400, "atomic publish batch is incomplete"},
+		ErrAtomicPublishUnsupportedHeader: {400, "atomic publish unsupported header used"},
+		ErrAtomicPublishInvalidBatchID:    {400, "atomic publish batch ID is invalid"},
+		ErrMirrorWithAtomicPublish:        {400, "stream mirrors can not also use atomic publishing"},
+		ErrAtomicPublishTooLargeBatch:     {400, "atomic publish batch is too large"},
+		ErrAtomicPublishInvalidCommit:     {400, "atomic publish batch commit is invalid"},
+		ErrAtomicPublishDuplicateMsg:      {400, "atomic publish batch contains duplicate message id"},
+		ErrAtomicPublishTooManyInflight:   {429, "atomic publish too many inflight"},
+		ErrStreamDuplicateMessageConflict: {409, "duplicate message id is in process"},
+		ErrStreamWrongLastSequenceConst:   {400, "wrong last sequence"},
+	} {
+		errTable[code] = e
+	}
+}

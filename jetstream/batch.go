@@ -1,0 +1,231 @@
+package jetstream
+
+import (
+	"bytes"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/server"
+)
+
+// Atomic batch publish (allow_atomic, nats-server 2.12+). A publisher sends
+// the messages of a batch with the same Nats-Batch-Id and the sequence
+// numbers 1, 2, ... in Nats-Batch-Sequence; the last one carries
+// Nats-Batch-Commit: 1 (it is stored) or eob (it only ends the batch and is
+// not stored). Until the commit the messages are staged beside the stream,
+// each answered with an empty reply; the commit checks them all as one and
+// stores them as one (batch_commit.go), answering with a PubAck that names
+// the batch and its count: {"stream":"S","seq":N,"batch":"id","count":C}.
+//
+// Limits as nats-server's defaults: a batch ID of at most 64 bytes, 1000
+// messages per batch, 50 open batches per stream and 1000 in the server, a
+// batch abandoned after 10 s without a message. A gap in the sequence, a
+// batch not starting at 1 or one unknown to the stream is "incomplete"
+// (10176) and is dropped; a dropped open batch is reported by the
+// BATCH_ABANDONED advisory (batch_advisory.go).
+//
+// Staged messages live in memory only: a batch not yet committed when the
+// server stops is lost, and its publisher gets no commit PubAck.
+
+// Header names and limits of atomic batches.
+const (
+	hdrBatchSeq    = "Nats-Batch-Sequence"
+	hdrBatchCommit = "Nats-Batch-Commit"
+
+	batchIdleTimeout        = 10 * time.Second // see batchIdle
+	maxBatchIDLen           = 64
+	maxAtomicBatchSize      = 1000
+	maxAtomicBatchPerStream = 50
+	maxAtomicBatchTotal     = 1000
+)
+
+// atomicBatchesTotal counts the open batches of every stream in the process.
+var atomicBatchesTotal atomic.Int64
+
+// batchIdleOverride, when above zero, replaces batchIdleTimeout (ns); tests
+// set it to see a timeout without waiting ten seconds.
+var batchIdleOverride atomic.Int64
+
+func batchIdle() time.Duration {
+	if d := batchIdleOverride.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	return batchIdleTimeout
+}
+
+// stagedMsg is one message of an open batch; the bytes are copies.
+type stagedMsg struct {
+	subject string
+	hdr     []byte
+	data    []byte
+}
+
+// atomicBatch is an open batch.
+type atomicBatch struct {
+	msgs  []stagedMsg
+	timer *time.Timer
+}
+
+// batchSet holds a stream's open batches.
+type batchSet struct {
+	mu   sync.Mutex
+	open map[string]*atomicBatch
+}
+
+// dropLocked forgets a batch. Caller holds mu.
+func (bs *batchSet) dropLocked(id string, b *atomicBatch) {
+	if bs.open[id] != b {
+		return
+	}
+	b.timer.Stop()
+	delete(bs.open, id)
+	atomicBatchesTotal.Add(-1)
+}
+
+// dropAll forgets every open batch (the stream is going away).
+func (bs *batchSet) dropAll() {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	for id, b := range bs.open {
+		bs.dropLocked(id, b)
+	}
+}
+
+// handleAtomicBatchMsg takes one message carrying Nats-Batch-Id: it stages
+// it, or, for the commit, hands the whole batch to commitBatch.
+func (s *stream) handleAtomicBatchMsg(m *server.Msg, reply string, allowAtomic bool) {
+	id := string(headerValue(m.Header, hdrBatchID))
+	if !allowAtomic {
+		s.replyError(reply, api.NewError(api.ErrAtomicPublishDisabled))
+		return
+	}
+	if len(id) > maxBatchIDLen {
+		s.replyError(reply, api.NewError(api.ErrAtomicPublishInvalidBatchID))
+		return
+	}
+	bseqV := headerValue(m.Header, hdrBatchSeq)
+	bseq, ok := parseSeq(bseqV)
+	if len(bseqV) == 0 || !ok {
+		s.replyError(reply, api.NewError(api.ErrAtomicPublishMissingSeq))
+		return
+	}
+	commitV := headerValue(m.Header, hdrBatchCommit)
+	commit := commitV != nil
+	eob := bytes.Equal(commitV, []byte("eob"))
+	badCommit := commit && !eob && !bytes.Equal(commitV, []byte("1"))
+	size := bseq
+	if eob {
+		size-- // the end-of-batch message is not stored
+	}
+
+	bs := &s.atomic
+	bs.mu.Lock()
+	b := bs.open[id]
+	if b == nil {
+		if bseq != 1 {
+			bs.mu.Unlock()
+			if size > maxAtomicBatchSize {
+				s.replyError(reply, api.Errorf(api.ErrAtomicPublishTooLargeBatch, "atomic publish batch is too large: %d", maxAtomicBatchSize))
+				return
+			}
+			s.replyError(reply, api.NewError(api.ErrAtomicPublishIncompleteBatch))
+			return
+		}
+		if len(bs.open)+1 > maxAtomicBatchPerStream {
+			bs.mu.Unlock()
+			s.replyError(reply, api.NewError(api.ErrAtomicPublishTooManyInflight))
+			return
+		}
+		if atomicBatchesTotal.Add(1) > maxAtomicBatchTotal {
+			atomicBatchesTotal.Add(-1)
+			bs.mu.Unlock()
+			s.replyError(reply, api.NewError(api.ErrAtomicPublishTooManyInflight))
+			return
+		}
+		b = &atomicBatch{}
+		b.timer = time.AfterFunc(batchIdle(), func() {
+			bs.mu.Lock()
+			open := bs.open[id] == b
+			bs.dropLocked(id, b)
+			bs.mu.Unlock()
+			if open {
+				s.adviseBatchAbandoned(id, abandonTimeout)
+			}
+		})
+		if bs.open == nil {
+			bs.open = make(map[string]*atomicBatch)
+		}
+		bs.open[id] = b
+	}
+	if badCommit {
+		bs.dropLocked(id, b)
+		bs.mu.Unlock()
+		s.replyError(reply, api.NewError(api.ErrAtomicPublishInvalidCommit))
+		return
+	}
+	hdr := m.Header
+	if headerValue(hdr, hdrRequiredLevel) != nil {
+		// As nats-server: a level jetwal lacks drops the batch; the
+		// header itself is never stored.
+		if levelTooLow(hdr) {
+			bs.dropLocked(id, b)
+			bs.mu.Unlock()
+			s.adviseBatchAbandoned(id, abandonUnsupported)
+			s.replyError(reply, api.NewError(api.ErrRequiredApiLevel))
+			return
+		}
+		hdr = withoutHeader(hdr, hdrRequiredLevel, 0)
+	}
+	if !b.timer.Stop() || uint64(len(b.msgs))+1 != bseq || (bseq == 1 && eob) {
+		// Timed out meanwhile, a gap, or a batch of nothing.
+		bs.dropLocked(id, b)
+		bs.mu.Unlock()
+		s.adviseBatchAbandoned(id, abandonIncomplete)
+		s.replyError(reply, api.NewError(api.ErrAtomicPublishIncompleteBatch))
+		return
+	}
+	if size > maxAtomicBatchSize {
+		bs.dropLocked(id, b)
+		bs.mu.Unlock()
+		s.adviseBatchAbandoned(id, abandonLarge)
+		s.replyError(reply, api.Errorf(api.ErrAtomicPublishTooLargeBatch, "atomic publish batch is too large: %d", maxAtomicBatchSize))
+		return
+	}
+	if !eob {
+		b.msgs = append(b.msgs, stagedMsg{
+			subject: m.Subject,
+			hdr:     bytes.Clone(hdr),
+			data:    bytes.Clone(m.Data),
+		})
+	}
+	if !commit {
+		b.timer.Reset(batchIdle())
+		bs.mu.Unlock()
+		if reply != "" {
+			s.js.srv.Publish(reply, "", nil, nil) // staged
+		}
+		return
+	}
+	bs.dropLocked(id, b)
+	bs.mu.Unlock()
+	if eob {
+		// As nats-server, the last stored message gets the commit header.
+		l := &b.msgs[len(b.msgs)-1]
+		l.hdr = replaceHeader(l.hdr, hdrBatchCommit, "1")
+	}
+	s.commitBatch(id, b.msgs, reply)
+}
+
+// appendBatchPubAck appends the PubAck of a committed batch.
+func appendBatchPubAck(b, prefix []byte, seq uint64, id string, count int) []byte {
+	b = append(b, prefix...)
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, `,"batch":`...)
+	b = strconv.AppendQuote(b, id)
+	b = append(b, `,"count":`...)
+	b = strconv.AppendInt(b, int64(count), 10)
+	return append(b, '}')
+}

@@ -1,0 +1,351 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/server"
+	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/wal"
+)
+
+// Clustered JetStream. With Config.Cluster set, every server of the
+// cluster runs JetStream and they share one set of streams:
+//
+//   - The meta group (Cluster.Put/Delete) holds the assignments: for each
+//     stream its config, creation time and peers (the servers holding it),
+//     under "streams/<name>"; for each durable consumer of a replicated
+//     stream its config, under "consumers/<stream>/<name>". Every server
+//     applies every assignment (applyMeta*): a server named in a stream's
+//     peers creates it (R1: an ordinary local stream; R>1: its member of
+//     the stream's raft group, Cluster.OpenStream).
+//   - A replicated stream is served by its group's leader: only there does
+//     a stream object exist (activate), subscribed to the stream's
+//     subjects, with its consumers, writing through raft. Followers only
+//     apply the log.
+//   - JetStream's internal subscriptions reach the whole cluster, so every
+//     server sees every API request; exactly one answers (answers): the
+//     meta leader for account-wide requests and stream creation, update
+//     and deletion; the server serving the stream for requests about it;
+//     the meta leader for a stream that does not exist.
+
+// Cluster is the consensus layer JetStream runs on (package cluster, wired
+// by cmd/jetwal).
+type Cluster interface {
+	// Start starts the meta group; put and del receive its committed
+	// changes in order (replays after a restart included).
+	Start(srv *server.Server, put func(key string, val []byte), del func(key string)) error
+	IsMetaLeader() bool
+	MetaLeader() string
+	Put(key string, val []byte) error
+	Delete(key string) error
+	Get(key string) ([]byte, bool)
+	Keys(prefix string) []string
+	Self() string
+	Peers() []string
+	Connected(peer string) bool
+	NameOf(peer string) string
+	Name() string // the cluster's name
+	// OpenStream opens this server's member of a replicated stream's group.
+	OpenStream(name string, peers []string, opts wal.Options, onLeader func(bool)) (Replica, error)
+}
+
+// Replica is this server's member of a replicated stream's group.
+type Replica interface {
+	Store() store.StreamStore
+	IsLeader() bool
+	Leader() string
+	Followers() []*api.PeerInfo
+	StepDown() error
+	UpdateLimits(store.Limits) error
+	Close() error
+	Remove() error
+}
+
+// streamAssignment is a stream's entry in the meta group.
+type streamAssignment struct {
+	Config  api.StreamConfig `json:"config"`
+	Created time.Time        `json:"created"`
+	Peers   []string         `json:"peers"`
+}
+
+// consumerAssignment is a durable consumer of a replicated stream.
+type consumerAssignment struct {
+	Config  api.ConsumerConfig `json:"config"`
+	Created time.Time          `json:"created"`
+}
+
+const (
+	streamKeyPrefix   = "streams/"
+	consumerKeyPrefix = "consumers/"
+)
+
+// hosted is a replicated stream this server holds a member of.
+type hosted struct {
+	mu     sync.Mutex
+	asg    streamAssignment
+	rep    Replica
+	active *stream       // while this server leads the group
+	sync   *consumerSync // its consumers' checkpoints, while leading
+	gone   bool
+}
+
+// clustering is JetStream's clustered state.
+type clustering struct {
+	c      Cluster
+	mu     sync.Mutex
+	hosted map[string]*hosted
+}
+
+func (js *JetStream) clustered() bool { return js.cl != nil }
+
+// startCluster starts the meta group once JetStream serves its API.
+func (js *JetStream) startCluster() error {
+	return js.cl.c.Start(js.srv, js.applyMetaPut, js.applyMetaDelete)
+}
+
+func (js *JetStream) assignment(name string) (streamAssignment, bool) {
+	var a streamAssignment
+	b, ok := js.cl.c.Get(streamKeyPrefix + name)
+	if !ok || json.Unmarshal(b, &a) != nil {
+		return a, false
+	}
+	return a, true
+}
+
+func (js *JetStream) assignments() []streamAssignment {
+	var out []streamAssignment
+	for _, k := range js.cl.c.Keys(streamKeyPrefix) {
+		if a, ok := js.assignment(strings.TrimPrefix(k, streamKeyPrefix)); ok {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// applyMetaPut applies a committed assignment on this server.
+func (js *JetStream) applyMetaPut(key string, val []byte) {
+	switch {
+	case strings.HasPrefix(key, streamKeyPrefix):
+		var a streamAssignment
+		if err := json.Unmarshal(val, &a); err != nil {
+			js.log.Error("cluster: bad stream assignment", "key", key, "error", err)
+			return
+		}
+		js.applyStream(a)
+	case strings.HasPrefix(key, consumerKeyPrefix):
+		stream, _, _ := strings.Cut(strings.TrimPrefix(key, consumerKeyPrefix), "/")
+		if h := js.hostedStream(stream); h != nil {
+			h.mu.Lock()
+			s := h.active
+			h.mu.Unlock()
+			if s != nil {
+				js.restoreConsumers(s)
+			}
+		}
+	}
+}
+
+// applyMetaDelete applies a committed removal on this server.
+func (js *JetStream) applyMetaDelete(key string) {
+	name, ok := strings.CutPrefix(key, streamKeyPrefix)
+	if !ok {
+		return // a consumer's: the leader deleted it before proposing
+	}
+	js.cl.mu.Lock()
+	h := js.cl.hosted[name]
+	delete(js.cl.hosted, name)
+	js.cl.mu.Unlock()
+	if h == nil {
+		if js.lookup(name) != nil {
+			if aerr := js.deleteStream(name); aerr != nil {
+				js.log.Error("cluster: deleting stream", "stream", name, "error", aerr.Description)
+			}
+		}
+		return
+	}
+	h.mu.Lock()
+	h.gone = true
+	h.mu.Unlock()
+	js.deactivate(h)
+	if err := h.rep.Remove(); err != nil {
+		js.log.Error("cluster: removing stream replica", "stream", name, "error", err)
+	}
+	js.adviseStream(name, api.ActionDelete)
+	js.log.Info("stream deleted", "stream", name)
+}
+
+func (js *JetStream) hostedStream(name string) *hosted {
+	js.cl.mu.Lock()
+	defer js.cl.mu.Unlock()
+	return js.cl.hosted[name]
+}
+
+// applyStream creates or updates what this server holds of a stream.
+func (js *JetStream) applyStream(a streamAssignment) {
+	cfg := a.Config
+	if !slices.Contains(a.Peers, js.cl.c.Self()) {
+		return
+	}
+	if len(a.Peers) == 1 {
+		if s := js.lookup(cfg.Name); s != nil {
+			if old := s.config(); !sameConfig(&old, &cfg) {
+				if _, aerr := js.updateStream(cfg); aerr != nil {
+					js.log.Error("cluster: updating stream", "stream", cfg.Name, "error", aerr.Description)
+				}
+			}
+			return
+		}
+		if _, _, aerr := js.createStream(cfg); aerr != nil {
+			js.log.Error("cluster: creating stream", "stream", cfg.Name, "error", aerr.Description)
+		}
+		return
+	}
+	if h := js.hostedStream(cfg.Name); h != nil {
+		h.mu.Lock()
+		h.asg = a
+		s := h.active
+		h.mu.Unlock()
+		if err := h.rep.UpdateLimits(storeLimits(&cfg)); err != nil {
+			js.log.Error("cluster: updating stream limits", "stream", cfg.Name, "error", err)
+		}
+		if s != nil {
+			if _, aerr := js.updateStream(cfg); aerr != nil {
+				js.log.Error("cluster: updating stream", "stream", cfg.Name, "error", aerr.Description)
+			}
+		}
+		return
+	}
+	h := &hosted{asg: a}
+	js.cl.mu.Lock()
+	js.cl.hosted[cfg.Name] = h
+	js.cl.mu.Unlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	rep, err := js.cl.c.OpenStream(cfg.Name, a.Peers, wal.Options{
+		FS:       js.cfg.FS,
+		Limits:   storeLimits(&cfg),
+		Compress: cfg.Compression == api.S2Compression,
+		Metrics:  &js.walMetrics,
+	}, func(lead bool) {
+		if lead {
+			js.activate(h)
+		} else {
+			js.deactivate(h)
+		}
+	})
+	if err != nil {
+		js.log.Error("cluster: opening stream replica", "stream", cfg.Name, "error", err)
+		js.cl.mu.Lock()
+		delete(js.cl.hosted, cfg.Name)
+		js.cl.mu.Unlock()
+		return
+	}
+	h.rep = rep
+}
+
+// activate makes this server serve a replicated stream it now leads.
+func (js *JetStream) activate(h *hosted) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gone || h.active != nil || h.rep == nil {
+		return
+	}
+	cfg := h.asg.Config
+	s := newStream(js, cfg, h.asg.Created, "", h.rep.Store())
+	s.rep = h.rep
+	if err := s.recover(time.Now()); err != nil {
+		js.log.Error("cluster: stream leader could not recover", "stream", cfg.Name, "error", err)
+		return
+	}
+	js.mu.Lock()
+	if js.closed || js.streams[cfg.Name] != nil {
+		js.mu.Unlock()
+		return
+	}
+	js.streams[cfg.Name] = s
+	js.mu.Unlock()
+	if err := js.subscribeStream(s, nil); err != nil {
+		js.log.Error("cluster: subscribing stream", "stream", cfg.Name, "error", err)
+	}
+	h.active = s
+	js.restoreConsumers(s)
+	h.sync = js.startConsumerSync(s)
+	js.log.Info("stream leader", "stream", cfg.Name, "last_seq", s.store.State().LastSeq)
+}
+
+// deactivate stops serving a stream whose leadership this server lost.
+func (js *JetStream) deactivate(h *hosted) {
+	h.mu.Lock()
+	s, cs := h.active, h.sync
+	h.active, h.sync = nil, nil
+	h.mu.Unlock()
+	if cs != nil {
+		cs.close()
+	}
+	if s == nil {
+		return
+	}
+	js.mu.Lock()
+	if js.streams[s.name] == s {
+		delete(js.streams, s.name)
+	}
+	js.mu.Unlock()
+	if err := s.close(); err != nil {
+		js.log.Warn("cluster: closing stream after losing its leadership", "stream", s.name, "error", err)
+	}
+}
+
+// restoreConsumers creates the durable consumers the meta group assigns to
+// a replicated stream that this server leads and that it lacks.
+func (js *JetStream) restoreConsumers(s *stream) {
+	prefix := consumerKeyPrefix + s.name + "/"
+	scfg := s.config()
+	for _, k := range js.cl.c.Keys(prefix) {
+		b, ok := js.cl.c.Get(k)
+		if !ok {
+			continue
+		}
+		var ca consumerAssignment
+		if json.Unmarshal(b, &ca) != nil {
+			continue
+		}
+		if s.cons.get(strings.TrimPrefix(k, prefix)) != nil || js.restoreConsumer(s, ca) {
+			continue
+		}
+		if _, _, aerr := s.createConsumer(ca.Config, "", &scfg); aerr != nil {
+			js.log.Error("cluster: restoring consumer", "stream", s.name, "consumer", ca.Config.Durable, "error", aerr.Description)
+		}
+	}
+}
+
+// closeCluster closes every replica (the meta group closes with the
+// Cluster, which cmd/jetwal owns).
+func (js *JetStream) closeCluster() {
+	js.cl.mu.Lock()
+	hs := js.cl.hosted
+	js.cl.hosted = map[string]*hosted{}
+	js.cl.mu.Unlock()
+	for _, h := range hs {
+		js.deactivate(h)
+		if h.rep != nil {
+			_ = h.rep.Close()
+		}
+	}
+}
+
+// clusterInfo is the cluster block of a stream's info.
+func (js *JetStream) clusterInfo(s *stream) *api.ClusterInfo {
+	if !js.clustered() {
+		return &api.ClusterInfo{Leader: js.srv.Name()}
+	}
+	ci := &api.ClusterInfo{Name: js.cl.c.Name(), Leader: js.srv.Name()}
+	if s.rep != nil {
+		ci.Replicas = s.rep.Followers()
+	}
+	return ci
+}

@@ -1,0 +1,334 @@
+package jetstream
+
+import (
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/subject"
+)
+
+// Requests the meta leader answers in a cluster: about the account, or
+// about streams as a set. Everything else names a stream (the first token
+// after the operation) and is answered by the server serving it.
+var metaOps = map[string]bool{
+	"INFO": true, "STREAM.CREATE": true, "STREAM.UPDATE": true, "STREAM.DELETE": true,
+	"STREAM.NAMES": true, "STREAM.LIST": true, "STREAM.RESTORE": true,
+}
+
+// answers reports whether this server answers a request in a cluster.
+func (js *JetStream) answers(op, args string) bool {
+	if metaOps[op] {
+		return js.cl.c.IsMetaLeader()
+	}
+	name, _, _ := strings.Cut(args, ".")
+	return js.servesStream(name)
+}
+
+// servesStream reports whether this server answers requests about the
+// stream name: it serves it, or it is the meta leader and no such stream
+// exists (the answer is "not found").
+func (js *JetStream) servesStream(name string) bool {
+	if js.lookup(name) != nil {
+		return true
+	}
+	if !js.cl.c.IsMetaLeader() {
+		return false
+	}
+	_, ok := js.assignment(name)
+	return !ok
+}
+
+// registerClusterAPI replaces the handlers whose work goes through the
+// meta group.
+func (js *JetStream) registerClusterAPI() {
+	js.registerAPI("INFO", js.mgmt, js.apiClusterAccountInfo)
+	js.registerAPI("STREAM.CREATE", js.mgmt, js.apiClusterStreamCreate)
+	js.registerAPI("STREAM.UPDATE", js.mgmt, js.apiClusterStreamUpdate)
+	js.registerAPI("STREAM.DELETE", js.mgmt, js.apiClusterStreamDelete)
+	js.registerAPI("STREAM.NAMES", js.mgmt, js.apiClusterStreamNames)
+	js.registerAPI("STREAM.LIST", js.mgmt, js.apiClusterStreamList)
+	js.registerAPI("STREAM.LEADER.STEPDOWN", js.mgmt, js.apiStreamStepDown)
+	js.registerAPI("STREAM.RESTORE", js.mgmt, func(r *apiRequest) {
+		// A restore builds a local stream; in a cluster it would have to
+		// go through the meta group and every replica.
+		js.respondError(r, api.TypeStreamRestore, api.Errorf(api.ErrStreamRestore, "restore failed: jetwal does not restore streams in clustered mode"))
+	})
+}
+
+// placeStream picks the servers of a new stream: the connected ones
+// holding the fewest streams, ties by address.
+func (js *JetStream) placeStream(replicas int) ([]string, *api.ApiError) {
+	load := map[string]int{}
+	for _, a := range js.assignments() {
+		for _, p := range a.Peers {
+			load[p]++
+		}
+	}
+	var up []string
+	for _, p := range js.cl.c.Peers() {
+		if js.cl.c.Connected(p) {
+			up = append(up, p)
+		}
+	}
+	if len(up) < replicas {
+		return nil, api.Errorf(api.ErrInsufficientResources, "insufficient resources: %d servers reachable for %d replicas", len(up), replicas)
+	}
+	sort.SliceStable(up, func(i, j int) bool { return load[up[i]] < load[up[j]] })
+	peers := slices.Clone(up[:replicas])
+	sort.Strings(peers)
+	return peers, nil
+}
+
+func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
+	const typ = api.TypeStreamCreate
+	cfg, ok := js.decodeCreateConfig(r)
+	if !ok {
+		return
+	}
+	if old, ok := js.assignment(cfg.Name); ok {
+		if !sameConfig(&old.Config, &cfg) {
+			js.respondError(r, typ, api.NewError(api.ErrStreamNameExist))
+			return
+		}
+		js.respondClusterInfo(r, typ, old, false)
+		return
+	}
+	for _, a := range js.assignments() {
+		for _, subj := range cfg.Subjects {
+			for _, other := range a.Config.Subjects {
+				if subject.Overlap(subj, other) {
+					js.respondError(r, typ, api.Errorf(api.ErrStreamSubjectOverlap, "subjects overlap with an existing stream (%s)", a.Config.Name))
+					return
+				}
+			}
+		}
+	}
+	peers, aerr := js.placeStream(max(cfg.Replicas, 1))
+	if aerr != nil {
+		js.respondError(r, typ, aerr)
+		return
+	}
+	a := streamAssignment{Config: cfg, Created: time.Now().UTC(), Peers: peers}
+	if err := js.propose(streamKeyPrefix+cfg.Name, a); err != nil {
+		js.respondError(r, typ, api.Errorf(api.ErrStreamCreate, "%v", err))
+		return
+	}
+	js.adviseStream(cfg.Name, api.ActionCreate)
+	js.respondClusterInfo(r, typ, a, true)
+}
+
+func (js *JetStream) apiClusterStreamUpdate(r *apiRequest) {
+	const typ = api.TypeStreamUpdate
+	req, ok := js.decodeStreamConfig(r, typ)
+	if !ok {
+		return
+	}
+	norm, aerr := normalizeConfig(&req)
+	if aerr != nil {
+		js.respondError(r, typ, aerr)
+		return
+	}
+	a, ok := js.assignment(norm.Name)
+	if !ok {
+		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
+		return
+	}
+	if norm.Replicas != a.Config.Replicas {
+		js.respondError(r, typ, api.Errorf(api.ErrStreamUpdate, "changing the replica count of a stream is not supported by jetwal"))
+		return
+	}
+	cfg, aerr := checkUpdate(&a.Config, &norm)
+	if aerr != nil {
+		js.respondError(r, typ, aerr)
+		return
+	}
+	a.Config = cfg
+	if err := js.propose(streamKeyPrefix+cfg.Name, a); err != nil {
+		js.respondError(r, typ, api.Errorf(api.ErrStreamUpdate, "%v", err))
+		return
+	}
+	js.adviseStream(cfg.Name, api.ActionModify)
+	js.respondClusterInfo(r, typ, a, false)
+}
+
+func (js *JetStream) apiClusterStreamDelete(r *apiRequest) {
+	const typ = api.TypeStreamDelete
+	if !isEmptyRequest(r.data) {
+		js.respondError(r, typ, api.NewError(api.ErrNotEmptyRequest))
+		return
+	}
+	name := streamArg(r)
+	if _, ok := js.assignment(name); !ok {
+		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
+		return
+	}
+	for _, k := range js.cl.c.Keys(consumerKeyPrefix + name + "/") {
+		if err := js.cl.c.Delete(k); err != nil {
+			js.respondError(r, typ, api.Errorf(api.ErrStreamDelete, "%v", err))
+			return
+		}
+	}
+	js.forgetConsumerState(name, "")
+	if err := js.cl.c.Delete(streamKeyPrefix + name); err != nil {
+		js.respondError(r, typ, api.Errorf(api.ErrStreamDelete, "%v", err))
+		return
+	}
+	js.respond(r, api.StreamDeleteResponse{Response: api.Response{Type: typ}, Success: true}, false)
+}
+
+func (js *JetStream) propose(key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return js.cl.c.Put(key, b)
+}
+
+// respondClusterInfo answers with a stream's info: this server's when it
+// serves the stream (waiting a little for a new stream's group to elect
+// its leader), else the assignment's config with the state of this
+// server's replica, or an empty state.
+func (js *JetStream) respondClusterInfo(r *apiRequest, typ string, a streamAssignment, created bool) {
+	info := js.assignedInfo(a, created)
+	info.Config = withDynamicMetadata(info.Config, js.srv.Version())
+	js.respond(r, api.StreamCreateResponse{Response: api.Response{Type: typ}, StreamInfo: info, DidCreate: created}, false)
+}
+
+func (js *JetStream) assignedInfo(a streamAssignment, wait bool) *api.StreamInfo {
+	name := a.Config.Name
+	hosts := slices.Contains(a.Peers, js.cl.c.Self())
+	for end := time.Now().Add(3 * time.Second); wait && hosts && time.Now().Before(end); {
+		if s := js.lookup(name); s != nil {
+			break
+		}
+		if h := js.hostedStream(name); h != nil && h.rep != nil && h.rep.Leader() != "" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s := js.lookup(name); s != nil {
+		info := js.streamInfo(s, false)
+		info.Cluster = js.clusterInfo(s)
+		return info
+	}
+	info := &api.StreamInfo{Config: a.Config, Created: a.Created, TimeStamp: time.Now().UTC(),
+		Cluster: &api.ClusterInfo{Name: js.cl.c.Name()}}
+	if h := js.hostedStream(name); h != nil && h.rep != nil {
+		st := h.rep.Store().State()
+		info.State = apiState(&st, 0)
+		info.Cluster.Leader = h.rep.Leader()
+	} else if len(a.Peers) == 1 {
+		info.Cluster.Leader = js.cl.c.NameOf(a.Peers[0])
+	}
+	return info
+}
+
+func (js *JetStream) apiClusterStreamNames(r *apiRequest) {
+	const typ = api.TypeStreamNames
+	all, from, to, ok := js.clusterPage(r, typ, api.NamesLimit)
+	if !ok {
+		return
+	}
+	resp := api.StreamNamesResponse{Response: api.Response{Type: typ},
+		Paged: api.Paged{Total: len(all), Offset: from, Limit: api.NamesLimit}}
+	for _, a := range all[from:to] {
+		resp.Streams = append(resp.Streams, a.Config.Name)
+	}
+	js.respond(r, resp, false)
+}
+
+func (js *JetStream) apiClusterStreamList(r *apiRequest) {
+	const typ = api.TypeStreamList
+	all, from, to, ok := js.clusterPage(r, typ, api.ListLimit)
+	if !ok {
+		return
+	}
+	resp := api.StreamListResponse{Response: api.Response{Type: typ},
+		Paged:   api.Paged{Total: len(all), Offset: from, Limit: api.ListLimit},
+		Streams: make([]*api.StreamInfo, 0, to-from)}
+	for _, a := range all[from:to] {
+		resp.Streams = append(resp.Streams, js.assignedInfo(a, false))
+	}
+	js.respond(r, resp, false)
+}
+
+// clusterPage is streamPage over the assignments.
+func (js *JetStream) clusterPage(r *apiRequest, typ string, limit int) (all []streamAssignment, from, to int, ok bool) {
+	var req api.StreamNamesRequest
+	if aerr := decodeRequest(r.data, &req); aerr != nil {
+		js.respondError(r, typ, aerr)
+		return nil, 0, 0, false
+	}
+	for _, a := range js.assignments() {
+		if req.Subject == "" || slices.ContainsFunc(a.Config.Subjects, func(s string) bool { return subject.Overlap(s, req.Subject) }) {
+			all = append(all, a)
+		}
+	}
+	from, to = page(len(all), req.Offset, limit)
+	return all, from, to, true
+}
+
+func (js *JetStream) apiClusterAccountInfo(r *apiRequest) {
+	st := &api.AccountStats{
+		Domain: js.cfg.Domain,
+		Limits: api.AccountLimits{MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: -1, MaxAckPending: -1,
+			MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1},
+		API: api.APIStats{Level: api.Level, Total: js.apiTotal.Load(), Errors: js.apiErrors.Load()},
+	}
+	for _, a := range js.assignments() {
+		st.Streams++
+		info := js.assignedInfo(a, false)
+		if a.Config.Storage == api.MemoryStorage {
+			st.Memory += info.State.Bytes
+		} else {
+			st.Store += info.State.Bytes
+		}
+		st.Consumers += len(js.cl.c.Keys(consumerKeyPrefix + a.Config.Name + "/"))
+	}
+	js.respond(r, api.AccountInfoResponse{Response: api.Response{Type: api.TypeAccountInfo}, AccountStats: st}, false)
+}
+
+// apiStreamStepDown serves STREAM.LEADER.STEPDOWN.<stream>.
+func (js *JetStream) apiStreamStepDown(r *apiRequest) {
+	const typ = api.TypeStreamLeaderStepDown
+	s := js.lookup(streamArg(r))
+	if s == nil {
+		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
+		return
+	}
+	if s.rep == nil {
+		js.respondError(r, typ, api.NewError(api.ErrClusterRequired))
+		return
+	}
+	if err := s.rep.StepDown(); err != nil {
+		js.respondError(r, typ, api.Errorf(api.ErrStreamGeneral, "%v", err))
+		return
+	}
+	js.respond(r, api.StreamDeleteResponse{Response: api.Response{Type: typ}, Success: true}, false)
+}
+
+// recordConsumer puts a durable consumer of a replicated stream in the
+// meta group, so that the stream's next leader serves it too.
+func (js *JetStream) recordConsumer(s *stream, cfg api.ConsumerConfig) {
+	if s.rep == nil || cfg.Durable == "" {
+		return
+	}
+	if err := js.propose(consumerKeyPrefix+s.name+"/"+cfg.Durable, consumerAssignment{Config: cfg, Created: time.Now().UTC()}); err != nil {
+		js.log.Error("cluster: recording consumer", "stream", s.name, "consumer", cfg.Durable, "error", err)
+	}
+}
+
+// forgetConsumer removes a deleted consumer's assignment.
+func (js *JetStream) forgetConsumer(s *stream, name string) {
+	if s.rep == nil {
+		return
+	}
+	if err := js.cl.c.Delete(consumerKeyPrefix + s.name + "/" + name); err != nil {
+		js.log.Error("cluster: forgetting consumer", "stream", s.name, "consumer", name, "error", err)
+	}
+	js.forgetConsumerState(s.name, name)
+}

@@ -1,0 +1,138 @@
+package jetstream
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jetwal/jetwal/consumerstate"
+)
+
+// Consumer state of replicated streams. A durable consumer of a
+// replicated stream runs on the stream's leader with its state in memory;
+// the leader checkpoints that state into the meta group
+// ("cstate/<stream>/<consumer>", consumerstate's encoding) every
+// consumerSyncInterval when it changed, and at once for an ack that asks
+// for a confirmation (the confirmation waits for the commit). The next
+// leader starts each consumer from its last checkpoint, so a confirmed ack
+// is never redelivered and a plain one at most once more, after its ack
+// wait, as with a consumer that lost its last acks.
+
+const (
+	cstatePrefix         = "cstate/"
+	consumerSyncInterval = 250 * time.Millisecond
+)
+
+// consumerSync is the checkpointing of one led replicated stream.
+type consumerSync struct {
+	mu   sync.Mutex // serializes checkpoints; guards last
+	last map[string][]byte
+	stop chan struct{}
+	done chan struct{}
+}
+
+func cstateKey(stream, consumer string) string { return cstatePrefix + stream + "/" + consumer }
+
+// startConsumerSync checkpoints s's durable consumers until stopped.
+func (js *JetStream) startConsumerSync(s *stream) *consumerSync {
+	cs := &consumerSync{last: map[string][]byte{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(cs.done)
+		t := time.NewTicker(consumerSyncInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-cs.stop:
+				return
+			case <-t.C:
+				for _, c := range s.cons.all() {
+					if err := js.checkpointConsumer(cs, c); err != nil {
+						js.log.Warn("cluster: consumer state not checkpointed", "stream", s.name, "consumer", c.name, "error", err)
+					}
+				}
+			}
+		}
+	}()
+	return cs
+}
+
+func (cs *consumerSync) close() {
+	close(cs.stop)
+	<-cs.done
+}
+
+// checkpointConsumer proposes c's state when it changed since the last
+// checkpoint.
+func (js *JetStream) checkpointConsumer(cs *consumerSync, c *consumer) error {
+	c.mu.Lock()
+	durable := c.cfg.Durable != "" && c.cs == nil && !c.closed
+	var enc []byte
+	if durable {
+		enc = consumerstate.Encode(&c.mem)
+	}
+	c.mu.Unlock()
+	if !durable {
+		return nil
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if bytes.Equal(cs.last[c.name], enc) {
+		return nil
+	}
+	if err := js.cl.c.Put(cstateKey(c.s.name, c.name), enc); err != nil {
+		return err
+	}
+	cs.last[c.name] = enc
+	return nil
+}
+
+// confirmReplicated checkpoints c now, for a confirmed ack.
+func (js *JetStream) confirmReplicated(c *consumer) error {
+	h := js.hostedStream(c.s.name)
+	if h == nil {
+		return errNotLeader
+	}
+	h.mu.Lock()
+	cs := h.sync
+	h.mu.Unlock()
+	if cs == nil {
+		return errNotLeader
+	}
+	return js.checkpointConsumer(cs, c)
+}
+
+// restoreConsumer starts a durable consumer of a replicated stream from
+// its assignment and its last checkpoint.
+func (js *JetStream) restoreConsumer(s *stream, ca consumerAssignment) bool {
+	b, ok := js.cl.c.Get(cstateKey(s.name, ca.Config.Durable))
+	if !ok {
+		return false
+	}
+	st, err := consumerstate.Decode(b)
+	if err != nil {
+		js.log.Error("cluster: consumer checkpoint unreadable; starting it afresh", "stream", s.name, "consumer", ca.Config.Durable, "error", err)
+		return false
+	}
+	c := newConsumer(s, ca.Config.Durable, ca.Config, ca.Created, nil)
+	c.mem = *st
+	s.addConsumer(c)
+	return true
+}
+
+// forgetConsumerState drops the checkpoints of a stream's consumer ("" =
+// all of them).
+func (js *JetStream) forgetConsumerState(stream, consumer string) {
+	prefix := cstatePrefix + stream + "/"
+	for _, k := range js.cl.c.Keys(prefix) {
+		if consumer == "" || strings.TrimPrefix(k, prefix) == consumer {
+			if err := js.cl.c.Delete(k); err != nil {
+				js.log.Warn("cluster: dropping a consumer checkpoint", "key", k, "error", err)
+			}
+		}
+	}
+}
+
+// errNotLeader: this server no longer leads the stream.
+var errNotLeader = errors.New("jetstream: not the stream's leader")
