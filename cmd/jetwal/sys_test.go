@@ -30,25 +30,15 @@ func runNatsCLI(t *testing.T, addr string, args ...string) (string, error) {
 	return string(out), err
 }
 
-// startSysCluster starts three routed jetwal servers a, b, c with
-// JetStream and waits until a PING from a reaches all three.
+// startSysCluster starts three routed jetwal servers n1, n2, n3 of one
+// clustered JetStream and waits until a PING from n1 reaches all three.
 func startSysCluster(t *testing.T) []*serveRun {
 	t.Helper()
-	node := func(name string, routes ...string) *serveRun {
-		args := []string{"-a", "127.0.0.1", "-p", "0", "-n", name, "-js", "-sd", filepath.Join(t.TempDir(), "store"),
-			"--cluster", "nats://127.0.0.1:0", "--cluster_name", "C"}
-		if len(routes) > 0 {
-			args = append(args, "--routes", routes[0])
-		}
-		return startServe(t, args...)
+	var out []*serveRun
+	for _, m := range startJSCluster(t, 3) {
+		out = append(out, m.run)
 	}
-	a := node("a")
-	m := routeListenRE.FindStringSubmatch(a.logs.String())
-	if m == nil {
-		t.Fatalf("no route listener in the log:\n%s", a.logs)
-	}
-	out := []*serveRun{a, node("b", "nats://"+m[1]), node("c", "nats://"+m[1])}
-	nc, err := nats.Connect("nats://"+a.addr, nats.NoReconnect())
+	nc, err := nats.Connect("nats://"+out[0].addr, nats.NoReconnect())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +46,7 @@ func startSysCluster(t *testing.T) []*serveRun {
 	deadline := time.Now().Add(30 * time.Second)
 	for pingCount(t, nc) != 3 {
 		if time.Now().After(deadline) {
-			t.Fatalf("a PING never reached the three servers; logs of c:\n%s", out[2].logs)
+			t.Fatalf("a PING never reached the three servers; logs of n3:\n%s", out[2].logs)
 		}
 	}
 	return out
@@ -106,7 +96,7 @@ func TestServerCommandsWithNatsCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("server ls: %v\n%s", err, out)
 	}
-	for _, n := range []string{"a", "b", "c"} {
+	for _, n := range []string{"n1", "n2", "n3"} {
 		if !row(n, "C").MatchString(out) {
 			t.Errorf("server ls lacks server %s:\n%s", n, out)
 		}
@@ -115,25 +105,30 @@ func TestServerCommandsWithNatsCLI(t *testing.T) {
 		t.Errorf("server ls: no cluster C of 3 nodes:\n%s", out)
 	}
 
-	out, err = runNatsCLI(t, addr, "server", "info", "c")
-	if err != nil || !strings.Contains(out, "Server information for c (") || !strings.Contains(out, "JetStream:") {
-		t.Errorf("server info c: %v\n%s", err, out)
+	out, err = runNatsCLI(t, addr, "server", "info", "n3")
+	if err != nil || !strings.Contains(out, "Server information for n3 (") || !strings.Contains(out, "JetStream:") {
+		t.Errorf("server info n3: %v\n%s", err, out)
 	}
 
 	out, err = runNatsCLI(t, addr, "server", "report", "jetstream")
 	if err != nil {
 		t.Fatalf("server report jetstream: %v\n%s", err, out)
 	}
-	for _, n := range []string{"a", "b", "c"} {
+	for _, n := range []string{"n1", "n2", "n3"} {
 		if !row(n, "C", "0").MatchString(out) {
 			t.Errorf("server report jetstream lacks %s:\n%s", n, out)
 		}
 	}
 
-	out, err = runNatsCLI(t, addr, "server", "check", "jetstream")
-	if err != nil || !strings.HasPrefix(out, "OK JetStream") {
-		t.Errorf("server check jetstream: %v\n%s", err, out)
-	}
+	// The check also asks $JS.API.INFO, which waits for the clustered
+	// JetStream's meta leader.
+	retry(t, "server check jetstream", time.Minute, func() error {
+		out, err := runNatsCLI(t, addr, "server", "check", "jetstream")
+		if err != nil || !strings.HasPrefix(out, "OK JetStream") {
+			return fmt.Errorf("%v\n%s", err, out)
+		}
+		return nil
+	})
 
 	out, err = runNatsCLI(t, addr, "account", "report", "connections")
 	if err != nil || !strings.Contains(out, "NATS CLI Version") || !strings.Contains(out, "$G") {
