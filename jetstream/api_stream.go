@@ -55,12 +55,14 @@ func (js *JetStream) streamInfo(s *stream, details bool) *api.StreamInfo {
 	} else {
 		st = s.store.State()
 	}
-	return &api.StreamInfo{
+	info := &api.StreamInfo{
 		Config:    cfg,
 		Created:   s.created,
 		State:     apiState(&st, s.consumerCount()),
 		TimeStamp: time.Now().UTC(),
 	}
+	info.Mirror, info.Sources = s.sourceInfos()
+	return info
 }
 
 // apiState converts a store snapshot into the API's state block.

@@ -112,6 +112,7 @@ func (s *stream) commitBatch(id string, staged []stagedMsg, reply string) {
 			s.ttls.add(m.Time+int64(c.ttl), m.Seq)
 			s.ttlChanged = true
 		}
+		s.watch.notify()
 		if !s.notifyConsumers(m.Subject) {
 			s.storedUnwanted(m.Seq)
 		}

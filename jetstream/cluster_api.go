@@ -89,6 +89,10 @@ func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 	if !ok {
 		return
 	}
+	if rawPresent(cfg.Mirror) || rawPresent(cfg.Sources) {
+		js.respondError(r, typ, invalidConfig("mirrors and sources are not supported by jetwal in clustered mode"))
+		return
+	}
 	if old, ok := js.assignment(cfg.Name); ok {
 		if !sameConfig(&old.Config, &cfg) {
 			js.respondError(r, typ, api.NewError(api.ErrStreamNameExist))

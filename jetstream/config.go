@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -171,7 +172,7 @@ func normalizeConfig(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 		return api.StreamConfig{}, aerr
 	}
 
-	if len(cfg.Subjects) == 0 {
+	if len(cfg.Subjects) == 0 && !rawPresent(cfg.Mirror) && !rawPresent(cfg.Sources) {
 		cfg.Subjects = []string{cfg.Name}
 	}
 	if aerr := checkSubjects(&cfg); aerr != nil {
@@ -197,22 +198,19 @@ func checkReplicas(n int) *api.ApiError {
 // rejectUnsupported refuses the features jetwal does not implement, naming
 // each one, rather than storing a config it would not honour.
 func rejectUnsupported(cfg *api.StreamConfig) *api.ApiError {
-	present := func(raw []byte) bool {
-		s := strings.TrimSpace(string(raw))
-		return s != "" && s != "null" && s != "[]" && s != "{}"
-	}
-	switch {
-	case present(cfg.Mirror):
-		return invalidConfig("stream mirrors are not supported by jetwal")
-	case present(cfg.Sources):
-		return invalidConfig("stream sources are not supported by jetwal")
-	case cfg.AllowMsgSchedules:
+	if cfg.AllowMsgSchedules {
 		return invalidConfig("message schedules are not supported by jetwal")
-	case cfg.MirrorDirect:
-		return invalidConfig("mirror direct requires a mirror, which jetwal does not support")
+	}
+	if aerr := checkSources(cfg); aerr != nil {
+		return aerr
 	}
 	// Normalise empty raw values so configs compare equal.
-	cfg.Mirror, cfg.Sources = nil, nil
+	if !rawPresent(cfg.Mirror) {
+		cfg.Mirror = nil
+	}
+	if !rawPresent(cfg.Sources) {
+		cfg.Sources = nil
+	}
 	return nil
 }
 
@@ -290,6 +288,8 @@ func checkUpdate(old, upd *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 	switch {
 	case cfg.Name != old.Name:
 		return cfg, invalidConfig("stream configuration name must match original")
+	case !bytes.Equal(bytes.TrimSpace(cfg.Mirror), bytes.TrimSpace(old.Mirror)):
+		return cfg, api.NewError(api.ErrStreamMirrorNotUpdatable)
 	case cfg.Storage != old.Storage:
 		return cfg, invalidConfig("stream configuration update can not change storage type")
 	case cfg.Retention != old.Retention &&

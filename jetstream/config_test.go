@@ -131,7 +131,10 @@ func TestNormalizeRejects(t *testing.T) {
 		{"self overlap", api.StreamConfig{Name: "S", Subjects: []string{"a.*", "a.b"}}, api.ErrStreamInvalidConfig, "overlaps"},
 		{"capture all", api.StreamConfig{Name: "S", Subjects: []string{">"}}, api.ErrStreamInvalidConfig, "no-ack"},
 		{"api namespace", api.StreamConfig{Name: "S", Subjects: []string{"$JS.API.STREAM.>"}}, api.ErrStreamInvalidConfig, "no-ack"},
-		{"mirror", api.StreamConfig{Name: "S", Mirror: json.RawMessage(`{"name":"O"}`)}, api.ErrStreamInvalidConfig, "mirror"},
+		{"mirror with subjects", api.StreamConfig{Name: "S", Subjects: []string{"s"}, Mirror: json.RawMessage(`{"name":"O"}`)}, api.ErrMirrorWithSubjects, "mirrors can not contain subjects"},
+		{"mirror with transforms", api.StreamConfig{Name: "S", Mirror: json.RawMessage(`{"name":"O","subject_transforms":[{"src":"a","dest":"b"}]}`)}, api.ErrStreamInvalidConfig, "not supported by jetwal"},
+		{"source external", api.StreamConfig{Name: "S", Sources: json.RawMessage(`[{"name":"O","external":{"api":"$JS.x.API"}}]`)}, api.ErrStreamInvalidConfig, "not supported by jetwal"},
+		{"bad mirror json", api.StreamConfig{Name: "S", Mirror: json.RawMessage(`{"name":7}`)}, api.ErrStreamInvalidConfig, "invalid mirror"},
 		{"delete marker TTL under 1s", api.StreamConfig{Name: "S", SubjectDeleteMarkerTTL: time.Second / 2}, api.ErrStreamInvalidConfig, "subject delete marker TTL must be at least 1 second"},
 	}
 	for _, c := range cases {

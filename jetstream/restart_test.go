@@ -171,7 +171,7 @@ func TestAPIErrors(t *testing.T) {
 		{"A", `{"num_replicas":3}`, api.ErrReplicasNotSupported},
 		{"A", `{"storage":"tape"}`, api.ErrInvalidJSON},
 		{"A", `{"subjects":["a b"]}`, api.ErrStreamInvalidConfig},
-		{"A", `{"sources":[{"name":"X"}]}`, api.ErrStreamInvalidConfig},
+		{"A", `{"sources":[{"name":"X"},{"name":"X"}]}`, api.ErrSourceDuplicate},
 	} {
 		if e := create(c.name, c.body); e.ErrCode != c.code {
 			t.Errorf("create %s: %+v, want %d", c.body, e, c.code)

@@ -63,6 +63,9 @@ type stream struct {
 	cons consumerSet // the stream's consumers (consumer_manager.go)
 
 	rep Replica // a replicated stream's member of its group; nil otherwise
+
+	srcs  feeds    // this stream's mirror and sources (stream_source.go)
+	watch watchers // feeds of other streams reading this one
 }
 
 // pendingAppend is a message handed to AppendAsync whose done has not fired.
@@ -269,6 +272,12 @@ func (s *stream) handlePublish(m *server.Msg) {
 	case res.dupSeq > 0 && reply != "":
 		s.js.srv.Publish(reply, "", nil, api.AppendPubAck(nil, s.ackPre, res.dupSeq, true))
 	}
+	s.finishAppend(&res)
+}
+
+// finishAppend sends what completed while an append held the stream's
+// locks (the completions memstore runs inline).
+func (s *stream) finishAppend(res *pubResult) {
 	if res.hasJob {
 		s.finish(&res.job)
 	}
@@ -497,6 +506,9 @@ func (s *stream) onAppended(seq uint64, ts int64, err error) {
 	}
 	if err == nil && !s.notifyConsumers(j.p.subject) { // the message is visible now
 		s.storedUnwanted(seq) // interest retention: nobody wants it
+	}
+	if err == nil {
+		s.watch.notify()
 	}
 	if err == nil && j.p.ttl > 0 {
 		s.ttls.add(ts+j.p.ttl, seq)

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -50,6 +51,7 @@ func (js *JetStream) loadStreams(root string) error {
 		if err := js.subscribeStream(s, nil); err != nil {
 			return err
 		}
+		s.startFeeds()
 		st := s.store.State()
 		js.log.Info("stream loaded", "stream", s.name, "messages", st.Msgs, "bytes", st.Bytes,
 			"first_seq", st.FirstSeq, "last_seq", st.LastSeq)
@@ -246,6 +248,7 @@ func (js *JetStream) createStream(cfg api.StreamConfig) (s *stream, created bool
 		}
 		return nil, false, api.Errorf(api.ErrStreamCreate, "%v", err)
 	}
+	s.startFeeds()
 	js.log.Info("stream created", "stream", describe(&cfg))
 	return s, true, nil
 }
@@ -330,6 +333,7 @@ func (js *JetStream) deleteStream(name string) *api.ApiError {
 	for _, x := range subs {
 		x.Unsubscribe()
 	}
+	s.stopFeeds()
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
@@ -419,6 +423,10 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 			return nil, api.Errorf(api.ErrStreamUpdate, "%v", err)
 		}
 	}
+	if !bytes.Equal(old.Sources, cfg.Sources) {
+		s.stopFeeds()
+		s.startFeeds()
+	}
 	js.log.Info("stream updated", "stream", describe(&cfg))
 	return s, nil
 }
@@ -444,6 +452,7 @@ func (s *stream) close() error {
 	for _, x := range subs {
 		x.Unsubscribe()
 	}
+	s.stopFeeds()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -168,9 +168,11 @@ type PeerInfo struct {
 
 // StreamInfo describes a stream: config, creation time, state.
 type StreamInfo struct {
-	Config    StreamConfig `json:"config"`
-	Created   time.Time    `json:"created"`
-	State     StreamState  `json:"state"`
-	Cluster   *ClusterInfo `json:"cluster,omitempty"`
-	TimeStamp time.Time    `json:"ts"`
+	Config    StreamConfig        `json:"config"`
+	Created   time.Time           `json:"created"`
+	State     StreamState         `json:"state"`
+	Cluster   *ClusterInfo        `json:"cluster,omitempty"`
+	Mirror    *StreamSourceInfo   `json:"mirror,omitempty"`
+	Sources   []*StreamSourceInfo `json:"sources,omitempty"`
+	TimeStamp time.Time           `json:"ts"`
 }

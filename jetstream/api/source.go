@@ -1,0 +1,57 @@
+package api
+
+import "time"
+
+// StreamSource is a stream's mirror or one of its sources.
+type StreamSource struct {
+	Name              string                   `json:"name"`
+	OptStartSeq       uint64                   `json:"opt_start_seq,omitempty"`
+	OptStartTime      *time.Time               `json:"opt_start_time,omitempty"`
+	FilterSubject     string                   `json:"filter_subject,omitempty"`
+	SubjectTransforms []SubjectTransformConfig `json:"subject_transforms,omitempty"`
+	External          *ExternalStream          `json:"external,omitempty"`
+}
+
+// ExternalStream names a stream behind another API prefix (another
+// account or domain).
+type ExternalStream struct {
+	APIPrefix     string `json:"api"`
+	DeliverPrefix string `json:"deliver"`
+}
+
+// StreamSourceInfo is the state of a mirror or source in stream info.
+type StreamSourceInfo struct {
+	Name          string          `json:"name"`
+	External      *ExternalStream `json:"external,omitempty"`
+	Lag           uint64          `json:"lag"`
+	Active        time.Duration   `json:"active"`
+	Error         *ApiError       `json:"error,omitempty"`
+	FilterSubject string          `json:"filter_subject,omitempty"`
+}
+
+// The errors of mirror and source configurations (nats-server's codes).
+const (
+	ErrMirrorWithSources         ErrCode = 10031
+	ErrMirrorWithStartSeqAndTime ErrCode = 10032
+	ErrMirrorWithSubjects        ErrCode = 10034
+	ErrSourceDuplicate           ErrCode = 10140
+	ErrSourceInvalidStreamName   ErrCode = 10141
+	ErrMirrorInvalidStreamName   ErrCode = 10142
+	ErrMirrorWithFirstSeq        ErrCode = 10143
+	ErrMirrorWithCounters        ErrCode = 10173
+)
+
+func init() {
+	for code, e := range map[ErrCode]errInfo{
+		ErrMirrorWithSources:         {400, "stream mirrors can not also contain other sources"},
+		ErrMirrorWithStartSeqAndTime: {400, "stream mirrors can not have both start seq and start time configured"},
+		ErrMirrorWithSubjects:        {400, "stream mirrors can not contain subjects"},
+		ErrSourceDuplicate:           {400, "duplicate source configuration detected"},
+		ErrSourceInvalidStreamName:   {400, "sourced stream name is invalid"},
+		ErrMirrorInvalidStreamName:   {400, "mirrored stream name is invalid"},
+		ErrMirrorWithFirstSeq:        {400, "stream mirrors can not have first sequence configured"},
+		ErrMirrorWithCounters:        {400, "stream mirrors can not also calculate counters"},
+	} {
+		errTable[code] = e
+	}
+}

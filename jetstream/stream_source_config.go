@@ -1,0 +1,102 @@
+package jetstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/subject"
+)
+
+// Mirrors and sources: their configuration. The stream config keeps them
+// as raw JSON (so configs compare and clone as they came); these decode
+// and check them, with nats-server's errors.
+
+func rawPresent(raw []byte) bool {
+	s := strings.TrimSpace(string(raw))
+	return s != "" && s != "null" && s != "[]" && s != "{}"
+}
+
+// streamSources decodes cfg's mirror (nil when none) and sources.
+func streamSources(cfg *api.StreamConfig) (mirror *api.StreamSource, sources []api.StreamSource, aerr *api.ApiError) {
+	if rawPresent(cfg.Mirror) {
+		mirror = new(api.StreamSource)
+		if err := strictDecode(cfg.Mirror, mirror); err != nil {
+			return nil, nil, invalidConfig("invalid mirror configuration: %v", err)
+		}
+	}
+	if rawPresent(cfg.Sources) {
+		if err := strictDecode(cfg.Sources, &sources); err != nil {
+			return nil, nil, invalidConfig("invalid sources configuration: %v", err)
+		}
+	}
+	return mirror, sources, nil
+}
+
+func strictDecode(raw []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	return d.Decode(v)
+}
+
+// checkSources validates a stream's mirror and sources (normalizeConfig).
+func checkSources(cfg *api.StreamConfig) *api.ApiError {
+	mirror, sources, aerr := streamSources(cfg)
+	if aerr != nil {
+		return aerr
+	}
+	if mirror != nil {
+		switch {
+		case len(cfg.Subjects) > 0:
+			return api.NewError(api.ErrMirrorWithSubjects)
+		case len(sources) > 0:
+			return api.NewError(api.ErrMirrorWithSources)
+		case !validName(mirror.Name):
+			return api.NewError(api.ErrMirrorInvalidStreamName)
+		case mirror.OptStartSeq > 0 && mirror.OptStartTime != nil:
+			return api.NewError(api.ErrMirrorWithStartSeqAndTime)
+		case cfg.FirstSeq > 0:
+			return api.NewError(api.ErrMirrorWithFirstSeq)
+		case cfg.AllowMsgCounter:
+			return api.NewError(api.ErrMirrorWithCounters)
+		case cfg.Storage == api.MemoryStorage:
+			return invalidConfig("mirrors in memory storage are not supported by jetwal")
+		}
+		if aerr := checkSource(mirror); aerr != nil {
+			return aerr
+		}
+	}
+	seen := map[string]bool{}
+	for i := range sources {
+		src := &sources[i]
+		if !validName(src.Name) {
+			return api.NewError(api.ErrSourceInvalidStreamName)
+		}
+		key := src.Name + " " + src.FilterSubject
+		if seen[key] {
+			return api.NewError(api.ErrSourceDuplicate)
+		}
+		seen[key] = true
+		if aerr := checkSource(src); aerr != nil {
+			return aerr
+		}
+	}
+	if cfg.MirrorDirect && mirror == nil {
+		return invalidConfig("mirror direct requires a mirror")
+	}
+	return nil
+}
+
+// checkSource refuses what jetwal does not do with a mirror or source.
+func checkSource(src *api.StreamSource) *api.ApiError {
+	if src.FilterSubject != "" && !subject.ValidFilter(src.FilterSubject) {
+		return invalidConfig("invalid filter subject %q in source %s", src.FilterSubject, src.Name)
+	}
+	if len(src.SubjectTransforms) > 0 {
+		return invalidConfig("subject transforms in mirrors and sources are not supported by jetwal")
+	}
+	if src.External != nil {
+		return invalidConfig("external mirrors and sources (other accounts or domains) are not supported by jetwal")
+	}
+	return nil
+}
