@@ -349,3 +349,21 @@ func (js *JetStream) clusterInfo(s *stream) *api.ClusterInfo {
 	}
 	return ci
 }
+
+// metaStats reports the meta group: its leader and the other servers.
+func (js *JetStream) metaStats() *MetaStats {
+	c := js.cl.c
+	ms := &MetaStats{Cluster: c.Name(), Leader: c.MetaLeader(), Size: len(c.Peers())}
+	for _, p := range c.Peers() {
+		name := c.NameOf(p)
+		if name != "" && name == ms.Leader {
+			continue
+		}
+		if name == "" {
+			name = p
+		}
+		up := c.Connected(p)
+		ms.Replicas = append(ms.Replicas, &api.PeerInfo{Name: name, Current: up, Offline: !up})
+	}
+	return ms
+}

@@ -25,6 +25,17 @@ type Stats struct {
 	MaxMemory, MaxStore int64 // configured limits; 0 = none
 	SyncInterval        time.Duration
 	SyncAlways          bool
+
+	// Meta is the meta group of clustered JetStream; nil on a single server.
+	Meta *MetaStats
+}
+
+// MetaStats describes clustered JetStream's meta group as this server sees it.
+type MetaStats struct {
+	Cluster  string // the cluster's name
+	Leader   string // the meta leader's server name, "" during an election
+	Size     int    // servers in the group
+	Replicas []*api.PeerInfo
 }
 
 // Stats returns a snapshot of the streams' usage and the configuration.
@@ -33,6 +44,9 @@ func (js *JetStream) Stats() Stats {
 		APILevel: api.Level, APITotal: js.apiTotal.Load(), APIErrors: js.apiErrors.Load(),
 		StoreDir: js.cfg.StoreDir, MaxMemory: js.cfg.MaxMemory, MaxStore: js.cfg.MaxStore,
 		SyncAlways: js.cfg.Sync == wal.SyncAlways, SyncInterval: js.cfg.SyncInterval,
+	}
+	if js.cl != nil {
+		st.Meta = js.metaStats()
 	}
 	js.mu.RLock()
 	for _, err := range js.loadErrs {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream"
+	"github.com/jetwal/jetwal/jetstream/api"
 )
 
 // Subsz is /subsz: the subscription count and the size of the subject
@@ -44,6 +45,18 @@ type JSInfo struct {
 	Consumers int               `json:"consumers"`
 	Messages  uint64            `json:"messages"`
 	Bytes     uint64            `json:"bytes"`
+	Meta      *MetaClusterInfo  `json:"meta_cluster,omitempty"`
+}
+
+// MetaClusterInfo is /jsz's meta_cluster: clustered JetStream's meta
+// group, in nats-server's field names.
+type MetaClusterInfo struct {
+	Name     string          `json:"name,omitempty"`
+	Leader   string          `json:"leader,omitempty"`
+	Peer     string          `json:"peer,omitempty"`
+	Replicas []*api.PeerInfo `json:"replicas,omitempty"`
+	Size     int             `json:"cluster_size"`
+	Pending  int             `json:"pending"`
 }
 
 func (m *Monitor) jsz(w http.ResponseWriter, _ *http.Request) {
@@ -62,6 +75,9 @@ func (m *Monitor) Jsz() *JSInfo {
 		info.Memory, info.Store, info.Accounts, info.API = st.Memory, st.Store, st.Accounts, st.API
 		info.Config = &cfg
 		info.Streams, info.Consumers, info.Messages, info.Bytes = s.Streams, s.Consumers, s.Messages, s.Bytes
+		if mc := s.Meta; mc != nil {
+			info.Meta = &MetaClusterInfo{Name: mc.Cluster, Leader: mc.Leader, Replicas: mc.Replicas, Size: mc.Size}
+		}
 	}
 	return info
 }

@@ -52,6 +52,12 @@ func TestClusterCLIWalkthrough(t *testing.T) {
 	if out := run(ms[2], "consumer", "next", "ORDERS", "C"); !strings.Contains(out, "hello") {
 		t.Fatalf("consumer next:\n%s", out)
 	}
+	report := run(ms[1], "server", "report", "jetstream")
+	for _, want := range []string{"RAFT Meta Group Information", ms[0].name, ms[1].name, ms[2].name} {
+		if !strings.Contains(report, want) {
+			t.Fatalf("server report jetstream lacks %q:\n%s", want, report)
+		}
+	}
 	run(ms[1], "stream", "cluster", "step-down", "ORDERS")
 	retry(t, "new leader", 30*time.Second, func() error {
 		n := cliLeaderRE.FindStringSubmatch(run(ms[0], "stream", "info", "ORDERS"))
