@@ -201,7 +201,7 @@ func rejectUnsupported(cfg *api.StreamConfig) *api.ApiError {
 	if cfg.AllowMsgSchedules {
 		return invalidConfig("message schedules are not supported by jetwal")
 	}
-	if aerr := checkSources(cfg); aerr != nil {
+	if aerr := checkSources(cfg, ""); aerr != nil {
 		return aerr
 	}
 	// Normalise empty raw values so configs compare equal.

@@ -13,6 +13,7 @@ import (
 	"github.com/jetwal/jetwal/natshdr"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/subject/transform"
 )
 
 // Mirrors and sources of streams on this server. Each mirror or source of
@@ -41,6 +42,9 @@ type feed struct {
 	s      *stream
 	src    api.StreamSource
 	mirror bool
+	xfs    []*transform.Transform // subject_transforms, compiled
+	filter string                 // what is read from the origin ("" = all)
+	key    string                 // filter and destinations, in Nats-Stream-Source
 	wake   chan struct{}
 	stop   chan struct{}
 	done   chan struct{}
@@ -107,10 +111,10 @@ func (s *stream) startFeeds() {
 	}
 	var fs []*feed
 	if mirror != nil {
-		fs = append(fs, &feed{s: s, src: *mirror, mirror: true})
+		fs = append(fs, newFeed(s, *mirror, true))
 	}
 	for _, src := range sources {
-		fs = append(fs, &feed{s: s, src: src})
+		fs = append(fs, newFeed(s, src, false))
 	}
 	s.srcs.mu.Lock()
 	defer s.srcs.mu.Unlock()
@@ -121,6 +125,41 @@ func (s *stream) startFeeds() {
 		s.srcs.list = append(s.srcs.list, f)
 		go f.run()
 	}
+}
+
+func newFeed(s *stream, src api.StreamSource, mirror bool) *feed {
+	f := &feed{s: s, src: src, mirror: mirror, filter: src.FilterSubject}
+	srcs, dests := orAll(src.FilterSubject), ">"
+	if len(src.SubjectTransforms) > 0 {
+		var ss, ds []string
+		for _, tr := range src.SubjectTransforms {
+			if x, err := transform.New(tr.Source, tr.Destination); err == nil { // checked by checkSources
+				f.xfs = append(f.xfs, x)
+			}
+			ss, ds = append(ss, orAll(tr.Source)), append(ds, orAll(tr.Destination))
+		}
+		srcs, dests = strings.Join(ss, ","), strings.Join(ds, ",")
+		f.filter = ""
+		if len(src.SubjectTransforms) == 1 {
+			f.filter = src.SubjectTransforms[0].Source
+		}
+	}
+	f.key = srcs + " " + dests
+	return f
+}
+
+// mapSubject applies the transforms: the subject to store, and false when
+// no transform takes it.
+func (f *feed) mapSubject(subj string) (string, bool) {
+	if len(f.xfs) == 0 {
+		return subj, true
+	}
+	for _, x := range f.xfs {
+		if out, err := x.Match(subj); err == nil {
+			return out, true
+		}
+	}
+	return "", false
 }
 
 // stopFeeds stops them and waits.
@@ -159,8 +198,8 @@ func (f *feed) lastCopied() (uint64, bool) {
 		if err := f.s.store.LoadPrev("", seq, &m); err != nil {
 			return 0, false
 		}
-		if origin, oseq, filter, ok := parseSourceHeader(headerValue(m.Header, hdrSource)); ok &&
-			origin == f.src.Name && filter == orAll(f.src.FilterSubject) {
+		if origin, oseq, key, ok := parseSourceHeader(headerValue(m.Header, hdrSource)); ok &&
+			origin == f.src.Name && key == f.key {
 			return oseq, true
 		}
 	}
@@ -174,17 +213,18 @@ func orAll(filter string) string {
 	return filter
 }
 
-// parseSourceHeader reads "<origin> <seq> <filter> <dest> <subject>".
-func parseSourceHeader(v []byte) (origin string, seq uint64, filter string, ok bool) {
+// parseSourceHeader reads "<origin> <seq> <filter> <dest> <subject>"; key
+// is "<filter> <dest>".
+func parseSourceHeader(v []byte) (origin string, seq uint64, key string, ok bool) {
 	parts := strings.Fields(string(v))
-	if len(parts) < 3 {
+	if len(parts) < 4 {
 		return "", 0, "", false
 	}
 	n, err := strconv.ParseUint(parts[1], 10, 64)
 	if err != nil {
 		return "", 0, "", false
 	}
-	return parts[0], n, parts[2], true
+	return parts[0], n, parts[2] + " " + parts[3], true
 }
 
 func (f *feed) run() {
@@ -248,7 +288,7 @@ func (f *feed) copyFrom(origin *stream) bool {
 	var m store.Msg
 	n := 0
 	for ; n < copyBatch; n++ {
-		err := origin.store.LoadNext(f.src.FilterSubject, next, &m)
+		err := origin.store.LoadNext(f.filter, next, &m)
 		if errors.Is(err, store.ErrEOF) {
 			break
 		}
@@ -280,6 +320,10 @@ func (f *feed) startSeq(origin *stream) uint64 {
 // store appends one origin message to the stream.
 func (f *feed) store(m *store.Msg) *api.ApiError {
 	s := f.s
+	subj, ok := f.mapSubject(m.Subject)
+	if !ok {
+		return nil // no transform takes it (several transforms read everything)
+	}
 	hdr := m.Header
 	if f.mirror {
 		if aerr := s.skipTo(m.Seq); aerr != nil {
@@ -287,9 +331,9 @@ func (f *feed) store(m *store.Msg) *api.ApiError {
 		}
 	} else {
 		hdr = natshdr.End(natshdr.AppendString(natshdr.Reopen(nil, hdr), hdrSource,
-			fmt.Sprintf("%s %d %s > %s", f.src.Name, m.Seq, orAll(f.src.FilterSubject), m.Subject)))
+			fmt.Sprintf("%s %d %s %s", f.src.Name, m.Seq, f.key, m.Subject)))
 	}
-	res := s.appendMsg(&server.Msg{Subject: m.Subject, Header: hdr, Data: m.Data}, &pubHeaders{}, "", 0, 0, republishTarget{}, nil)
+	res := s.appendMsg(&server.Msg{Subject: subj, Header: hdr, Data: m.Data}, &pubHeaders{}, "", 0, 0, republishTarget{}, nil)
 	if res.aerr != nil {
 		return res.aerr
 	}
@@ -321,7 +365,7 @@ func (s *stream) sourceInfos() (mirror *api.StreamSourceInfo, sources []*api.Str
 	fs := append([]*feed(nil), s.srcs.list...)
 	s.srcs.mu.Unlock()
 	for _, f := range fs {
-		si := &api.StreamSourceInfo{Name: f.src.Name, FilterSubject: f.src.FilterSubject,
+		si := &api.StreamSourceInfo{Name: f.src.Name, FilterSubject: f.src.FilterSubject, SubjectTransforms: f.src.SubjectTransforms, External: f.src.External,
 			Active: max(time.Since(time.Unix(0, f.active.Load())), 0), Error: f.err.Load()}
 		if origin := s.js.lookup(f.src.Name); origin != nil {
 			last := origin.store.State().LastSeq

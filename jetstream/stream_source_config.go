@@ -7,6 +7,7 @@ import (
 
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/subject"
+	"github.com/jetwal/jetwal/subject/transform"
 )
 
 // Mirrors and sources: their configuration. The stream config keeps them
@@ -40,7 +41,7 @@ func strictDecode(raw []byte, v any) error {
 }
 
 // checkSources validates a stream's mirror and sources (normalizeConfig).
-func checkSources(cfg *api.StreamConfig) *api.ApiError {
+func checkSources(cfg *api.StreamConfig, domain string) *api.ApiError {
 	mirror, sources, aerr := streamSources(cfg)
 	if aerr != nil {
 		return aerr
@@ -62,7 +63,7 @@ func checkSources(cfg *api.StreamConfig) *api.ApiError {
 		case cfg.Storage == api.MemoryStorage:
 			return invalidConfig("mirrors in memory storage are not supported by jetwal")
 		}
-		if aerr := checkSource(mirror); aerr != nil {
+		if aerr := checkSource(mirror, "mirror", domain); aerr != nil {
 			return aerr
 		}
 	}
@@ -77,7 +78,7 @@ func checkSources(cfg *api.StreamConfig) *api.ApiError {
 			return api.NewError(api.ErrSourceDuplicate)
 		}
 		seen[key] = true
-		if aerr := checkSource(src); aerr != nil {
+		if aerr := checkSource(src, "source", domain); aerr != nil {
 			return aerr
 		}
 	}
@@ -88,15 +89,27 @@ func checkSources(cfg *api.StreamConfig) *api.ApiError {
 }
 
 // checkSource refuses what jetwal does not do with a mirror or source.
-func checkSource(src *api.StreamSource) *api.ApiError {
+func checkSource(src *api.StreamSource, what, domain string) *api.ApiError {
 	if src.FilterSubject != "" && !subject.ValidFilter(src.FilterSubject) {
 		return invalidConfig("invalid filter subject %q in source %s", src.FilterSubject, src.Name)
 	}
-	if len(src.SubjectTransforms) > 0 {
-		return invalidConfig("subject transforms in mirrors and sources are not supported by jetwal")
+	if len(src.SubjectTransforms) > 0 && src.FilterSubject != "" {
+		return invalidConfig("%s with multiple subject transforms cannot also have a single subject filter", what)
 	}
-	if src.External != nil {
+	for _, tr := range src.SubjectTransforms {
+		if err := transform.Validate(tr.Source, tr.Destination); err != nil {
+			return invalidConfig("%s transform: %v", what, err)
+		}
+	}
+	if src.External != nil && !localAPI(src.External.APIPrefix, domain) {
 		return invalidConfig("external mirrors and sources (other accounts or domains) are not supported by jetwal")
 	}
 	return nil
+}
+
+// localAPI reports whether an external API prefix names this server's own
+// JetStream API (with or without its domain).
+func localAPI(prefix, domain string) bool {
+	prefix = strings.TrimSuffix(prefix, ".")
+	return prefix == "$JS.API" || (domain != "" && prefix == "$JS."+domain+".API")
 }

@@ -178,3 +178,45 @@ func TestSources(t *testing.T) {
 		seen[src] = true
 	}
 }
+
+// TestSourceTransforms: a source's subject_transforms choose and rename
+// what it copies; an external source naming this server's own API is this
+// server's stream.
+func TestSourceTransforms(t *testing.T) {
+	ts := startServer(t, fastSync())
+	js := jsOf(t, ts)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, n := range []string{"T", "U"} {
+		if _, err := js.CreateStream(ctx, njs.StreamConfig{Name: n, Subjects: []string{n + ".>"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, subj := range []string{"T.a", "T.b.c", "T.d", "U.x"} {
+		if _, err := js.Publish(ctx, subj, []byte(subj)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agg, err := js.CreateStream(ctx, njs.StreamConfig{Name: "AGG", Sources: []*njs.StreamSource{
+		{Name: "T", SubjectTransforms: []njs.SubjectTransformConfig{{Source: "T.a", Destination: "copy.a"}, {Source: "T.d", Destination: "copy.d"}}},
+		{Name: "U", External: &njs.ExternalStream{APIPrefix: "$JS.API"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "sourced", func() bool {
+		info, err := agg.Info(ctx)
+		return err == nil && info.State.Msgs == 3
+	})
+	got := map[string]string{}
+	for seq := uint64(1); seq <= 3; seq++ {
+		m, err := agg.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[m.Subject] = string(m.Data)
+	}
+	if got["copy.a"] != "T.a" || got["copy.d"] != "T.d" || got["U.x"] != "U.x" {
+		t.Fatalf("sourced %v", got)
+	}
+}

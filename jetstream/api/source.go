@@ -21,12 +21,13 @@ type ExternalStream struct {
 
 // StreamSourceInfo is the state of a mirror or source in stream info.
 type StreamSourceInfo struct {
-	Name          string          `json:"name"`
-	External      *ExternalStream `json:"external,omitempty"`
-	Lag           uint64          `json:"lag"`
-	Active        time.Duration   `json:"active"`
-	Error         *ApiError       `json:"error,omitempty"`
-	FilterSubject string          `json:"filter_subject,omitempty"`
+	Name              string                   `json:"name"`
+	External          *ExternalStream          `json:"external,omitempty"`
+	Lag               uint64                   `json:"lag"`
+	Active            time.Duration            `json:"active"`
+	Error             *ApiError                `json:"error,omitempty"`
+	FilterSubject     string                   `json:"filter_subject,omitempty"`
+	SubjectTransforms []SubjectTransformConfig `json:"subject_transforms,omitempty"`
 }
 
 // The errors of mirror and source configurations (nats-server's codes).
