@@ -40,6 +40,6 @@ run(async (nc) => {
   r.get_purged = entry(await kv.get("a"));
   const st = await kv.status();
   r.status = { bucket: st.bucket, values: st.values, history: st.history, backingStore: st.backingStore };
-  r.missing_bucket = await attempt(() => kvm.open("nobucket"));
+  r.missing_bucket = await attempt(async () => entry(await (await kvm.open("nobucket")).get("x")));
   return r;
 });

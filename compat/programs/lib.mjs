@@ -43,6 +43,9 @@ export function norm(v, depth = 0) {
   if (Array.isArray(v)) return v.map((x) => norm(x, depth + 1));
   if (v instanceof Uint8Array) return new TextDecoder().decode(v);
   if (v instanceof Date) return "<date>";
+  if (v && typeof v === "object" && Object.getPrototypeOf(v) !== Object.prototype && Object.getPrototypeOf(v) !== null) {
+    return `<${v.constructor?.name ?? "object"}>`;
+  }
   if (v && typeof v === "object") {
     const out = {};
     for (const k of Object.keys(v).sort()) {

@@ -1,0 +1,3 @@
+module github.com/jetwal/jetwal/compat
+
+go 1.26.0
