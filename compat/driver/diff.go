@@ -6,19 +6,25 @@ import (
 	"sort"
 )
 
+// difference is one JSON path at which the two results differ.
+type difference struct {
+	path string // "$" for the whole document
+	text string // both values, for the report
+}
+
 // jsonDiff lists the paths at which two JSON documents differ, with both
 // values, at most limit entries. Documents that are not JSON compare whole.
-func jsonDiff(a, b string, limit int) []string {
+func jsonDiff(a, b string, limit int) []difference {
 	var va, vb any
 	if json.Unmarshal([]byte(a), &va) != nil || json.Unmarshal([]byte(b), &vb) != nil {
-		return []string{fmt.Sprintf("jetwal: %s\n      nats-server: %s", a, b)}
+		return []difference{{path: "$", text: fmt.Sprintf("$: jetwal=%s nats-server=%s", a, b)}}
 	}
-	var out []string
+	var out []difference
 	walkDiff("$", va, vb, &out, limit)
 	return out
 }
 
-func walkDiff(path string, a, b any, out *[]string, limit int) {
+func walkDiff(path string, a, b any, out *[]difference, limit int) {
 	if len(*out) >= limit {
 		return
 	}
@@ -57,7 +63,7 @@ func walkDiff(path string, a, b any, out *[]string, limit int) {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	if string(ja) != string(jb) {
-		*out = append(*out, fmt.Sprintf("%s: jetwal=%s nats-server=%s", path, show(a, ja), show(b, jb)))
+		*out = append(*out, difference{path: path, text: fmt.Sprintf("%s: jetwal=%s nats-server=%s", path, show(a, ja), show(b, jb))})
 	}
 }
 

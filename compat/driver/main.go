@@ -92,7 +92,7 @@ func run() error {
 	}
 
 	failed := report(os.Stdout, results, allow, *verbose)
-	fmt.Printf("\n%d features in %s; logs of both servers were in %s\n", len(results), time.Since(start).Round(time.Millisecond), work)
+	fmt.Printf("\n%d features in %s\n", len(results), time.Since(start).Round(time.Millisecond))
 	if failed > 0 {
 		keep = true
 		fmt.Printf("%d feature(s) differ and are not in the allow-list %s; server logs kept in %s\n", failed, *allowPath, work)
@@ -104,17 +104,18 @@ func run() error {
 }
 
 // report prints the table and the details of every difference, and returns
-// how many differences are not allowed.
-func report(w *os.File, results []outcome, allow map[string]string, verbose bool) int {
+// how many features differ in a way the allow-list does not cover.
+func report(w *os.File, results []outcome, allow allowList, verbose bool) int {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "feature\tjetwal\tnats-server\tsame?")
 	failed := 0
-	for _, o := range results {
-		same := o.jetwal == o.natsSrv && o.okJ && o.okN
+	diffs := make([][]difference, len(results))
+	for i, o := range results {
 		verdict := "yes"
-		if !same {
-			if _, ok := allow[o.feature]; ok {
-				verdict = "no (allowed)"
+		if o.jetwal != o.natsSrv || !o.okJ || !o.okN {
+			diffs[i] = jsonDiff(o.jetwal, o.natsSrv, 40)
+			if o.okJ && o.okN && allow.allowed(o.feature, diffs[i]) {
+				verdict = "no (known, allowed)"
 			} else {
 				verdict = "NO"
 				failed++
@@ -123,28 +124,48 @@ func report(w *os.File, results []outcome, allow map[string]string, verbose bool
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", o.feature, status(o.okJ), status(o.okN), verdict)
 	}
 	tw.Flush()
-	for _, o := range results {
-		same := o.jetwal == o.natsSrv && o.okJ && o.okN
-		if same && !verbose {
-			if reason, ok := allow[o.feature]; ok {
-				fmt.Fprintf(w, "\nnote: %s is in the allow-list (%s) but no longer differs\n", o.feature, reason)
-			}
+	for i, o := range results {
+		if diffs[i] == nil && !verbose {
 			continue
 		}
 		fmt.Fprintf(w, "\n== %s\n", o.feature)
-		if reason, ok := allow[o.feature]; ok && !same {
-			fmt.Fprintf(w, "   allowed: %s\n", reason)
-		}
-		if !same {
-			for _, d := range jsonDiff(o.jetwal, o.natsSrv, 40) {
-				fmt.Fprintf(w, "   %s\n", d)
+		for _, d := range diffs[i] {
+			note := "NOT ALLOWED"
+			if reason, ok := allow[o.feature][d.path]; ok {
+				note = "allowed: " + reason
 			}
+			fmt.Fprintf(w, "   %s\n      (%s)\n", d.text, note)
 		}
 		if verbose || !o.okJ || !o.okN {
 			fmt.Fprintf(w, "   jetwal:      %s\n   nats-server: %s\n", clip(o.jetwal), clip(o.natsSrv))
 		}
 	}
+	for feature, paths := range allow {
+		for path := range paths {
+			if !seen(results, diffs, feature, path) {
+				fmt.Fprintf(w, "\nnote: allow-list entry %s %s did not occur in this run\n", feature, path)
+			}
+		}
+	}
 	return failed
+}
+
+// seen reports whether the run produced a difference of feature at path;
+// entries for features not run this time count as seen.
+func seen(results []outcome, diffs [][]difference, feature, path string) bool {
+	ran := false
+	for i, o := range results {
+		if o.feature != feature {
+			continue
+		}
+		ran = true
+		for _, d := range diffs[i] {
+			if d.path == path {
+				return true
+			}
+		}
+	}
+	return !ran
 }
 
 func status(ok bool) string {
