@@ -183,6 +183,7 @@ compat: build peer compat-deps
 	cd compat && $(GO) run ./driver -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) $(COMPAT_FLAGS)
 
 compat-quick: build peer compat-deps
+	cd compat && $(GO) test -count=1 ./...
 	cd compat && $(GO) run ./driver -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) -features $(COMPAT_QUICK) $(COMPAT_FLAGS)
 
 # jetwal vs nats-server through nats.go (nested module bench/, its own go.mod).
