@@ -48,7 +48,9 @@ func features(dir string, only string) ([]string, error) {
 }
 
 // runProgram runs one feature program under node against url and returns
-// its single line of JSON, or a description of how it failed.
+// its single line of JSON, or a description of how it failed. A program
+// that ended in an uncaught error printed {"uncaught": ...}: that counts as
+// a failed run, so an error both servers give cannot pass as "same".
 func runProgram(node, dir, feature, url string, timeout time.Duration) (string, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -66,6 +68,9 @@ func runProgram(node, dir, feature, url string, timeout time.Duration) (string, 
 	out := strings.TrimSpace(stdout.String())
 	if out == "" {
 		return "program printed nothing: " + strings.TrimSpace(stderr.String()), false
+	}
+	if strings.HasPrefix(out, `{"uncaught":`) {
+		return out, false
 	}
 	return out, true
 }
