@@ -161,14 +161,15 @@ $(NATS_SERVER):
 	GOBIN=$(BIN) $(GO) install github.com/nats-io/nats-server/v2@$(NATS_SERVER_VERSION)
 
 # Client compatibility (compat/): the nats.js v3 programs in compat/programs,
-# pinned by compat/package-lock.json, run against jetwal and nats-server side
-# by side by the driver (nested module compat/, stdlib only), which prints a
+# pinned by compat/package-lock.json, and the nats.go programs in
+# compat/goclient run against jetwal and nats-server side by side by the
+# driver (nested module compat/, nats.go v1.55.0 as the root's), which prints a
 # feature | jetwal | nats-server | same? table and fails on a difference not
 # in compat/allow.txt. npm ci is the only step that needs the network; the
 # runs themselves use loopback only. compat-quick is the subset `make test`
 # runs. COMPAT_FLAGS passes driver flags, e.g. COMPAT_FLAGS='-v' or
-# COMPAT_FLAGS='-features kv,objstore'.
-COMPAT_QUICK := core_pubsub,publish_ack,kv,direct_get,purge,consumer_pause
+# COMPAT_FLAGS='-features kv,go_kv'.
+COMPAT_QUICK := core_pubsub,publish_ack,kv,direct_get,purge,consumer_pause,go_kv,go_pull
 COMPAT_FLAGS ?=
 COMPAT_DEPS := compat/node_modules/.package-lock.json
 

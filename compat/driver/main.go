@@ -1,4 +1,5 @@
-// Command driver runs the client programs in compat/programs against jetwal
+// Command driver runs the client programs in compat/programs (nats.js) and
+// compat/goclient (nats.go) against jetwal
 // and nats-server side by side, each server on a fresh loopback port and an
 // empty store, and prints a table of the features whose normalized results
 // differ. It exits 1 when a feature differs and is not in the allow-list.
@@ -38,14 +39,11 @@ func run() error {
 	allowPath := flag.String("allow", "allow.txt", "allow-list of known differences")
 	timeout := flag.Duration("timeout", 90*time.Second, "time limit of one program run")
 	verbose := flag.Bool("v", false, "print both results of every feature")
+	withGo := flag.Bool("go", true, "also run the nats.go programs (./goclient, built with the go tool)")
 	flag.Parse()
 
 	if _, err := exec.LookPath(*node); err != nil {
 		return fmt.Errorf("node is required to run the client programs (%q): %w", *node, err)
-	}
-	names, err := features(*dir, *only)
-	if err != nil {
-		return err
 	}
 	allow, err := readAllow(*allowPath)
 	if err != nil {
@@ -61,6 +59,16 @@ func run() error {
 			os.RemoveAll(work)
 		}
 	}()
+	goclient := ""
+	if *withGo {
+		if goclient, err = buildGoclient("go", work); err != nil {
+			return err
+		}
+	}
+	programs, err := listPrograms(*node, *dir, goclient, *only)
+	if err != nil {
+		return err
+	}
 
 	jw, err := startServer("jetwal", *jetwalBin, work, func(port int, store string) []string {
 		return []string{"serve", "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-sd", store}
@@ -81,12 +89,12 @@ func run() error {
 
 	start := time.Now()
 	var results []outcome
-	for _, f := range names {
-		o := outcome{feature: f}
+	for _, p := range programs {
+		o := outcome{feature: p.name}
 		var wg sync.WaitGroup
 		wg.Add(2)
-		go func() { defer wg.Done(); o.jetwal, o.okJ = runProgram(*node, *dir, f, jw.url, *timeout) }()
-		go func() { defer wg.Done(); o.natsSrv, o.okN = runProgram(*node, *dir, f, ns.url, *timeout) }()
+		go func() { defer wg.Done(); o.jetwal, o.okJ = runProgram(p, jw.url, *timeout) }()
+		go func() { defer wg.Done(); o.natsSrv, o.okN = runProgram(p, ns.url, *timeout) }()
 		wg.Wait()
 		results = append(results, o)
 	}
