@@ -181,11 +181,11 @@ $(COMPAT_DEPS): compat/package.json compat/package-lock.json
 	cd compat && npm ci --no-audit --no-fund
 
 compat: build peer compat-deps
-	cd compat && $(GO) run ./driver -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) $(COMPAT_FLAGS)
+	cd compat && $(GO) run ./driver -go-tool $(GO) -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) $(COMPAT_FLAGS)
 
 compat-quick: build peer compat-deps
 	cd compat && $(GO) test -count=1 ./...
-	cd compat && $(GO) run ./driver -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) -features $(COMPAT_QUICK) $(COMPAT_FLAGS)
+	cd compat && $(GO) run ./driver -go-tool $(GO) -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) -features $(COMPAT_QUICK) $(COMPAT_FLAGS)
 
 # jetwal vs nats-server through nats.go (nested module bench/, its own go.mod).
 # Full mode writes bench/results and the README's Performance section; quick

@@ -39,7 +39,8 @@ func run() error {
 	allowPath := flag.String("allow", "allow.txt", "allow-list of known differences")
 	timeout := flag.Duration("timeout", 90*time.Second, "time limit of one program run")
 	verbose := flag.Bool("v", false, "print both results of every feature")
-	withGo := flag.Bool("go", true, "also run the nats.go programs (./goclient, built with the go tool)")
+	withGo := flag.Bool("go", true, "also run the nats.go programs (./goclient, built with -go-tool)")
+	goTool := flag.String("go-tool", "go", "go command that builds ./goclient")
 	flag.Parse()
 
 	if _, err := exec.LookPath(*node); err != nil {
@@ -61,7 +62,7 @@ func run() error {
 	}()
 	goclient := ""
 	if *withGo {
-		if goclient, err = buildGoclient("go", work); err != nil {
+		if goclient, err = buildGoclient(*goTool, work); err != nil {
 			return err
 		}
 	}
