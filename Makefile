@@ -12,7 +12,7 @@ STORE_DIR ?=
 export PATH := $(BIN):$(PATH)
 export JETWAL_NATS_CLI := $(NATS)
 
-.PHONY: build run cluster cluster-chaos bench-cluster test vet race fuzz fuzz-short crash crash-short hardening bench tools clean benchstat bench-engine-compare peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft
+.PHONY: build run cluster cluster-chaos bench-cluster test vet race fuzz fuzz-short crash crash-short hardening bench tools clean benchstat bench-engine-compare peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft compat compat-quick compat-deps
 
 build:
 	$(GO) build -o $(BIN)/jetwal ./cmd/jetwal
@@ -42,11 +42,13 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags netns ./crashtest
 	cd raftstore/bench && $(GO) vet ./...
+	cd compat && $(GO) vet ./...
 
 test: tools vet
 	$(GO) test -race -timeout 20m ./...
 	$(MAKE) fuzz-short
 	$(MAKE) bench-smoke
+	$(MAKE) compat-quick
 
 race: test
 
@@ -157,6 +159,33 @@ peer: $(NATS_SERVER)
 
 $(NATS_SERVER):
 	GOBIN=$(BIN) $(GO) install github.com/nats-io/nats-server/v2@$(NATS_SERVER_VERSION)
+
+# Client compatibility (compat/): the nats.js v3 programs in compat/programs,
+# pinned by compat/package-lock.json, and the nats.go programs in
+# compat/goclient run against jetwal and nats-server side by side by the
+# driver (nested module compat/, nats.go v1.55.0 as the root's), which prints a
+# feature | jetwal | nats-server | same? table and fails on a difference not
+# in compat/allow.txt. npm ci is the only step that needs the network; the
+# runs themselves use loopback only. compat-quick is the subset `make test`
+# runs. COMPAT_FLAGS passes driver flags, e.g. COMPAT_FLAGS='-v' or
+# COMPAT_FLAGS='-features kv,go_kv'.
+COMPAT_QUICK := core_pubsub,publish_ack,kv,direct_get,purge,consumer_pause,go_kv,go_pull
+COMPAT_FLAGS ?=
+COMPAT_DEPS := compat/node_modules/.package-lock.json
+
+compat-deps: $(COMPAT_DEPS)
+
+$(COMPAT_DEPS): compat/package.json compat/package-lock.json
+	@command -v node >/dev/null 2>&1 || { echo "compat: node (Node.js, tested with v20) is required to run the client programs; install it, e.g. apt-get install nodejs npm" >&2; exit 1; }
+	@command -v npm >/dev/null 2>&1 || { echo "compat: npm is required to install the pinned nats.js packages; install it, e.g. apt-get install npm" >&2; exit 1; }
+	cd compat && npm ci --no-audit --no-fund
+
+compat: build peer compat-deps
+	cd compat && $(GO) run ./driver -go-tool $(GO) -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) $(COMPAT_FLAGS)
+
+compat-quick: build peer compat-deps
+	cd compat && $(GO) test -count=1 ./...
+	cd compat && $(GO) run ./driver -go-tool $(GO) -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) -features $(COMPAT_QUICK) $(COMPAT_FLAGS)
 
 # jetwal vs nats-server through nats.go (nested module bench/, its own go.mod).
 # Full mode writes bench/results and the README's Performance section; quick
