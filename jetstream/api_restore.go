@@ -107,7 +107,7 @@ func (js *JetStream) checkRestoreTargetLocked(cfg *api.StreamConfig) *api.ApiErr
 		return api.NewError(api.ErrStreamNameExistRestoreFailed)
 	}
 	if other := js.overlapping(cfg.Name, cfg.Subjects); other != "" {
-		return api.Errorf(api.ErrStreamSubjectOverlap, "subjects overlap with an existing stream (%s)", other)
+		return api.NewError(api.ErrStreamSubjectOverlap)
 	}
 	return js.checkResources(cfg.Name, cfg)
 }

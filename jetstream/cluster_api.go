@@ -105,7 +105,7 @@ func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 		for _, subj := range cfg.Subjects {
 			for _, other := range a.Config.Subjects {
 				if subject.Overlap(subj, other) {
-					js.respondError(r, typ, api.Errorf(api.ErrStreamSubjectOverlap, "subjects overlap with an existing stream (%s)", a.Config.Name))
+					js.respondError(r, typ, api.NewError(api.ErrStreamSubjectOverlap))
 					return
 				}
 			}

@@ -258,7 +258,7 @@ func consumerFilters(cfg *api.ConsumerConfig) []string {
 // existing consumer.
 func checkConsumerUpdate(old, cfg *api.ConsumerConfig) *api.ApiError {
 	bad := func(what string) *api.ApiError {
-		return api.Errorf(api.ErrConsumerCreate, "consumer update: %s can not be updated", what)
+		return api.Errorf(api.ErrConsumerCreate, "%s can not be updated", what)
 	}
 	switch {
 	case old.DeliverPolicy != cfg.DeliverPolicy:

@@ -199,7 +199,7 @@ func (js *JetStream) createStream(cfg api.StreamConfig) (s *stream, created bool
 		return nil, false, api.NewError(api.ErrStreamNameExist)
 	}
 	if other := js.overlapping(cfg.Name, cfg.Subjects); other != "" {
-		return nil, false, api.Errorf(api.ErrStreamSubjectOverlap, "subjects overlap with an existing stream (%s)", other)
+		return nil, false, api.NewError(api.ErrStreamSubjectOverlap)
 	}
 	if aerr := js.checkResources(cfg.Name, &cfg); aerr != nil {
 		return nil, false, aerr
@@ -382,7 +382,7 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 		return nil, aerr
 	}
 	if other := js.overlapping(cfg.Name, cfg.Subjects); other != "" {
-		return nil, api.Errorf(api.ErrStreamSubjectOverlap, "subjects overlap with an existing stream (%s)", other)
+		return nil, api.NewError(api.ErrStreamSubjectOverlap)
 	}
 	if aerr := js.checkResources(cfg.Name, &cfg); aerr != nil {
 		return nil, aerr
