@@ -162,15 +162,9 @@ func TestClusterKill9(t *testing.T) {
 		return err
 	})
 
-	var mu sync.Mutex
-	acked := map[uint64]string{}   // sequence → body
+	l := newLedger()
+	var cmu sync.Mutex
 	confirmed := map[uint64]bool{} // double-acked stream sequences
-	var problems []string
-	note := func(format string, args ...any) {
-		mu.Lock()
-		problems = append(problems, fmt.Sprintf(format, args...))
-		mu.Unlock()
-	}
 	next := 0
 	for cycle := range cycles {
 		stop := make(chan struct{})
@@ -179,26 +173,7 @@ func TestClusterKill9(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for i := 0; ; i++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					body := fmt.Sprintf("c%d-w%d-%d", cycle, w, i)
-					ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-					ack, err := js.Publish(ctx, "chaos.m", []byte(body), jetstream.WithMsgID(body))
-					cancel()
-					if err != nil {
-						continue // not acknowledged: may or may not be stored
-					}
-					mu.Lock()
-					if old, ok := acked[ack.Sequence]; ok && old != body {
-						problems = append(problems, fmt.Sprintf("sequence %d acknowledged for %q and %q", ack.Sequence, old, body))
-					}
-					acked[ack.Sequence] = body
-					mu.Unlock()
-				}
+				l.publishUntil(stop, js, "chaos.m", fmt.Sprintf("c%d-w%d", cycle, w), 3*time.Second, 0)
 			}()
 		}
 		wg.Add(1)
@@ -228,16 +203,16 @@ func TestClusterKill9(t *testing.T) {
 						continue
 					}
 					seq := md.Sequence.Stream
-					mu.Lock()
+					cmu.Lock()
 					again := confirmed[seq]
-					mu.Unlock()
+					cmu.Unlock()
 					if again {
-						note("stream sequence %d redelivered after its ack was confirmed", seq)
+						l.note("stream sequence %d redelivered after its ack was confirmed", seq)
 					}
 					if m.DoubleAck(ctx) == nil {
-						mu.Lock()
+						cmu.Lock()
 						confirmed[seq] = true
-						mu.Unlock()
+						cmu.Unlock()
 					}
 				}
 				cancel()
@@ -253,55 +228,21 @@ func TestClusterKill9(t *testing.T) {
 		close(stop)
 		wg.Wait()
 
-		mu.Lock()
-		var seqs []uint64
-		for q := range acked {
-			seqs = append(seqs, q)
+		l.verify(try, js, "CHAOS")
+		cmu.Lock()
+		t.Logf("cycle %d: %d acknowledged, %d confirmed consumer acks", cycle, l.count(), len(confirmed))
+		cmu.Unlock()
+		if f := l.failures(); f != "" {
+			t.Fatalf("cycle %d: %s", cycle, f)
 		}
-		mu.Unlock()
-		var s jetstream.Stream
-		try("stream", func(ctx context.Context) error {
-			var err error
-			s, err = js.Stream(ctx, "CHAOS")
-			return err
-		})
-		for _, q := range seqs {
-			var got *jetstream.RawStreamMsg
-			try(fmt.Sprintf("get %d", q), func(ctx context.Context) error {
-				var err error
-				got, err = s.GetMsg(ctx, q)
-				if errors.Is(err, jetstream.ErrMsgNotFound) {
-					note("acknowledged message %d lost", q)
-					return nil
-				}
-				return err
-			})
-			mu.Lock()
-			want := acked[q]
-			mu.Unlock()
-			if got != nil && string(got.Data) != want {
-				note("message %d is %q, acknowledged as %q", q, got.Data, want)
-			}
-		}
-		mu.Lock()
-		t.Logf("cycle %d: %d acknowledged, %d confirmed consumer acks", cycle, len(acked), len(confirmed))
-		if len(problems) > 0 {
-			t.Fatalf("cycle %d: %d problems: %s", cycle, len(problems), summarize(problems))
-		}
-		if len(acked) <= next {
+		if l.count() <= next {
 			t.Fatalf("cycle %d: nothing acknowledged", cycle)
 		}
-		next = len(acked)
-		mu.Unlock()
+		next = l.count()
 	}
 
 	// Every replica converges on the same messages.
-	var last uint64
-	mu.Lock()
-	for q := range acked {
-		last = max(last, q)
-	}
-	mu.Unlock()
+	last := l.last()
 	// The followers apply what the leader committed within milliseconds;
 	// give them a few seconds on this busy machine.
 	leaderOf(t, nodes, js, try, "CHAOS")

@@ -9,7 +9,6 @@ package crashtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"strconv"
@@ -116,9 +115,7 @@ func TestClusterPartition(t *testing.T) {
 		return err
 	})
 
-	var mu sync.Mutex
-	acked := map[uint64]string{}
-	var problems []string
+	l := newLedger()
 	for cycle := range cycles {
 		leader := leaderOf(t, nodes, js, try, "PART")
 		idx := 0
@@ -139,37 +136,15 @@ func TestClusterPartition(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				defer conn.Close()
-				for i := 0; ; i++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					body := fmt.Sprintf("c%d-w%d-%d", cycle, w, i)
-					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-					ack, err := wjs.Publish(ctx, "part.m", []byte(body), jetstream.WithMsgID(body))
-					cancel()
-					if err != nil {
-						time.Sleep(20 * time.Millisecond)
-						continue
-					}
-					mu.Lock()
-					if old, ok := acked[ack.Sequence]; ok && old != body {
-						problems = append(problems, fmt.Sprintf("sequence %d acknowledged for %q and %q", ack.Sequence, old, body))
-					}
-					acked[ack.Sequence] = body
-					mu.Unlock()
-				}
+				l.publishUntil(stop, wjs, "part.m", fmt.Sprintf("c%d-w%d", cycle, w), 2*time.Second, 20*time.Millisecond)
 			}()
 		}
 		time.Sleep(time.Second)
-		before := len(acked)
+		before := l.count()
 		partition(t, idx, true)
 		t.Logf("cycle %d: isolated the leader %s", cycle, leader.name)
 		time.Sleep(4 * time.Second)
-		mu.Lock()
-		during := len(acked)
-		mu.Unlock()
+		during := l.count()
 		partition(t, idx, false)
 		time.Sleep(3 * time.Second)
 		close(stop)
@@ -177,42 +152,10 @@ func TestClusterPartition(t *testing.T) {
 		if during <= before {
 			t.Errorf("cycle %d: nothing acknowledged while the leader was isolated", cycle)
 		}
-		var s jetstream.Stream
-		try("stream", func(ctx context.Context) error {
-			var err error
-			s, err = js.Stream(ctx, "PART")
-			return err
-		})
-		mu.Lock()
-		var seqs []uint64
-		for q := range acked {
-			seqs = append(seqs, q)
+		l.verify(try, js, "PART")
+		t.Logf("cycle %d: %d acknowledged (%d while the leader was isolated)", cycle, l.count(), during-before)
+		if f := l.failures(); f != "" {
+			t.Fatalf("cycle %d: %s", cycle, f)
 		}
-		mu.Unlock()
-		for _, q := range seqs {
-			var got *jetstream.RawStreamMsg
-			try(fmt.Sprintf("get %d", q), func(ctx context.Context) error {
-				var err error
-				got, err = s.GetMsg(ctx, q)
-				if errors.Is(err, jetstream.ErrMsgNotFound) {
-					mu.Lock()
-					problems = append(problems, fmt.Sprintf("acknowledged message %d lost", q))
-					mu.Unlock()
-					return nil
-				}
-				return err
-			})
-			mu.Lock()
-			if got != nil && string(got.Data) != acked[q] {
-				problems = append(problems, fmt.Sprintf("message %d is %q, acknowledged as %q", q, got.Data, acked[q]))
-			}
-			mu.Unlock()
-		}
-		mu.Lock()
-		t.Logf("cycle %d: %d acknowledged (%d while the leader was isolated)", cycle, len(acked), during-before)
-		if len(problems) > 0 {
-			t.Fatalf("cycle %d: %s", cycle, summarize(problems))
-		}
-		mu.Unlock()
 	}
 }

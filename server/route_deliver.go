@@ -202,27 +202,40 @@ func (c *client) forward(d *delivery, t *routeTarget) bool {
 		c.room(st, routeMsgSize(acc, d.subj, d.reply, t.queues, d.hdr, d.data))
 		st.ch.b = appendRouteMsg(st.ch.b, withHdr, acc, d.subj, d.reply, t.queues, d.hdr, d.data)
 	} else {
-		need := routeMsgSize(acc, d.subj, d.reply, t.queues, d.hdr, d.data)
-		dst.out.mu.Lock()
-		if dst.out.mu.closing {
-			dst.out.mu.Unlock()
+		queued, ok := dst.queueRouteMsg(acc, d, t.queues)
+		if !ok {
 			return false
 		}
-		ch := dst.out.appendable(need)
-		n := len(ch.b)
-		ch.b = appendRouteMsg(ch.b, withHdr, acc, d.subj, d.reply, t.queues, d.hdr, d.data)
-		dst.out.mu.size += len(ch.b) - n
-		queued := dst.out.queued()
-		dst.out.mu.Unlock()
 		c.addPending(dst)
 		c.checkQueued(dst, queued)
 	}
+	dst.countRouteMsgOut(d, t.queues)
+	return true
+}
+
+// queueRouteMsg frames d for route dst straight into its outbound queue; it
+// returns the bytes now queued, and false when the route is closing.
+func (dst *client) queueRouteMsg(acc []byte, d *delivery, queues []string) (int64, bool) {
+	need := routeMsgSize(acc, d.subj, d.reply, queues, d.hdr, d.data)
+	dst.out.mu.Lock()
+	defer dst.out.mu.Unlock()
+	if dst.out.mu.closing {
+		return 0, false
+	}
+	ch := dst.out.appendable(need)
+	n := len(ch.b)
+	ch.b = appendRouteMsg(ch.b, dst.route.headers.Load(), acc, d.subj, d.reply, queues, d.hdr, d.data)
+	dst.out.mu.size += len(ch.b) - n
+	return dst.out.queued(), true
+}
+
+// countRouteMsgOut traces and counts a message sent on route dst.
+func (dst *client) countRouteMsgOut(d *delivery, queues []string) {
 	if dst.trace {
-		dst.traceRouteMsgOut(d, t.queues)
+		dst.traceRouteMsgOut(d, queues)
 	}
 	dst.stats.outMsgs.Add(1)
 	dst.stats.outBytes.Add(int64(len(d.hdr) + len(d.data)))
-	return true
 }
 
 // processRoutedMsg delivers an RMSG or HMSG to this server's TCP clients:

@@ -30,24 +30,15 @@ func (s *Server) forwardInternal(d *delivery, local *result, remote *remoteResul
 		if dst.closed.Load() {
 			continue
 		}
-		need := routeMsgSize(acc, d.subj, d.reply, t.queues, d.hdr, d.data)
-		dst.out.mu.Lock()
-		if dst.out.mu.closing {
-			dst.out.mu.Unlock()
+		queued, ok := dst.queueRouteMsg(acc, d, t.queues)
+		if !ok {
 			continue
 		}
-		ch := dst.out.appendable(need)
-		n := len(ch.b)
-		ch.b = appendRouteMsg(ch.b, dst.route.headers.Load(), acc, d.subj, d.reply, t.queues, d.hdr, d.data)
-		dst.out.mu.size += len(ch.b) - n
-		queued := dst.out.queued()
-		dst.out.mu.Unlock()
 		dst.kickWriter()
 		if queued > s.opts.MaxPending {
 			s.slowConsumer(dst)
 		}
-		dst.stats.outMsgs.Add(1)
-		dst.stats.outBytes.Add(int64(len(d.hdr) + len(d.data)))
+		dst.countRouteMsgOut(d, t.queues)
 	}
 }
 
