@@ -107,25 +107,28 @@ func (cm *consumerManager) create(r *apiRequest, streamName, subjName, subjFilte
 		fail(aerr)
 		return
 	}
-	c, created, aerr := s.createConsumer(cfg, req.Action, &scfg)
+	c, info, aerr := s.createConsumer(cfg, req.Action, &scfg)
 	if aerr != nil {
 		fail(aerr)
 		return
 	}
-	if created {
+	if info != nil {
 		cm.js.adviseConsumer(s.name, c.name, api.ActionCreate)
 		cm.js.recordConsumer(s, cfg)
+	} else {
+		info = c.info(true)
 	}
-	cm.js.respond(r, api.ConsumerInfoResponse{Response: api.Response{Type: typ}, ConsumerInfo: c.info(true)}, false)
+	cm.js.respond(r, api.ConsumerInfoResponse{Response: api.Response{Type: typ}, ConsumerInfo: info}, false)
 }
 
 // createConsumer adds a consumer, or returns or updates the existing one
-// of the same name as action ("", "create", "update") allows.
-func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api.StreamConfig) (c *consumer, created bool, aerr *api.ApiError) {
+// of the same name as action ("", "create", "update") allows. info is the
+// new consumer's info as created (nil when it already existed).
+func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api.StreamConfig) (c *consumer, info *api.ConsumerInfo, aerr *api.ApiError) {
 	s.cons.mu.Lock()
 	defer s.cons.mu.Unlock()
 	if s.cons.closed {
-		return nil, false, api.NewError(api.ErrStreamNotFound)
+		return nil, nil, api.NewError(api.ErrStreamNotFound)
 	}
 	if old := s.cons.byName[cfg.Name]; old != nil {
 		old.mu.Lock()
@@ -135,19 +138,19 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 		cfg.PauseUntil = ocfg.PauseUntil
 		setConsumerRequiredLevel(&cfg)
 		if sameConsumerConfig(&ocfg, &cfg) {
-			return old, false, nil
+			return old, nil, nil
 		}
 		if action == "create" {
-			return nil, false, api.NewError(api.ErrConsumerAlreadyExists)
+			return nil, nil, api.NewError(api.ErrConsumerAlreadyExists)
 		}
 		if aerr := checkConsumerUpdate(&ocfg, &cfg); aerr != nil {
-			return nil, false, aerr
+			return nil, nil, aerr
 		}
 		if scfg.Retention == api.WorkQueueRetention {
 			mine := consumerFilters(&cfg)
 			for _, o := range s.cons.byName {
 				if o != old && !disjointFilters(mine, o.filtersCopy()) {
-					return nil, false, api.NewError(api.ErrConsumerWQNotUnique)
+					return nil, nil, api.NewError(api.ErrConsumerWQNotUnique)
 				}
 			}
 		}
@@ -156,7 +159,7 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 			m.Config = cfg
 			meta, _ := json.Marshal(m)
 			if err := old.cs.UpdateConfig(meta); err != nil {
-				return nil, false, api.Errorf(api.ErrConsumerCreate, "consumer update: %v", err)
+				return nil, nil, api.Errorf(api.ErrConsumerCreate, "consumer update: %v", err)
 			}
 		}
 		old.mu.Lock()
@@ -165,29 +168,29 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 		old.mu.Unlock()
 		old.signal()
 		s.js.log.Info("consumer updated", "stream", s.name, "consumer", cfg.Name)
-		return old, false, nil
+		return old, nil, nil
 	}
 	if action == "update" {
-		return nil, false, api.NewError(api.ErrConsumerDoesNotExist)
+		return nil, nil, api.NewError(api.ErrConsumerDoesNotExist)
 	}
 	if scfg.MaxConsumers > 0 && len(s.cons.byName) >= scfg.MaxConsumers {
-		return nil, false, api.NewError(api.ErrMaximumConsumers)
+		return nil, nil, api.NewError(api.ErrMaximumConsumers)
 	}
 	if scfg.Retention == api.WorkQueueRetention && len(s.cons.byName) > 0 {
 		mine := consumerFilters(&cfg)
 		if len(mine) == 0 {
-			return nil, false, api.NewError(api.ErrConsumerWQMultipleUnfiltered)
+			return nil, nil, api.NewError(api.ErrConsumerWQMultipleUnfiltered)
 		}
 		for _, o := range s.cons.byName {
 			if !disjointFilters(mine, o.filtersCopy()) {
-				return nil, false, api.NewError(api.ErrConsumerWQNotUnique)
+				return nil, nil, api.NewError(api.ErrConsumerWQNotUnique)
 			}
 		}
 	}
 	if s.dir != "" && s.cons.obs == nil {
 		st, err := consumerstate.Open(s.dir+"/"+obsDir, s.js.consumerStoreOptions())
 		if err != nil {
-			return nil, false, api.Errorf(api.ErrConsumerCreate, "opening consumer store: %v", err)
+			return nil, nil, api.Errorf(api.ErrConsumerCreate, "opening consumer store: %v", err)
 		}
 		s.cons.obs = st
 	}
@@ -198,7 +201,7 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 		var err error
 		if cs, err = s.cons.obs.Create(cfg.Name, meta); err != nil {
 			s.js.log.Error("consumer create", "stream", s.name, "consumer", cfg.Name, "error", err)
-			return nil, false, api.Errorf(api.ErrConsumerCreate, "creating consumer state: %v", err)
+			return nil, nil, api.Errorf(api.ErrConsumerCreate, "creating consumer state: %v", err)
 		}
 	}
 	c = newConsumer(s, cfg.Name, cfg, createdAt, cs)
@@ -219,10 +222,13 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 	if c.push {
 		s.js.cons.trackPush(c, true)
 	}
+	// The create response shows the consumer as created, before it
+	// delivers anything (as nats-server's does).
+	info = c.info(true)
 	go c.run()
 	c.signal()
 	s.js.log.Info("consumer created", "stream", s.name, "consumer", c.name, "durable", cs != nil)
-	return c, true, nil
+	return c, info, nil
 }
 
 func (c *consumer) filtersCopy() []string {
