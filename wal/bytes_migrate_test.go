@@ -60,8 +60,17 @@ func downgradeCheckpoint(t *testing.T, dir string, oldBytes uint64) {
 // nats-server's file store would report, from the checkpoint, and the next
 // checkpoint stores that total.
 func TestBytesFromVersion1Checkpoint(t *testing.T) {
+	t.Run("OneSegment", func(t *testing.T) { testBytesFromVersion1(t, Options{}, 0) })
+	// Many small segments, the sealed ones compressed: the recount reads
+	// records from every kind of segment.
+	t.Run("CompressedSegments", func(t *testing.T) {
+		testBytesFromVersion1(t, Options{SegmentSize: 4096, FirstSegmentSize: 4096, Compress: true}, 400)
+	})
+}
+
+func testBytesFromVersion1(t *testing.T, opts Options, fill int) {
 	dir := t.TempDir()
-	s, err := Open(dir, Options{})
+	s, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,6 +103,17 @@ func TestBytesFromVersion1Checkpoint(t *testing.T) {
 	if want != 41+63+60+31 {
 		t.Fatalf("file record sizes sum to %d, want %d", want, 41+63+60+31)
 	}
+	for i := range fill {
+		p := part{"fill.x", nil, []byte("some compressible payload, some compressible payload")}
+		if i%3 == 0 {
+			p.hdr = hdr
+		}
+		if _, _, err := s.Append(p.subj, p.hdr, p.data); err != nil {
+			t.Fatal(err)
+		}
+		want += store.FileRecordSize(p.subj, p.hdr, p.data)
+		old += oldRecordSize(p.subj, p.hdr, p.data)
+	}
 	if got := s.State().Bytes; got != want {
 		t.Fatalf("state bytes %d, want %d", got, want)
 	}
@@ -102,12 +122,23 @@ func TestBytesFromVersion1Checkpoint(t *testing.T) {
 	}
 	downgradeCheckpoint(t, dir, old)
 
-	r, err := Open(dir, Options{})
+	r, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep := r.Recovery(); !rep.UsedCheckpoint || rep.CheckpointErr != nil {
 		t.Fatalf("version 1 checkpoint not used: %+v", rep)
+	}
+	if fill > 0 {
+		compressed := 0
+		for _, e := range r.segs {
+			if e.seg.Compressed() {
+				compressed++
+			}
+		}
+		if len(r.segs) < 3 || compressed == 0 {
+			t.Fatalf("want several segments, some compressed: %d segments, %d compressed", len(r.segs), compressed)
+		}
 	}
 	if got := r.State().Bytes; got != want {
 		t.Fatalf("after reopening a version 1 checkpoint: state bytes %d, want %d (it held %d)", got, want, old)
@@ -132,7 +163,7 @@ func TestBytesFromVersion1Checkpoint(t *testing.T) {
 		t.Fatalf("ReadCheckpoint: %v, %v", sum, err)
 	}
 
-	again, err := Open(dir, Options{})
+	again, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
