@@ -622,7 +622,7 @@ func (c *consumer) info(withServerMeta bool) *api.ConsumerInfo {
 		Name:       c.name,
 		Created:    c.created,
 		Config:     &cfg,
-		NumWaiting: len(c.waiting),
+		NumWaiting: c.liveRequests(time.Now().UnixNano()),
 	}
 	ci.PriorityGroups = c.priorityInfo()
 	c.withState(func(st *consumerstate.State) {
