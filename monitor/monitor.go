@@ -31,6 +31,7 @@ type Source interface {
 // JetStream is what the monitor reads from the JetStream layer.
 type JetStream interface {
 	Stats() jetstream.Stats
+	AccountDetails(jetstream.DetailOptions) []jetstream.AccountDetail
 }
 
 // Options configure a Monitor.
@@ -40,6 +41,9 @@ type Options struct {
 
 	Server    Source
 	JetStream JetStream // nil = JetStream not enabled
+	// Accounts lists the server's accounts; nil means the global account
+	// only (accounts.go).
+	Accounts AccountSource
 	// ConfigLoadTime is when the configuration was read (zero = start).
 	ConfigLoadTime time.Time
 	Logger         *slog.Logger // nil = discard
@@ -59,7 +63,7 @@ type Monitor struct {
 }
 
 // endpoints are the paths served, in nats-server's names.
-var endpoints = []string{"/varz", "/connz", "/routez", "/subsz", "/jsz", "/healthz", "/metrics"}
+var endpoints = []string{"/varz", "/connz", "/routez", "/subsz", "/accountz", "/jsz", "/healthz", "/metrics"}
 
 // New returns a Monitor that builds the documents without listening, for
 // the same data served over NATS ($SYS.REQ.SERVER.*). Start listens too.
@@ -102,6 +106,7 @@ func Start(o Options) (*Monitor, error) {
 	mux.HandleFunc("/subsz", m.count("/subsz", m.subsz))
 	mux.HandleFunc("/subscriptionsz", m.count("/subsz", m.subsz))
 	mux.HandleFunc("/jsz", m.count("/jsz", m.jsz))
+	mux.HandleFunc("/accountz", m.count("/accountz", m.accountz))
 	mux.HandleFunc("/routez", m.count("/routez", m.routez))
 	mux.HandleFunc("/healthz", m.count("/healthz", m.healthz))
 	mux.HandleFunc("/metrics", m.count("/metrics", prom.ServeHTTP))

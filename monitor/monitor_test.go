@@ -245,6 +245,10 @@ func (failedJS) Stats() jetstream.Stats {
 	return jetstream.Stats{LoadErrors: []string{"jetstream: stream /s/streams/A: open segment: permission denied"}}
 }
 
+func (failedJS) AccountDetails(jetstream.DetailOptions) []jetstream.AccountDetail {
+	return []jetstream.AccountDetail{{Account: GlobalAccount, MaxMemory: -1, MaxStore: -1}}
+}
+
 // TestHealthzUnhealthyWhenStreamsFailedToLoad: a server whose streams did
 // not all load never reports healthy.
 func TestHealthzUnhealthyWhenStreamsFailedToLoad(t *testing.T) {

@@ -72,15 +72,19 @@ type JetStreamConfig struct {
 	StoreDir     string        `json:"store_dir,omitempty"`
 	SyncInterval time.Duration `json:"sync_interval,omitempty"`
 	SyncAlways   bool          `json:"sync_always,omitempty"`
+	Domain       string        `json:"domain,omitempty"`
 }
 
-// JetStreamStats is nats-server's JetStreamStats without the reservations
-// and HA assets jetwal does not track.
+// JetStreamStats is nats-server's JetStreamStats. jetwal reserves no
+// storage for accounts and has no raft groups outside clustered mode.
 type JetStreamStats struct {
-	Memory   uint64            `json:"memory"`
-	Store    uint64            `json:"storage"`
-	Accounts int               `json:"accounts"`
-	API      JetStreamAPIStats `json:"api"`
+	Memory         uint64            `json:"memory"`
+	Store          uint64            `json:"storage"`
+	ReservedMemory uint64            `json:"reserved_memory"`
+	ReservedStore  uint64            `json:"reserved_storage"`
+	Accounts       int               `json:"accounts"`
+	HAAssets       int               `json:"ha_assets"`
+	API            JetStreamAPIStats `json:"api"`
 }
 
 // JetStreamAPIStats counts API requests.
