@@ -63,7 +63,7 @@ func (m *Monitor) healthz(w http.ResponseWriter, r *http.Request) {
 	} {
 		var err error
 		if *b.v, err = queryBool(r, b.name); err != nil {
-			writeJSON(w, http.StatusBadRequest, &HealthStatus{Status: "error", Error: err.Error()})
+			badRequest(w, "%v", err)
 			return
 		}
 	}

@@ -54,6 +54,7 @@ type Monitor struct {
 	opts Options
 	ln   net.Listener
 	http *http.Server
+	cpu  cpuMeter
 
 	mu struct {
 		sync.Mutex

@@ -131,12 +131,12 @@ func TestVarzAndConnz(t *testing.T) {
 			t.Errorf("varz %s = %v, want %v", k, v[k], w)
 		}
 	}
-	for _, k := range []string{"start", "now", "uptime", "cores", "gomaxprocs", "go", "port", "http_port", "mem", "http_req_stats"} {
+	for _, k := range []string{"start", "now", "uptime", "cores", "gomaxprocs", "cpu", "go", "port", "http_port", "mem", "http_req_stats"} {
 		if _, ok := v[k]; !ok {
 			t.Errorf("varz lacks %s", k)
 		}
 	}
-	for _, k := range []string{"tls_required", "jetstream", "cluster", "cpu"} {
+	for _, k := range []string{"tls_required", "jetstream", "cluster"} {
 		if _, ok := v[k]; ok {
 			t.Errorf("varz has %s, which jetwal does not have", k)
 		}

@@ -42,6 +42,7 @@ type Varz struct {
 	Mem              int64             `json:"mem,omitempty"`
 	Cores            int               `json:"cores"`
 	MaxProcs         int               `json:"gomaxprocs"`
+	CPU              float64           `json:"cpu"`
 	Connections      int               `json:"connections"`
 	TotalConnections uint64            `json:"total_connections"`
 	InMsgs           int64             `json:"in_msgs"`
@@ -130,6 +131,7 @@ func (m *Monitor) Varz() *Varz {
 		Mem:              rss(),
 		Cores:            runtime.NumCPU(),
 		MaxProcs:         runtime.GOMAXPROCS(0),
+		CPU:              m.CPU(),
 		Connections:      st.Connections,
 		TotalConnections: st.TotalConnections,
 		InMsgs:           st.InMsgs,

@@ -24,7 +24,10 @@ type Options struct {
 	Monitor   *monitor.Monitor // builds the documents (monitor.New or Start)
 	JetStream bool             // JetStream is enabled on this server
 	Domain    string           // its JetStream domain, if any
-	Logger    *slog.Logger     // nil = discard
+	// StatszInterval is the longest time between two statsz broadcasts
+	// (heartbeat.go); 0 means nats-server's 10s.
+	StatszInterval time.Duration
+	Logger         *slog.Logger // nil = discard
 }
 
 // Service answers $SYS.REQ.SERVER requests for one server and publishes
@@ -89,8 +92,9 @@ func Start(o Options) (*Service, error) {
 		s.Stop()
 		return nil, err
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.loop()
+	go s.heartbeat()
 	o.Server.SetConnHook(s.connEvent)
 	return s, nil
 }
@@ -289,7 +293,7 @@ func (s *Service) info() *ServerInfo {
 func (s *Service) statsz() *StatsMsg {
 	v := s.opts.Monitor.Varz()
 	st := ServerStats{
-		Start: v.Start, Mem: v.Mem, Cores: v.Cores, Connections: v.Connections,
+		Start: v.Start, Mem: v.Mem, Cores: v.Cores, CPU: v.CPU, Connections: v.Connections,
 		TotalConnections: v.TotalConnections, ActiveAccounts: 1, NumSubs: v.Subscriptions,
 		Sent:            DataStats{Msgs: v.OutMsgs, Bytes: v.OutBytes},
 		SentToClients:   DataStats{Msgs: v.OutClientMsgs, Bytes: v.OutClientBytes},
@@ -297,6 +301,12 @@ func (s *Service) statsz() *StatsMsg {
 		ReceivedClients: DataStats{Msgs: v.InClientMsgs, Bytes: v.InClientBytes},
 		SlowConsumers:   v.SlowConsumers, StaleConnections: v.StaleConnections,
 		JetStream: v.JetStream, MaxProcs: v.MaxProcs,
+	}
+	if st.JetStream != nil {
+		// As nats-server, the broadcast does not show the store directory.
+		js := *st.JetStream
+		js.Config.StoreDir = ""
+		st.JetStream = &js
 	}
 	routes := s.opts.Server.Routes()
 	for _, r := range routes {
