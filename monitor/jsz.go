@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -234,7 +235,11 @@ func accountDetail(a *jetstream.AccountDetail, o JszOptions, server string) *Acc
 func jsConfig(s jetstream.Stats) JetStreamConfig {
 	// nats-server reports the limits in force; jetwal's "no limit" is -1
 	// there as in $JS.API.INFO.
-	c := JetStreamConfig{MaxMemory: -1, MaxStore: -1, StoreDir: s.StoreDir, SyncInterval: s.SyncInterval, SyncAlways: s.SyncAlways, Domain: s.Domain}
+	c := JetStreamConfig{MaxMemory: -1, MaxStore: -1, SyncInterval: s.SyncInterval, SyncAlways: s.SyncAlways, Domain: s.Domain}
+	if s.StoreDir != "" {
+		// The directory that holds the accounts, as nats-server shows it.
+		c.StoreDir = filepath.Join(s.StoreDir, "jetstream")
+	}
 	if s.MaxMemory > 0 {
 		c.MaxMemory = s.MaxMemory
 	}
