@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/jetwal/jetwal/server"
@@ -58,6 +59,10 @@ func TestHealthzOptions(t *testing.T) {
 	}
 	for _, q := range []string{"details=maybe", "js-server-only=2", "js-meta-only=x"} {
 		f.raw(t, "/healthz?"+q, http.StatusBadRequest)
+	}
+	body := f.raw(t, "/healthz?js-enabled=maybe", http.StatusBadRequest)
+	if want := `Error decoding boolean for 'js-enabled': strconv.ParseBool: parsing "maybe": invalid syntax`; strings.TrimSpace(string(body)) != want {
+		t.Errorf("bad boolean: %q, want nats-server's %q", body, want)
 	}
 	// Over NATS the status code is in the document.
 	if h := f.mon.Healthz(HealthzOptions{Account: "NOPE"}); h.StatusCode != 404 {

@@ -180,7 +180,11 @@ func queryInt(r *http.Request, name string, def int) (int, error) {
 		return def, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
+	if err != nil {
+		// nats-server's words.
+		return 0, fmt.Errorf("Error decoding int for '%s': %v", name, err)
+	}
+	if n < 0 {
 		return 0, fmt.Errorf("%s: %q is not a non-negative integer", name, s)
 	}
 	return n, nil
@@ -194,7 +198,8 @@ func queryBool(r *http.Request, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {
-		return false, fmt.Errorf("%s: %q is not a boolean", name, s)
+		// nats-server's words.
+		return false, fmt.Errorf("Error decoding boolean for '%s': %v", name, err)
 	}
 	return b, nil
 }
