@@ -91,6 +91,7 @@ type serveOptions struct {
 	httpPort   int              // -1 = a random port
 	profPort   int              // --profile: pprof on 127.0.0.1 (0 = off)
 	loaded     time.Time        // when the configuration was read
+	sysAccount string           // system_account, "" when none
 	args       []string         // the command line, parsed again on reload
 	testOnly   bool             // -t: check the configuration and exit
 	signal     string           // --signal: send a signal to a running server instead
@@ -224,6 +225,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 			return nil, configError{err}
 		}
 		o.warnings = cfg.Warnings
+		o.sysAccount = cfg.SystemAccount
 		from := func(key string, flags ...string) bool { return cfg.Set[key] && !flagSet(flags...) }
 		if from("port", "p", "port") {
 			port = cfg.Port
@@ -497,7 +499,8 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	if o.httpPort != 0 {
 		port := max(o.httpPort, 0) // -1 = a random port
 		log.Info("Starting http monitor on " + net.JoinHostPort(o.httpHost, strconv.Itoa(port)))
-		mon, err = monitor.Start(monitor.Options{Host: o.httpHost, Port: port, Server: srv, JetStream: jsStats, ConfigLoadTime: o.loaded, Logger: log})
+		mon, err = monitor.Start(monitor.Options{Host: o.httpHost, Port: port, Server: srv, JetStream: jsStats,
+			Accounts: serverAccounts{system: o.sysAccount}, ConfigLoadTime: o.loaded, Logger: log})
 		if err != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 			defer cancel()
@@ -510,7 +513,7 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	if o.js {
 		domain = o.jsCfg.Domain
 	}
-	sys, err := startSysReq(srv, mon, jsStats, domain, o.loaded, log)
+	sys, err := startSysReq(srv, mon, jsStats, serverAccounts{system: o.sysAccount}, domain, o.loaded, log)
 	if err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
@@ -541,10 +544,10 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 
 // startSysReq answers $SYS.REQ.SERVER requests with the documents of the
 // HTTP monitor (one without a listener when -m is not given).
-func startSysReq(srv *server.Server, mon *monitor.Monitor, js monitor.JetStream, domain string, loaded time.Time, log *slog.Logger) (*sysreq.Service, error) {
+func startSysReq(srv *server.Server, mon *monitor.Monitor, js monitor.JetStream, accs monitor.AccountSource, domain string, loaded time.Time, log *slog.Logger) (*sysreq.Service, error) {
 	if mon == nil {
 		var err error
-		mon, err = monitor.New(monitor.Options{Server: srv, JetStream: js, ConfigLoadTime: loaded, Logger: log})
+		mon, err = monitor.New(monitor.Options{Server: srv, JetStream: js, Accounts: accs, ConfigLoadTime: loaded, Logger: log})
 		if err != nil {
 			return nil, err
 		}
