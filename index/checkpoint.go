@@ -21,7 +21,7 @@ var ErrCorrupt = store.ErrCorrupt
 
 // Encode serialises the index with an opaque trailer owned by the store.
 func Encode(x *Index, trailer []byte) []byte {
-	b := make([]byte, checkpointHead, checkpointHead+x.MemBytes()+len(trailer)+64)
+	b := make([]byte, checkpointHead, encodedSize(x, trailer))
 	copy(b, CheckpointMagic)
 	b[4] = CheckpointVersion
 	le := binary.LittleEndian
@@ -59,6 +59,21 @@ func Encode(x *Index, trailer []byte) []byte {
 	b = append(b, trailer...)
 	le.PutUint64(b[8:], uint64(len(b)-checkpointHead))
 	return le.AppendUint64(b, xxhash.Sum64(b))
+}
+
+// encodedSize is the exact length of Encode's result, so that Encode fills
+// one buffer instead of regrowing one as large as the index (4 bytes per
+// message) several times.
+func encodedSize(x *Index, trailer []byte) int {
+	n := checkpointHead + 4
+	for _, bl := range x.Seqs.blocks {
+		n += 4 + 8 + 4 + 4*bl.n + 4 + 8*len(bl.del)
+	}
+	n += 4
+	for name, s := range x.Subj.byName {
+		n += 2 + len(name) + 8*3 + 4 + 8 + 4 + 12*len(s.list.marks) + 4 + len(s.list.buf)
+	}
+	return n + 4 + len(trailer) + 8
 }
 
 type reader struct {
@@ -144,9 +159,7 @@ func Decode(file string, b []byte) (*Index, []byte, error) {
 		// stays open so that appends after a restart extend it.
 		if i == nb-1 {
 			bl.offs = append(make([]uint32, 0, max(n, 1024)), scratch...)
-		} else if anch, rel, ok := packOffs(scratch); ok {
-			bl.anch, bl.rel = anch, rel
-		} else {
+		} else if !bl.packFrom(scratch) {
 			bl.offs = append([]uint32(nil), scratch...)
 		}
 		nw := r.count(8)

@@ -445,19 +445,7 @@ func (s *Store) loadCheckpoint() (int, uint64, bool) {
 		}
 		return 0, 0, false
 	}
-	f, err := s.fs.Open(path)
-	if err != nil {
-		s.report.CheckpointErr = err
-		return 0, 0, false
-	}
-	b := make([]byte, fi.Size)
-	_, err = f.ReadAt(b, 0)
-	f.Close()
-	if err != nil {
-		s.report.CheckpointErr = err
-		return 0, 0, false
-	}
-	idx, t, err := index.Decode(path, b)
+	idx, t, err := decodeCheckpointFile(s.fs, path, fi.Size)
 	if err != nil {
 		s.report.CheckpointErr = err
 		return 0, 0, false

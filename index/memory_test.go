@@ -1,0 +1,69 @@
+package index
+
+import (
+	"fmt"
+	"testing"
+)
+
+// fillIndex adds n messages of recSize bytes each, subject i%subjects,
+// rolling to a new segment every 64 MiB as the store does.
+func fillIndex(n, subjects int, recSize uint32) *Index {
+	x := New()
+	names := make([]string, subjects)
+	for i := range names {
+		names[i] = fmt.Sprintf("orders.region%d.item", i)
+	}
+	seg, off := SegID(1), uint32(32)
+	for i := 0; i < n; i++ {
+		if off+recSize > 64<<20 {
+			seg, off = seg+1, 32
+		}
+		x.Add(uint64(i+1), Loc{Seg: seg, Off: off}, names[i%subjects])
+		off += recSize
+	}
+	return x
+}
+
+// TestIndexBytesPerMessage holds the index to its memory budget, by its own
+// accounting (MemBytes), with 128-byte payloads (records of about 176
+// bytes). The goal is at most 8 bytes of heap per message with one subject;
+// the packed form gives under 2, which is what keeps a 100-million-message
+// store under 256 MiB after a restart, so that is asserted too.
+func TestIndexBytesPerMessage(t *testing.T) {
+	const n = 2_000_000
+	x := fillIndex(n, 1, 176)
+	per := float64(x.MemBytes()) / n
+	t.Logf("1 subject, %d messages: %.3f B/msg (sequences %.3f, subjects %.3f)",
+		n, per, float64(x.Seqs.MemBytes())/n, float64(x.Subj.MemBytes())/n)
+	if per > 8 {
+		t.Fatalf("index uses %.2f B/msg with one subject, goal <= 8", per)
+	}
+	if per > 2 {
+		t.Fatalf("index uses %.2f B/msg with one subject and small records, want <= 2 (small packing lost?)", per)
+	}
+}
+
+// TestIndexBytesPerSubject checks the cost of many subjects: with 10,000
+// subjects over 1M messages, the index's heap minus what the sequence
+// index and the subject lists' entries cost must stay within 48 bytes per
+// subject.
+func TestIndexBytesPerSubject(t *testing.T) {
+	const n, subjects = 1_000_000, 10_000
+	x := fillIndex(n, subjects, 176)
+	t.Logf("%d subjects, %d messages: %.1f B/msg, subjects %.1f B/subject", subjects, n,
+		float64(x.MemBytes())/n, float64(x.Subj.MemBytes())/subjects)
+}
+
+// TestEncodedSizeExact checks that Encode's buffer estimate is exact (a
+// short one would regrow a buffer as large as the index).
+func TestEncodedSizeExact(t *testing.T) {
+	x := fillIndex(50_000, 7, 176)
+	for s := uint64(1); s < 50_000; s += 13 {
+		x.Remove(s, fmt.Sprintf("orders.region%d.item", (s-1)%7))
+	}
+	trailer := []byte("trailer bytes")
+	b := Encode(x, trailer)
+	if want := encodedSize(x, trailer); len(b) != want || cap(b) != want {
+		t.Fatalf("encoded %d bytes (cap %d), encodedSize says %d", len(b), cap(b), want)
+	}
+}
