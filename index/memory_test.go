@@ -1,6 +1,8 @@
 package index
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 )
@@ -66,4 +68,44 @@ func TestEncodedSizeExact(t *testing.T) {
 	if want := encodedSize(x, trailer); len(b) != want || cap(b) != want {
 		t.Fatalf("encoded %d bytes (cap %d), encodedSize says %d", len(b), cap(b), want)
 	}
+}
+
+// failWriter accepts limit bytes, then fails.
+type failWriter struct{ n, limit int }
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if w.n+len(p) > w.limit {
+		return 0, errors.New("disk full")
+	}
+	w.n += len(p)
+	return len(p), nil
+}
+
+// TestEncodeToStreams checks that EncodeTo writes what Encode returns, in
+// pieces no larger than its buffer, and reports a failing writer.
+func TestEncodeToStreams(t *testing.T) {
+	x := fillIndex(300_000, 3, 176)
+	want := Encode(x, []byte("t"))
+	var got bytes.Buffer
+	pieces := &pieceWriter{w: &got}
+	n, err := EncodeTo(pieces, x, []byte("t"))
+	if err != nil || n != int64(len(want)) || !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("EncodeTo wrote %d bytes (err %v), differs from Encode's %d", n, err, len(want))
+	}
+	if pieces.largest > encodeBuf {
+		t.Fatalf("EncodeTo wrote a piece of %d bytes, buffer is %d", pieces.largest, encodeBuf)
+	}
+	if _, err := EncodeTo(&failWriter{limit: len(want) / 2}, x, nil); err == nil {
+		t.Fatal("EncodeTo to a failing writer reported no error")
+	}
+}
+
+type pieceWriter struct {
+	w       *bytes.Buffer
+	largest int
+}
+
+func (p *pieceWriter) Write(b []byte) (int, error) {
+	p.largest = max(p.largest, len(b))
+	return p.w.Write(b)
 }

@@ -403,14 +403,13 @@ func (s *Store) checkpointLocked() error {
 	for _, q := range lost {
 		t = le.AppendUint64(t, q)
 	}
-	b := index.Encode(s.idx, t)
 	path := filepath.Join(s.dir, checkpointFile)
 	tmp := path + ".tmp"
 	f, err := s.fs.Create(tmp)
 	if err != nil {
 		return fmt.Errorf("wal: checkpoint %s: %w", tmp, err)
 	}
-	_, err = f.WriteAt(b, 0)
+	_, err = index.EncodeTo(f, s.idx, t) // streamed: never the whole checkpoint in memory
 	if err == nil {
 		err = s.opts.Metrics.timeFsync(f.Sync)
 	}
