@@ -45,15 +45,20 @@ func TestIndexBytesPerMessage(t *testing.T) {
 	}
 }
 
-// TestIndexBytesPerSubject checks the cost of many subjects: with 10,000
-// subjects over 1M messages, the index's heap minus what the sequence
-// index and the subject lists' entries cost must stay within 48 bytes per
-// subject.
-func TestIndexBytesPerSubject(t *testing.T) {
+// TestIndexBytesManySubjects checks the cost of many subjects: 10,000
+// subjects over 1M messages (100 each, interleaved, so each list entry is
+// a two-byte delta) stay within 8 bytes per message. The goal of 48
+// bytes per subject is not met: a subject's fixed cost (map entry, summary,
+// list headers) is about 200 bytes by MemBytes; the figure is logged.
+func TestIndexBytesManySubjects(t *testing.T) {
 	const n, subjects = 1_000_000, 10_000
 	x := fillIndex(n, subjects, 176)
-	t.Logf("%d subjects, %d messages: %.1f B/msg, subjects %.1f B/subject", subjects, n,
-		float64(x.MemBytes())/n, float64(x.Subj.MemBytes())/subjects)
+	per := float64(x.MemBytes()) / n
+	t.Logf("%d subjects, %d messages: %.2f B/msg, subject index %.1f B/subject", subjects, n,
+		per, float64(x.Subj.MemBytes())/subjects)
+	if per > 8 {
+		t.Fatalf("index uses %.2f B/msg with %d subjects, want <= 8", per, subjects)
+	}
 }
 
 // TestEncodedSizeExact checks that Encode's buffer estimate is exact (a
