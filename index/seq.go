@@ -299,7 +299,7 @@ func (x *Seqs) SegLive(seg SegID) int {
 func (x *Seqs) MemBytes() int {
 	n := cap(x.blocks) * 8
 	for _, b := range x.blocks {
-		n += 136 + cap(b.offs)*4 + cap(b.anch)*4 + cap(b.rel8) + cap(b.rel)*2 + cap(b.del)*8
+		n += 160 + cap(b.offs)*4 + cap(b.anch)*4 + cap(b.rel8) + cap(b.rel)*2 + cap(b.del)*8
 	}
 	return n
 }
