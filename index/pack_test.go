@@ -76,7 +76,7 @@ func TestPackedBlocksKeepLocations(t *testing.T) {
 	for _, b := range y.Seqs.blocks {
 		got := cap(b.anch)*4 + cap(b.rel)*2 + cap(b.rel8)
 		switch {
-		case b.rel8 != nil && float64(got) > 1.25*float64(b.n)+packEvery+4:
+		case b.rel8 != nil && float64(got) > 1.125*float64(b.n)+smallEvery+4:
 			t.Fatalf("small packed block of %d entries uses %d bytes", b.n, got)
 		case b.rel != nil && float64(got) > 2.25*float64(b.n)+4:
 			t.Fatalf("wide packed block of %d entries uses %d bytes", b.n, got)
@@ -95,7 +95,7 @@ func TestPackedBlocksKeepLocations(t *testing.T) {
 func TestSumBytes(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	for round := 0; round < 200; round++ {
-		g := make([]byte, packEvery)
+		g := make([]byte, smallEvery)
 		for i := range g {
 			switch round % 3 {
 			case 0:
@@ -107,7 +107,7 @@ func TestSumBytes(t *testing.T) {
 			}
 		}
 		want := uint32(0)
-		for k := 0; k < packEvery; k++ {
+		for k := 0; k < smallEvery; k++ {
 			want += uint32(g[k])
 			if got := sumBytes(g, k); got != want {
 				t.Fatalf("round %d: sum of %x[0..%d] = %d, want %d", round, g, k, got, want)

@@ -22,7 +22,7 @@ type block struct {
 	base uint64
 	n    int      // entries
 	offs []uint32 // open or unpackable form; nil when packed
-	anch []uint32 // packed: the offset of every packEvery-th entry
+	anch []uint32 // packed: the offset of each group's first entry
 	rel8 []uint8  // packed small: each entry's distance from the entry before
 	rel  []uint16 // packed: each entry's offset minus its anchor
 	del  []uint64 // deletion bitmap; nil until the first delete
