@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -21,44 +22,24 @@ var ErrCorrupt = store.ErrCorrupt
 
 // Encode serialises the index with an opaque trailer owned by the store.
 func Encode(x *Index, trailer []byte) []byte {
-	b := make([]byte, checkpointHead, checkpointHead+x.MemBytes()+len(trailer)+64)
-	copy(b, CheckpointMagic)
-	b[4] = CheckpointVersion
-	le := binary.LittleEndian
-	b = le.AppendUint32(b, uint32(len(x.Seqs.blocks)))
+	b := bytes.NewBuffer(make([]byte, 0, encodedSize(x, trailer)))
+	EncodeTo(b, x, trailer) // a bytes.Buffer does not fail
+	return b.Bytes()
+}
+
+// encodedSize is the exact length of Encode's result, so that Encode fills
+// one buffer instead of regrowing one as large as the index (4 bytes per
+// message) several times.
+func encodedSize(x *Index, trailer []byte) int {
+	n := checkpointHead + 4
 	for _, bl := range x.Seqs.blocks {
-		b = le.AppendUint32(b, uint32(bl.seg))
-		b = le.AppendUint64(b, bl.base)
-		b = le.AppendUint32(b, uint32(bl.n))
-		for i := range bl.n {
-			b = le.AppendUint32(b, bl.off(i))
-		}
-		b = le.AppendUint32(b, uint32(len(bl.del)))
-		for _, w := range bl.del {
-			b = le.AppendUint64(b, w)
-		}
+		n += 4 + 8 + 4 + 4*bl.n + 4 + 8*len(bl.del)
 	}
-	b = le.AppendUint32(b, uint32(len(x.Subj.byName)))
+	n += 4
 	for name, s := range x.Subj.byName {
-		b = le.AppendUint16(b, uint16(len(name)))
-		b = append(b, name...)
-		b = le.AppendUint64(b, s.Msgs)
-		b = le.AppendUint64(b, s.First)
-		b = le.AppendUint64(b, s.Last)
-		b = le.AppendUint32(b, uint32(s.list.n))
-		b = le.AppendUint64(b, s.list.last)
-		b = le.AppendUint32(b, uint32(len(s.list.marks)))
-		for _, m := range s.list.marks {
-			b = le.AppendUint64(b, m.seq)
-			b = le.AppendUint32(b, m.off)
-		}
-		b = le.AppendUint32(b, uint32(len(s.list.buf)))
-		b = append(b, s.list.buf...)
+		n += 2 + len(name) + 8*3 + 4 + 8 + 4 + 12*len(s.list.marks) + 4 + len(s.list.buf)
 	}
-	b = le.AppendUint32(b, uint32(len(trailer)))
-	b = append(b, trailer...)
-	le.PutUint64(b[8:], uint64(len(b)-checkpointHead))
-	return le.AppendUint64(b, xxhash.Sum64(b))
+	return n + 4 + len(trailer) + 8
 }
 
 type reader struct {
@@ -144,9 +125,7 @@ func Decode(file string, b []byte) (*Index, []byte, error) {
 		// stays open so that appends after a restart extend it.
 		if i == nb-1 {
 			bl.offs = append(make([]uint32, 0, max(n, 1024)), scratch...)
-		} else if anch, rel, ok := packOffs(scratch); ok {
-			bl.anch, bl.rel = anch, rel
-		} else {
+		} else if !bl.packFrom(scratch) {
 			bl.offs = append([]uint32(nil), scratch...)
 		}
 		nw := r.count(8)

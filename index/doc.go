@@ -9,9 +9,13 @@
 // delete (1 bit per sequence). A block holds at most 8192 sequences and never
 // spans segments. Lookup is a binary search over blocks (about 122 per million
 // messages) and an array index: 4 bytes and 1 bit per message. A block that
-// can no longer grow is packed when its records allow: one uint32 anchor per
-// 16 sequences and a uint16 distance from the anchor per sequence, 2.25
-// bytes per message (records under about 4 KiB on average pack).
+// can no longer grow is packed when its records allow (pack.go): while
+// consecutive messages lie under 256 bytes apart, one uint32 anchor per 32
+// sequences and one byte per sequence holding the distance from the one
+// before (1.125 bytes per message; an offset is its anchor plus at most 31
+// such bytes, summed a word at a time), else one anchor per 16 sequences
+// and a uint16 distance from it (2.25 bytes per message, for records under
+// about 4 KiB on average).
 //
 // # Subject index
 //

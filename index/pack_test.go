@@ -6,8 +6,9 @@ import (
 )
 
 // TestPackedBlocksKeepLocations fills blocks with records of mixed sizes
-// (some too large to pack), deletes some, and checks every location before
-// and after a checkpoint round trip, and that packing saved memory.
+// (small ones, some too large to pack, some that need the wide form),
+// deletes some, and checks every location before and after a checkpoint
+// round trip, and that packing saved memory.
 func TestPackedBlocksKeepLocations(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	var x Seqs
@@ -26,6 +27,9 @@ func TestPackedBlocksKeepLocations(t *testing.T) {
 		size := uint32(40 + rng.Intn(200))
 		if i >= maxBlock && i < 2*maxBlock && rng.Intn(8) == 0 {
 			size = 70000 // this block cannot pack
+		}
+		if i >= 2*maxBlock && i < 3*maxBlock && rng.Intn(8) == 0 {
+			size = 256 + uint32(rng.Intn(3000)) // this block packs wide
 		}
 		off += size
 	}
@@ -49,16 +53,19 @@ func TestPackedBlocksKeepLocations(t *testing.T) {
 		}
 	}
 	check("live", &x)
-	packed, open := 0, 0
+	small, wide, open := 0, 0, 0
 	for _, b := range x.blocks {
-		if b.offs == nil {
-			packed++
-		} else {
+		switch {
+		case b.offs != nil:
 			open++
+		case b.rel8 != nil:
+			small++
+		default:
+			wide++
 		}
 	}
-	if packed < 3 || open != 2 { // the unpackable block and the newest
-		t.Fatalf("packed %d open %d blocks; want >= 3 packed and 2 open", packed, open)
+	if small < 2 || wide != 1 || open != 2 { // the unpackable block and the newest
+		t.Fatalf("%d small, %d wide, %d open blocks; want >= 2 small, 1 wide, 2 open", small, wide, open)
 	}
 	full := Index{Seqs: x, Subj: New().Subj}
 	y, _, err := Decode("mem", Encode(&full, nil))
@@ -67,10 +74,12 @@ func TestPackedBlocksKeepLocations(t *testing.T) {
 	}
 	check("decoded", &y.Seqs)
 	for _, b := range y.Seqs.blocks {
-		if b.offs == nil {
-			if got := cap(b.anch)*4 + cap(b.rel)*2; float64(got) > 2.25*float64(b.n)+8 {
-				t.Fatalf("packed block of %d entries uses %d bytes", b.n, got)
-			}
+		got := cap(b.anch)*4 + cap(b.rel)*2 + cap(b.rel8)
+		switch {
+		case b.rel8 != nil && float64(got) > 1.125*float64(b.n)+smallEvery+4:
+			t.Fatalf("small packed block of %d entries uses %d bytes", b.n, got)
+		case b.rel != nil && float64(got) > 2.25*float64(b.n)+4:
+			t.Fatalf("wide packed block of %d entries uses %d bytes", b.n, got)
 		}
 	}
 	// The newest block stays open after decoding: appends extend it.
@@ -78,5 +87,31 @@ func TestPackedBlocksKeepLocations(t *testing.T) {
 	y.Seqs.Add(seq+1, Loc{Seg: seg, Off: off})
 	if len(y.Seqs.blocks) != n {
 		t.Fatalf("append after decode started a new block")
+	}
+}
+
+// TestSumBytes checks the word-wise sum of a group's distances against a
+// plain loop, for every prefix length, with bytes at their extremes.
+func TestSumBytes(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for round := 0; round < 200; round++ {
+		g := make([]byte, smallEvery)
+		for i := range g {
+			switch round % 3 {
+			case 0:
+				g[i] = 0xff
+			case 1:
+				g[i] = byte(rng.Intn(256))
+			default:
+				g[i] = byte(rng.Intn(2))
+			}
+		}
+		want := uint32(0)
+		for k := 0; k < smallEvery; k++ {
+			want += uint32(g[k])
+			if got := sumBytes(g, k); got != want {
+				t.Fatalf("round %d: sum of %x[0..%d] = %d, want %d", round, g, k, got, want)
+			}
+		}
 	}
 }

@@ -15,65 +15,21 @@ type Loc struct {
 }
 
 // A block is open while it can grow: offs holds one uint32 per entry. When a
-// newer block starts, the block is packed if its offsets allow it: one
-// absolute offset (anchor) per packEvery entries and a uint16 distance from
-// its anchor per entry, 2.25 bytes per entry instead of 4. A block whose
-// records are too large to pack keeps offs.
+// newer block starts, the block is packed if its offsets allow it (see
+// pack.go). A block whose records are too large to pack keeps offs.
 type block struct {
 	seg  SegID
 	base uint64
 	n    int      // entries
 	offs []uint32 // open or unpackable form; nil when packed
-	anch []uint32 // packed: the offset of every packEvery-th entry
+	anch []uint32 // packed: the offset of each group's first entry
+	rel8 []uint8  // packed small: each entry's distance from the entry before
 	rel  []uint16 // packed: each entry's offset minus its anchor
 	del  []uint64 // deletion bitmap; nil until the first delete
 	ndel int
 }
 
-// packEvery entries share an anchor: they pack when the 15 records after
-// the anchor span less than 64 KiB, so records under about 4 KiB on average.
-const packEvery = 16
-
 func (b *block) end() uint64 { return b.base + uint64(b.n) } // one past the last
-
-func (b *block) off(i int) uint32 {
-	if b.offs != nil {
-		return b.offs[i]
-	}
-	return b.anch[i/packEvery] + uint32(b.rel[i])
-}
-
-// pack converts a block that will not grow to the packed form, or trims its
-// spare capacity if its offsets do not fit.
-func (b *block) pack() {
-	if b.offs == nil {
-		return
-	}
-	if anch, rel, ok := packOffs(b.offs); ok {
-		b.anch, b.rel, b.offs = anch, rel, nil
-		return
-	}
-	if cap(b.offs) > len(b.offs) {
-		b.offs = append([]uint32(nil), b.offs...)
-	}
-}
-
-// packOffs builds the packed form of offs, which must ascend.
-func packOffs(offs []uint32) ([]uint32, []uint16, bool) {
-	anch := make([]uint32, (len(offs)+packEvery-1)/packEvery)
-	rel := make([]uint16, len(offs))
-	for i, o := range offs {
-		if i%packEvery == 0 {
-			anch[i/packEvery] = o
-		}
-		a := anch[i/packEvery]
-		if o < a || o-a > 0xffff {
-			return nil, nil, false
-		}
-		rel[i] = uint16(o - a)
-	}
-	return anch, rel, true
-}
 
 func (b *block) deleted(i int) bool {
 	return i>>6 < len(b.del) && b.del[i>>6]&(1<<(uint(i)&63)) != 0
@@ -343,7 +299,7 @@ func (x *Seqs) SegLive(seg SegID) int {
 func (x *Seqs) MemBytes() int {
 	n := cap(x.blocks) * 8
 	for _, b := range x.blocks {
-		n += 112 + cap(b.offs)*4 + cap(b.anch)*4 + cap(b.rel)*2 + cap(b.del)*8
+		n += 160 + cap(b.offs)*4 + cap(b.anch)*4 + cap(b.rel8) + cap(b.rel)*2 + cap(b.del)*8
 	}
 	return n
 }

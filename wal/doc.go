@@ -112,7 +112,11 @@
 // next sequence is above everything any segment holds.
 //
 // Checkpoints are written on Close, every CheckpointEvery while dirty, and
-// every 8 segment rolls (temp file, fsync, rename, directory fsync).
+// every 8 segment rolls (temp file, fsync, rename, directory fsync). A
+// checkpoint holds about 4 bytes per message, so neither direction holds it
+// in memory whole: it is written through a small buffer (index.EncodeTo)
+// and read through a read-only mapping that is dropped once decoded
+// (ckptload.go); only the decoded, packed index stays on the heap.
 //
 // # Concurrency
 //

@@ -414,14 +414,13 @@ func (s *Store) checkpointLocked() error {
 	for _, q := range lost {
 		t = le.AppendUint64(t, q)
 	}
-	b := index.Encode(s.idx, t)
 	path := filepath.Join(s.dir, checkpointFile)
 	tmp := path + ".tmp"
 	f, err := s.fs.Create(tmp)
 	if err != nil {
 		return fmt.Errorf("wal: checkpoint %s: %w", tmp, err)
 	}
-	_, err = f.WriteAt(b, 0)
+	_, err = index.EncodeTo(f, s.idx, t) // streamed: never the whole checkpoint in memory
 	if err == nil {
 		err = s.opts.Metrics.timeFsync(f.Sync)
 	}
@@ -456,19 +455,7 @@ func (s *Store) loadCheckpoint() (int, uint64, bool) {
 		}
 		return 0, 0, false
 	}
-	f, err := s.fs.Open(path)
-	if err != nil {
-		s.report.CheckpointErr = err
-		return 0, 0, false
-	}
-	b := make([]byte, fi.Size)
-	_, err = f.ReadAt(b, 0)
-	f.Close()
-	if err != nil {
-		s.report.CheckpointErr = err
-		return 0, 0, false
-	}
-	idx, t, err := index.Decode(path, b)
+	idx, t, err := decodeCheckpointFile(s.fs, path, fi.Size)
 	if err != nil {
 		s.report.CheckpointErr = err
 		return 0, 0, false

@@ -47,6 +47,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		growthBudget = fs.Duration("growth-budget", 0, "time budget of the growth test, both servers (0: preset, 10m full / 25s quick; 25m reaches 50M on 2 cores)")
 		tmp          = fs.String("tmp", "", "parent directory of the servers' store directories (empty: $TMPDIR)")
 		noProgress   = fs.Bool("no-progress", false, "do not draw a progress bar")
+		growthOnly   = fs.Bool("growth-only", false, "run only the growth test, against server A alone, with the whole -growth-budget")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -63,6 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		o.cfg = suite.Quick()
 	}
 	o.cfg.TmpDir = *tmp
+	o.cfg.GrowthOnly = *growthOnly
 	if *reps > 0 {
 		o.cfg.Reps = *reps
 	}

@@ -44,8 +44,15 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.a.Kind != proc.KindNATSServer || o.a.Name == o.b.Name || o.cfg.GrowthTargets != nil || o.cfg.Quick {
+	if o.a.Kind != proc.KindNATSServer || o.a.Name == o.b.Name || o.cfg.GrowthTargets != nil || o.cfg.Quick || o.cfg.GrowthOnly {
 		t.Fatalf("peer-vs-peer parse %+v %+v %+v", o.a, o.b, o.cfg)
+	}
+	o, err = parseFlags([]string{"-growth-only", "-jetwal", bin, "-nats-server", bin, "-growth", "1M,100M", "-growth-budget", "30m"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.cfg.GrowthOnly || o.cfg.GrowthBudget != 30*time.Minute || !slices.Equal(o.cfg.GrowthTargets, []int64{1_000_000, 100_000_000}) {
+		t.Fatalf("growth-only parse %+v", o.cfg)
 	}
 	for _, bad := range [][]string{
 		{"-jetwal", bin, "-nats-server", bin, "-growth", "10M,1M"},

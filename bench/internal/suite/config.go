@@ -52,6 +52,10 @@ type Config struct {
 	GrowthChunk int
 	// GrowthBudget bounds the whole growth test (both servers).
 	GrowthBudget time.Duration
+	// GrowthOnly skips the comparison and the durable consumers and runs
+	// the growth test against server A alone, with the whole growth budget
+	// (to measure one server's memory and restarts quickly).
+	GrowthOnly bool
 
 	// Durables is the number of durable consumers the durable-consumers
 	// test creates on one stream of DurableMsgs messages; 0 skips it.

@@ -22,13 +22,16 @@ const (
 )
 
 // growth runs the growth test against A, then B, each with half of what is
-// left of the growth budget.
+// left of the growth budget (with GrowthOnly, against A alone).
 func (r *runner) growth(ctx context.Context) {
 	if len(r.cfg.GrowthTargets) == 0 {
 		return
 	}
 	end := time.Now().Add(r.cfg.GrowthBudget)
 	specs := []proc.Spec{r.a, r.b}
+	if r.cfg.GrowthOnly {
+		specs = specs[:1]
+	}
 	for i, spec := range specs {
 		if ctx.Err() != nil {
 			return

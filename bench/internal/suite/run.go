@@ -47,13 +47,15 @@ func Run(ctx context.Context, cfg Config, a, b proc.Spec, prog Progress) (*repor
 	}
 	r := &runner{cfg: cfg, a: a, b: b, prog: prog, data: &report.Data{}, noConsumers: make(map[string]string)}
 	r.data.Meta = r.meta(ctx)
-	r.compare(ctx)
-	if err := ctx.Err(); err != nil {
-		return r.data, err
-	}
-	r.durables(ctx)
-	if err := ctx.Err(); err != nil {
-		return r.data, err
+	if !cfg.GrowthOnly {
+		r.compare(ctx)
+		if err := ctx.Err(); err != nil {
+			return r.data, err
+		}
+		r.durables(ctx)
+		if err := ctx.Err(); err != nil {
+			return r.data, err
+		}
 	}
 	r.growth(ctx)
 	r.data.Meta.Finished = time.Now()

@@ -1,0 +1,119 @@
+package index
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// EncodeTo writes the checkpoint of x and trailer to w (the format is in
+// doc.go and checkpoint.go) through a small buffer, so that a checkpoint of
+// a large index (4 bytes per message) never sits in memory whole. It
+// returns the bytes written.
+func EncodeTo(w io.Writer, x *Index, trailer []byte) (int64, error) {
+	size := encodedSize(x, trailer)
+	e := &encoder{w: w, h: xxhash.New(), buf: make([]byte, 0, encodeBuf)}
+	e.bytes([]byte(CheckpointMagic))
+	e.bytes([]byte{CheckpointVersion, 0, 0, 0})
+	e.u64(uint64(size - checkpointHead - 8))
+	e.u32(uint32(len(x.Seqs.blocks)))
+	for _, bl := range x.Seqs.blocks {
+		e.u32(uint32(bl.seg))
+		e.u64(bl.base)
+		e.u32(uint32(bl.n))
+		for i := range bl.n {
+			e.u32(bl.off(i))
+		}
+		e.u32(uint32(len(bl.del)))
+		for _, w := range bl.del {
+			e.u64(w)
+		}
+	}
+	e.u32(uint32(len(x.Subj.byName)))
+	for name, s := range x.Subj.byName {
+		e.u16(uint16(len(name)))
+		e.str(name)
+		e.u64(s.Msgs)
+		e.u64(s.First)
+		e.u64(s.Last)
+		e.u32(uint32(s.list.n))
+		e.u64(s.list.last)
+		e.u32(uint32(len(s.list.marks)))
+		for _, m := range s.list.marks {
+			e.u64(m.seq)
+			e.u32(m.off)
+		}
+		e.u32(uint32(len(s.list.buf)))
+		e.bytes(s.list.buf)
+	}
+	e.u32(uint32(len(trailer)))
+	e.bytes(trailer)
+	e.flush()
+	if e.err == nil {
+		e.buf = binary.LittleEndian.AppendUint64(e.buf[:0], e.h.Sum64())
+		e.write(e.buf)
+	}
+	if e.err == nil && e.n != int64(size) {
+		return e.n, fmt.Errorf("index checkpoint: wrote %d bytes, expected %d", e.n, size)
+	}
+	return e.n, e.err
+}
+
+const encodeBuf = 64 << 10
+
+// encoder buffers, hashes and writes the checkpoint's bytes.
+type encoder struct {
+	w   io.Writer
+	h   *xxhash.Digest
+	buf []byte
+	n   int64
+	err error
+}
+
+func (e *encoder) write(b []byte) {
+	if e.err != nil {
+		return
+	}
+	n, err := e.w.Write(b)
+	e.n += int64(n)
+	if err == nil && n != len(b) {
+		err = io.ErrShortWrite
+	}
+	e.err = err
+}
+
+func (e *encoder) flush() {
+	e.h.Write(e.buf)
+	e.write(e.buf)
+	e.buf = e.buf[:0]
+}
+
+func (e *encoder) room(n int) {
+	if len(e.buf)+n > cap(e.buf) {
+		e.flush()
+	}
+}
+
+func (e *encoder) u16(v uint16) { e.room(2); e.buf = binary.LittleEndian.AppendUint16(e.buf, v) }
+func (e *encoder) u32(v uint32) { e.room(4); e.buf = binary.LittleEndian.AppendUint32(e.buf, v) }
+func (e *encoder) u64(v uint64) { e.room(8); e.buf = binary.LittleEndian.AppendUint64(e.buf, v) }
+
+func (e *encoder) bytes(b []byte) {
+	for len(b) > 0 {
+		e.room(1)
+		n := copy(e.buf[len(e.buf):cap(e.buf)], b)
+		e.buf = e.buf[:len(e.buf)+n]
+		b = b[n:]
+	}
+}
+
+func (e *encoder) str(s string) {
+	for len(s) > 0 {
+		e.room(1)
+		n := copy(e.buf[len(e.buf):cap(e.buf)], s)
+		e.buf = e.buf[:len(e.buf)+n]
+		s = s[n:]
+	}
+}
