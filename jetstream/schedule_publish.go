@@ -64,9 +64,9 @@ func (s *stream) checkSchedule(m *server.Msg, h *pubHeaders, pol schedPolicy) (*
 			return refuse(api.ErrMessageSchedulesRollupInvalid)
 		case len(ttl) > 0 && !pol.allowTTL:
 			return refuse(api.ErrMessageTTLDisabled)
-		case target == "" || !subject.ValidPublish(target) || target == m.Subject:
+		case target == "" || !subject.ValidLiteral(target) || target == m.Subject:
 			return refuse(api.ErrMessageSchedulesTargetInvalid)
-		case source != "" && (source == target || source == m.Subject || !subject.ValidPublish(source)):
+		case source != "" && (source == target || source == m.Subject || !subject.ValidLiteral(source)):
 			return refuse(api.ErrMessageSchedulesSourceInvalid)
 		case !overlapsAny(pol.subjects, target):
 			return refuse(api.ErrMessageSchedulesTargetInvalid)
@@ -89,7 +89,7 @@ func (s *stream) checkSchedule(m *server.Msg, h *pubHeaders, pol schedPolicy) (*
 		scheduler := string(headerValue(m.Header, hdrScheduler))
 		switch {
 		case string(nextVal) != scheduleNextPurge,
-			scheduler == "" || scheduler == m.Subject || !subject.ValidPublish(scheduler):
+			scheduler == "" || scheduler == m.Subject || !subject.ValidLiteral(scheduler):
 			return refuse(api.ErrMessageSchedulesSchedulerInval)
 		case !pol.allow:
 			return refuse(api.ErrMessageSchedulesDisabled)
