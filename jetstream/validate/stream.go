@@ -171,6 +171,9 @@ func Stream(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 	if aerr := NormalizeSchedules(&cfg); aerr != nil { // schedules.go
 		return api.StreamConfig{}, aerr
 	}
+	if aerr := checkPersistMode(&cfg); aerr != nil { // persist.go
+		return api.StreamConfig{}, aerr
+	}
 	if aerr := checkAtomicConfig(&cfg); aerr != nil {
 		return api.StreamConfig{}, aerr
 	}
