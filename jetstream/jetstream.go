@@ -307,7 +307,6 @@ func (js *JetStream) sweepLoop() {
 				s.saveDedupeIfDue(now)
 				s.expireTTLs(now)
 				s.saveTTLsIfDue(now)
-				s.fireSchedules(now) // schedule_fire.go
 			}
 		}
 	}

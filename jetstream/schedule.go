@@ -29,8 +29,8 @@ import (
 // durable before its schedule moves on or is removed; if the server dies in
 // between, the rebuild sees the produced message after the schedule and
 // applies it then, so a schedule never fires twice for the same time.
-// Firing runs in the stream sweep, once a second (nats-server checks at
-// least every 250 ms), so a schedule fires up to about a second late.
+// A timer per stream fires the earliest schedule; as in nats-server it
+// waits at least 250 ms, so bursts of due schedules are handled together.
 
 // schedEntry is one schedule: the message holding it and when it fires.
 type schedEntry struct {
@@ -39,13 +39,79 @@ type schedEntry struct {
 	inflight bool  // fired; its produced message is not stored yet
 }
 
-// schedTable is the stream's schedules by subject. mu is a leaf lock: it
-// is taken under pmu (from onAppended) and never held while taking another.
+// schedTable is the stream's schedules by subject, and the timer that
+// fires them. mu is a leaf lock: it is taken under pmu (from onAppended)
+// and never held while taking another.
 type schedTable struct {
-	n  atomic.Int32 // len(bySubj), read without mu on the append path
+	n     atomic.Int32 // len(bySubj), read without mu on the append path
+	onDue func()       // fires what is due; set once by newStream
+
 	mu sync.Mutex
 	// guarded by mu
-	bySubj map[string]*schedEntry
+	bySubj   map[string]*schedEntry
+	timer    *time.Timer
+	deadline int64 // when timer fires (unix ns); 0: not armed
+	running  bool  // onDue is running; it re-arms the timer when done
+	stopped  bool  // the stream is closed
+}
+
+// schedMinWait is the shortest wait the timer is armed for.
+const schedMinWait = 250 * time.Millisecond
+
+// armLocked makes the timer fire by at, unless it already fires sooner or
+// onDue is running (it re-arms when done). Caller holds mu.
+func (t *schedTable) armLocked(at int64) {
+	if t.stopped || t.running || t.onDue == nil {
+		return
+	}
+	wait := max(time.Until(time.Unix(0, at)), schedMinWait)
+	deadline := time.Now().Add(wait).UnixNano()
+	if t.deadline != 0 && deadline >= t.deadline {
+		return
+	}
+	t.deadline = deadline
+	if t.timer == nil {
+		t.timer = time.AfterFunc(wait, t.run)
+		return
+	}
+	t.timer.Reset(wait)
+}
+
+// run is the timer's function: it fires what is due, then re-arms for the
+// earliest schedule not in flight.
+func (t *schedTable) run() {
+	t.mu.Lock()
+	if t.stopped || t.running {
+		t.mu.Unlock()
+		return
+	}
+	t.running, t.deadline = true, 0
+	t.mu.Unlock()
+
+	t.onDue()
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.running = false
+	earliest := int64(0)
+	for _, e := range t.bySubj {
+		if !e.inflight && (earliest == 0 || e.at < earliest) {
+			earliest = e.at
+		}
+	}
+	if earliest != 0 {
+		t.armLocked(earliest)
+	}
+}
+
+// stop disarms the timer for good (the stream is closing).
+func (t *schedTable) stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopped = true
+	if t.timer != nil {
+		t.timer.Stop()
+	}
 }
 
 // set records the schedule stored at seq on subj, replacing an older one.
@@ -60,6 +126,7 @@ func (t *schedTable) set(subj string, seq uint64, at int64) {
 	}
 	t.bySubj[strings.Clone(subj)] = &schedEntry{seq: seq, at: at}
 	t.n.Store(int32(len(t.bySubj)))
+	t.armLocked(at)
 }
 
 // advance moves the schedule on subj, if older than seq (the produced
@@ -69,6 +136,7 @@ func (t *schedTable) advance(subj string, seq uint64, at int64) {
 	defer t.mu.Unlock()
 	if e := t.bySubj[subj]; e != nil && e.seq < seq {
 		e.at, e.inflight = at, false
+		t.armLocked(at)
 	}
 }
 
@@ -83,12 +151,13 @@ func (t *schedTable) removeBefore(subj string, seq uint64) {
 }
 
 // retry makes a fired schedule whose produced message was not stored due
-// again.
+// again, trying no sooner than a second later.
 func (t *schedTable) retry(subj string, seq uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.bySubj[subj]; e != nil && e.seq == seq {
 		e.inflight = false
+		t.armLocked(time.Now().Add(time.Second).UnixNano())
 	}
 }
 

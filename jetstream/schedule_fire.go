@@ -90,7 +90,7 @@ func producedMessage(sm *store.Msg, d dueSchedule, now time.Time, st store.Strea
 	out = natshdr.AppendString(out, hdrScheduler, d.subj)
 	n := &schedNote{scheduler: d.subj}
 	if repeat {
-		out = natshdr.AppendString(out, hdrScheduleNext, next.UTC().Format(time.RFC3339Nano))
+		out = natshdr.AppendString(out, hdrScheduleNext, next.Format(time.RFC3339Nano))
 		n.next = next.UnixNano()
 	} else {
 		out = natshdr.AppendString(out, hdrScheduleNext, scheduleNextPurge)

@@ -51,10 +51,8 @@ func scheduleTimeZone(hdr []byte) (loc *time.Location, ok bool) {
 //   - "@every <Go duration>": repeatedly, at least a second apart, no time
 //     zone header. A firing missed (say while the server was down) is
 //     made up once, not once per missed interval.
-//
-// nats-server also accepts cron expressions (and @hourly-style names, in
-// the zone of Nats-Schedule-Time-Zone); jetwal does not implement them yet
-// and refuses them as an invalid pattern.
+//   - a cron pattern or an @hourly-style name (schedule_cron.go), in the
+//     zone of Nats-Schedule-Time-Zone.
 func parseSchedule(pattern string, loc *time.Location, ts int64, now time.Time) (next time.Time, repeat, ok bool) {
 	switch {
 	case pattern == "":
@@ -79,7 +77,7 @@ func parseSchedule(pattern string, loc *time.Location, ts int64, now time.Time) 
 		}
 		return next, true, true
 	}
-	return time.Time{}, false, false
+	return nextCron(pattern, loc, ts, now)
 }
 
 // headerLookup is natshdr.Get that also tells a header present with an

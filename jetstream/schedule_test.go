@@ -81,8 +81,8 @@ func TestScheduleAtFiresOnce(t *testing.T) {
 		t.Fatalf("the stored schedule has Nats-Rollup %q, want sub", got)
 	}
 	m := waitLast(t, s, "out.a", 0, 20*time.Second)
-	if string(m.Data) != "hello" {
-		t.Fatalf("produced body %q", m.Data)
+	if string(m.Data) != "hello" || len(m.Header) != 4 {
+		t.Fatalf("produced body %q, headers %v (want 4)", m.Data, m.Header)
 	}
 	for k, want := range map[string]string{
 		"Nats-Scheduler": "sched.a", "Nats-Schedule-Next": "purge", "Nats-TTL": "5m", "X-Keep": "yes",
@@ -173,7 +173,9 @@ func TestScheduleRefusals(t *testing.T) {
 		{"bad pattern, disabled", "plain.a", map[string]string{"Nats-Schedule": "@at soon"}, api.ErrMessageSchedulesDisabled},
 		{"bad @at", "sched.a", map[string]string{"Nats-Schedule": "@at soon", "Nats-Schedule-Target": "out.a"}, api.ErrMessageSchedulesPatternInvalid},
 		{"@every under a second", "sched.a", map[string]string{"Nats-Schedule": "@every 500ms", "Nats-Schedule-Target": "out.a"}, api.ErrMessageSchedulesPatternInvalid},
-		{"cron (not implemented)", "sched.a", map[string]string{"Nats-Schedule": "0 * * * * *", "Nats-Schedule-Target": "out.a"}, api.ErrMessageSchedulesPatternInvalid},
+		{"bad cron", "sched.a", map[string]string{"Nats-Schedule": "61 * * * * *", "Nats-Schedule-Target": "out.a"}, api.ErrMessageSchedulesPatternInvalid},
+		{"bad cron in a valid zone", "sched.a", map[string]string{"Nats-Schedule": "invalid", "Nats-Schedule-Target": "out.a", "Nats-Schedule-Time-Zone": "UTC"}, api.ErrMessageSchedulesPatternInvalid},
+		{"cron in an unknown zone", "sched.a", map[string]string{"Nats-Schedule": "0 * * * * *", "Nats-Schedule-Target": "out.a", "Nats-Schedule-Time-Zone": "Not/A/Zone"}, api.ErrMessageSchedulesTimeZoneInval},
 		{"@at with a time zone", "sched.a", map[string]string{"Nats-Schedule": at, "Nats-Schedule-Target": "out.a", "Nats-Schedule-Time-Zone": "Europe/Amsterdam"}, api.ErrMessageSchedulesPatternInvalid},
 		{"unknown time zone", "sched.a", map[string]string{"Nats-Schedule": at, "Nats-Schedule-Target": "out.a", "Nats-Schedule-Time-Zone": "Nowhere/Land"}, api.ErrMessageSchedulesTimeZoneInval},
 		{"no target", "sched.a", map[string]string{"Nats-Schedule": at}, api.ErrMessageSchedulesTargetInvalid},
@@ -330,4 +332,49 @@ func TestScheduleFiredBeforeCrashNotRefired(t *testing.T) {
 	if n := ts.js.lookup("S").sched.n.Load(); n != 0 {
 		t.Fatalf("%d schedules pending after the restart, want 0", n)
 	}
+}
+
+// TestScheduleCronInZone: a cron schedule with a time zone fires every
+// second, naming its next firing in that zone.
+func TestScheduleCronInZone(t *testing.T) {
+	ts := startServer(t, Config{})
+	js, _ := njs.New(ts.connect())
+	s := schedStream(t, js)
+	if _, err := publishSchedule(js, "sched.c", "cron", map[string]string{
+		"Nats-Schedule": "* * * * * *", "Nats-Schedule-Time-Zone": "Asia/Kolkata", "Nats-Schedule-Target": "out.c",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	first := waitLast(t, s, "out.c", 0, 20*time.Second)
+	second := waitLast(t, s, "out.c", first.Sequence, 20*time.Second)
+	next := second.Header.Get("Nats-Schedule-Next")
+	if !strings.HasSuffix(next, "+05:30") {
+		t.Fatalf("next firing %q is not in the schedule's zone", next)
+	}
+}
+
+// TestScheduleReplacedByPlainMessage: a message without a schedule on a
+// schedule's subject cancels it; a produced message landing on another
+// schedule's subject does not.
+func TestScheduleReplacedByPlainMessage(t *testing.T) {
+	ts := startServer(t, Config{})
+	js, _ := njs.New(ts.connect())
+	s := schedStream(t, js)
+	if _, err := publishSchedule(js, "sched.x", "", map[string]string{"Nats-Schedule": atIn(time.Hour), "Nats-Schedule-Target": "out.x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := publishSchedule(js, "sched.x", "plain", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := ts.js.lookup("S").sched.n.Load(); n != 0 {
+		t.Fatalf("%d schedules pending after a plain message replaced the only one", n)
+	}
+	// sched.a fires soon onto sched.b, which holds a later schedule of its own.
+	if _, err := publishSchedule(js, "sched.b", "b", map[string]string{"Nats-Schedule": atIn(3 * time.Second), "Nats-Schedule-Target": "out.b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := publishSchedule(js, "sched.a", "a", map[string]string{"Nats-Schedule": atIn(0), "Nats-Schedule-Target": "sched.b"}); err != nil {
+		t.Fatal(err)
+	}
+	waitLast(t, s, "out.b", 0, 20*time.Second)
 }

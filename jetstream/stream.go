@@ -95,6 +95,7 @@ func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir strin
 		dedup:   newDedupe(int64(cfg.Duplicates)),
 	}
 	s.onAppend = s.onAppended
+	s.sched.onDue = func() { s.fireSchedules(time.Now()) } // schedule.go
 	var err error
 	if s.xf, err = newXforms(&cfg); err != nil {
 		js.log.Warn("stream subject transform or republish not applied", "stream", s.name, "error", err)

@@ -335,6 +335,7 @@ func (js *JetStream) deleteStream(name string) *api.ApiError {
 		x.Unsubscribe()
 	}
 	s.stopFeeds()
+	s.sched.stop() // schedule.go
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
@@ -454,6 +455,7 @@ func (s *stream) close() error {
 		x.Unsubscribe()
 	}
 	s.stopFeeds()
+	s.sched.stop() // schedule.go
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
