@@ -25,6 +25,13 @@ type schedPolicy struct {
 	subjects        []string
 }
 
+// schedPolicy reads the policy from the stream's config.
+func (s *stream) schedPolicy() schedPolicy {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return schedPolicy{allow: s.cfg.AllowMsgSchedules, allowTTL: s.cfg.AllowMsgTTL, subjects: s.cfg.Subjects}
+}
+
 // checkSchedule applies the schedule headers of a client's message, in
 // nats-server's order and with its errors. A schedule message gets a
 // Nats-Rollup: sub header when it has none, so a newer schedule on the

@@ -378,3 +378,32 @@ func TestScheduleReplacedByPlainMessage(t *testing.T) {
 	}
 	waitLast(t, s, "out.b", 0, 20*time.Second)
 }
+
+// TestScheduleInAtomicBatch: a schedule stored by an atomic batch gets its
+// rollup and fires like a published one; an invalid one fails the batch
+// with the schedule's error.
+func TestScheduleInAtomicBatch(t *testing.T) {
+	ts := startServer(t, Config{})
+	nc := ts.connect()
+	js, _ := njs.New(nc)
+	s, err := js.CreateStream(context.Background(), njs.StreamConfig{
+		Name: "S", Subjects: []string{"sched.>", "out.>"}, AllowMsgSchedules: true, AllowAtomicPublish: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batchMsg(t, nc, "out.before", "b1", 1, "")
+	r := batchMsg(t, nc, "sched.b", "b1", 2, "1", "Nats-Schedule", atIn(time.Second), "Nats-Schedule-Target", "out.b")
+	if got, want := string(r.Data), `{"stream":"S","seq":2,"batch":"b1","count":2}`; got != want {
+		t.Fatalf("commit PubAck %s, want %s", got, want)
+	}
+	if m, err := s.GetMsg(context.Background(), 2); err != nil || m.Header.Get("Nats-Rollup") != "sub" {
+		t.Fatalf("stored schedule: %v %v", m, err)
+	}
+	waitLast(t, s, "out.b", 0, 20*time.Second)
+	waitGone(t, s, 2, 10*time.Second)
+
+	batchMsg(t, nc, "out.before", "b2", 1, "")
+	r = batchMsg(t, nc, "sched.c", "b2", 2, "1", "Nats-Schedule", "@every 10ms", "Nats-Schedule-Target", "out.c")
+	wantBatchError(t, r, api.ErrMessageSchedulesPatternInvalid, "message schedules pattern is invalid")
+}
