@@ -52,6 +52,7 @@ type schedTable struct {
 	timer    *time.Timer
 	deadline int64 // when timer fires (unix ns); 0: not armed
 	running  bool  // onDue is running; it re-arms the timer when done
+	started  bool  // the stream serves (subscribed): the timer may run
 	stopped  bool  // the stream is closed
 }
 
@@ -61,7 +62,7 @@ const schedMinWait = 250 * time.Millisecond
 // armLocked makes the timer fire by at, unless it already fires sooner or
 // onDue is running (it re-arms when done). Caller holds mu.
 func (t *schedTable) armLocked(at int64) {
-	if t.stopped || t.running || t.onDue == nil {
+	if !t.started || t.stopped || t.running || t.onDue == nil {
 		return
 	}
 	wait := max(time.Until(time.Unix(0, at)), schedMinWait)
@@ -75,6 +76,32 @@ func (t *schedTable) armLocked(at int64) {
 		return
 	}
 	t.timer.Reset(wait)
+}
+
+// start lets the timer run, from when the stream serves its subjects: a
+// stream object opened but never served (a cluster leader that lost a
+// race, a failed open) must not fire. Idempotent.
+func (t *schedTable) start() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.started {
+		return
+	}
+	t.started = true
+	t.armEarliestLocked()
+}
+
+// armEarliestLocked arms the timer for the earliest schedule not in flight.
+func (t *schedTable) armEarliestLocked() {
+	earliest := int64(0)
+	for _, e := range t.bySubj {
+		if !e.inflight && (earliest == 0 || e.at < earliest) {
+			earliest = e.at
+		}
+	}
+	if earliest != 0 {
+		t.armLocked(earliest)
+	}
 }
 
 // run is the timer's function: it fires what is due, then re-arms for the
@@ -93,15 +120,7 @@ func (t *schedTable) run() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.running = false
-	earliest := int64(0)
-	for _, e := range t.bySubj {
-		if !e.inflight && (earliest == 0 || e.at < earliest) {
-			earliest = e.at
-		}
-	}
-	if earliest != 0 {
-		t.armLocked(earliest)
-	}
+	t.armEarliestLocked()
 }
 
 // stop disarms the timer for good (the stream is closing).

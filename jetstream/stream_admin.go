@@ -132,6 +132,7 @@ func (js *JetStream) subscribeStream(s *stream, old []*server.Subscription) erro
 	for _, x := range old {
 		x.Unsubscribe()
 	}
+	s.sched.start() // the stream serves: its schedules may fire (schedule.go)
 	return nil
 }
 
