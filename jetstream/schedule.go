@@ -56,8 +56,11 @@ type schedTable struct {
 	stopped  bool  // the stream is closed
 }
 
-// schedMinWait is the shortest wait the timer is armed for.
-const schedMinWait = 250 * time.Millisecond
+// schedMinWait and schedMaxWait bound the timer's wait.
+const (
+	schedMinWait = 250 * time.Millisecond
+	schedMaxWait = 24 * time.Hour
+)
 
 // armLocked makes the timer fire by at, unless it already fires sooner or
 // onDue is running (it re-arms when done). Caller holds mu.
@@ -65,7 +68,9 @@ func (t *schedTable) armLocked(at int64) {
 	if !t.started || t.stopped || t.running || t.onDue == nil {
 		return
 	}
-	wait := max(time.Until(time.Unix(0, at)), schedMinWait)
+	// A far schedule is waited for a day at a time: the timer then finds
+	// nothing due and re-arms.
+	wait := min(max(time.Until(time.Unix(0, at)), schedMinWait), schedMaxWait)
 	deadline := time.Now().Add(wait).UnixNano()
 	if t.deadline != 0 && deadline >= t.deadline {
 		return
@@ -223,13 +228,13 @@ func (s *stream) scheduleStored(subj string, seq uint64, n *schedNote) {
 		}
 		return
 	}
-	if n.at != 0 {
+	if n.schedule {
 		s.sched.set(subj, seq, n.at)
 	}
 	if n.scheduler == "" {
 		return
 	}
-	if n.next != 0 {
+	if n.repeat {
 		s.sched.advance(n.scheduler, seq, n.next)
 		return
 	}
@@ -267,7 +272,7 @@ func (s *stream) recoverSchedule(m *store.Msg, now time.Time, r *schedRecovery) 
 	if pattern := headerValue(m.Header, hdrSchedule); len(pattern) > 0 {
 		if loc, ok := scheduleTimeZone(m.Header); ok {
 			if at, _, ok := parseSchedule(string(pattern), loc, m.Time, now); ok && !at.IsZero() {
-				s.sched.set(m.Subject, m.Seq, at.UnixNano())
+				s.sched.set(m.Subject, m.Seq, schedNanos(at))
 			}
 		}
 	}
@@ -290,7 +295,7 @@ func (s *stream) recoverSchedule(m *store.Msg, now time.Time, r *schedRecovery) 
 		r.purge[scheduler] = m.Seq
 	default:
 		if t, err := time.Parse(time.RFC3339Nano, next); err == nil {
-			s.sched.advance(scheduler, m.Seq, t.UnixNano())
+			s.sched.advance(scheduler, m.Seq, schedNanos(t))
 		}
 	}
 }

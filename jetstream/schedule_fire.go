@@ -18,7 +18,7 @@ func (s *stream) fireSchedules(now time.Time) {
 
 // fireSchedule produces the message of one due schedule. A schedule whose
 // message is gone or no longer valid is dropped; one whose produced message
-// cannot be stored is tried again at the next sweep.
+// cannot be stored is tried again a second later.
 func (s *stream) fireSchedule(d dueSchedule, now time.Time) {
 	var sm store.Msg
 	if err := s.store.Load(d.seq, &sm); err != nil || sm.Subject != d.subj {
@@ -91,7 +91,7 @@ func producedMessage(sm *store.Msg, d dueSchedule, now time.Time, st store.Strea
 	n := &schedNote{scheduler: d.subj}
 	if repeat {
 		out = natshdr.AppendString(out, hdrScheduleNext, next.Format(time.RFC3339Nano))
-		n.next = next.UnixNano()
+		n.repeat, n.next = true, schedNanos(next)
 	} else {
 		out = natshdr.AppendString(out, hdrScheduleNext, scheduleNextPurge)
 	}

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"time"
 
@@ -79,6 +80,23 @@ func parseSchedule(pattern string, loc *time.Location, ts int64, now time.Time) 
 	}
 	return nextCron(pattern, loc, ts, now)
 }
+
+// schedNanos is t in unix ns, clamped to what an int64 holds: an @at in
+// the year 9999 waits for ever instead of wrapping round into the past.
+func schedNanos(t time.Time) int64 {
+	switch {
+	case t.After(maxSchedTime):
+		return math.MaxInt64
+	case t.Before(minSchedTime):
+		return math.MinInt64
+	}
+	return t.UnixNano()
+}
+
+var (
+	maxSchedTime = time.Unix(0, math.MaxInt64)
+	minSchedTime = time.Unix(0, math.MinInt64)
+)
 
 // headerLookup is natshdr.Get that also tells a header present with an
 // empty value from an absent one.

@@ -13,9 +13,11 @@ import (
 // schedNote is what a stored message means to the stream's schedule table
 // (schedule.go); the publish path attaches it to the pending append.
 type schedNote struct {
-	at        int64  // a schedule message: when it fires first (unix ns)
+	schedule  bool   // a schedule message, first firing at
+	at        int64  // unix ns
 	scheduler string // a produced or purge message: the schedule's subject
-	next      int64  // with scheduler: the next firing (unix ns); 0 purges the schedule
+	repeat    bool   // with scheduler: the schedule moves on to next; otherwise it is removed
+	next      int64  // unix ns
 }
 
 // schedPolicy is the part of the stream config the schedule checks read,
@@ -89,7 +91,7 @@ func (s *stream) checkSchedule(m *server.Msg, h *pubHeaders, pol schedPolicy) (*
 		case string(h.rollup) != rollupSubject:
 			return refuse(api.ErrMessageSchedulesRollupInvalid)
 		}
-		note = &schedNote{at: next.UnixNano()}
+		note = &schedNote{schedule: true, at: schedNanos(next)}
 	}
 	if nextVal := headerValue(m.Header, hdrScheduleNext); len(nextVal) > 0 {
 		// A client may send Nats-Schedule-Next only to remove a schedule.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -406,4 +407,28 @@ func TestScheduleInAtomicBatch(t *testing.T) {
 	batchMsg(t, nc, "out.before", "b2", 1, "")
 	r = batchMsg(t, nc, "sched.c", "b2", 2, "1", "Nats-Schedule", "@every 10ms", "Nats-Schedule-Target", "out.c")
 	wantBatchError(t, r, api.ErrMessageSchedulesPatternInvalid, "message schedules pattern is invalid")
+}
+
+// TestScheduleAtExtremes: an @at at the Unix epoch is in the past and
+// fires at once; one in the year 9999 (beyond what nanoseconds since the
+// epoch hold) waits instead of wrapping round into the past.
+func TestScheduleAtExtremes(t *testing.T) {
+	ts := startServer(t, Config{})
+	js, _ := njs.New(ts.connect())
+	s := schedStream(t, js)
+	if _, err := publishSchedule(js, "sched.far", "", map[string]string{"Nats-Schedule": "@at 9999-12-31T23:59:59Z", "Nats-Schedule-Target": "out.far"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := publishSchedule(js, "sched.epoch", "", map[string]string{"Nats-Schedule": "@at 1970-01-01T00:00:00Z", "Nats-Schedule-Target": "out.epoch"}); err != nil {
+		t.Fatal(err)
+	}
+	waitLast(t, s, "out.epoch", 0, 20*time.Second)
+	waitGone(t, s, 2, 10*time.Second)
+	tbl := &ts.js.lookup("S").sched
+	tbl.mu.Lock()
+	e := tbl.bySubj["sched.far"]
+	tbl.mu.Unlock()
+	if e == nil || e.at != math.MaxInt64 || e.inflight {
+		t.Fatalf("the far schedule: %+v", e)
+	}
 }
