@@ -63,3 +63,30 @@ func TestScheduleCronNext(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSchedulePattern: any Nats-Schedule value, time zone and time either
+// is refused or gives a firing time; a repeating one is never in the past
+// by more than the rounding to a second.
+func FuzzSchedulePattern(f *testing.F) {
+	for _, s := range []string{"@at 2030-01-01T00:00:00Z", "@every 1s", "@every 1h30m", "* * * * * *", "*/5 1-3 * 1,15 jan-mar mon",
+		"@hourly", "@weekly", "0 0 0 31 2 *", "10/20 * * * * ?", "@at 9999-12-31T23:59:59Z", ""} {
+		f.Add(s, "", int64(0))
+		f.Add(s, "Europe/Amsterdam", time.Now().UnixNano())
+	}
+	f.Fuzz(func(t *testing.T, pattern, zone string, ts int64) {
+		var loc *time.Location
+		if zone != "" {
+			l, err := time.LoadLocation(zone)
+			if err != nil {
+				return
+			}
+			loc = l
+		}
+		now := time.Now()
+		next, repeat, ok := parseSchedule(pattern, loc, ts, now)
+		if ok && repeat && next.Before(now.Add(-time.Second)) {
+			t.Fatalf("%q in %q from %d: next %v is in the past", pattern, zone, ts, next)
+		}
+		_ = schedNanos(next)
+	})
+}
