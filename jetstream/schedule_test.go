@@ -432,3 +432,27 @@ func TestScheduleAtExtremes(t *testing.T) {
 		t.Fatalf("the far schedule: %+v", e)
 	}
 }
+
+// TestScheduleEverySurvivesRestart: a repeating schedule goes on firing
+// after a clean restart, from the next firing its last produced message
+// named.
+func TestScheduleEverySurvivesRestart(t *testing.T) {
+	ts := startServer(t, Config{})
+	js, _ := njs.New(ts.connect())
+	s := schedStream(t, js)
+	if _, err := publishSchedule(js, "sched.e", "tick", map[string]string{"Nats-Schedule": "@every 1s", "Nats-Schedule-Target": "out.e"}); err != nil {
+		t.Fatal(err)
+	}
+	before := waitLast(t, s, "out.e", 0, 20*time.Second)
+	ts = ts.restart()
+	js, _ = njs.New(ts.connect())
+	s, err := js.Stream(context.Background(), "S")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := waitLast(t, s, "out.e", before.Sequence, 20*time.Second)
+	waitLast(t, s, "out.e", after.Sequence, 20*time.Second)
+	if _, err := s.GetMsg(context.Background(), 1); err != nil {
+		t.Fatalf("the repeating schedule is gone after the restart: %v", err)
+	}
+}
