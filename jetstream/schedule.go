@@ -174,17 +174,6 @@ func (t *schedTable) removeBefore(subj string, seq uint64) {
 	}
 }
 
-// retry makes a fired schedule whose produced message was not stored due
-// again, trying no sooner than a second later.
-func (t *schedTable) retry(subj string, seq uint64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if e := t.bySubj[subj]; e != nil && e.seq == seq {
-		e.inflight = false
-		t.armLocked(time.Now().Add(time.Second).UnixNano())
-	}
-}
-
 // dueSchedule is a schedule to fire.
 type dueSchedule struct {
 	subj string

@@ -17,8 +17,10 @@ func (s *stream) fireSchedules(now time.Time) {
 }
 
 // fireSchedule produces the message of one due schedule. A schedule whose
-// message is gone or no longer valid is dropped; one whose produced message
-// cannot be stored is tried again a second later.
+// message is gone or no longer valid is dropped. One whose produced message
+// cannot be stored (a sealed stream, a limit, a store failure) stays in
+// flight, not fired again until the stream is next opened, as nats-server
+// keeps it until a leader change.
 func (s *stream) fireSchedule(d dueSchedule, now time.Time) {
 	var sm store.Msg
 	if err := s.store.Load(d.seq, &sm); err != nil || sm.Subject != d.subj {
@@ -35,7 +37,6 @@ func (s *stream) fireSchedule(d dueSchedule, now time.Time) {
 	rp := s.xf.target(m.Subject)
 	s.cfgMu.RUnlock()
 	if sealed {
-		s.sched.retry(d.subj, d.seq)
 		return
 	}
 	var ttl time.Duration
@@ -50,7 +51,6 @@ func (s *stream) fireSchedule(d dueSchedule, now time.Time) {
 	res := s.appendMsg(m, &h, "", rollup, max(ttl, 0), rp, nil)
 	if res.aerr != nil {
 		s.js.log.Warn("storing a scheduled message", "stream", s.name, "schedule", d.subj, "target", m.Subject, "error", res.aerr.Description)
-		s.sched.retry(d.subj, d.seq)
 	}
 	s.finishAppend(&res)
 }
