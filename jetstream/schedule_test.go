@@ -456,3 +456,32 @@ func TestScheduleEverySurvivesRestart(t *testing.T) {
 		t.Fatalf("the repeating schedule is gone after the restart: %v", err)
 	}
 }
+
+// TestScheduleSource: a schedule with Nats-Schedule-Source produces the
+// last message of that subject (body and headers); with none there, its
+// own.
+func TestScheduleSource(t *testing.T) {
+	ts := startServer(t, Config{})
+	js, _ := njs.New(ts.connect())
+	s := schedStream(t, js)
+	if _, err := publishSchedule(js, "out.src", "fresh", map[string]string{"X-From": "src"}); err != nil {
+		t.Fatal(err)
+	}
+	for subj, target := range map[string]string{"sched.s1": "out.s1", "sched.s2": "out.s2"} {
+		src := "out.src"
+		if subj == "sched.s2" {
+			src = "out.empty"
+		}
+		if _, err := publishSchedule(js, subj, "own", map[string]string{
+			"Nats-Schedule": atIn(time.Second), "Nats-Schedule-Target": target, "Nats-Schedule-Source": src, "X-From": "schedule",
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := waitLast(t, s, "out.s1", 0, 20*time.Second); string(m.Data) != "fresh" || m.Header.Get("X-From") != "src" || m.Header.Get("Nats-Scheduler") != "sched.s1" {
+		t.Fatalf("produced from the source: %q %v", m.Data, m.Header)
+	}
+	if m := waitLast(t, s, "out.s2", 0, 20*time.Second); string(m.Data) != "own" || m.Header.Get("X-From") != "schedule" || m.Header.Get("Nats-Schedule-Source") != "" {
+		t.Fatalf("produced without a source message: %q %v", m.Data, m.Header)
+	}
+}
