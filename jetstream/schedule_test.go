@@ -16,12 +16,17 @@ import (
 	"github.com/jetwal/jetwal/jetstream/api"
 )
 
-// schedStream creates stream S over sched.> and out.> with message
+// schedStream creates file stream S over sched.> and out.> with message
 // schedules and per-message TTLs.
 func schedStream(t *testing.T, js njs.JetStream) njs.Stream {
 	t.Helper()
+	return schedStreamOn(t, js, njs.FileStorage)
+}
+
+func schedStreamOn(t *testing.T, js njs.JetStream, storage njs.StorageType) njs.Stream {
+	t.Helper()
 	s, err := js.CreateStream(context.Background(), njs.StreamConfig{
-		Name: "S", Subjects: []string{"sched.>", "out.>"}, AllowMsgSchedules: true, AllowMsgTTL: true,
+		Name: "S", Subjects: []string{"sched.>", "out.>"}, AllowMsgSchedules: true, AllowMsgTTL: true, Storage: storage,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -59,11 +64,15 @@ func atIn(d time.Duration) string { return "@at " + time.Now().Add(d).UTC().Form
 // TestScheduleAtFiresOnce: an @at schedule produces one message on its
 // target when due, with the schedule's body and headers less the
 // schedule's own, plus Nats-Scheduler, Nats-Schedule-Next: purge and the
-// schedule's TTL; then the schedule message is removed.
+// schedule's TTL; then the schedule message is removed. File and memory
+// streams alike.
 func TestScheduleAtFiresOnce(t *testing.T) {
-	ts := startServer(t, Config{})
-	js, _ := njs.New(ts.connect())
-	s := schedStream(t, js)
+	forEachStorage(t, func(t *testing.T, ts *testServer, js njs.JetStream, storage njs.StorageType) {
+		testScheduleAtFiresOnce(t, ts, js, schedStreamOn(t, js, storage))
+	})
+}
+
+func testScheduleAtFiresOnce(t *testing.T, ts *testServer, js njs.JetStream, s njs.Stream) {
 	ack, err := publishSchedule(js, "sched.a", "hello", map[string]string{
 		"Nats-Schedule": atIn(2 * time.Second), "Nats-Schedule-Target": "out.a",
 		"Nats-Schedule-TTL": "5m", "Nats-Msg-Id": "m1", "X-Keep": "yes",
