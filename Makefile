@@ -58,7 +58,7 @@ FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzReco
 	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay \
 	./subject:FuzzValidLiteral ./jetstream/validate:FuzzStreamConfig ./jetstream:FuzzPubHeaders \
 	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform ./jetstream:FuzzReadArchive \
-	./raftstore/stream:FuzzStreamEntryDecode
+	./raftstore/stream:FuzzStreamEntryDecode ./jetstream:FuzzSchedulePattern
 
 # Go's fuzz coordinator can report the end of -fuzztime itself as a failure
 # ("context deadline exceeded": it checks its workers' context before the

@@ -39,12 +39,14 @@ func (js *JetStream) registerSnapshotAPI() {
 }
 
 // snapChunkSizes clamps the requested chunk and window sizes and returns
-// the chunk size and how many chunks may be unacknowledged.
+// the chunk size and how many chunks may be unacknowledged. As in
+// nats-server, only 0 means the default; a negative size is clamped to the
+// minimum.
 func snapChunkSizes(chunk, window int) (size, inflight int) {
-	if chunk <= 0 {
+	if chunk == 0 {
 		chunk = snapDefaultChunk
 	}
-	if window <= 0 {
+	if window == 0 {
 		window = snapDefaultWindow
 	}
 	chunk = min(max(chunk, snapMinChunk), snapMaxChunk)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/store"
 )
 
@@ -22,7 +23,8 @@ type checkedMsg struct {
 	rollup byte
 	msgID  string
 	rp     republishTarget
-	val    string // a counter's new value ("" otherwise)
+	val    string     // a counter's new value ("" otherwise)
+	sched  *schedNote // what it means to the schedule table (schedule.go)
 }
 
 // commitBatch checks a complete batch as nats-server does and stores it as
@@ -112,6 +114,7 @@ func (s *stream) commitBatch(id string, staged []stagedMsg, reply string) {
 			s.ttls.add(m.Time+int64(c.ttl), m.Seq)
 			s.ttlChanged = true
 		}
+		s.scheduleStored(m.Subject, m.Seq, c.sched) // schedule.go
 		s.watch.notify()
 		if !s.notifyConsumers(m.Subject) {
 			s.storedUnwanted(m.Seq)
@@ -249,6 +252,14 @@ func (s *stream) checkBatchMsg(i int, subj string, st *stagedMsg, written, ids m
 		if got := s.lastSeqForSubject(filter); !ok || got != want {
 			return c, api.Errorf(api.ErrStreamWrongLastSequence, "wrong last sequence: %d", got)
 		}
+	}
+	if h.hasSched {
+		// The schedule checks (schedule_publish.go) may add a rollup.
+		m, note, aerr := s.checkSchedule(&server.Msg{Subject: subj, Header: st.hdr, Data: st.data}, &h, s.schedPolicy())
+		if aerr != nil {
+			return c, aerr
+		}
+		st.hdr, c.sched = m.Header, note
 	}
 	if len(h.rollup) > 0 {
 		switch {

@@ -234,7 +234,7 @@ func TestCompatAckNoneHasNoResponder(t *testing.T) {
 	}
 }
 
-// TestCompatRequiredAPILevel: jetwal announces API level 1 and, as
+// TestCompatRequiredAPILevel: jetwal announces API level 3 and, as
 // nats-server, refuses a request whose Nats-Required-Api-Level is higher
 // with 412 (10185), or a DIRECT.GET with a 412 status.
 func TestCompatRequiredAPILevel(t *testing.T) {
@@ -255,7 +255,7 @@ func TestCompatRequiredAPILevel(t *testing.T) {
 		return r
 	}
 	body := `{"name":"S","subjects":["s.*"],"allow_direct":true}`
-	for _, level := range []string{"2", "x"} {
+	for _, level := range []string{"4", "x"} {
 		var r api.StreamCreateResponse
 		if err := json.Unmarshal(req(api.SubjStreamCreate+"S", level, body).Data, &r); err != nil {
 			t.Fatal(err)
@@ -266,16 +266,16 @@ func TestCompatRequiredAPILevel(t *testing.T) {
 		}
 	}
 	var r api.StreamCreateResponse
-	if err := json.Unmarshal(req(api.SubjStreamCreate+"S", "1", body).Data, &r); err != nil || r.Error != nil || r.Config.Metadata[api.MetaServerLevel] != "1" {
-		t.Fatalf("level 1: %+v %v", r.Error, err)
+	if err := json.Unmarshal(req(api.SubjStreamCreate+"S", "3", body).Data, &r); err != nil || r.Error != nil || r.Config.Metadata[api.MetaServerLevel] != "3" {
+		t.Fatalf("level 3: %+v %v", r.Error, err)
 	}
 	nc.Publish("s.a", []byte("x"))
-	if m := req(api.SubjDirectGet+"S", "2", `{"seq":1}`); m.Header.Get("Status") != "412" || m.Header.Get("Description") != "Required Api Level" {
-		t.Fatalf("direct get at level 2: %v", m.Header)
+	if m := req(api.SubjDirectGet+"S", "4", `{"seq":1}`); m.Header.Get("Status") != "412" || m.Header.Get("Description") != "Required Api Level" {
+		t.Fatalf("direct get at level 4: %v", m.Header)
 	}
 	var ai api.AccountInfoResponse
 	requestJSON(t, nc, api.SubjAccountInfo, "", &ai)
-	if ai.API.Level != 1 {
+	if ai.API.Level != 3 {
 		t.Fatalf("account info api level %d", ai.API.Level)
 	}
 }

@@ -47,6 +47,8 @@ type pubHeaders struct {
 	ttl            []byte
 	incr           []byte
 	batch          bool
+	sched          *schedNote // schedule meaning of the message (schedule.go); set by the publish path, not parsed
+	hasSched       bool       // a Nats-Schedule* header is present
 	hasExpLastSeq  bool
 	hasExpSubjSeq  bool
 	hasExpLastMsgI bool
@@ -103,6 +105,8 @@ func parsePubHeaders(hdr []byte) pubHeaders {
 			h.incr = val
 		case eqFold(name, hdrBatchID), eqFold(name, hdrFastBatchID):
 			h.batch = true
+		case hasPrefixFold(name, hdrSchedule):
+			h.hasSched = true
 		}
 	}
 	return h

@@ -129,6 +129,7 @@ func TestSnapshotChunkSizes(t *testing.T) {
 		{1 << 30, 0, 1 << 20, 8},
 		{4096, 1 << 30, 4096, 8192},
 		{64 << 10, 1000, 64 << 10, 1},
+		{-1, -1, 1024, 1}, // nats-server clamps negative sizes, it does not default them
 	} {
 		size, inflight := snapChunkSizes(tc.chunk, tc.window)
 		if size != tc.size || inflight != tc.inflight {

@@ -46,6 +46,7 @@ type stream struct {
 	closed   bool
 	counters map[string]counterEntry // counter values by subject (stream_counter.go), a cache
 	atomic   batchSet                // open atomic batches (batch.go), with a lock of their own
+	sched    schedTable              // message schedules (schedule.go), with a lock of their own
 
 	pmu        sync.Mutex
 	inflight   []pendingAppend // in sequence order; popped by onAppended
@@ -78,6 +79,7 @@ type pendingAppend struct {
 	ttl     int64         // ns until the message expires; 0: none (ttl.go)
 	rp      *republishMsg // non-nil when the stored message is republished
 	val     string        // a counter's new value (stream_counter.go); "" otherwise
+	sched   *schedNote    // what the message means to the schedule table (schedule.go)
 }
 
 func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir string, st store.StreamStore) *stream {
@@ -93,6 +95,7 @@ func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir strin
 		dedup:   newDedupe(int64(cfg.Duplicates)),
 	}
 	s.onAppend = s.onAppended
+	s.sched.onDue = func() { s.fireSchedules(time.Now()) } // schedule.go
 	var err error
 	if s.xf, err = newXforms(&cfg); err != nil {
 		js.log.Warn("stream subject transform or republish not applied", "stream", s.name, "error", err)
@@ -153,7 +156,12 @@ func (s *stream) recover(now time.Time) error {
 			}
 		}
 	}
-	for seq := min(dedupFrom, ttlFrom); seq <= st.LastSeq; seq = m.Seq + 1 {
+	schedFrom := uint64(math.MaxUint64) // no schedules to rebuild
+	if s.cfg.AllowMsgSchedules {
+		schedFrom = st.FirstSeq // schedule.go: they live in the messages only
+	}
+	var sr schedRecovery
+	for seq := min(dedupFrom, ttlFrom, schedFrom); seq <= st.LastSeq; seq = m.Seq + 1 {
 		err := s.store.LoadNext("", seq, &m)
 		if errors.Is(err, store.ErrEOF) {
 			break
@@ -169,8 +177,14 @@ func (s *stream) recover(now time.Time) error {
 				s.ttls.add(m.Time+int64(ttl), m.Seq)
 			}
 		}
+		if m.Seq >= schedFrom {
+			s.recoverSchedule(&m, now, &sr)
+		}
 	}
 	s.dedup.expire(now.UnixNano())
+	if err := s.finishScheduleRecovery(&sr); err != nil {
+		return fmt.Errorf("stream %s: removing fired schedules: %w", s.name, err)
+	}
 	return nil
 }
 
@@ -182,6 +196,7 @@ func (s *stream) handlePublish(m *server.Msg) {
 	cfg := &s.cfg
 	noAck, sealed, maxSize, allowRollup, allowTTL := cfg.NoAck, cfg.Sealed, cfg.MaxMsgSize, cfg.AllowRollup, cfg.AllowMsgTTL
 	allowCounter, allowAtomic := cfg.AllowMsgCounter, cfg.AllowAtomicPublish
+	schedPol := schedPolicy{allow: cfg.AllowMsgSchedules, allowTTL: allowTTL, subjects: cfg.Subjects}
 	xf := s.xf
 	s.cfgMu.RUnlock()
 	if xf.in != nil {
@@ -231,6 +246,13 @@ func (s *stream) handlePublish(m *server.Msg) {
 			return
 		}
 		ttl, m = s.markerMinTTL(ttl, m) // stream_markers.go
+	}
+	if h.hasSched && !h.batch {
+		var aerr *api.ApiError
+		if m, h.sched, aerr = s.checkSchedule(m, &h, schedPol); aerr != nil { // schedule_publish.go
+			s.replyError(reply, aerr)
+			return
+		}
 	}
 	if h.batch {
 		if headerValue(m.Header, hdrBatchID) != nil {
@@ -355,7 +377,7 @@ func (s *stream) appendMsgLocked(m *server.Msg, h *pubHeaders, reply string, rol
 		cm.Data = counterBody(v)
 		m = &cm
 	}
-	p := pendingAppend{seq: s.lastSeq + 1, subject: m.Subject, reply: reply, rollup: rollup, ttl: int64(ttl), val: val}
+	p := pendingAppend{seq: s.lastSeq + 1, subject: m.Subject, reply: reply, rollup: rollup, ttl: int64(ttl), val: val, sched: h.sched}
 	if rp.subject != "" {
 		p.rp = s.newRepublish(rp, m.Subject, m.Header, m.Data)
 	}
@@ -513,6 +535,9 @@ func (s *stream) onAppended(seq uint64, ts int64, err error) {
 	if err == nil && j.p.ttl > 0 {
 		s.ttls.add(ts+j.p.ttl, seq)
 		s.ttlChanged = true
+	}
+	if err == nil {
+		s.scheduleStored(j.p.subject, seq, j.p.sched) // schedule.go
 	}
 	if dd := j.p.dd; dd != nil {
 		j.waiters = takeWaiters(dd)

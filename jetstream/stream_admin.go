@@ -132,6 +132,7 @@ func (js *JetStream) subscribeStream(s *stream, old []*server.Subscription) erro
 	for _, x := range old {
 		x.Unsubscribe()
 	}
+	s.sched.start() // the stream serves: its schedules may fire (schedule.go)
 	return nil
 }
 
@@ -335,6 +336,7 @@ func (js *JetStream) deleteStream(name string) *api.ApiError {
 		x.Unsubscribe()
 	}
 	s.stopFeeds()
+	s.sched.stop() // schedule.go
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
@@ -454,6 +456,7 @@ func (s *stream) close() error {
 		x.Unsubscribe()
 	}
 	s.stopFeeds()
+	s.sched.stop() // schedule.go
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

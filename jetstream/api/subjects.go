@@ -53,15 +53,14 @@ const (
 
 // Level is the JetStream API level jetwal reports (INFO "api_lvl",
 // account info "api.level" and the _nats.level metadata), and the highest
-// a request may ask for in Nats-Required-Api-Level. It matches the version
-// jetwal announces (nats-server 2.11.0, whose level is 1), whose features
-// jetwal serves: consumer pause, per-message TTLs, subject delete markers
-// and priority groups. Of level 2 jetwal has message counters and atomic
-// batch publishing (such streams store _nats.req.level 2, as nats-server
-// does) but not message schedules or async persistence, so it does not
-// claim it.
+// a request may ask for in Nats-Required-Api-Level. jetwal serves level 1
+// (nats-server 2.11: per-message TTLs, subject delete markers, consumer
+// pause, priority groups), level 2 (2.12: message counters, atomic batch
+// publish, message schedules, persist_mode async, which jetwal acknowledges
+// under its own sync policy) and level 3 (snapshot window_size flow
+// control). Not level 4 (fast batch publish) or 5.
 // Raise it only with all the features of the new level.
-const Level = 1
+const Level = 3
 
 // Metadata keys nats-server manages inside StreamConfig.Metadata. Only
 // MetaRequiredLevel is stored; the other two are added to create, update and

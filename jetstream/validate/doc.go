@@ -16,5 +16,6 @@
 //   - markers.go (subject delete markers, atomic batches), sources.go
 //     (mirrors and sources), transforms.go (subject_transform and
 //     republish), priority.go (priority groups), sampling.go (sample_freq),
-//     level.go (the API level a consumer config needs).
+//     level.go (the API level a consumer config needs), schedules.go
+//     (allow_msg_schedules), persist.go (persist_mode async).
 package validate

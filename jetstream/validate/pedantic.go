@@ -36,6 +36,9 @@ func PedanticStream(cfg *api.StreamConfig) *api.ApiError {
 	if aerr := pedanticMarkers(cfg); aerr != nil { // stream_markers_config.go
 		return aerr
 	}
+	if aerr := pedanticSchedules(cfg); aerr != nil { // schedules.go
+		return aerr
+	}
 	if rp := cfg.RePublish; rp != nil {
 		if rp.Source == "" {
 			return pedanticError("republish source can not be empty")

@@ -168,6 +168,12 @@ func Stream(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 	if aerr := NormalizeMarkers(&cfg); aerr != nil { // stream_markers_config.go
 		return api.StreamConfig{}, aerr
 	}
+	if aerr := NormalizeSchedules(&cfg); aerr != nil { // schedules.go
+		return api.StreamConfig{}, aerr
+	}
+	if aerr := checkPersistMode(&cfg); aerr != nil { // persist.go
+		return api.StreamConfig{}, aerr
+	}
 	if aerr := checkAtomicConfig(&cfg); aerr != nil {
 		return api.StreamConfig{}, aerr
 	}
@@ -198,9 +204,6 @@ func Replicas(n int) *api.ApiError {
 // rejectUnsupported refuses the features jetwal does not implement, naming
 // each one, rather than storing a config it would not honour.
 func rejectUnsupported(cfg *api.StreamConfig) *api.ApiError {
-	if cfg.AllowMsgSchedules {
-		return InvalidConfig("message schedules are not supported by jetwal")
-	}
 	if aerr := CheckSources(cfg, ""); aerr != nil {
 		return aerr
 	}
@@ -305,6 +308,9 @@ func StreamUpdate(old, upd *api.StreamConfig) (api.StreamConfig, *api.ApiError) 
 		return cfg, InvalidConfig("stream configuration update can not change first sequence")
 	case old.AllowMsgCounter != upd.AllowMsgCounter:
 		return cfg, InvalidConfig("stream configuration update can not change message counter setting")
+	}
+	if aerr := scheduleUpdate(old, upd); aerr != nil { // schedules.go
+		return cfg, aerr
 	}
 	cfg.FirstSeq = old.FirstSeq
 	if cfg.Sealed {

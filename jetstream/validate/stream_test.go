@@ -208,3 +208,21 @@ func TestSameConfigIgnoresServerMetadata(t *testing.T) {
 		t.Fatal("different configs compare equal")
 	}
 }
+
+// TestPersistModeAsyncRules: persist_mode async is accepted on a file
+// stream (requiring API level 2) and refused, as nats-server refuses it, on
+// memory storage and with atomic batch publish.
+func TestPersistModeAsyncRules(t *testing.T) {
+	cfg, aerr := Stream(&api.StreamConfig{Name: "A", PersistMode: api.AsyncPersist})
+	if aerr != nil || cfg.Metadata[api.MetaRequiredLevel] != "2" {
+		t.Fatalf("file stream: %+v %v", aerr, cfg.Metadata)
+	}
+	for what, c := range map[string]api.StreamConfig{
+		"async persist mode is only supported on file storage":          {Name: "M", PersistMode: api.AsyncPersist, Storage: api.MemoryStorage},
+		"async persist mode is not supported with atomic batch publish": {Name: "B", PersistMode: api.AsyncPersist, AllowAtomicPublish: true},
+	} {
+		if _, aerr := Stream(&c); aerr == nil || aerr.ErrCode != api.ErrStreamInvalidConfig || aerr.Description != what {
+			t.Fatalf("%s: got %+v", c.Name, aerr)
+		}
+	}
+}
