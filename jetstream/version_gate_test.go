@@ -29,10 +29,12 @@ import (
 //     subject delete markers) needs API level 1.
 //   - natscli v0.5.0: API level 1 for pausing and resuming consumers
 //     (consumer pause/resume, consumer add --pause), overflow consumer
-//     groups, and sub --direct; 2.10.0 to ask $SYS.REQ.USER.INFO in account
-//     info. Its level 2 gates (counters, atomic batch publish and, though
-//     nats-server has them since 2.11, pinned client groups) stay closed:
-//     jetwal claims level 1 (see compat/allow.txt).
+//     groups, and sub --direct; level 2 for counters, atomic batch publish,
+//     message schedules and pinned client groups; level 3 for creating the
+//     stream of `nats bench js ... --create` (TestCLIBenchCreateAtLevel3);
+//     2.10.0 to ask $SYS.REQ.USER.INFO in account info. Atomic batches and
+//     schedules through the CLI are tested with their features
+//     (TestCLISchedules and the batch tests).
 
 const announcedVersion = "2.11.0"
 
@@ -40,8 +42,8 @@ func TestVersionGatesAnnounced(t *testing.T) {
 	if server.DefaultVersion != announcedVersion {
 		t.Fatalf("server.DefaultVersion %q: this suite covers the gates up to %s; review them for the new version", server.DefaultVersion, announcedVersion)
 	}
-	if api.Level != 1 {
-		t.Fatalf("api.Level %d: this suite covers the gates up to level 1; review them for the new level", api.Level)
+	if api.Level != 3 {
+		t.Fatalf("api.Level %d: this suite covers the gates up to level 3; review them for the new level", api.Level)
 	}
 	ts := startServer(t, fastSync())
 	nc := ts.connect()
@@ -227,7 +229,8 @@ func TestVersionGatesKVLimitMarkers(t *testing.T) {
 	}
 }
 
-// TestVersionGatesCLI: natscli's gates at API level 1 and version 2.10.
+// TestVersionGatesCLI: natscli's gates at API levels 1 and 2 and version
+// 2.10.
 func TestVersionGatesCLI(t *testing.T) {
 	ts := startServer(t, fastSync())
 	c := newCLI(t, ts)
@@ -283,8 +286,17 @@ func TestVersionGatesCLI(t *testing.T) {
 		}
 	}
 
-	// Level 2 stays closed: natscli refuses pinned client groups before it
-	// asks (nats-server 2.11 has them, natscli gates them at level 2).
-	c.fails(args("consumer", "add", "GATE", "PIN", "--pull", "--deliver", "all", "--ack", "explicit", "--pinned-groups", "jobs", "--defaults"),
-		"requires NATS Server 2.12")
+	// Level 2: pinned client groups (natscli gates them at level 2 though
+	// nats-server has them since 2.11) and counters.
+	c.ok(args("consumer", "add", "GATE", "PIN", "--pull", "--deliver", "all", "--ack", "explicit", "--pinned-groups", "jobs", "--defaults"),
+		"Pinned Client")
+	if ci := consumer("PIN"); len(ci.Config.PriorityGroups) != 1 || ci.Config.PriorityGroups[0] != "jobs" {
+		t.Fatalf("pinned consumer groups %v, want [jobs]", ci.Config.PriorityGroups)
+	}
+	c.ok(args("stream", "add", "CNT", "--subjects", "cnt.>", "--allow-counter", "--defaults"))
+	c.ok(args("counter", "incr", "cnt.a", "5"))
+	c.ok(args("counter", "decrement", "cnt.a", "2"))
+	if out := strings.TrimSpace(c.ok(args("counter", "get", "cnt.a"))); out != "3" {
+		t.Fatalf("counter get cnt.a: %q, want 3", out)
+	}
 }
