@@ -89,9 +89,17 @@ func (s *Server) Stats() Stats {
 		OutBytes:         s.stats.outBytes.Load(),
 		SlowConsumers:    s.slowConsumers.Load(),
 		StaleConnections: s.staleConns.Load(),
-		Subscriptions:    s.subs.Count(),
-		SubjectCache:     s.subs.CacheLen(),
+		Subscriptions:    s.NumSubscriptions(),
+		SubjectCache:     s.subjectCacheLen(),
 	}
+}
+
+func (s *Server) subjectCacheLen() int {
+	n := 0
+	for _, a := range s.accounts {
+		n += a.subs.CacheLen()
+	}
+	return n
 }
 
 // ConnInfo is a snapshot of one client connection.
@@ -113,6 +121,7 @@ type ConnInfo struct {
 	TLSVersion     string // "" without TLS
 	TLSCipher      string
 	AuthorizedUser string
+	Account        string // the client's account ($G without accounts)
 }
 
 // Connections returns a snapshot of every connected client, by CID.
@@ -141,6 +150,7 @@ func (c *client) info() ConnInfo {
 		InBytes:      c.stats.inBytes.Load(),
 		OutMsgs:      c.stats.outMsgs.Load(),
 		OutBytes:     c.stats.outBytes.Load(),
+		Account:      c.acc.Load().name,
 	}
 	if ta, ok := c.conn.RemoteAddr().(*net.TCPAddr); ok {
 		ci.Port = ta.Port
