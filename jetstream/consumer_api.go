@@ -107,6 +107,10 @@ func (cm *consumerManager) create(r *apiRequest, streamName, subjName, subjFilte
 		fail(aerr)
 		return
 	}
+	if aerr := cm.js.checkConsumerLimit(s, cfg.Name); aerr != nil {
+		fail(aerr)
+		return
+	}
 	c, info, aerr := s.createConsumer(cfg, req.Action, &scfg)
 	if aerr != nil {
 		fail(aerr)

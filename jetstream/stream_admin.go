@@ -198,6 +198,9 @@ func (js *JetStream) createStream(cfg api.StreamConfig) (s *stream, created bool
 		}
 		return nil, false, api.NewError(api.ErrStreamNameExist)
 	}
+	if aerr := js.checkStreamLimit(); aerr != nil {
+		return nil, false, aerr
+	}
 	if other := js.overlapping(cfg.Name, cfg.Subjects); other != "" {
 		return nil, false, api.NewError(api.ErrStreamSubjectOverlap)
 	}

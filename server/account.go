@@ -133,3 +133,29 @@ func (a *Account) interestChanged() {
 
 // NumSubscriptions returns the account's local subscriptions.
 func (a *Account) NumSubscriptions() int { return a.subs.Count() }
+
+// ServerName returns the server name sent in INFO (Server.Name). Server
+// and Account both have it, so that either can host JetStream.
+func (s *Server) ServerName() string { return s.name }
+
+// ServerName returns the name of the account's server.
+func (a *Account) ServerName() string { return a.srv.name }
+
+// Version returns the server's version (Server.Version).
+func (a *Account) Version() string { return a.srv.Version() }
+
+// Options returns the server's options (Server.Options).
+func (a *Account) Options() Options { return a.srv.Options() }
+
+// Connection returns a snapshot of the connected client cid when it is a
+// client of this account (Server.Connection).
+func (a *Account) Connection(cid uint64) (ConnInfo, bool) {
+	ci, ok := a.srv.Connection(cid)
+	if !ok || ci.Account != a.name {
+		return ConnInfo{}, false
+	}
+	return ci, true
+}
+
+// OnShutdown registers fn to run at server shutdown (Server.OnShutdown).
+func (a *Account) OnShutdown(fn func()) { a.srv.OnShutdown(fn) }
