@@ -26,10 +26,11 @@ const GlobalAccount = "$G"
 type Account struct {
 	srv    *Server
 	name   string
-	wire   []byte                        // the name in route frames (cluster account for $G)
-	subs   *sublist.List[*subscription]  // local subscriptions, TCP and internal
-	remote *sublist.List[*remoteSub]     // interest of other servers; nil without a cluster
-	hook   atomic.Pointer[func()]        // interest hook (SetInterestHook)
+	wire   []byte                       // the name in route frames (cluster account for $G)
+	subs   *sublist.List[*subscription] // local subscriptions, TCP and internal
+	remote *sublist.List[*remoteSub]    // interest of other servers; nil without a cluster
+	hook   atomic.Pointer[func()]       // interest hook (SetInterestHook)
+	system bool                         // Options.SystemAccount
 }
 
 func newAccount(s *Server, name string) *Account {
@@ -72,6 +73,13 @@ func (s *Server) initAccounts(names []string) error {
 			return fmt.Errorf("server: options: account %q named twice", n)
 		}
 		s.accounts[n] = newAccount(s, n)
+	}
+	if n := s.opts.SystemAccount; n != "" {
+		a := s.accounts[n]
+		if a == nil {
+			return fmt.Errorf("server: options: system account %q is not one of the accounts", n)
+		}
+		a.system = true
 	}
 	return nil
 }

@@ -79,7 +79,9 @@ func (a *Account) removeInternal(sub *subscription) {
 // API responses) on one-off reply inboxes, so their lookups do not fill the
 // subject cache (sublist.MatchOnce).
 // It publishes in $G; Account.Publish in another account.
-func (s *Server) Publish(subj, reply string, hdr, data []byte) { s.gacc.Publish(subj, reply, hdr, data) }
+func (s *Server) Publish(subj, reply string, hdr, data []byte) {
+	s.gacc.Publish(subj, reply, hdr, data)
+}
 
 // Publish is Server.Publish in this account.
 func (a *Account) Publish(subj, reply string, hdr, data []byte) {

@@ -22,10 +22,10 @@ var ErrServerClosed = errors.New("server: closed")
 
 // Server is a NATS core protocol server.
 type Server struct {
-	opts    Options // defaults applied; read-only after New
-	logger  *slog.Logger
-	id      string
-	name    string
+	opts     Options // defaults applied; read-only after New
+	logger   *slog.Logger
+	id       string
+	name     string
 	gacc     *Account            // $G (account.go)
 	accounts map[string]*Account // every account by name, $G included; fixed at New
 	cluster  *cluster            // nil without Options.Cluster (route.go)

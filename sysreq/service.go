@@ -20,7 +20,12 @@ var Kinds = []string{"STATSZ", "VARZ", "JSZ", "CONNZ", "HEALTHZ", "SUBSZ", "ROUT
 
 // Options configure a Service.
 type Options struct {
-	Server    *server.Server
+	Server *server.Server
+	// Account is the system account: the requests are served, and the
+	// connection events published, in it. nil = $G (a server without
+	// accounts, whose system users are told apart by permissions; see
+	// RestrictAuth).
+	Account   *server.Account
 	Monitor   *monitor.Monitor // builds the documents (monitor.New or Start)
 	JetStream bool             // JetStream is enabled on this server
 	Domain    string           // its JetStream domain, if any
@@ -31,6 +36,7 @@ type Options struct {
 // its connection events.
 type Service struct {
 	opts Options
+	acc  *server.Account // Options.Account, or $G
 	seq  atomic.Uint64
 	reqs chan pending
 	// Connection events from the server's hook (events.go).
@@ -44,6 +50,8 @@ type Service struct {
 type pending struct {
 	kind, reply string
 	body        []byte
+	acc         *server.Account // where to answer
+	cid         uint64          // the requester (USER.INFO)
 }
 
 // queueLen bounds the requests waiting to be answered; more are dropped
@@ -60,9 +68,13 @@ func Start(o Options) (*Service, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{opts: o, reqs: make(chan pending, queueLen), events: make(chan server.ConnEvent, queueLen), done: make(chan struct{})}
+	s.acc = o.Account
+	if s.acc == nil {
+		s.acc = o.Server.GlobalAccount()
+	}
 	id := o.Server.ID()
 	subscribe := func(subj, kind string) error {
-		sub, err := o.Server.Subscribe(subj, "", func(m *server.Msg) { s.enqueue(kind, m) })
+		sub, err := s.acc.Subscribe(subj, "", func(m *server.Msg) { s.enqueue(kind, m) })
 		if err != nil {
 			return fmt.Errorf("sysreq: subscribe %s: %w", subj, err)
 		}
@@ -80,6 +92,10 @@ func Start(o Options) (*Service, error) {
 				return nil, err
 			}
 		}
+	}
+	if err := s.subscribeUserInfo(); err != nil {
+		s.Stop()
+		return nil, err
 	}
 	s.wg.Add(1)
 	go s.loop()
@@ -103,7 +119,7 @@ func (s *Service) enqueue(kind string, m *server.Msg) {
 	if m.Reply == "" {
 		return // nothing to answer to
 	}
-	r := pending{kind: kind, reply: m.Reply, body: append([]byte(nil), m.Data...)}
+	r := pending{kind: kind, reply: m.Reply, body: append([]byte(nil), m.Data...), acc: s.acc}
 	select {
 	case s.reqs <- r:
 	default:
@@ -118,8 +134,10 @@ func (s *Service) loop() {
 		case <-s.done:
 			return
 		case r := <-s.reqs:
-			if b := s.answer(r.kind, r.body); b != nil {
-				s.opts.Server.Publish(r.reply, "", nil, b)
+			if r.kind == kindUserInfo {
+				s.answerUserInfo(r)
+			} else if b := s.answer(r.kind, r.body); b != nil {
+				r.acc.Publish(r.reply, "", nil, b)
 			}
 		case ev := <-s.events:
 			s.publishEvent(ev)

@@ -94,6 +94,9 @@ type serveOptions struct {
 	args       []string         // the command line, parsed again on reload
 	testOnly   bool             // -t: check the configuration and exit
 	signal     string           // --signal: send a signal to a running server instead
+	// accounts are the file's accounts (accounts.go); nil = $G only.
+	accounts      []config.Account
+	systemAccount string // system_account with accounts ("" = $SYS)
 }
 
 // configError is a problem with the configuration file or the security
@@ -280,6 +283,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		}
 		o.httpHost = cfg.HTTPHost
 		o.authOpts = cfg.Auth
+		if cfg.MultiAccount() {
+			o.accounts, o.systemAccount = cfg.Accounts, cfg.SystemAccount
+		}
 		authTimeout = cfg.AuthTimeout
 		tlsConf = cfg.TLS
 		if cfg.Set["cluster"] {
@@ -307,9 +313,17 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	} else if flagSet("tlscert", "tlskey", "tlscacert") {
 		return nil, errors.New("--tlscert, --tlskey and --tlscacert need --tls or --tlsverify")
 	}
+	if err := o.setAccounts(js); err != nil {
+		return nil, configError{err}
+	}
 	if o.authOpts.Enabled() {
-		// Only system users may publish to $SYS (package sysreq).
-		a, err := auth.New(sysreq.RestrictAuth(o.authOpts))
+		// Without accounts, only system users may publish to $SYS (package
+		// sysreq); with accounts, the system account keeps them apart.
+		ao := o.authOpts
+		if o.accounts == nil {
+			ao = sysreq.RestrictAuth(ao)
+		}
+		a, err := auth.New(ao)
 		if err != nil {
 			return nil, configError{err}
 		}
@@ -463,15 +477,19 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 				}
 			})
 		}
-		js, err := startJetStream(srv, o.jsCfg, jc, log)
+		jss, err := startJetStreams(srv, o, jc, log)
 		if err != nil {
 			srv.Shutdown(context.Background())
 			return fmt.Errorf("start jetstream: %w", err)
 		}
-		jsStats = js
+		if len(jss) > 0 {
+			jsStats = jss[0]
+		}
 		srv.OnShutdown(func() {
-			if err := js.Close(); err != nil {
-				log.Error("closing JetStream", "err", err)
+			for _, js := range jss {
+				if err := js.Close(); err != nil {
+					log.Error("closing JetStream", "err", err)
+				}
 			}
 		})
 	}
@@ -510,7 +528,7 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	if o.js {
 		domain = o.jsCfg.Domain
 	}
-	sys, err := startSysReq(srv, mon, jsStats, domain, o.loaded, log)
+	sys, err := startSysReq(srv, o.sysAccount(srv), mon, jsStats, o.js, domain, o.loaded, log)
 	if err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
@@ -541,7 +559,8 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 
 // startSysReq answers $SYS.REQ.SERVER requests with the documents of the
 // HTTP monitor (one without a listener when -m is not given).
-func startSysReq(srv *server.Server, mon *monitor.Monitor, js monitor.JetStream, domain string, loaded time.Time, log *slog.Logger) (*sysreq.Service, error) {
+// With accounts, they are served in the system account sys.
+func startSysReq(srv *server.Server, sys *server.Account, mon *monitor.Monitor, js monitor.JetStream, jsOn bool, domain string, loaded time.Time, log *slog.Logger) (*sysreq.Service, error) {
 	if mon == nil {
 		var err error
 		mon, err = monitor.New(monitor.Options{Server: srv, JetStream: js, ConfigLoadTime: loaded, Logger: log})
@@ -549,7 +568,7 @@ func startSysReq(srv *server.Server, mon *monitor.Monitor, js monitor.JetStream,
 			return nil, err
 		}
 	}
-	return sysreq.Start(sysreq.Options{Server: srv, Monitor: mon, JetStream: js != nil, Domain: domain, Logger: log})
+	return sysreq.Start(sysreq.Options{Server: srv, Account: sys, Monitor: mon, JetStream: jsOn, Domain: domain, Logger: log})
 }
 
 // listenAddr renders the listen address as host:port with the configured
