@@ -83,6 +83,9 @@ func New(opts Options) (*Server, error) {
 		s.auth.Store(&authBox{opts.Auth})
 	}
 	if opts.Cluster != nil {
+		if a := opts.Cluster.Account; a != "" && a != GlobalAccount && s.accounts[a] != nil {
+			return nil, fmt.Errorf("server: options: cluster account %q (the wire name of $G) is also the name of an account", a)
+		}
 		cl, err := newCluster(s, opts.Cluster)
 		if err != nil {
 			return nil, err

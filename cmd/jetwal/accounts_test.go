@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/jetwal/jetwal/server"
 )
 
 // accountsConf: accounts A and B with JetStream (B with limits), C
@@ -343,5 +345,54 @@ func TestAccountsConfigRefusals(t *testing.T) {
 	_, err = parseServeFlags([]string{"-c", conf}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), conf+":4:") || !strings.Contains(err.Error(), `user "u" is already declared at `+conf+":3:") {
 		t.Fatalf("user in two accounts: %v", err)
+	}
+}
+
+// TestAccountsReload: a reload changes the users of existing accounts; one
+// that changes the accounts themselves is refused (they are fixed at
+// start).
+func TestAccountsReload(t *testing.T) {
+	conf := writeConf(t, "listen: 127.0.0.1:0\naccounts {\n A: { users: [{user: a, password: one}] }\n}\n")
+	o, err := parseServeFlags([]string{"-c", conf}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(o.srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	logs := &lockedBuffer{}
+	log := slog.New(newLineHandler(logs, slog.LevelInfo))
+	try := func(user, pass string) error {
+		nc, err := nats.Connect(srv.ClientURL(), nats.UserInfo(user, pass), nats.NoReconnect())
+		if err == nil {
+			nc.Close()
+		}
+		return err
+	}
+	if err := try("a", "one"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conf, []byte("listen: 127.0.0.1:0\naccounts {\n A: { users: [{user: a, password: two}] }\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reload(o, srv, log)
+	if try("a", "one") == nil || try("a", "two") != nil {
+		t.Fatalf("the new password of A's user did not apply:\n%s", logs)
+	}
+	if err := os.WriteFile(conf, []byte("listen: 127.0.0.1:0\naccounts {\n A: { users: [{user: a, password: three}] }\n B: { users: [{user: b, password: b}] }\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reload(o, srv, log)
+	if !strings.Contains(logs.String(), "the accounts or the system account changed") || try("a", "two") != nil || try("b", "b") == nil {
+		t.Fatalf("a reload adding an account was not refused:\n%s", logs)
 	}
 }
