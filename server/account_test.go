@@ -198,3 +198,33 @@ func TestAccountsAcrossRoutes(t *testing.T) {
 		return !hasRemoteInterest(s0, "A:t.>") && hasRemoteInterest(s0, "B:t.>")
 	})
 }
+
+// TestAccountNoAuthUser: a client without credentials becomes the
+// no_auth_user, in that user's account.
+func TestAccountNoAuthUser(t *testing.T) {
+	a := newAuth(t, auth.Options{NoAuthUser: "b", Users: []auth.User{
+		{Username: "a", Password: "pw", Account: "A"},
+		{Username: "b", Password: "pw", Account: "B"},
+	}})
+	s := startServer(t, Options{Auth: a, Accounts: []string{"A", "B"}})
+	anon := connect(t, s)
+	nb := connect(t, s, nats.UserInfo("b", "pw"))
+	na := connect(t, s, nats.UserInfo("a", "pw"))
+	ch, _ := collect(t, nb, "in.b", "")
+	cha, _ := collect(t, na, "in.b", "")
+	if err := anon.Publish("in.b", []byte("anon")); err != nil {
+		t.Fatal(err)
+	}
+	if err := anon.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if m := recv(t, ch); string(m.Data) != "anon" {
+		t.Fatalf("B got %q", m.Data)
+	}
+	if err := na.Publish("in.b", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if m := recv(t, cha); string(m.Data) != "a" {
+		t.Fatalf("A got %q before its own message: the anonymous client was not in B", m.Data)
+	}
+}

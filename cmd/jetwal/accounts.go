@@ -60,6 +60,10 @@ func startJetStreams(srv *server.Server, o *serveOptions, cl jetstream.Cluster, 
 		if err != nil {
 			return nil, err
 		}
+		if err := serveDisabled(srv, map[string]bool{server.GlobalAccount: true}); err != nil {
+			_ = js.Close()
+			return nil, err
+		}
 		return []*jetstream.JetStream{js}, nil
 	}
 	cfg := o.jsCfg
@@ -98,17 +102,26 @@ func startJetStreams(srv *server.Server, o *serveOptions, cl jetstream.Cluster, 
 		}
 		out = append(out, js)
 	}
+	if err := serveDisabled(srv, enabled); err != nil {
+		return fail(err)
+	}
+	return out, nil
+}
+
+// serveDisabled answers the JetStream API with 10039 in every account not
+// in enabled.
+func serveDisabled(srv *server.Server, enabled map[string]bool) error {
 	for _, name := range srv.AccountNames() {
 		if enabled[name] {
 			continue
 		}
 		sub, err := jetstream.ServeDisabled(srv.Account(name))
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		srv.OnShutdown(sub.Unsubscribe)
 	}
-	return out, nil
+	return nil
 }
 
 // accountLimit is an account's byte limit (-1 = unlimited) within the

@@ -396,3 +396,85 @@ func TestAccountsReload(t *testing.T) {
 		t.Fatalf("a reload adding an account was not refused:\n%s", logs)
 	}
 }
+
+// TestAccountsInJetStreamCluster: in a clustered JetStream, accounts keep
+// their messages apart across routes, $G has the JetStream and the other
+// accounts answer 10039.
+func TestAccountsInJetStreamCluster(t *testing.T) {
+	conf := writeConf(t, `
+authorization { users: [ {user: g, password: pg} ] }
+accounts {
+  A: { users: [ {user: a, password: pa} ] }
+  B: { users: [ {user: b, password: pb} ] }
+}
+`)
+	ports := freePorts(t, 3)
+	var routes []string
+	for _, p := range ports {
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	var ms []*member
+	for i := range ports {
+		m := &member{name: fmt.Sprintf("n%d", i+1)}
+		m.args = []string{"-c", conf, "-js", "-a", "127.0.0.1", "-p", "0", "-n", m.name, "-sd", t.TempDir(),
+			"--cluster_name", "C", "--cluster", routes[i], "--routes", strings.Join(routes, ",")}
+		m.start(t)
+		ms = append(ms, m)
+	}
+	a1 := dialUser(t, ms[0].run.addr, "a", "pa")
+	b1 := dialUser(t, ms[0].run.addr, "b", "pb")
+	a2 := dialUser(t, ms[1].run.addr, "a", "pa")
+	b2 := dialUser(t, ms[1].run.addr, "b", "pb")
+	subA, err := a1.SubscribeSync("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subB, err := b1.SubscribeSync("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nc := range []*nats.Conn{a1, b1} {
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Wait for A's interest to reach n2 (a request to A's responder there
+	// would fail with no responders until then).
+	retry(t, "A's interest on n2", 20*time.Second, func() error {
+		if _, err := a2.Request("x", []byte("probe"), time.Second); err != nil && err != nats.ErrTimeout {
+			return err
+		}
+		return nil
+	})
+	if _, err := subA.NextMsg(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := b2.Publish("x", []byte("from B")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a2.Publish("x", []byte("from A")); err != nil {
+		t.Fatal(err)
+	}
+	for _, nc := range []*nats.Conn{a2, b2} {
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m, err := subA.NextMsg(10 * time.Second); err != nil || string(m.Data) != "from A" {
+		t.Fatalf("A on n1 got %v %v, want only A's message", m, err)
+	}
+	if m, err := subB.NextMsg(10 * time.Second); err != nil || string(m.Data) != "from B" {
+		t.Fatalf("B on n1 got %v %v, want only B's message", m, err)
+	}
+	if resp := apiCall(t, a2, "$JS.API.INFO", nil); errCode(resp) != 10039 {
+		t.Fatalf("A's account info in the cluster: %v", resp)
+	}
+	g := dialUser(t, ms[2].run.addr, "g", "pg")
+	retry(t, "$G's JetStream", 30*time.Second, func() error {
+		resp := apiCall(t, g, "$JS.API.INFO", nil)
+		if errCode(resp) != 0 {
+			return fmt.Errorf("account info: %v", resp)
+		}
+		return nil
+	})
+}
