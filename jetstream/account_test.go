@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,4 +96,37 @@ func TestJetStreamPerAccount(t *testing.T) {
 func errorCodeIs(m *nats.Msg, code api.ErrCode) bool {
 	var r api.Response
 	return json.Unmarshal(m.Data, &r) == nil && r.Error != nil && r.Error.ErrCode == code
+}
+
+// TestAccountStorageLimit: once the account's file streams hold its
+// max_file, publishes are refused with 10002; a max_bytes reservation over
+// it is refused with 10047; $JS.API.INFO shows the limit.
+func TestAccountStorageLimit(t *testing.T) {
+	ts := startServer(t, Config{AccountMaxStore: 1000})
+	nc := ts.connect()
+	if got := request(t, nc, "$JS.API.STREAM.CREATE.BIG", `{"name":"BIG","subjects":["big"],"max_bytes":2000}`); !errorCodeIs(got, api.ErrStorageResourcesExceeded) {
+		t.Fatalf("reserving 2000 of 1000 bytes: %s", got.Data)
+	}
+	request(t, nc, "$JS.API.STREAM.CREATE.S", `{"name":"S","subjects":["s"]}`)
+	var info api.AccountInfoResponse
+	requestJSON(t, nc, "$JS.API.INFO", "", &info)
+	if info.AccountStats == nil || info.Limits.MaxStore != 1000 || info.Limits.MaxMemory != -1 {
+		t.Fatalf("account info limits %+v", info.AccountStats)
+	}
+	payload := make([]byte, 600)
+	if got := request(t, nc, "s", string(payload)); errorCodeIs(got, api.ErrAccountResourcesExceeded) || !strings.Contains(string(got.Data), `"seq":1`) {
+		t.Fatalf("first publish: %s", got.Data)
+	}
+	// The usage is measured every second: within a few, a publish is refused.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := request(t, nc, "s", string(payload))
+		if errorCodeIs(got, api.ErrAccountResourcesExceeded) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("publishes still accepted over the account's 1000 bytes: %s", got.Data)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -39,9 +39,13 @@ type Config struct {
 	// MaxMemory and MaxStore bound the bytes all memory (file) streams may
 	// hold together; 0 or negative means unlimited.
 	MaxMemory, MaxStore int64
-	// MaxStreams and MaxConsumers bound the account's streams and its
-	// consumers (of all streams together); 0 or negative means unlimited.
-	MaxStreams, MaxConsumers int
+	// AccountMaxMemory and AccountMaxStore are the account's own limits
+	// (accounts { A: { jetstream: { max_mem, max_file } } }): reserved
+	// max_bytes and bytes stored count against them (account_limits.go);
+	// 0 or negative means unlimited. MaxStreams and MaxConsumers bound the
+	// account's streams and its consumers (of all streams together).
+	AccountMaxMemory, AccountMaxStore int64
+	MaxStreams, MaxConsumers          int
 	// StoreLock, when set, is the store directory's lock, taken once by
 	// LockStore and shared by the JetStreams of several accounts in one
 	// store; nil = New takes the lock itself.
@@ -107,7 +111,8 @@ type JetStream struct {
 	cl   *clustering // nil without Config.Cluster
 
 	apiTotal, apiErrors atomic.Uint64
-	walMetrics          wal.Metrics // counted by every file stream (engine_stats.go)
+	usage               accountUsage // bytes stored, against the account limits (account_limits.go)
+	walMetrics          wal.Metrics  // counted by every file stream (engine_stats.go)
 
 	stopSweep chan struct{} // closed by Close; ends sweepLoop
 	sweepDone chan struct{}
@@ -183,6 +188,7 @@ func New(srv Host, cfg Config) (*JetStream, error) {
 		// the resident size after a restart is the live indexes.
 		debug.FreeOSMemory()
 	}()
+	js.measureUsage(js.streamList())
 	js.stopSweep, js.sweepDone = make(chan struct{}), make(chan struct{})
 	go js.sweepLoop()
 	sub, err := srv.Subscribe(api.Wildcard, "", js.handleAPI)
@@ -227,6 +233,17 @@ func (js *JetStream) StreamNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// streamList returns the loaded streams.
+func (js *JetStream) streamList() []*stream {
+	js.mu.RLock()
+	defer js.mu.RUnlock()
+	out := make([]*stream, 0, len(js.streams))
+	for _, s := range js.streams {
+		out = append(out, s)
+	}
+	return out
 }
 
 func (js *JetStream) lookup(name string) *stream {
@@ -316,6 +333,7 @@ func (js *JetStream) sweepLoop() {
 				s.expireTTLs(now)
 				s.saveTTLsIfDue(now)
 			}
+			js.measureUsage(streams)
 		}
 	}
 }

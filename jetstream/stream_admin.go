@@ -159,9 +159,12 @@ func (js *JetStream) overlapping(self string, subjects []string) string {
 }
 
 // checkResources refuses a config whose max_bytes reservation does not fit
-// the server's MaxMemory / MaxStore next to the other streams'. Caller holds
-// js.mu.
+// the account's limits (account_limits.go) or the server's MaxMemory /
+// MaxStore next to the other streams'. Caller holds js.mu.
 func (js *JetStream) checkResources(self string, cfg *api.StreamConfig) *api.ApiError {
+	if aerr := js.checkAccountReservation(self, cfg); aerr != nil {
+		return aerr
+	}
 	limit, code := js.cfg.MaxStore, api.ErrStorageResourcesExceeded
 	if cfg.Storage == api.MemoryStorage {
 		limit, code = js.cfg.MaxMemory, api.ErrMemoryResourcesExceeded

@@ -93,7 +93,8 @@ func startJetStreams(srv *server.Server, o *serveOptions, cl jetstream.Cluster, 
 		enabled[a.Name] = true
 		l := a.JetStream
 		jcfg := jetstream.Config{StoreDir: root, Account: a.Name, Logger: log.With("account", a.Name),
-			MaxMemory: accountLimit(l.MaxMemory, cfg.MaxMemory), MaxStore: accountLimit(l.MaxStore, cfg.MaxStore),
+			MaxMemory: cfg.MaxMemory, MaxStore: cfg.MaxStore,
+			AccountMaxMemory: l.MaxMemory, AccountMaxStore: l.MaxStore,
 			MaxStreams: l.MaxStreams, MaxConsumers: l.MaxConsumers,
 			Sync: cfg.Sync.Mode, SyncInterval: cfg.Sync.Interval, Domain: cfg.Domain, StoreLock: lock}
 		js, err := jetstream.New(srv.Account(a.Name), jcfg)
@@ -122,16 +123,4 @@ func serveDisabled(srv *server.Server, enabled map[string]bool) error {
 		srv.OnShutdown(sub.Unsubscribe)
 	}
 	return nil
-}
-
-// accountLimit is an account's byte limit (-1 = unlimited) within the
-// server's (0 = unlimited): the smaller of the two that are set.
-func accountLimit(account, server int64) int64 {
-	switch {
-	case account <= 0:
-		return server
-	case server <= 0:
-		return account
-	}
-	return min(account, server)
 }
