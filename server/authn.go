@@ -101,6 +101,7 @@ func (c *client) authenticate(o *connectOpts) bool {
 	}
 	c.srv.authThrottle.Succeeded(c.ip)
 	c.user = id.User
+	c.identityPerms = id.Permissions
 	c.acc.Store(acc)
 	if id.Permissions != nil {
 		c.perms.Store(newClientPerms(id.Permissions))

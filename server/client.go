@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/natshdr"
+	"github.com/jetwal/jetwal/server/auth"
 	"github.com/jetwal/jetwal/server/sublist"
 	"github.com/jetwal/jetwal/subject"
 )
@@ -109,6 +110,9 @@ type client struct {
 	authn Authenticator // nil = no authentication; fixed at accept
 	nonce string        // sent in INFO when authn needs one
 	user  string        // authenticated user name (read goroutine)
+	// identityPerms are the permissions the user authenticated with (read
+	// goroutine; for monitoring and USER.INFO).
+	identityPerms *auth.Permissions
 
 	authed atomic.Bool                 // CONNECT passed authentication
 	acc    atomic.Pointer[Account]     // $G until authentication names another
@@ -319,7 +323,7 @@ func (c *client) processConnect(arg []byte) {
 		return
 	}
 	first := !c.connected
-	c.meta.Store(&clientMeta{name: opts.Name, lang: opts.Lang, version: opts.Version, user: c.user})
+	c.meta.Store(&clientMeta{name: opts.Name, lang: opts.Lang, version: opts.Version, user: c.user, perms: c.identityPerms})
 	c.opts = opts
 	c.connected = true
 	c.headers.Store(opts.Headers)

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync/atomic"
 	"time"
+
+	"github.com/jetwal/jetwal/server/auth"
 )
 
 // Statistics for monitoring. Message and byte counts are those of client
@@ -61,6 +63,7 @@ type tlsInfo struct{ version, cipher string }
 // clientMeta is what a client said about itself in CONNECT.
 type clientMeta struct {
 	name, lang, version, user string
+	perms                     *auth.Permissions // as authenticated; nil = none
 }
 
 // Stats is a snapshot of server-wide counters.
@@ -122,6 +125,9 @@ type ConnInfo struct {
 	TLSCipher      string
 	AuthorizedUser string
 	Account        string // the client's account ($G without accounts)
+	// Permissions are the user's, as authenticated; nil = unrestricted.
+	// Shared: read only.
+	Permissions *auth.Permissions
 }
 
 // Connections returns a snapshot of every connected client, by CID.
@@ -157,6 +163,7 @@ func (c *client) info() ConnInfo {
 	}
 	if m := c.meta.Load(); m != nil {
 		ci.Name, ci.Lang, ci.Version, ci.AuthorizedUser = m.name, m.lang, m.version, m.user
+		ci.Permissions = m.perms
 	}
 	c.out.mu.Lock()
 	ci.Pending = int(c.out.queued())

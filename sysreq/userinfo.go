@@ -3,9 +3,11 @@ package sysreq
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/jetwal/jetwal/monitor"
 	"github.com/jetwal/jetwal/server"
+	"github.com/jetwal/jetwal/server/auth"
 )
 
 // $SYS.REQ.USER.INFO: who am I. nats-server answers it in every account
@@ -21,9 +23,48 @@ const kindUserInfo = "USER.INFO"
 
 // UserInfo is the data of the answer, in nats-server's shape.
 type UserInfo struct {
-	User        string `json:"user"`
-	Account     string `json:"account"`
-	AccountName string `json:"account_name,omitempty"`
+	User        string       `json:"user"`
+	Account     string       `json:"account"`
+	AccountName string       `json:"account_name,omitempty"`
+	Permissions *Permissions `json:"permissions,omitempty"`
+}
+
+// Permissions are a user's permissions in nats-server's JSON.
+type Permissions struct {
+	Publish   *SubjectPermission  `json:"publish,omitempty"`
+	Subscribe *SubjectPermission  `json:"subscribe,omitempty"`
+	Response  *ResponsePermission `json:"responses,omitempty"`
+}
+
+// SubjectPermission is an allow and a deny list.
+type SubjectPermission struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// ResponsePermission is allow_responses: replies per request and for how
+// long (nanoseconds, as nats-server's time.Duration).
+type ResponsePermission struct {
+	MaxMsgs int           `json:"max"`
+	Expires time.Duration `json:"ttl"`
+}
+
+// permissionsOf converts p (nil = unrestricted, no permissions shown).
+func permissionsOf(p *auth.Permissions) *Permissions {
+	if p == nil {
+		return nil
+	}
+	sp := func(s *auth.SubjectPermission) *SubjectPermission {
+		if s == nil {
+			return nil
+		}
+		return &SubjectPermission{Allow: s.Allow, Deny: s.Deny}
+	}
+	out := &Permissions{Publish: sp(p.Publish), Subscribe: sp(p.Subscribe)}
+	if r := p.Response; r != nil {
+		out.Response = &ResponsePermission{MaxMsgs: r.MaxMsgs, Expires: r.Expires}
+	}
+	return out
 }
 
 // subscribeUserInfo serves UserInfoSubject in every account.
@@ -57,7 +98,7 @@ func (s *Service) answerUserInfo(r pending) {
 		return
 	}
 	acc := cmpOr(ci.Account, monitor.GlobalAccount)
-	b, err := json.Marshal(&Response{Server: s.info(), Data: UserInfo{User: ci.AuthorizedUser, Account: acc, AccountName: acc}})
+	b, err := json.Marshal(&Response{Server: s.info(), Data: UserInfo{User: ci.AuthorizedUser, Account: acc, AccountName: acc, Permissions: permissionsOf(ci.Permissions)}})
 	if err != nil {
 		s.opts.Logger.Error("encoding a user info answer", "err", err)
 		return

@@ -3,6 +3,7 @@ package sysreq
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,7 +40,10 @@ func TestUserInfoGlobal(t *testing.T) {
 func startAccountsNode(t *testing.T, name string, co *server.ClusterOptions) *server.Server {
 	t.Helper()
 	a, err := auth.New(auth.Options{Users: []auth.User{
-		{Username: "a", Password: "pw", Account: "A"},
+		{Username: "a", Password: "pw", Account: "A", Permissions: &auth.Permissions{
+			Publish:  &auth.SubjectPermission{Allow: []string{"a.>", "$SYS.REQ.USER.INFO", "_INBOX.>", "$SYS.REQ.SERVER.PING"}},
+			Response: &auth.ResponsePermission{MaxMsgs: 1, Expires: time.Minute},
+		}},
 		{Username: "g", Password: "pw"},
 		{Username: "admin", Password: "pw", Account: "SYS"},
 	}})
@@ -110,8 +114,11 @@ func TestSystemAccountRequests(t *testing.T) {
 		if err := json.Unmarshal(m.Data, &resp); err != nil {
 			t.Fatal(err)
 		}
-		if resp.Data != (UserInfo{User: c.user, Account: c.acct, AccountName: c.acct}) {
+		if d := resp.Data; d.User != c.user || d.Account != c.acct || d.AccountName != c.acct || (d.Permissions != nil) != (c.user == "a") {
 			t.Fatalf("user info of %s: %s", c.user, m.Data)
+		}
+		if c.user == "a" && !strings.Contains(string(m.Data), `"permissions":{"publish":{"allow":["a.\u003e","$SYS.REQ.USER.INFO","_INBOX.\u003e","$SYS.REQ.SERVER.PING"]},"responses":{"max":1,"ttl":60000000000}}`) {
+			t.Fatalf("a's permissions: %s", m.Data)
 		}
 		// One answer only: the other server does not know the client. A
 		// PING round trip on the same connection proves nothing else came.
