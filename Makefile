@@ -56,7 +56,7 @@ race: test
 FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzRecover \
 	./fuzz:FuzzJetStreamAPI ./server:FuzzProtocolParser \
 	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay \
-	./subject:FuzzValidLiteral ./jetstream:FuzzStreamConfig ./jetstream:FuzzPubHeaders \
+	./subject:FuzzValidLiteral ./jetstream/validate:FuzzStreamConfig ./jetstream:FuzzPubHeaders \
 	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform ./jetstream:FuzzReadArchive \
 	./raftstore/stream:FuzzStreamEntryDecode
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/jetwal/jetwal/vfs"
@@ -232,6 +233,41 @@ func writeFile(fsys vfs.FS, path string, b []byte) error {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("%s: close: %w", path, err)
+	}
+	return nil
+}
+
+// namedBytes is a file to write: its name in a directory and its bytes.
+type namedBytes struct {
+	name string
+	b    []byte
+}
+
+// writeFilesSynced creates and writes the files in dir, and makes them and
+// dir's entries durable together (vfs.SyncAll: about one journal commit
+// rather than one per file on the OS filesystem).
+func writeFilesSynced(fsys vfs.FS, dir string, files []namedBytes) (err error) {
+	open := make([]vfs.File, 0, len(files))
+	defer func() {
+		for _, f := range open {
+			if cerr := f.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("%s: close: %w", f.Name(), cerr)
+			}
+		}
+	}()
+	for _, nb := range files {
+		path := filepath.Join(dir, nb.name)
+		f, err := fsys.Create(path)
+		if err != nil {
+			return err
+		}
+		open = append(open, f)
+		if _, err := f.WriteAt(nb.b, 0); err != nil {
+			return fmt.Errorf("%s: write: %w", path, err)
+		}
+	}
+	if err := vfs.SyncAll(fsys, open, []string{dir}); err != nil {
+		return fmt.Errorf("%s: sync: %w", dir, err)
 	}
 	return nil
 }

@@ -192,20 +192,15 @@ func (s *Store) Create(name string, cfg []byte) (*Consumer, error) {
 		if err := s.fs.RemoveAll(tmp); err != nil {
 			return err
 		}
-		if err := vfs.MkdirAllSync(s.fs, tmp, 0o750); err != nil {
+		// tmp needs no durable entry of its own: it is garbage until the
+		// rename below, which the final SyncDir makes durable.
+		if err := s.fs.MkdirAll(tmp, 0o750); err != nil {
 			return err
 		}
-		if err := writeMeta(s.fs, tmp, cfg, ""); err != nil {
+		if err := writeFilesSynced(s.fs, tmp, []namedBytes{
+			{metaFile, cfg}, {metaSumFile, metaSum(cfg)}, {stateFile, snap}, {logName(1), logHeader(1)},
+		}); err != nil {
 			return err
-		}
-		if err := writeFile(s.fs, filepath.Join(tmp, stateFile), snap); err != nil {
-			return err
-		}
-		if err := writeFile(s.fs, filepath.Join(tmp, logName(1)), logHeader(1)); err != nil {
-			return err
-		}
-		if err := s.fs.SyncDir(tmp); err != nil {
-			return fmt.Errorf("%s: sync dir: %w", tmp, err)
 		}
 		if err := s.fs.Rename(tmp, final); err != nil {
 			return err

@@ -1,7 +1,6 @@
 package jetstream
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -29,30 +28,6 @@ func newConsumerEvents(stream, name string) consumerEvents {
 		maxDeliver: api.SubjAdvisoryMaxDeliveries + tail,
 		ack:        api.SubjMetricConsumerAck + tail,
 	}
-}
-
-// parseSampleFreq reads sample_freq, "N" or "N%" with N >= 0, as
-// nats-server does ("" is 0: no sampling). Values over 100 sample every ack.
-func parseSampleFreq(s string) (int, error) {
-	if s == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
-	if err != nil {
-		return 0, err
-	}
-	if n < 0 {
-		return 0, fmt.Errorf("negative sampling frequency %d", n)
-	}
-	return n, nil
-}
-
-// checkSampleFreq refuses a sample_freq nats-server refuses.
-func checkSampleFreq(cfg *api.ConsumerConfig) *api.ApiError {
-	if _, err := parseSampleFreq(cfg.SampleFrequency); err != nil {
-		return api.Errorf(api.ErrConsumerInvalidSampling, "failed to parse consumer sampling configuration: %v", err)
-	}
-	return nil
 }
 
 // sampled decides whether this ack is sampled, at freq percent.

@@ -192,6 +192,33 @@ func decodeRequest(b []byte, v any) *api.ApiError {
 	return nil
 }
 
+// bodyRequired and bodyOptional say whether streamRequest refuses an
+// empty request body as a bad request.
+const (
+	bodyRequired = true
+	bodyOptional = false
+)
+
+// streamRequest is the prologue of a handler about one stream: it decodes
+// the body into req (an empty body is a bad request when required), looks
+// up the stream the subject names, and answers any failure itself, in
+// which case it returns nil.
+func (js *JetStream) streamRequest(r *apiRequest, typ string, req any, required bool) *stream {
+	if required && isEmptyRequest(r.data) {
+		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
+		return nil
+	}
+	if aerr := decodeRequest(r.data, req); aerr != nil {
+		js.respondError(r, typ, aerr)
+		return nil
+	}
+	s := js.lookup(streamArg(r))
+	if s == nil {
+		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
+	}
+	return s
+}
+
 // streamArg returns the stream name of a request whose args must be exactly
 // one token, or "".
 func streamArg(r *apiRequest) string {

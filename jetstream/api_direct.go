@@ -7,7 +7,6 @@ import (
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/natshdr"
 	"github.com/jetwal/jetwal/store"
-	"github.com/jetwal/jetwal/subject"
 )
 
 // DIRECT.GET status replies, nats-server's texts.
@@ -65,10 +64,10 @@ func (js *JetStream) apiDirectGet(r *apiRequest) {
 		js.directGetBatch(s, &req, r.reply)
 		return
 	case req.StartTime != nil:
-		req.Seq = s.store.SeqForTime(*req.StartTime)
+		req.Seq = s.seqForTime(*req.StartTime)
 	}
 	var m store.Msg
-	if err := loadDirect(s.store, &req, &m); err != nil {
+	if err := s.loadDirect(&req, &m); err != nil {
 		js.srv.Publish(r.reply, "", hdrNotFound, nil)
 		return
 	}
@@ -116,24 +115,6 @@ func directGetRequest(body []byte, key string, bySubject bool) (api.MsgGetReques
 		return req, hdrBadRequest
 	}
 	return req, nil
-}
-
-// loadDirect loads the message of a checked single DIRECT.GET request. Any
-// failure, an invalid subject included, is a 404 for the caller.
-func loadDirect(st store.StreamStore, req *api.MsgGetRequest, m *store.Msg) error {
-	switch {
-	case req.NextFor != "":
-		if !subject.ValidFilter(req.NextFor) {
-			return store.ErrNotFound
-		}
-		return st.LoadNext(req.NextFor, max(req.Seq, 1), m)
-	case req.LastFor != "":
-		if !subject.ValidFilter(req.LastFor) {
-			return store.ErrNotFound
-		}
-		return st.LoadLast(req.LastFor, m)
-	}
-	return st.Load(req.Seq, m)
 }
 
 // allowDirect reports whether the stream answers DIRECT.GET.

@@ -73,7 +73,7 @@ func eobHeader(pending, last, upTo uint64) []byte {
 // It stops early at the end of the stream or once max_bytes is reached.
 // If not even the first message exists the reply is a lone 404.
 func (js *JetStream) directGetBatch(s *stream, req *api.MsgGetRequest, reply string) {
-	st := s.store
+	st := s.reader()
 	seq := req.Seq
 	if req.StartTime != nil {
 		seq = st.SeqForTime(*req.StartTime)
@@ -132,7 +132,7 @@ func (js *JetStream) directGetBatch(s *stream, req *api.MsgGetRequest, reply str
 // 413, none a 404 "No Results". batch and max_bytes cut the reply short.
 // Like nats-server it always sends headers, no_hdr or not.
 func (js *JetStream) directGetMulti(s *stream, req *api.MsgGetRequest, reply string) {
-	st := s.store
+	st := s.reader()
 	upTo := req.UpToSeq
 	if req.UpToTime != nil {
 		state := st.State()
@@ -191,7 +191,7 @@ func (js *JetStream) directGetMulti(s *stream, req *api.MsgGetRequest, reply str
 // of the last message at or below upTo of each subject matching any of
 // filters. An invalid filter matches nothing. tooMany reports that the list
 // passed maxMultiLast after some filter, which ends the search.
-func multiLastSeqs(st store.StreamStore, filters []string, upTo uint64) (seqs []uint64, tooMany bool) {
+func multiLastSeqs(st msgReader, filters []string, upTo uint64) (seqs []uint64, tooMany bool) {
 	seen := make(map[uint64]struct{})
 	var m store.Msg
 	for _, f := range filters {

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -55,9 +56,9 @@ func (js *JetStream) apiStreamRestore(r *apiRequest) {
 		js.respondError(r, typ, api.NewError(api.ErrStreamNamePathSeparators))
 		return
 	}
-	cfg, aerr := normalizeConfig(&req.Config)
+	cfg, aerr := validate.Stream(&req.Config)
 	if aerr == nil {
-		aerr = checkReplicas(cfg.Replicas)
+		aerr = validate.Replicas(cfg.Replicas)
 	}
 	if aerr == nil && cfg.Storage == api.MemoryStorage {
 		aerr = api.Errorf(api.ErrStreamRestore, "restore failed: jetwal restores file streams only")
@@ -226,7 +227,7 @@ func (rs *restoreSession) run() {
 				return
 			}
 			info := js.streamInfo(s, false)
-			info.Config = withDynamicMetadata(info.Config, js.srv.Version())
+			info.Config = validate.WithDynamicMetadata(info.Config, js.srv.Version())
 			resp, err := json.Marshal(api.StreamCreateResponse{Response: api.Response{Type: api.TypeStreamCreate}, StreamInfo: info})
 			if err == nil {
 				js.srv.Publish(c.reply, "", nil, resp)

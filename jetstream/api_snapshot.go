@@ -1,7 +1,6 @@
 package jetstream
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,12 +10,9 @@ import (
 
 	"github.com/nats-io/nuid"
 
-	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/server"
-	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/subject"
-	"github.com/jetwal/jetwal/wal"
 )
 
 // Snapshot transfer limits, as nats-server applies them.
@@ -81,11 +77,9 @@ func (js *JetStream) apiStreamSnapshot(r *apiRequest) {
 		return
 	}
 	if req.CheckMsgs {
-		if w, ok := s.store.(*wal.Store); ok {
-			if bad := w.Verify(); len(bad) > 0 {
-				js.respondError(r, typ, api.Errorf(api.ErrStreamSnapshot, "snapshot failed: %d damaged segments, first: %v", len(bad), bad[0]))
-				return
-			}
+		if aerr := s.checkMsgs(); aerr != nil {
+			js.respondError(r, typ, aerr)
+			return
 		}
 	}
 	snap := s.capture(!req.NoConsumers)
@@ -104,90 +98,6 @@ func (js *JetStream) apiStreamSnapshot(r *apiRequest) {
 		}
 		js.log.Info("snapshot sent", "stream", s.name)
 	}()
-}
-
-// streamSnap is a stream captured at one point in time: its header, state
-// and consumers. The messages are read from the store up to hdr.LastSeq.
-type streamSnap struct {
-	hdr   archiveHeader
-	state store.State
-	cons  []archiveConsumer
-}
-
-// capture takes the point in time under the publish lock: consumers first,
-// so their positions never pass the captured last sequence.
-func (s *stream) capture(withConsumers bool) *streamSnap {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	snap := &streamSnap{}
-	if withConsumers {
-		for _, c := range s.cons.all() {
-			if ac, ok := c.archive(); ok {
-				snap.cons = append(snap.cons, ac)
-			}
-		}
-	}
-	snap.state = s.store.State()
-	snap.hdr = archiveHeader{
-		Format:   archiveFormat,
-		Created:  s.created,
-		Config:   s.config(),
-		FirstSeq: snap.state.FirstSeq,
-		LastSeq:  snap.state.LastSeq,
-		Msgs:     snap.state.Msgs,
-	}
-	return snap
-}
-
-// archive returns a persisted consumer's meta and state; ephemeral
-// consumers (state in memory, no durable name) are not archived.
-func (c *consumer) archive() (archiveConsumer, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed || (c.cs == nil && c.cfg.Durable == "") {
-		return archiveConsumer{}, false
-	}
-	var st consumerstate.State
-	if c.cs != nil {
-		st = c.cs.Snapshot()
-	} else {
-		st = c.mem
-	}
-	meta, err := json.Marshal(consumerMeta{Created: c.created, Config: c.cfg, LastPerSubject: c.lpsAll})
-	if err != nil {
-		return archiveConsumer{}, false
-	}
-	return archiveConsumer{name: c.name, meta: meta, state: consumerstate.Encode(&st)}, true
-}
-
-// writeArchive writes the snapshot's archive to w.
-func (s *stream) writeArchive(snap *streamSnap, w io.Writer) error {
-	a := newArchiveWriter(w)
-	if err := a.header(&snap.hdr); err != nil {
-		return err
-	}
-	var m store.Msg
-	for seq := snap.hdr.FirstSeq; seq != 0 && seq <= snap.hdr.LastSeq; seq = m.Seq + 1 {
-		err := s.store.LoadNext("", seq, &m)
-		if errors.Is(err, store.ErrEOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("reading stream %s at seq %d: %w", s.name, seq, err)
-		}
-		if m.Seq > snap.hdr.LastSeq {
-			break
-		}
-		if err := a.msg(&m); err != nil {
-			return err
-		}
-	}
-	for i := range snap.cons {
-		if err := a.consumer(&snap.cons[i]); err != nil {
-			return err
-		}
-	}
-	return a.close()
 }
 
 // sendSnapshot streams the archive to the deliver subject in chunks, each

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/subject"
 )
@@ -25,7 +26,7 @@ func (js *JetStream) apiAccountInfo(r *apiRequest) {
 	js.mu.RUnlock()
 	for _, s := range streams {
 		cfg := s.config()
-		used := s.store.State().Bytes
+		used := s.state(false).Bytes
 		var reserved uint64
 		if cfg.MaxBytes > 0 {
 			reserved = uint64(cfg.MaxBytes)
@@ -46,12 +47,7 @@ func (js *JetStream) apiAccountInfo(r *apiRequest) {
 // streamInfo builds the info of s; details fills the deleted list.
 func (js *JetStream) streamInfo(s *stream, details bool) *api.StreamInfo {
 	cfg := s.config()
-	var st store.State
-	if details {
-		st = s.store.StateWithDeleted()
-	} else {
-		st = s.store.State()
-	}
+	st := s.state(details)
 	info := &api.StreamInfo{
 		Config:    cfg,
 		Created:   s.created,
@@ -92,7 +88,7 @@ func apiState(st *store.State, consumers int) api.StreamState {
 // the subject and the decoded, normalized config.
 //
 // A pedantic request is refused here if the config would be adjusted
-// (pedantic.go).
+// (validate.PedanticStream).
 func (js *JetStream) decodeStreamConfig(r *apiRequest, typ string) (api.StreamConfig, bool) {
 	name := streamArg(r)
 	if name == "" {
@@ -116,7 +112,7 @@ func (js *JetStream) decodeStreamConfig(r *apiRequest, typ string) (api.StreamCo
 		return api.StreamConfig{}, false
 	}
 	if req.Pedantic {
-		if aerr := pedanticStream(&req.StreamConfig); aerr != nil {
+		if aerr := validate.PedanticStream(&req.StreamConfig); aerr != nil {
 			js.respondError(r, typ, aerr)
 			return api.StreamConfig{}, false
 		}
@@ -133,10 +129,10 @@ func (js *JetStream) decodeCreateConfig(r *apiRequest) (cfg api.StreamConfig, ok
 		return cfg, false
 	}
 	if req.Sealed {
-		js.respondError(r, typ, invalidConfig("stream configuration for create can not be sealed"))
+		js.respondError(r, typ, validate.InvalidConfig("stream configuration for create can not be sealed"))
 		return cfg, false
 	}
-	cfg, aerr := normalizeConfig(&req)
+	cfg, aerr := validate.Stream(&req)
 	if aerr != nil {
 		js.respondError(r, typ, aerr)
 		return cfg, false
@@ -151,7 +147,7 @@ func (js *JetStream) apiStreamCreate(r *apiRequest) {
 	if !ok {
 		return
 	}
-	if aerr := checkReplicas(cfg.Replicas); aerr != nil {
+	if aerr := validate.Replicas(cfg.Replicas); aerr != nil {
 		js.respondError(r, typ, aerr)
 		return
 	}
@@ -164,7 +160,7 @@ func (js *JetStream) apiStreamCreate(r *apiRequest) {
 		js.adviseStream(cfg.Name, api.ActionCreate)
 	}
 	info := js.streamInfo(s, false)
-	info.Config = withDynamicMetadata(info.Config, js.srv.Version())
+	info.Config = validate.WithDynamicMetadata(info.Config, js.srv.Version())
 	js.respond(r, api.StreamCreateResponse{Response: api.Response{Type: typ}, StreamInfo: info, DidCreate: created}, false)
 }
 
@@ -175,7 +171,7 @@ func (js *JetStream) apiStreamUpdate(r *apiRequest) {
 	if !ok {
 		return
 	}
-	cfg, aerr := normalizeConfig(&req)
+	cfg, aerr := validate.Stream(&req)
 	if aerr != nil {
 		js.respondError(r, typ, aerr)
 		return
@@ -187,7 +183,7 @@ func (js *JetStream) apiStreamUpdate(r *apiRequest) {
 	}
 	js.adviseStream(cfg.Name, api.ActionModify)
 	info := js.streamInfo(s, false)
-	info.Config = withDynamicMetadata(info.Config, js.srv.Version())
+	info.Config = validate.WithDynamicMetadata(info.Config, js.srv.Version())
 	js.respond(r, api.StreamCreateResponse{Response: api.Response{Type: typ}, StreamInfo: info}, false)
 }
 
@@ -206,7 +202,7 @@ func (js *JetStream) apiStreamInfo(r *apiRequest) {
 		return
 	}
 	resp := api.StreamInfoResponse{Response: api.Response{Type: typ}, StreamInfo: js.streamInfo(s, req.DeletedDetails)}
-	resp.Config = withDynamicMetadata(resp.Config, js.srv.Version())
+	resp.Config = validate.WithDynamicMetadata(resp.Config, js.srv.Version())
 	resp.Cluster = js.clusterInfo(s)
 	if req.SubjectsFilter != "" {
 		if !subject.ValidFilter(req.SubjectsFilter) {
@@ -218,7 +214,7 @@ func (js *JetStream) apiStreamInfo(r *apiRequest) {
 		if filter == ">" {
 			filter = ""
 		}
-		counts := s.store.SubjectsState(filter)
+		counts := s.subjectCounts(filter)
 		if n := len(counts); n > 0 {
 			offset := max(req.Offset, 0)
 			resp.Paged = api.Paged{Total: n, Offset: offset, Limit: api.SubjectDetailLimit}
@@ -264,53 +260,16 @@ func (js *JetStream) apiStreamDelete(r *apiRequest) {
 func (js *JetStream) apiStreamPurge(r *apiRequest) {
 	const typ = api.TypeStreamPurge
 	var req api.StreamPurgeRequest
-	if aerr := decodeRequest(r.data, &req); aerr != nil {
+	s := js.streamRequest(r, typ, &req, bodyOptional)
+	if s == nil {
+		return
+	}
+	purged, aerr := s.purge(req)
+	if aerr != nil {
 		js.respondError(r, typ, aerr)
 		return
 	}
-	if req.Sequence > 0 && req.Keep > 0 {
-		js.respondError(r, typ, api.Errorf(api.ErrBadRequest, "bad request: seq and keep can not both be set"))
-		return
-	}
-	if req.Subject != "" && !subject.ValidFilter(req.Subject) {
-		js.respondError(r, typ, api.Errorf(api.ErrBadRequest, "bad request: invalid filter %q", req.Subject))
-		return
-	}
-	s := js.lookup(streamArg(r))
-	if s == nil {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
-		return
-	}
-	cfg := s.config()
-	if cfg.Sealed {
-		js.respondError(r, typ, api.NewError(api.ErrStreamSealed))
-		return
-	}
-	if cfg.DenyPurge {
-		js.respondError(r, typ, api.Errorf(api.ErrStreamPurgeFailed, "stream purge not permitted"))
-		return
-	}
-	filter := req.Subject
-	if filter == ">" {
-		filter = ""
-	}
-	purged, err := s.purge(filter, req.Sequence, req.Keep)
-	if err != nil {
-		js.respondError(r, typ, api.Errorf(api.ErrStreamGeneral, "purge failed: %v", err))
-		return
-	}
-	s.consumersPurged(filter)
 	js.respond(r, api.StreamPurgeResponse{Response: api.Response{Type: typ}, Success: true, Purged: purged}, false)
-}
-
-// purge removes messages under the publish lock, so it cannot interleave
-// with the header checks of a publish.
-func (s *stream) purge(filter string, upTo, keep uint64) (uint64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n, err := s.store.Purge(filter, upTo, keep)
-	s.resync.Store(true)
-	return n, err
 }
 
 // matchingStreams returns the streams, sorted by name, with a subject that

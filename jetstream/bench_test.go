@@ -10,6 +10,7 @@ import (
 	njs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/wal"
 )
@@ -124,7 +125,7 @@ func BenchmarkHandlePublish(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			_, jsm, stop := benchServerJS(b, Config{Sync: wal.SyncNever})
 			defer stop()
-			cfg, aerr := normalizeConfig(&api.StreamConfig{Name: "H", Subjects: []string{"h"}, Storage: c.storage})
+			cfg, aerr := validate.Stream(&api.StreamConfig{Name: "H", Subjects: []string{"h"}, Storage: c.storage})
 			if aerr != nil {
 				b.Fatal(aerr)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/wal"
@@ -199,7 +200,7 @@ func (js *JetStream) applyStream(a streamAssignment) {
 	}
 	if len(a.Peers) == 1 {
 		if s := js.lookup(cfg.Name); s != nil {
-			if old := s.config(); !sameConfig(&old, &cfg) {
+			if old := s.config(); !validate.SameStream(&old, &cfg) {
 				if _, aerr := js.updateStream(cfg); aerr != nil {
 					js.log.Error("cluster: updating stream", "stream", cfg.Name, "error", aerr.Description)
 				}

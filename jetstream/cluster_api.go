@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/subject"
 )
 
@@ -89,12 +90,12 @@ func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 	if !ok {
 		return
 	}
-	if rawPresent(cfg.Mirror) || rawPresent(cfg.Sources) {
-		js.respondError(r, typ, invalidConfig("mirrors and sources are not supported by jetwal in clustered mode"))
+	if validate.RawPresent(cfg.Mirror) || validate.RawPresent(cfg.Sources) {
+		js.respondError(r, typ, validate.InvalidConfig("mirrors and sources are not supported by jetwal in clustered mode"))
 		return
 	}
 	if old, ok := js.assignment(cfg.Name); ok {
-		if !sameConfig(&old.Config, &cfg) {
+		if !validate.SameStream(&old.Config, &cfg) {
 			js.respondError(r, typ, api.NewError(api.ErrStreamNameExist))
 			return
 		}
@@ -131,7 +132,7 @@ func (js *JetStream) apiClusterStreamUpdate(r *apiRequest) {
 	if !ok {
 		return
 	}
-	norm, aerr := normalizeConfig(&req)
+	norm, aerr := validate.Stream(&req)
 	if aerr != nil {
 		js.respondError(r, typ, aerr)
 		return
@@ -145,7 +146,7 @@ func (js *JetStream) apiClusterStreamUpdate(r *apiRequest) {
 		js.respondError(r, typ, api.Errorf(api.ErrStreamUpdate, "changing the replica count of a stream is not supported by jetwal"))
 		return
 	}
-	cfg, aerr := checkUpdate(&a.Config, &norm)
+	cfg, aerr := validate.StreamUpdate(&a.Config, &norm)
 	if aerr != nil {
 		js.respondError(r, typ, aerr)
 		return
@@ -198,7 +199,7 @@ func (js *JetStream) propose(key string, v any) error {
 // server's replica, or an empty state.
 func (js *JetStream) respondClusterInfo(r *apiRequest, typ string, a streamAssignment, created bool) {
 	info := js.assignedInfo(a, created)
-	info.Config = withDynamicMetadata(info.Config, js.srv.Version())
+	info.Config = validate.WithDynamicMetadata(info.Config, js.srv.Version())
 	js.respond(r, api.StreamCreateResponse{Response: api.Response{Type: typ}, StreamInfo: info, DidCreate: created}, false)
 }
 

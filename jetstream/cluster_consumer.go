@@ -117,7 +117,7 @@ func (js *JetStream) restoreConsumer(s *stream, ca consumerAssignment) bool {
 	}
 	c := newConsumer(s, ca.Config.Durable, ca.Config, ca.Created, nil)
 	c.mem = *st
-	s.addConsumer(c)
+	s.registerConsumer(c)
 	return true
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/natshdr"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/subject"
@@ -119,7 +120,7 @@ func newConsumer(s *stream, name string, cfg api.ConsumerConfig, created time.Ti
 // setConfig installs a (checked) config. Caller holds mu or owns c.
 func (c *consumer) setConfig(cfg api.ConsumerConfig) {
 	c.cfg = cfg
-	c.filters = consumerFilters(&cfg)
+	c.filters = validate.ConsumerFilters(&cfg)
 	c.overlap = false
 	for i, a := range c.filters {
 		for _, b := range c.filters[i+1:] {
@@ -131,7 +132,7 @@ func (c *consumer) setConfig(cfg api.ConsumerConfig) {
 	f := c.filters
 	c.filterSnap.Store(&f)
 	c.push = cfg.DeliverSubject != ""
-	c.sampleFreq, _ = parseSampleFreq(cfg.SampleFrequency) // checked by checkConsumerConfig
+	c.sampleFreq, _ = validate.ParseSampleFreq(cfg.SampleFrequency) // checked by validate.Consumer
 	c.setRate(cfg.RateLimit)
 	c.setPriority(&cfg)
 }
@@ -551,7 +552,7 @@ func (c *consumer) ackWait(dcount uint64) time.Duration {
 	if c.cfg.AckWait > 0 {
 		return c.cfg.AckWait
 	}
-	return defaultAckWait
+	return validate.DefaultAckWait
 }
 
 // scanDue collects the pending messages due for redelivery into rdq and
@@ -621,7 +622,7 @@ func (c *consumer) info(withServerMeta bool) *api.ConsumerInfo {
 		Name:       c.name,
 		Created:    c.created,
 		Config:     &cfg,
-		NumWaiting: len(c.waiting),
+		NumWaiting: c.liveRequests(time.Now().UnixNano()),
 	}
 	ci.PriorityGroups = c.priorityInfo()
 	c.withState(func(st *consumerstate.State) {

@@ -1,16 +1,12 @@
 package jetstream
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
-	"time"
 
-	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/natshdr"
 	"github.com/jetwal/jetwal/server"
-	"github.com/jetwal/jetwal/subject"
 )
 
 // apiCreate serves CONSUMER.CREATE.<stream>[.<name>[.<filter>]].
@@ -80,7 +76,7 @@ func (cm *consumerManager) create(r *apiRequest, streamName, subjName, subjFilte
 		}
 	}
 	// As nats-server: replicas are refused before the stream is looked up.
-	if aerr := checkReplicas(cfg.Replicas); aerr != nil && !cm.js.clustered() {
+	if aerr := validate.Replicas(cfg.Replicas); aerr != nil && !cm.js.clustered() {
 		fail(aerr)
 		return
 	}
@@ -89,178 +85,13 @@ func (cm *consumerManager) create(r *apiRequest, streamName, subjName, subjFilte
 		fail(api.NewError(api.ErrStreamNotFound))
 		return
 	}
-	switch {
-	case cfg.Name == "" && cfg.Durable != "":
-		cfg.Name = cfg.Durable
-	case cfg.Name == "":
-		cfg.Name = ephemeralName()
-	}
-	scfg := s.config()
-	if req.Pedantic {
-		if aerr := pedanticConsumer(&cfg, scfg.ConsumerLimits); aerr != nil {
-			fail(aerr)
-			return
-		}
-	}
-	consumerDefaults(&cfg, scfg.ConsumerLimits)
-	if aerr := checkConsumerConfig(&cfg, &scfg); aerr != nil {
-		fail(aerr)
-		return
-	}
-	if aerr := cm.js.checkConsumerLimit(s, cfg.Name); aerr != nil {
-		fail(aerr)
-		return
-	}
-	c, info, aerr := s.createConsumer(cfg, req.Action, &scfg)
+	req.Config = &cfg
+	info, aerr := s.addConsumer(req)
 	if aerr != nil {
 		fail(aerr)
 		return
 	}
-	if info != nil {
-		cm.js.adviseConsumer(s.name, c.name, api.ActionCreate)
-		cm.js.recordConsumer(s, cfg)
-	} else {
-		info = c.info(true)
-	}
 	cm.js.respond(r, api.ConsumerInfoResponse{Response: api.Response{Type: typ}, ConsumerInfo: info}, false)
-}
-
-// createConsumer adds a consumer, or returns or updates the existing one
-// of the same name as action ("", "create", "update") allows. info is the
-// new consumer's info as created (nil when it already existed).
-func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api.StreamConfig) (c *consumer, info *api.ConsumerInfo, aerr *api.ApiError) {
-	s.cons.mu.Lock()
-	defer s.cons.mu.Unlock()
-	if s.cons.closed {
-		return nil, nil, api.NewError(api.ErrStreamNotFound)
-	}
-	if old := s.cons.byName[cfg.Name]; old != nil {
-		old.mu.Lock()
-		ocfg := old.cfg.Clone()
-		old.mu.Unlock()
-		// As nats-server: only CONSUMER.PAUSE changes a pause.
-		cfg.PauseUntil = ocfg.PauseUntil
-		setConsumerRequiredLevel(&cfg)
-		if sameConsumerConfig(&ocfg, &cfg) {
-			return old, nil, nil
-		}
-		if action == "create" {
-			return nil, nil, api.NewError(api.ErrConsumerAlreadyExists)
-		}
-		if aerr := checkConsumerUpdate(&ocfg, &cfg); aerr != nil {
-			return nil, nil, aerr
-		}
-		if scfg.Retention == api.WorkQueueRetention {
-			mine := consumerFilters(&cfg)
-			for _, o := range s.cons.byName {
-				if o != old && !disjointFilters(mine, o.filtersCopy()) {
-					return nil, nil, api.NewError(api.ErrConsumerWQNotUnique)
-				}
-			}
-		}
-		if old.cs != nil {
-			m := old.meta()
-			m.Config = cfg
-			meta, _ := json.Marshal(m)
-			if err := old.cs.UpdateConfig(meta); err != nil {
-				return nil, nil, api.Errorf(api.ErrConsumerCreate, "consumer update: %v", err)
-			}
-		}
-		old.mu.Lock()
-		old.setConfig(cfg)
-		old.dueAt = 1
-		old.mu.Unlock()
-		old.signal()
-		s.js.log.Info("consumer updated", "stream", s.name, "consumer", cfg.Name)
-		return old, nil, nil
-	}
-	if action == "update" {
-		return nil, nil, api.NewError(api.ErrConsumerDoesNotExist)
-	}
-	if scfg.MaxConsumers > 0 && len(s.cons.byName) >= scfg.MaxConsumers {
-		return nil, nil, api.NewError(api.ErrMaximumConsumers)
-	}
-	if scfg.Retention == api.WorkQueueRetention && len(s.cons.byName) > 0 {
-		mine := consumerFilters(&cfg)
-		if len(mine) == 0 {
-			return nil, nil, api.NewError(api.ErrConsumerWQMultipleUnfiltered)
-		}
-		for _, o := range s.cons.byName {
-			if !disjointFilters(mine, o.filtersCopy()) {
-				return nil, nil, api.NewError(api.ErrConsumerWQNotUnique)
-			}
-		}
-	}
-	if s.dir != "" && s.cons.obs == nil {
-		st, err := consumerstate.Open(s.dir+"/"+obsDir, s.js.consumerStoreOptions())
-		if err != nil {
-			return nil, nil, api.Errorf(api.ErrConsumerCreate, "opening consumer store: %v", err)
-		}
-		s.cons.obs = st
-	}
-	createdAt := time.Now().UTC()
-	var cs *consumerstate.Consumer
-	if s.cons.obs != nil && cfg.Durable != "" && !cfg.MemoryStorage {
-		meta, _ := json.Marshal(consumerMeta{Created: createdAt, Config: cfg})
-		var err error
-		if cs, err = s.cons.obs.Create(cfg.Name, meta); err != nil {
-			s.js.log.Error("consumer create", "stream", s.name, "consumer", cfg.Name, "error", err)
-			return nil, nil, api.Errorf(api.ErrConsumerCreate, "creating consumer state: %v", err)
-		}
-	}
-	c = newConsumer(s, cfg.Name, cfg, createdAt, cs)
-	c.mu.Lock()
-	c.position()
-	c.mu.Unlock()
-	if cs != nil && len(c.lpsAll) > 0 {
-		meta, _ := json.Marshal(c.meta())
-		if err := cs.UpdateConfig(meta); err != nil {
-			s.js.log.Error("consumer create", "stream", s.name, "consumer", cfg.Name, "error", err)
-		}
-	}
-	if s.cons.byName == nil {
-		s.cons.byName = make(map[string]*consumer)
-	}
-	s.cons.byName[c.name] = c
-	s.cons.publishLocked()
-	if c.push {
-		s.js.cons.trackPush(c, true)
-	}
-	// The create response shows the consumer as created, before it
-	// delivers anything (as nats-server's does).
-	info = c.info(true)
-	go c.run()
-	c.signal()
-	s.js.log.Info("consumer created", "stream", s.name, "consumer", c.name, "durable", cs != nil)
-	return c, info, nil
-}
-
-func (c *consumer) filtersCopy() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.filters...)
-}
-
-// disjointFilters reports whether two filter sets (empty = everything)
-// never match the same subject.
-func disjointFilters(a, b []string) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	for _, x := range a {
-		for _, y := range b {
-			if subject.Overlap(x, y) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func sameConsumerConfig(a, b *api.ConsumerConfig) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
 // consumerArgs splits "<stream>.<consumer>" and looks both up.
@@ -299,37 +130,22 @@ func (cm *consumerManager) apiDelete(r *apiRequest) {
 		cm.js.respondError(r, typ, aerr)
 		return
 	}
-	if err := s.removeConsumer(c, false); err != nil {
-		cm.js.respondError(r, typ, api.Errorf(api.ErrConsumerCreate, "deleting consumer: %v", err))
+	if aerr := s.deleteConsumer(c.name); aerr != nil {
+		cm.js.respondError(r, typ, aerr)
 		return
 	}
-	s.js.log.Info("consumer deleted", "stream", s.name, "consumer", c.name)
-	cm.js.forgetConsumer(s, c.name)
 	cm.js.respond(r, api.ConsumerDeleteResponse{Response: api.Response{Type: typ}, Success: true}, false)
-}
-
-// pageOf decodes the paging request of NAMES and LIST.
-func pageOf(r *apiRequest) (int, *api.ApiError) {
-	var req api.PagedRequest
-	if aerr := decodeRequest(r.data, &req); aerr != nil {
-		return 0, aerr
-	}
-	return max(req.Offset, 0), nil
 }
 
 // apiNames serves CONSUMER.NAMES.<stream>.
 func (cm *consumerManager) apiNames(r *apiRequest) {
 	const typ = api.TypeConsumerNames
-	off, aerr := pageOf(r)
-	if aerr != nil {
-		cm.js.respondError(r, typ, aerr)
-		return
-	}
-	s := cm.js.lookup(streamArg(r))
+	var req api.PagedRequest
+	s := cm.js.streamRequest(r, typ, &req, bodyOptional)
 	if s == nil {
-		cm.js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
 		return
 	}
+	off := max(req.Offset, 0)
 	all := s.cons.all()
 	resp := api.ConsumerNamesResponse{Response: api.Response{Type: typ},
 		Paged: api.Paged{Total: len(all), Offset: off, Limit: api.NamesLimit}, Consumers: []string{}}
@@ -344,16 +160,12 @@ func (cm *consumerManager) apiNames(r *apiRequest) {
 // apiList serves CONSUMER.LIST.<stream>.
 func (cm *consumerManager) apiList(r *apiRequest) {
 	const typ = api.TypeConsumerList
-	off, aerr := pageOf(r)
-	if aerr != nil {
-		cm.js.respondError(r, typ, aerr)
-		return
-	}
-	s := cm.js.lookup(streamArg(r))
+	var req api.PagedRequest
+	s := cm.js.streamRequest(r, typ, &req, bodyOptional)
 	if s == nil {
-		cm.js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
 		return
 	}
+	off := max(req.Offset, 0)
 	all := s.cons.all()
 	resp := api.ConsumerListResponse{Response: api.Response{Type: typ},
 		Paged: api.Paged{Total: len(all), Offset: off, Limit: api.ListLimit}, Consumers: []*api.ConsumerInfo{}}

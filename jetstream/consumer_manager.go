@@ -221,14 +221,14 @@ func (s *stream) loadConsumers() {
 		}
 		c := newConsumer(s, n, meta.Config, meta.Created, cs)
 		c.restoreLastPerSubject(meta.LastPerSubject)
-		s.addConsumer(c)
+		s.registerConsumer(c)
 		s.js.logConsumerRecovery(s.name, n, cs.Recovery())
 		s.js.log.Info("consumer loaded", "stream", s.name, "consumer", n)
 	}
 }
 
-// addConsumer registers and starts a consumer.
-func (s *stream) addConsumer(c *consumer) {
+// registerConsumer registers and starts a consumer loaded from its state.
+func (s *stream) registerConsumer(c *consumer) {
 	s.cons.mu.Lock()
 	if s.cons.byName == nil {
 		s.cons.byName = make(map[string]*consumer)

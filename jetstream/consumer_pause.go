@@ -2,11 +2,11 @@ package jetstream
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 )
 
 // Pausing a consumer, as nats-server 2.11+ does: the consumer's config
@@ -34,25 +34,6 @@ func pauseInfo(until *time.Time, now time.Time) (paused bool, remaining time.Dur
 		return false, 0
 	}
 	return true, until.Sub(now)
-}
-
-// setConsumerRequiredLevel records the API level a consumer config needs,
-// as nats-server computes it: 1 for a pause or priority groups, else 0.
-func setConsumerRequiredLevel(cfg *api.ConsumerConfig) {
-	if cfg.Metadata == nil {
-		cfg.Metadata = map[string]string{}
-	}
-	delete(cfg.Metadata, api.MetaServerLevel)
-	delete(cfg.Metadata, api.MetaServerVersion)
-	set := func(raw json.RawMessage) bool {
-		v := strings.TrimSpace(string(raw))
-		return v != "" && v != "null" && v != `""` && v != `"none"` && v != "[]"
-	}
-	level := 0
-	if (cfg.PauseUntil != nil && !cfg.PauseUntil.IsZero()) || set(cfg.PriorityPolicy) || set(cfg.PriorityGroups) || cfg.PinnedTTL != 0 {
-		level = 1
-	}
-	cfg.Metadata[api.MetaRequiredLevel] = strconv.Itoa(level)
 }
 
 // apiPause serves CONSUMER.PAUSE.<stream>.<consumer>: {"pause_until":
@@ -102,7 +83,7 @@ func (c *consumer) setPause(until time.Time) error {
 	} else {
 		cfg.PauseUntil = &until
 	}
-	setConsumerRequiredLevel(&cfg)
+	validate.SetConsumerRequiredLevel(&cfg)
 	if c.cs != nil {
 		m := c.meta()
 		m.Config = cfg

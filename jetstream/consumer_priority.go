@@ -1,15 +1,14 @@
 package jetstream
 
 import (
-	"encoding/json"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nuid"
 
 	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/natshdr"
 )
 
@@ -31,88 +30,9 @@ import (
 // jetwal, like nats-server today, pins one client per consumer whatever
 // the group named.
 
-type priorityPolicy uint8
-
-const (
-	prioNone priorityPolicy = iota
-	prioOverflow
-	prioPinned
-	prioPrioritized
-)
-
-const defaultPinnedTTL = 2 * time.Minute
-
-// parsePriority reads the policy and groups of a config.
-func parsePriority(cfg *api.ConsumerConfig) (priorityPolicy, []string, *api.ApiError) {
-	var p priorityPolicy
-	if raw := strings.TrimSpace(string(cfg.PriorityPolicy)); raw != "" && raw != "null" {
-		var name string
-		if err := json.Unmarshal(cfg.PriorityPolicy, &name); err != nil {
-			return 0, nil, api.Errorf(api.ErrInvalidJSON, "invalid JSON: %v", err)
-		}
-		switch name {
-		case "", "none":
-		case "overflow":
-			p = prioOverflow
-		case "pinned_client":
-			p = prioPinned
-		case "prioritized":
-			p = prioPrioritized
-		default:
-			return 0, nil, api.Errorf(api.ErrInvalidJSON, "invalid JSON: unknown priority policy: %s", raw)
-		}
-	}
-	var groups []string
-	if raw := strings.TrimSpace(string(cfg.PriorityGroups)); raw != "" && raw != "null" {
-		if err := json.Unmarshal(cfg.PriorityGroups, &groups); err != nil {
-			return 0, nil, api.Errorf(api.ErrInvalidJSON, "invalid JSON: %v", err)
-		}
-	}
-	return p, groups, nil
-}
-
-// checkPriority refuses the priority settings nats-server refuses.
-func checkPriority(cfg *api.ConsumerConfig) *api.ApiError {
-	p, groups, aerr := parsePriority(cfg)
-	if aerr != nil {
-		return aerr
-	}
-	if p == prioNone {
-		switch {
-		case len(groups) > 0:
-			return api.NewError(api.ErrConsumerGroupWithPolicyNone)
-		case cfg.PinnedTTL > 0:
-			return api.NewError(api.ErrConsumerPinnedTTLWithoutPolicy)
-		}
-		return nil
-	}
-	if cfg.DeliverSubject != "" {
-		return api.NewError(api.ErrConsumerPushWithPriority)
-	}
-	if len(groups) == 0 {
-		return api.NewError(api.ErrConsumerPolicyWithoutGroup)
-	}
-	for _, g := range groups {
-		if g == "" {
-			return api.NewError(api.ErrConsumerEmptyGroupName)
-		}
-		if !validGroupName.MatchString(g) {
-			return api.NewError(api.ErrConsumerInvalidGroupName)
-		}
-	}
-	return nil
-}
-
-// priorityDefaults fills in priority_timeout for a pinned_client policy.
-func priorityDefaults(cfg *api.ConsumerConfig) {
-	if p, _, _ := parsePriority(cfg); p == prioPinned && cfg.PinnedTTL == 0 {
-		cfg.PinnedTTL = defaultPinnedTTL
-	}
-}
-
 // priority is a consumer's priority state. Guarded by the consumer's mu.
 type priority struct {
-	policy   priorityPolicy
+	policy   validate.PriorityPolicy
 	groups   []string
 	ttl      time.Duration
 	pinID    string    // the pinned client's id; "" none
@@ -130,7 +50,7 @@ type pinEvent struct {
 // setPriority installs the priority settings of a (new) config; a changed
 // policy or group list drops the pin. Caller holds mu or owns c.
 func (c *consumer) setPriority(cfg *api.ConsumerConfig) {
-	p, groups, _ := parsePriority(cfg) // checked by checkConsumerConfig
+	p, groups, _ := validate.ParsePriority(cfg) // checked by validate.Consumer
 	if c.prio.policy != p || !slices.Equal(c.prio.groups, groups) {
 		c.prio = priority{}
 	}
@@ -145,13 +65,13 @@ func (c *consumer) checkPullPriority(req *api.NextRequest, now int64) string {
 	}
 	p := c.prio.policy
 	switch {
-	case (req.MinPending != 0 || req.MinAckPending != 0) && p != prioOverflow:
+	case (req.MinPending != 0 || req.MinAckPending != 0) && p != validate.PrioOverflow:
 		return "400 Bad Request - Not a Overflow Priority consumer"
-	case req.ID != "" && p != prioPinned:
+	case req.ID != "" && p != validate.PrioPinned:
 		return "400 Bad Request - Not a Pinned Client Priority consumer"
 	case req.Priority < 0 || req.Priority > 9:
 		return "400 Bad Request - Priority must be between 0 and 9"
-	case p == prioNone:
+	case p == validate.PrioNone:
 		return ""
 	case req.Group == "":
 		return "400 Bad Request - Priority Group missing"
@@ -173,7 +93,7 @@ func (c *consumer) checkPullPriority(req *api.NextRequest, now int64) string {
 // are answered with 423 and dropped. Caller holds mu.
 func (c *consumer) pickRequest(st *consumerstate.State, now int64) int {
 	switch c.prio.policy {
-	case prioOverflow:
+	case validate.PrioOverflow:
 		var pending uint64
 		counted := false
 		for i, w := range c.waiting {
@@ -189,7 +109,7 @@ func (c *consumer) pickRequest(st *consumerstate.State, now int64) int {
 			}
 		}
 		return -1
-	case prioPinned:
+	case validate.PrioPinned:
 		if c.prio.pinID != "" && now >= c.prio.deadline {
 			c.unpin("timeout")
 		}
@@ -213,7 +133,7 @@ func (c *consumer) pickRequest(st *consumerstate.State, now int64) int {
 			}
 		}
 		return -1
-	case prioPrioritized:
+	case validate.PrioPrioritized:
 		best := -1
 		for i, w := range c.waiting {
 			if best < 0 || w.priority < c.waiting[best].priority {

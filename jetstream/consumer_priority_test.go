@@ -10,6 +10,7 @@ import (
 	njs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 )
 
 // TestPriorityConfig: the priority settings nats-server refuses, with its
@@ -39,7 +40,7 @@ func TestPriorityConfig(t *testing.T) {
 	var resp api.ConsumerInfoResponse
 	requestJSON(t, nc, api.Prefix+"CONSUMER.CREATE.PG.P", `{"stream_name":"PG","config":{"durable_name":"P","ack_policy":"explicit",`+
 		`"priority_policy":"pinned_client","priority_groups":["A"]}}`, &resp)
-	if resp.Error != nil || resp.ConsumerInfo.Config.PinnedTTL != defaultPinnedTTL {
+	if resp.Error != nil || resp.ConsumerInfo.Config.PinnedTTL != validate.DefaultPinnedTTL {
 		t.Fatalf("pinned consumer: %+v %+v", resp.Error, resp.ConsumerInfo)
 	}
 	if g := resp.ConsumerInfo.PriorityGroups; len(g) != 1 || g[0].Group != "A" || g[0].PinnedClientID != "" {

@@ -173,6 +173,24 @@ func (c *consumer) dropAbandoned() {
 	c.waiting = keep
 }
 
+// liveRequests is num_waiting as nats-server reports it: it first forgets
+// the requests whose requester went away (a client that stopped consuming
+// unsubscribed its inbox) and leaves out those expired, which the next
+// round answers with 408. Caller holds mu.
+func (c *consumer) liveRequests(now int64) int {
+	if c.push || len(c.waiting) == 0 {
+		return 0
+	}
+	c.dropAbandoned()
+	n := 0
+	for _, w := range c.waiting {
+		if w.expires == 0 || now < w.expires {
+			n++
+		}
+	}
+	return n
+}
+
 // finishNoWait ends no_wait requests once nothing more can be delivered:
 // 404 if they got nothing, else 408 with what is still missing.
 func (c *consumer) finishNoWait() {

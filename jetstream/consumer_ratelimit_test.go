@@ -8,6 +8,7 @@ import (
 	njs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -192,7 +193,7 @@ func TestConsumerRequestLimitConfig(t *testing.T) {
 	if resp.Error != nil || resp.ConsumerInfo == nil {
 		t.Fatalf("negative limits: %+v", resp.Error)
 	}
-	if cfg := resp.ConsumerInfo.Config; cfg.MaxRequestBatch != 0 || cfg.MaxRequestExpires != 0 || cfg.MaxRequestMaxBytes != 0 || cfg.MaxWaiting != defaultMaxWaiting {
+	if cfg := resp.ConsumerInfo.Config; cfg.MaxRequestBatch != 0 || cfg.MaxRequestExpires != 0 || cfg.MaxRequestMaxBytes != 0 || cfg.MaxWaiting != validate.DefaultMaxWaiting {
 		t.Fatalf("negative limits stored as %+v", cfg)
 	}
 	// A push consumer keeps its rate limit through an update, and can drop it.

@@ -3,15 +3,12 @@ package jetstream
 import (
 	"encoding/json"
 	"errors"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 )
-
-// validGroupName is nats-server's rule for a priority group name.
-var validGroupName = regexp.MustCompile(`^[a-zA-Z0-9/_=-]{1,16}$`)
 
 // apiUnpin serves CONSUMER.UNPIN.<stream>.<consumer> {"group": name},
 // checked as nats-server checks it: the pinned client of a pinned_client
@@ -34,7 +31,7 @@ func (cm *consumerManager) apiUnpin(r *apiRequest) {
 		fail(api.Errorf(api.ErrInvalidJSON, "invalid JSON: %v", errors.New("consumer group not specified")))
 		return
 	}
-	if !validGroupName.MatchString(req.Group) {
+	if !validate.ValidGroupName.MatchString(req.Group) {
 		fail(api.NewError(api.ErrConsumerInvalidGroupName))
 		return
 	}

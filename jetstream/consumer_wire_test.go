@@ -153,7 +153,7 @@ func TestConsumerWalkthroughWire(t *testing.T) {
 	}
 }
 
-// sameConfig compares the "config" objects of two create responses, up to
+// sameConsumerJSON compares the "config" objects of two create responses, up to
 // the server version and API level.
 func sameConsumerJSON(t *testing.T, ts *testServer, what string, got, want []byte) {
 	t.Helper()

@@ -17,11 +17,12 @@
 //     multi_last forms) the handlers; api_level.go refuses
 //     requests that need a newer API level (Nats-Required-Api-Level).
 //   - meta.go: meta.inf / meta.sum persistence (the layout is drawn there).
-//   - config.go: stream config defaults and checks; stream_transform.go
-//     subject_transform (the stored subject) and republish (subject/transform
-//     compiles the mappings).
-//   - dedupe.go, headers.go, queue.go: helpers; pedantic.go the
-//     "pedantic": true checks of creates and updates; domain.go the
+//   - validate/ (a leaf: api and subject only): the config rules of
+//     streams and consumers, their defaults, pedantic mode, mirrors and
+//     sources, markers, priority groups; stream_limits.go turns a checked
+//     config into store limits. stream_transform.go applies
+//     subject_transform (the stored subject) and republish.
+//   - dedupe.go, headers.go, queue.go: helpers; domain.go the
 //     $JS.<domain>.API.> prefix of a JetStream domain.
 //   - advisory.go: the $JS.EVENT.ADVISORY.> events of streams, consumers
 //     and the API audit; advisory_consumer.go those of messages (nak,
@@ -38,8 +39,8 @@
 //   - consumer_manager.go: the manager ($JS.ACK.>, $JS.FC.>, the server's
 //     interest hook) and each stream's consumer set and obs/ store.
 //   - consumer_api.go: CONSUMER.CREATE / DURABLE.CREATE / INFO / DELETE /
-//     NAMES / LIST / MSG.NEXT; consumer_config.go: defaults and checks,
-//     the stream's consumer_limits included; consumer_pause.go and
+//     NAMES / LIST / MSG.NEXT (defaults and checks are validate's,
+//     the stream's consumer_limits included); consumer_pause.go and
 //     consumer_unpin.go: CONSUMER.PAUSE and CONSUMER.UNPIN.
 //   - consumer.go: one consumer, its goroutine and delivery rounds;
 //     consumer_position.go where it starts and where a purge moves it;

@@ -235,17 +235,6 @@ func (js *JetStream) StreamNames() []string {
 	return names
 }
 
-// streamList returns the loaded streams.
-func (js *JetStream) streamList() []*stream {
-	js.mu.RLock()
-	defer js.mu.RUnlock()
-	out := make([]*stream, 0, len(js.streams))
-	for _, s := range js.streams {
-		out = append(out, s)
-	}
-	return out
-}
-
 func (js *JetStream) lookup(name string) *stream {
 	js.mu.RLock()
 	defer js.mu.RUnlock()

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/vfs"
 )
 
 func testMeta(t *testing.T, name string, maxMsgs int64) *streamMeta {
 	t.Helper()
-	cfg, aerr := normalizeConfig(&api.StreamConfig{Name: name, MaxMsgs: maxMsgs})
+	cfg, aerr := validate.Stream(&api.StreamConfig{Name: name, MaxMsgs: maxMsgs})
 	if aerr != nil {
 		t.Fatal(aerr)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jetwal/jetwal/internal/testbin"
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/wal"
 )
@@ -39,7 +40,7 @@ func BenchmarkPublishPath(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			srv, jsm, stop := benchServerJS(b, Config{Sync: c.sync})
 			defer stop()
-			cfg, aerr := normalizeConfig(&api.StreamConfig{Name: "P", Subjects: []string{"p"}, Storage: c.storage})
+			cfg, aerr := validate.Stream(&api.StreamConfig{Name: "P", Subjects: []string{"p"}, Storage: c.storage})
 			if aerr != nil {
 				b.Fatal(aerr)
 			}

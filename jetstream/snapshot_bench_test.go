@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/wal"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkRestoreArchive(b *testing.B) {
 	_, js, stop := benchServerJS(b, Config{Sync: wal.SyncNever})
 	defer stop()
 	archive, payload := benchArchiveOnce(b)
-	cfg, aerr := normalizeConfig(&api.StreamConfig{Name: "BENCH", Subjects: []string{"bench.>"}})
+	cfg, aerr := validate.Stream(&api.StreamConfig{Name: "BENCH", Subjects: []string{"bench.>"}})
 	if aerr != nil {
 		b.Fatal(aerr)
 	}
@@ -65,7 +66,7 @@ func benchArchiveOnce(b *testing.B) ([]byte, int64) {
 func benchArchive(b *testing.B, timed bool) ([]byte, int64) {
 	_, js, stop := benchServerJS(b, Config{Sync: wal.SyncNever})
 	defer stop()
-	cfg, aerr := normalizeConfig(&api.StreamConfig{Name: "BENCH", Subjects: []string{"bench.>"}})
+	cfg, aerr := validate.Stream(&api.StreamConfig{Name: "BENCH", Subjects: []string{"bench.>"}})
 	if aerr != nil {
 		b.Fatal(aerr)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/vfs"
 	"github.com/jetwal/jetwal/wal"
@@ -135,7 +136,7 @@ func (b *restoreBuilder) msg(m *store.Msg) error {
 }
 
 func (b *restoreBuilder) consumer(c *archiveConsumer) error {
-	if !validConsumerName(c.name) {
+	if !validate.ConsumerName(c.name) {
 		return fmt.Errorf("%w: consumer name %q", errArchive, c.name)
 	}
 	var meta consumerMeta

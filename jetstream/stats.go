@@ -25,6 +25,7 @@ type Stats struct {
 	MaxMemory, MaxStore int64 // configured limits; 0 = none
 	SyncInterval        time.Duration
 	SyncAlways          bool
+	Domain              string // the JetStream domain, "" for none
 
 	// Meta is the meta group of clustered JetStream; nil on a single server.
 	Meta *MetaStats
@@ -44,6 +45,7 @@ func (js *JetStream) Stats() Stats {
 		APILevel: api.Level, APITotal: js.apiTotal.Load(), APIErrors: js.apiErrors.Load(),
 		StoreDir: js.cfg.StoreDir, MaxMemory: js.cfg.MaxMemory, MaxStore: js.cfg.MaxStore,
 		SyncAlways: js.cfg.Sync == wal.SyncAlways, SyncInterval: js.cfg.SyncInterval,
+		Domain: js.cfg.Domain,
 	}
 	if js.cl != nil {
 		st.Meta = js.metaStats()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/memstore"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/store"
@@ -72,7 +73,7 @@ func (js *JetStream) openStream(dir string, now time.Time) (*stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: stream %s: %w", dir, err)
 	}
-	cfg, aerr := normalizeConfig(&m.StreamConfig)
+	cfg, aerr := validate.Stream(&m.StreamConfig)
 	if aerr != nil {
 		return nil, fmt.Errorf("jetstream: %w: %s: %s", ErrMetaCorrupt, filepath.Join(dir, metaFile), aerr.Description)
 	}
@@ -196,7 +197,7 @@ func (js *JetStream) createStream(cfg api.StreamConfig) (s *stream, created bool
 	}
 	if old := js.streams[cfg.Name]; old != nil {
 		oc := old.config()
-		if sameConfig(&oc, &cfg) {
+		if validate.SameStream(&oc, &cfg) {
 			return old, false, nil
 		}
 		return nil, false, api.NewError(api.ErrStreamNameExist)
@@ -255,7 +256,7 @@ func (js *JetStream) createStream(cfg api.StreamConfig) (s *stream, created bool
 		return nil, false, api.Errorf(api.ErrStreamCreate, "%v", err)
 	}
 	s.startFeeds()
-	js.log.Info("stream created", "stream", describe(&cfg))
+	js.log.Info("stream created", "stream", validate.Describe(&cfg))
 	return s, true, nil
 }
 
@@ -376,11 +377,11 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 	if s == nil {
 		return nil, api.NewError(api.ErrStreamNotFound)
 	}
-	if aerr := checkReplicas(req.Replicas); aerr != nil {
+	if aerr := validate.Replicas(req.Replicas); aerr != nil {
 		return nil, aerr
 	}
 	old := s.config()
-	cfg, aerr := checkUpdate(&old, &req)
+	cfg, aerr := validate.StreamUpdate(&old, &req)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -417,7 +418,7 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 	s.cfgMu.Lock()
 	subjectsChanged := !equalStrings(old.Subjects, cfg.Subjects)
 	s.cfg = cfg
-	s.xf, _ = newXforms(&cfg) // checked by normalizeConfig
+	s.xf, _ = newXforms(&cfg) // checked by validate.Stream
 	oldSubs := s.subs
 	s.cfgMu.Unlock()
 	s.pmu.Lock()
@@ -433,7 +434,7 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 		s.stopFeeds()
 		s.startFeeds()
 	}
-	js.log.Info("stream updated", "stream", describe(&cfg))
+	js.log.Info("stream updated", "stream", validate.Describe(&cfg))
 	return s, nil
 }
 

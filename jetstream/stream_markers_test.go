@@ -11,6 +11,7 @@ import (
 	njs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 )
 
 // TestSubjectDeleteMarkerConfig: nats-server's rules and texts (10052) for
@@ -49,7 +50,7 @@ func TestSubjectDeleteMarkerConfig(t *testing.T) {
 	// Mirrors: refused with nats-server's text once mirrors pass the
 	// earlier checks.
 	cfg := api.StreamConfig{Name: "M", Mirror: []byte(`{"name":"S"}`), SubjectDeleteMarkerTTL: time.Second}
-	if aerr := normalizeMarkers(&cfg); aerr == nil || aerr.Description != "subject delete markers forbidden on mirrors" {
+	if aerr := validate.NormalizeMarkers(&cfg); aerr == nil || aerr.Description != "subject delete markers forbidden on mirrors" {
 		t.Fatalf("markers on a mirror: %+v", aerr)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/natshdr"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/store"
@@ -104,7 +105,7 @@ func (w *watchers) notify() {
 // startFeeds starts the stream's mirror and sources (none for most).
 func (s *stream) startFeeds() {
 	cfg := s.config()
-	mirror, sources, aerr := streamSources(&cfg)
+	mirror, sources, aerr := validate.Sources(&cfg)
 	if aerr != nil {
 		s.js.log.Error("mirror or sources not started", "stream", s.name, "error", aerr.Description)
 		return
@@ -133,7 +134,7 @@ func newFeed(s *stream, src api.StreamSource, mirror bool) *feed {
 	if len(src.SubjectTransforms) > 0 {
 		var ss, ds []string
 		for _, tr := range src.SubjectTransforms {
-			if x, err := transform.New(tr.Source, tr.Destination); err == nil { // checked by checkSources
+			if x, err := transform.New(tr.Source, tr.Destination); err == nil { // checked by validate.CheckSources
 				f.xfs = append(f.xfs, x)
 			}
 			ss, ds = append(ss, orAll(tr.Source)), append(ds, orAll(tr.Destination))

@@ -82,7 +82,7 @@ func (s *Store) appendLocked(subj string, hdr, data []byte) (uint64, int64, erro
 		return 0, 0, fmt.Errorf("memstore: append %d bytes, limit %d: %w",
 			len(hdr)+len(data), l.MaxMsgSize, store.ErrMaxMsgSize)
 	}
-	size := store.RecordSize(subj, hdr, data)
+	size := store.MemRecordSize(subj, hdr, data)
 	if l.MaxBytes > 0 && size > uint64(l.MaxBytes) {
 		return 0, 0, fmt.Errorf("memstore: message of %d bytes exceeds max bytes %d: %w",
 			size, l.MaxBytes, store.ErrMaxBytes)

@@ -45,7 +45,7 @@
 // MaxMsgsPerSubject replaces that subject's oldest message (so it does not
 // count against MaxMsgs) unless DiscardNewPerSubject is set, in which case it
 // is refused with store.ErrMaxMsgsPerSubj. MaxMsgSize bounds len(hdr)+len(data)
-// and a message whose accounted size (store.RecordSize) alone exceeds MaxBytes
+// and a message whose accounted size (store.MemRecordSize) alone exceeds MaxBytes
 // is refused under either policy. MaxAge is enforced by a timer armed for the
 // moment the oldest message expires; nothing is scanned on append. Limits
 // failures never consume a sequence.

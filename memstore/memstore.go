@@ -52,7 +52,13 @@ type entry struct {
 func (e *entry) live() bool { return e.subj != nil }
 
 func (e *entry) size() uint64 {
-	return uint64(len(e.subj.name)+len(e.buf)) + store.RecordOverhead
+	return uint64(len(e.subj.name)+len(e.buf)) + store.MemRecordOverhead
+}
+
+// MsgSize is how a memory store accounts a message's bytes, as
+// nats-server's memory store does (store.MemRecordSize).
+func (s *Store) MsgSize(subject string, hdr, data []byte) uint64 {
+	return store.MemRecordSize(subject, hdr, data)
 }
 
 var _ store.StreamStore = (*Store)(nil)

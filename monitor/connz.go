@@ -76,6 +76,7 @@ type ConnzOptions struct {
 	Username bool   `json:"auth"`   // show each connection's user
 	Offset   int    `json:"offset"` // first connection listed
 	Limit    int    `json:"limit"`  // 0 = DefaultConnListSize
+	Account  string `json:"acc"`    // only this account's connections ("" = all)
 }
 
 func (m *Monitor) connz(w http.ResponseWriter, r *http.Request) {
@@ -94,6 +95,7 @@ func (m *Monitor) connz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o.Sort = r.URL.Query().Get("sort")
+	o.Account = r.URL.Query().Get("acc")
 	c, err := m.Connz(o)
 	if err != nil {
 		badRequest(w, "%v", err)
@@ -118,7 +120,17 @@ func (m *Monitor) Connz(o ConnzOptions) (*Connz, error) {
 	if !ok {
 		return nil, fmt.Errorf("invalid sorting option %q", sortBy)
 	}
+	accs := m.accounts()
 	conns := m.opts.Server.Connections()
+	if o.Account != "" {
+		kept := conns[:0]
+		for i := range conns {
+			if accs.ConnAccount(&conns[i]) == o.Account {
+				kept = append(kept, conns[i])
+			}
+		}
+		conns = kept
+	}
 	sort.SliceStable(conns, func(i, j int) bool { return less(&conns[i], &conns[j]) })
 	now := time.Now()
 	c := &Connz{ID: m.opts.Server.ID(), Now: now.UTC(), Total: len(conns), Offset: offset, Limit: limit, Conns: []*ConnInfo{}}
@@ -138,7 +150,7 @@ func (m *Monitor) Connz(o ConnzOptions) (*Connz, error) {
 			Uptime: uptime(now.Sub(ci.Start)), Idle: uptime(now.Sub(ci.LastActivity)),
 			Pending: ci.Pending, InMsgs: ci.InMsgs, OutMsgs: ci.OutMsgs, InBytes: ci.InBytes, OutBytes: ci.OutBytes,
 			NumSubs: uint32(ci.Subscriptions), Name: ci.Name, Lang: ci.Lang, Version: ci.Version,
-			TLSVersion: ci.TLSVersion, TLSCipher: ci.TLSCipher, Account: GlobalAccount,
+			TLSVersion: ci.TLSVersion, TLSCipher: ci.TLSCipher, Account: accs.ConnAccount(ci),
 		}
 		if showUser {
 			out.AuthorizedUser = ci.AuthorizedUser

@@ -31,6 +31,7 @@ type Source interface {
 // JetStream is what the monitor reads from the JetStream layer.
 type JetStream interface {
 	Stats() jetstream.Stats
+	AccountDetails(jetstream.DetailOptions) []jetstream.AccountDetail
 }
 
 // Options configure a Monitor.
@@ -40,6 +41,9 @@ type Options struct {
 
 	Server    Source
 	JetStream JetStream // nil = JetStream not enabled
+	// Accounts lists the server's accounts; nil means the global account
+	// only (accounts.go).
+	Accounts AccountSource
 	// ConfigLoadTime is when the configuration was read (zero = start).
 	ConfigLoadTime time.Time
 	Logger         *slog.Logger // nil = discard
@@ -50,6 +54,7 @@ type Monitor struct {
 	opts Options
 	ln   net.Listener
 	http *http.Server
+	cpu  cpuMeter
 
 	mu struct {
 		sync.Mutex
@@ -59,7 +64,7 @@ type Monitor struct {
 }
 
 // endpoints are the paths served, in nats-server's names.
-var endpoints = []string{"/varz", "/connz", "/routez", "/subsz", "/jsz", "/healthz", "/metrics"}
+var endpoints = []string{"/varz", "/connz", "/routez", "/subsz", "/accountz", "/jsz", "/healthz", "/metrics"}
 
 // New returns a Monitor that builds the documents without listening, for
 // the same data served over NATS ($SYS.REQ.SERVER.*). Start listens too.
@@ -102,6 +107,7 @@ func Start(o Options) (*Monitor, error) {
 	mux.HandleFunc("/subsz", m.count("/subsz", m.subsz))
 	mux.HandleFunc("/subscriptionsz", m.count("/subsz", m.subsz))
 	mux.HandleFunc("/jsz", m.count("/jsz", m.jsz))
+	mux.HandleFunc("/accountz", m.count("/accountz", m.accountz))
 	mux.HandleFunc("/routez", m.count("/routez", m.routez))
 	mux.HandleFunc("/healthz", m.count("/healthz", m.healthz))
 	mux.HandleFunc("/metrics", m.count("/metrics", prom.ServeHTTP))
@@ -174,7 +180,11 @@ func queryInt(r *http.Request, name string, def int) (int, error) {
 		return def, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
+	if err != nil {
+		// nats-server's words.
+		return 0, fmt.Errorf("Error decoding int for '%s': %v", name, err)
+	}
+	if n < 0 {
 		return 0, fmt.Errorf("%s: %q is not a non-negative integer", name, s)
 	}
 	return n, nil
@@ -188,7 +198,8 @@ func queryBool(r *http.Request, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {
-		return false, fmt.Errorf("%s: %q is not a boolean", name, s)
+		// nats-server's words.
+		return false, fmt.Errorf("Error decoding boolean for '%s': %v", name, err)
 	}
 	return b, nil
 }

@@ -28,6 +28,13 @@ type fixture struct {
 
 func start(t *testing.T, withJS bool) *fixture {
 	t.Helper()
+	return startWith(t, withJS, nil)
+}
+
+// startWith starts a server (with JetStream when withJS) and its monitor
+// reading the accounts from accs (nil = the default, $G only).
+func startWith(t *testing.T, withJS bool, accs AccountSource) *fixture {
+	t.Helper()
 	a, err := auth.New(auth.Options{Users: []auth.User{{Username: "u", Password: "p"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +47,7 @@ func start(t *testing.T, withJS bool) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mo := Options{Host: "127.0.0.1", Server: srv}
+	mo := Options{Host: "127.0.0.1", Server: srv, Accounts: accs}
 	if withJS {
 		js, err := jetstream.New(srv, jetstream.Config{StoreDir: t.TempDir(), Sync: wal.SyncNever, MaxStore: 1 << 30})
 		if err != nil {
@@ -83,6 +90,20 @@ func (f *fixture) connect(t *testing.T, name string) *nats.Conn {
 // the JSON field names, not our struct tags).
 func (f *fixture) get(t *testing.T, path string, wantStatus int) map[string]any {
 	t.Helper()
+	body := f.raw(t, path, wantStatus)
+	if wantStatus != http.StatusOK {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("GET %s: %v\n%s", path, err, body)
+	}
+	return m
+}
+
+// raw fetches path, checks its status and returns the body.
+func (f *fixture) raw(t *testing.T, path string, wantStatus int) []byte {
+	t.Helper()
 	resp, err := http.Get("http://" + f.mon.Addr().String() + path)
 	if err != nil {
 		t.Fatal(err)
@@ -92,14 +113,7 @@ func (f *fixture) get(t *testing.T, path string, wantStatus int) map[string]any 
 	if resp.StatusCode != wantStatus {
 		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
 	}
-	if wantStatus != http.StatusOK {
-		return nil
-	}
-	var m map[string]any
-	if err := json.Unmarshal(body, &m); err != nil {
-		t.Fatalf("GET %s: %v\n%s", path, err, body)
-	}
-	return m
+	return body
 }
 
 func TestVarzAndConnz(t *testing.T) {
@@ -131,12 +145,12 @@ func TestVarzAndConnz(t *testing.T) {
 			t.Errorf("varz %s = %v, want %v", k, v[k], w)
 		}
 	}
-	for _, k := range []string{"start", "now", "uptime", "cores", "gomaxprocs", "go", "port", "http_port", "mem", "http_req_stats"} {
+	for _, k := range []string{"start", "now", "uptime", "cores", "gomaxprocs", "cpu", "go", "port", "http_port", "mem", "http_req_stats"} {
 		if _, ok := v[k]; !ok {
 			t.Errorf("varz lacks %s", k)
 		}
 	}
-	for _, k := range []string{"tls_required", "jetstream", "cluster", "cpu"} {
+	for _, k := range []string{"tls_required", "jetstream", "cluster"} {
 		if _, ok := v[k]; ok {
 			t.Errorf("varz has %s, which jetwal does not have", k)
 		}
@@ -243,6 +257,10 @@ type failedJS struct{}
 
 func (failedJS) Stats() jetstream.Stats {
 	return jetstream.Stats{LoadErrors: []string{"jetstream: stream /s/streams/A: open segment: permission denied"}}
+}
+
+func (failedJS) AccountDetails(jetstream.DetailOptions) []jetstream.AccountDetail {
+	return []jetstream.AccountDetail{{Account: GlobalAccount, MaxMemory: -1, MaxStore: -1}}
 }
 
 // TestHealthzUnhealthyWhenStreamsFailedToLoad: a server whose streams did

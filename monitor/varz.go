@@ -42,6 +42,7 @@ type Varz struct {
 	Mem              int64             `json:"mem,omitempty"`
 	Cores            int               `json:"cores"`
 	MaxProcs         int               `json:"gomaxprocs"`
+	CPU              float64           `json:"cpu"`
 	Connections      int               `json:"connections"`
 	TotalConnections uint64            `json:"total_connections"`
 	InMsgs           int64             `json:"in_msgs"`
@@ -72,15 +73,19 @@ type JetStreamConfig struct {
 	StoreDir     string        `json:"store_dir,omitempty"`
 	SyncInterval time.Duration `json:"sync_interval,omitempty"`
 	SyncAlways   bool          `json:"sync_always,omitempty"`
+	Domain       string        `json:"domain,omitempty"`
 }
 
-// JetStreamStats is nats-server's JetStreamStats without the reservations
-// and HA assets jetwal does not track.
+// JetStreamStats is nats-server's JetStreamStats. jetwal reserves no
+// storage for accounts and has no raft groups outside clustered mode.
 type JetStreamStats struct {
-	Memory   uint64            `json:"memory"`
-	Store    uint64            `json:"storage"`
-	Accounts int               `json:"accounts"`
-	API      JetStreamAPIStats `json:"api"`
+	Memory         uint64            `json:"memory"`
+	Store          uint64            `json:"storage"`
+	ReservedMemory uint64            `json:"reserved_memory"`
+	ReservedStore  uint64            `json:"reserved_storage"`
+	Accounts       int               `json:"accounts"`
+	HAAssets       int               `json:"ha_assets"`
+	API            JetStreamAPIStats `json:"api"`
 }
 
 // JetStreamAPIStats counts API requests.
@@ -126,6 +131,7 @@ func (m *Monitor) Varz() *Varz {
 		Mem:              rss(),
 		Cores:            runtime.NumCPU(),
 		MaxProcs:         runtime.GOMAXPROCS(0),
+		CPU:              m.CPU(),
 		Connections:      st.Connections,
 		TotalConnections: st.TotalConnections,
 		InMsgs:           st.InMsgs,

@@ -16,16 +16,59 @@ type Msg struct {
 	Data    []byte
 }
 
-// Size is the accounted size of a message, as JetStream counts bytes:
-// subject + header + payload + a fixed per-record overhead.
-func (m *Msg) Size() uint64 { return RecordSize(m.Subject, m.Header, m.Data) }
+// Stream bytes are counted per message the way nats-server counts them,
+// which differs between its two stores; jetwal's stores of the same kind
+// count the same way, so state bytes, max_bytes limits and account usage
+// agree with nats-server's.
 
-// RecordOverhead is the fixed per-message overhead counted in stream bytes.
-const RecordOverhead = 16
+// MemRecordOverhead is the fixed per-message overhead of a memory stream:
+// sequence and timestamp, 8 bytes each.
+const MemRecordOverhead = 16
 
-// RecordSize is the accounted size of a message with these parts.
-func RecordSize(subject string, hdr, data []byte) uint64 {
-	return uint64(len(subject) + len(hdr) + len(data) + RecordOverhead)
+// MemRecordSize is the accounted size of a message in a memory stream:
+// subject + header + payload + MemRecordOverhead.
+func MemRecordSize(subject string, hdr, data []byte) uint64 {
+	return uint64(len(subject) + len(hdr) + len(data) + MemRecordOverhead)
+}
+
+// FileRecordOverhead is the fixed per-message overhead of a file stream, the
+// size of nats-server's file store record around subject and payload:
+// length (4), sequence (8), timestamp (8), subject length (2) and hash (8).
+const FileRecordOverhead = 30
+
+// FileHeaderOverhead is what a header block adds to a file stream message
+// besides the block itself: its length (4).
+const FileHeaderOverhead = 4
+
+// FileRecordSize is the accounted size of a message in a file stream:
+// subject + payload + FileRecordOverhead, and header + FileHeaderOverhead
+// when the message has a header block.
+func FileRecordSize(subject string, hdr, data []byte) uint64 {
+	return FileRecordSizeLen(len(subject), len(hdr), len(data))
+}
+
+// FileRecordSizeLen is FileRecordSize from the lengths of the parts.
+func FileRecordSizeLen(subjectLen, hdrLen, dataLen int) uint64 {
+	n := uint64(subjectLen + dataLen + FileRecordOverhead)
+	if hdrLen > 0 {
+		n += uint64(hdrLen + FileHeaderOverhead)
+	}
+	return n
+}
+
+// Sizer is implemented by a store that says how it accounts a message's
+// bytes in State.Bytes and against Limits.MaxBytes.
+type Sizer interface {
+	MsgSize(subject string, hdr, data []byte) uint64
+}
+
+// SizeFunc returns how s accounts message bytes: its MsgSize when it
+// implements Sizer, MemRecordSize otherwise.
+func SizeFunc(s StreamStore) func(subject string, hdr, data []byte) uint64 {
+	if z, ok := s.(Sizer); ok {
+		return z.MsgSize
+	}
+	return MemRecordSize
 }
 
 // DiscardPolicy says what happens when a limit is reached.

@@ -16,20 +16,23 @@ import (
 )
 
 // Kinds are the request kinds answered, after PING. or <server id>.
-var Kinds = []string{"STATSZ", "VARZ", "JSZ", "CONNZ", "HEALTHZ", "SUBSZ", "ROUTEZ", "IDZ"}
+var Kinds = []string{"STATSZ", "VARZ", "JSZ", "CONNZ", "HEALTHZ", "SUBSZ", "ROUTEZ", "ACCOUNTZ", "IDZ"}
 
 // Options configure a Service.
 type Options struct {
 	Server *server.Server
 	// Account is the system account: the requests are served, and the
-	// connection events published, in it. nil = $G (a server without
-	// accounts, whose system users are told apart by permissions; see
-	// RestrictAuth).
+	// connection events and statsz broadcasts published, in it. nil = $G
+	// (a server without accounts, whose system users are told apart by
+	// permissions; see RestrictAuth).
 	Account   *server.Account
 	Monitor   *monitor.Monitor // builds the documents (monitor.New or Start)
 	JetStream bool             // JetStream is enabled on this server
 	Domain    string           // its JetStream domain, if any
-	Logger    *slog.Logger     // nil = discard
+	// StatszInterval is the longest time between two statsz broadcasts
+	// (heartbeat.go); 0 means nats-server's 10s.
+	StatszInterval time.Duration
+	Logger         *slog.Logger // nil = discard
 }
 
 // Service answers $SYS.REQ.SERVER requests for one server and publishes
@@ -49,9 +52,12 @@ type Service struct {
 
 type pending struct {
 	kind, reply string
-	body        []byte
-	acc         *server.Account // where to answer
-	cid         uint64          // the requester (USER.INFO)
+	// account is the account of a $SYS.REQ.ACCOUNT.<account>.<kind>
+	// request ("PING" for the account ping); "" for server requests.
+	account string
+	cid     uint64 // the asking client, 0 when unknown
+	body    []byte
+	acc     *server.Account // where to answer; nil = the system account
 }
 
 // queueLen bounds the requests waiting to be answered; more are dropped
@@ -93,12 +99,17 @@ func Start(o Options) (*Service, error) {
 			}
 		}
 	}
+	if err := s.subscribeAccounts(); err != nil {
+		s.Stop()
+		return nil, err
+	}
 	if err := s.subscribeUserInfo(); err != nil {
 		s.Stop()
 		return nil, err
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.loop()
+	go s.heartbeat()
 	o.Server.SetConnHook(s.connEvent)
 	return s, nil
 }
@@ -119,7 +130,7 @@ func (s *Service) enqueue(kind string, m *server.Msg) {
 	if m.Reply == "" {
 		return // nothing to answer to
 	}
-	r := pending{kind: kind, reply: m.Reply, body: append([]byte(nil), m.Data...), acc: s.acc}
+	r := pending{kind: kind, reply: m.Reply, body: append([]byte(nil), m.Data...)}
 	select {
 	case s.reqs <- r:
 	default:
@@ -136,8 +147,8 @@ func (s *Service) loop() {
 		case r := <-s.reqs:
 			if r.kind == kindUserInfo {
 				s.answerUserInfo(r)
-			} else if b := s.answer(r.kind, r.body); b != nil {
-				r.acc.Publish(r.reply, "", nil, b)
+			} else if b := s.answer(r); b != nil {
+				s.acc.Publish(r.reply, "", nil, b)
 			}
 		case ev := <-s.events:
 			s.publishEvent(ev)
@@ -145,10 +156,10 @@ func (s *Service) loop() {
 	}
 }
 
-// answer returns the JSON answer to a request, or nil when this server is
-// filtered out.
-func (s *Service) answer(kind string, body []byte) []byte {
-	resp, skip := s.build(kind, body)
+// answer returns the JSON answer to a request, or nil when this server
+// does not answer it (filtered out, or not the one asked for).
+func (s *Service) answer(r pending) []byte {
+	resp, skip := s.build(r)
 	if skip {
 		return nil
 	}
@@ -159,80 +170,97 @@ func (s *Service) answer(kind string, body []byte) []byte {
 	return b
 }
 
-// build makes the answer of one kind; skip is true when the request's
-// filter excludes this server.
-func (s *Service) build(kind string, body []byte) (resp any, skip bool) {
-	m := s.opts.Monitor
-	if kind == "IDZ" {
+// errSkip is a handler's "this server does not answer" (nats-server's
+// errSkipZreq): not the JetStream leader, or nothing to report.
+var errSkip = errors.New("sysreq: no answer from this server")
+
+// handler is one request kind: opts is what the request body decodes into
+// (beside the filter; nil when the kind has no options) and run builds the
+// data once it is decoded.
+type handler struct {
+	opts any
+	run  func() (any, error)
+}
+
+// build makes the answer to r; skip is true when this server stays silent.
+// As nats-server's zReq: a body that does not decode is answered with 400,
+// a filter that excludes this server with silence, a failure with 500.
+func (s *Service) build(r pending) (resp any, skip bool) {
+	if r.kind == "IDZ" {
 		i := s.info()
 		return &ServerID{Name: i.Name, Host: i.Host, ID: i.ID}, false
 	}
-	var f filter
-	var connz monitor.ConnzOptions
-	var routez struct {
-		Subs bool `json:"subscriptions"`
+	h, ok := s.handler(r)
+	if !ok {
+		return s.fail(http.StatusBadRequest, fmt.Errorf("unknown request %q", r.kind)), false
 	}
-	var jsz jszOptions
-	if len(body) > 0 {
+	if len(r.body) > 0 {
 		// The filter, then the options of the kind, with their types checked
 		// (nats-server decodes both from the one body).
-		err := json.Unmarshal(body, &f)
-		if err == nil {
-			switch kind {
-			case "CONNZ":
-				err = json.Unmarshal(body, &connz)
-			case "ROUTEZ":
-				err = json.Unmarshal(body, &routez)
-			case "JSZ":
-				err = json.Unmarshal(body, &jsz)
-			}
+		var f filter
+		err := json.Unmarshal(r.body, &f)
+		if err == nil && h.opts != nil {
+			err = json.Unmarshal(r.body, h.opts)
 		}
 		if err != nil {
-			return s.fail(http.StatusBadRequest, fmt.Errorf("%s request options: %w", strings.ToLower(kind), err)), false
+			return s.fail(http.StatusBadRequest, fmt.Errorf("%s request options: %w", strings.ToLower(r.kind), err)), false
 		}
 		if !s.matches(&f) {
 			return nil, true
 		}
 	}
-	var data any
-	switch kind {
-	case "STATSZ":
-		return s.statsz(), false
-	case "VARZ":
-		data = m.Varz()
-	case "JSZ":
-		data = m.Jsz()
-	case "CONNZ":
-		c, err := m.Connz(connz)
-		if err != nil {
-			return s.fail(http.StatusInternalServerError, err), false
-		}
-		data = c
-	case "HEALTHZ":
-		data = m.Healthz()
-	case "SUBSZ":
-		data = m.Subsz()
-	case "ROUTEZ":
-		data = m.Routez(routez.Subs)
-	default:
-		return s.fail(http.StatusBadRequest, fmt.Errorf("unknown request %q", kind)), false
+	data, err := h.run()
+	switch {
+	case errors.Is(err, errSkip):
+		return nil, true
+	case err != nil:
+		return s.fail(http.StatusInternalServerError, err), false
+	}
+	if r.kind == "STATSZ" {
+		return data, false // the statsz message is its own envelope
 	}
 	return &Response{Server: s.info(), Data: data}, false
 }
 
-// jszOptions are nats-server's JSzOptions. They are checked, but jetwal's
-// /jsz has no account, stream or consumer details to add, and one server
-// is its own JetStream leader.
-type jszOptions struct {
-	Account    string `json:"account,omitempty"`
-	Accounts   bool   `json:"accounts,omitempty"`
-	Streams    bool   `json:"streams,omitempty"`
-	Consumer   bool   `json:"consumer,omitempty"`
-	Config     bool   `json:"config,omitempty"`
-	LeaderOnly bool   `json:"leader_only,omitempty"`
-	Offset     int    `json:"offset,omitempty"`
-	Limit      int    `json:"limit,omitempty"`
-	RaftGroups bool   `json:"raft,omitempty"`
+// handler returns the handler of a server request kind, or of an account
+// request (account.go).
+func (s *Service) handler(r pending) (handler, bool) {
+	if r.account != "" {
+		return s.accountHandler(r)
+	}
+	m := s.opts.Monitor
+	switch r.kind {
+	case "STATSZ":
+		return handler{run: func() (any, error) { return s.statsz(), nil }}, true
+	case "VARZ":
+		return handler{run: func() (any, error) { return m.Varz(), nil }}, true
+	case "JSZ":
+		var o monitor.JszOptions
+		return handler{opts: &o, run: func() (any, error) {
+			info, err := m.Jsz(o)
+			if errors.Is(err, monitor.ErrNotLeader) {
+				return nil, errSkip
+			}
+			return info, err
+		}}, true
+	case "CONNZ":
+		var o monitor.ConnzOptions
+		return handler{opts: &o, run: func() (any, error) { return m.Connz(o) }}, true
+	case "HEALTHZ":
+		var o monitor.HealthzOptions
+		return handler{opts: &o, run: func() (any, error) { return m.Healthz(o), nil }}, true
+	case "SUBSZ":
+		return handler{run: func() (any, error) { return m.Subsz(), nil }}, true
+	case "ROUTEZ":
+		var o struct {
+			Subs bool `json:"subscriptions"`
+		}
+		return handler{opts: &o, run: func() (any, error) { return m.Routez(o.Subs), nil }}, true
+	case "ACCOUNTZ":
+		var o monitor.AccountzOptions
+		return handler{opts: &o, run: func() (any, error) { return m.Accountz(o) }}, true
+	}
+	return handler{}, false
 }
 
 func (s *Service) fail(code int, err error) *Response {
@@ -282,7 +310,7 @@ func (s *Service) info() *ServerInfo {
 func (s *Service) statsz() *StatsMsg {
 	v := s.opts.Monitor.Varz()
 	st := ServerStats{
-		Start: v.Start, Mem: v.Mem, Cores: v.Cores, Connections: v.Connections,
+		Start: v.Start, Mem: v.Mem, Cores: v.Cores, CPU: v.CPU, Connections: v.Connections,
 		TotalConnections: v.TotalConnections, ActiveAccounts: 1, NumSubs: v.Subscriptions,
 		Sent:            DataStats{Msgs: v.OutMsgs, Bytes: v.OutBytes},
 		SentToClients:   DataStats{Msgs: v.OutClientMsgs, Bytes: v.OutClientBytes},
@@ -290,6 +318,12 @@ func (s *Service) statsz() *StatsMsg {
 		ReceivedClients: DataStats{Msgs: v.InClientMsgs, Bytes: v.InClientBytes},
 		SlowConsumers:   v.SlowConsumers, StaleConnections: v.StaleConnections,
 		JetStream: v.JetStream, MaxProcs: v.MaxProcs,
+	}
+	if st.JetStream != nil {
+		// As nats-server, the broadcast does not show the store directory.
+		js := *st.JetStream
+		js.Config.StoreDir = ""
+		st.JetStream = &js
 	}
 	routes := s.opts.Server.Routes()
 	for _, r := range routes {

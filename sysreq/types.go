@@ -46,7 +46,7 @@ type StatsMsg struct {
 	Stats  ServerStats `json:"statsz"`
 }
 
-// ServerStats is nats-server's ServerStats without CPU load and gateways.
+// ServerStats is nats-server's ServerStats without gateways.
 type ServerStats struct {
 	Start            time.Time              `json:"start"`
 	Mem              int64                  `json:"mem"`

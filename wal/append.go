@@ -40,7 +40,7 @@ func (s *Store) AppendAsync(subj string, hdr, data []byte, done store.AppendDone
 	if !subject.ValidPublish(subj) || len(subj) > segment.MaxSubjectLen {
 		return fmt.Errorf("%w: %q", store.ErrInvalidSubject, subj)
 	}
-	size := store.RecordSize(subj, hdr, data)
+	size := store.FileRecordSize(subj, hdr, data)
 	if n := segment.EncodedSize(len(subj), len(hdr), len(data)); n > segment.MaxRecordSize {
 		return fmt.Errorf("%w: record of %d bytes above the %d-byte format limit", store.ErrMaxMsgSize, n, segment.MaxRecordSize)
 	}

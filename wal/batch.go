@@ -77,7 +77,7 @@ func (s *Store) AppendBatch(msgs []store.Msg) (int, error) {
 		if n < len(msgs)-1 {
 			s.batch.flags = segment.FlagBatchOpen
 		}
-		sz := m.Size()
+		sz := store.FileRecordSize(m.Subject, m.Header, m.Data)
 		seq, ts, err := s.appendLocked(m.Subject, m.Header, m.Data, sz)
 		if err != nil {
 			aerr = err

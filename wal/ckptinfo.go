@@ -61,7 +61,7 @@ func ReadCheckpoint(fs vfs.FS, dir string) (*CheckpointSummary, error) {
 	}
 	// The trailer layout is drawn above trailerVersion (recover.go).
 	bad := fmt.Errorf("wal: checkpoint %s: truncated trailer", path)
-	if len(t) < 1+8*4+4 || t[0] != trailerVersion {
+	if len(t) < 1+8*4+4 || (t[0] != trailerVersion && t[0] != trailerVersionV1) {
 		return nil, bad
 	}
 	le := binary.LittleEndian

@@ -18,6 +18,15 @@
 // segment, the checkpoint body in package index; the store's checkpoint
 // trailer is in recover.go.
 //
+// # Byte accounting
+//
+// State().Bytes and Limits.MaxBytes count each message as nats-server's
+// file store counts it (store.FileRecordSize: its record of 22 + subject +
+// payload + 8 bytes, and 4 + header when it has one), not the size of the
+// record jetwal writes. A checkpoint written before trailer version 2
+// counted 16 + subject + header + payload; opening it recounts the total
+// from the records (recountBytesLocked).
+//
 // # Appending and group commit
 //
 // An append validates the subject and size, takes the store lock, checks

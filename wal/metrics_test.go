@@ -38,7 +38,7 @@ func TestMetricsCount(t *testing.T) {
 	if snap.Appends != 110 {
 		t.Errorf("appends %d, want 110", snap.Appends)
 	}
-	if want := 110 * store.RecordSize("a.x", nil, payload); snap.AppendBytes != want {
+	if want := 110 * store.FileRecordSize("a.x", nil, payload); snap.AppendBytes != want {
 		t.Errorf("append bytes %d, want %d", snap.AppendBytes, want)
 	}
 	// Store a: 100 group commits, plus the seals of the segments it filled.

@@ -170,6 +170,9 @@ func (s *Store) recover() error {
 		return err
 	}
 	s.dropOpenBatchLocked() // batch.go
+	if s.recount {
+		s.recountBytesLocked()
+	}
 	if len(s.segs) > 0 {
 		// Sequences never go backwards: a segment's base is one past the
 		// last sequence handed out when it was created.
@@ -312,7 +315,7 @@ func (s *Store) scanFrom(segIdx int, lastSeq uint64) error {
 			}
 			s.idx.AddBytes(r.Seq, index.Loc{Seg: e.id, Off: uint32(o)}, r.Subject)
 			s.msgs++
-			s.bytes += uint64(len(r.Subject)+len(r.Header)+len(r.Data)) + store.RecordOverhead
+			s.bytes += store.FileRecordSizeLen(len(r.Subject), len(r.Header), len(r.Data))
 			return nil
 		}, onDamage)
 		if err != nil && e.seg.Compressed() && errors.Is(err, store.ErrCorrupt) && !newest {
@@ -376,7 +379,15 @@ func (s *Store) applyTombLocked(first, count uint64) {
 // version u8 | last u64 | msgs u64 | bytes u64 | lastTS i64 |
 // nsegs u32 { base u64, id u32 } | coveredSegIndex u32 | coveredOff u64 |
 // nlost u32 { seq u64 }.
-const trailerVersion = 1
+//
+// Version 2 counts bytes as nats-server's file store does
+// (store.FileRecordSize); version 1, identical otherwise, counted them as
+// subject + header + payload + 16. A version 1 checkpoint is still used,
+// its byte total recounted from the records (recountBytesLocked).
+const (
+	trailerVersion   = 2
+	trailerVersionV1 = 1
+)
 
 func (s *Store) checkpointLocked() error {
 	if err := s.finishSealsLocked(); err != nil {
@@ -467,8 +478,9 @@ func (s *Store) loadCheckpoint() (int, uint64, bool) {
 		return 0, 0, false
 	}
 	r := trailerReader{b: t}
-	if r.u8() != trailerVersion {
-		return bad("unknown trailer version")
+	version := r.u8()
+	if version != trailerVersion && version != trailerVersionV1 {
+		return bad(fmt.Sprintf("unknown trailer version %d", version))
 	}
 	last, msgs, bytes, lastTS := r.u64(), r.u64(), r.u64(), int64(r.u64())
 	if !r.err {
@@ -524,8 +536,29 @@ func (s *Store) loadCheckpoint() (int, uint64, bool) {
 		s.lost = &store.LostData{Msgs: lost}
 	}
 	s.ckptOff = int64(off)
+	s.recount = version == trailerVersionV1
 	s.report.UsedCheckpoint = true
 	return covered, last, true
+}
+
+// recountBytesLocked sets the byte total from the records the index holds,
+// after a checkpoint whose total was counted another way (version 1). It
+// reads every record once; the next checkpoint stores the new total. A
+// record that cannot be read counts nothing, as removeLocked counts it.
+func (s *Store) recountBytesLocked() {
+	var total uint64
+	for q, ok := s.idx.Seqs.Next(0); ok; q, ok = s.idx.Seqs.Next(q + 1) {
+		loc, ok := s.idx.Seqs.Lookup(q)
+		if !ok {
+			continue
+		}
+		if r, err := s.recordAnyLocked(loc); err == nil {
+			total += store.FileRecordSizeLen(len(r.Subject), len(r.Header), len(r.Data))
+		}
+	}
+	s.bytes = total
+	s.recount = false
+	s.dirty = true
 }
 
 type trailerReader struct {

@@ -44,7 +44,7 @@ func (s *Store) removeLocked(seq uint64) (bool, error) {
 	}
 	s.idx.Remove(seq, name)
 	s.msgs--
-	s.bytes -= min(s.bytes, uint64(len(r.Subject)+len(r.Header)+len(r.Data)+store.RecordOverhead))
+	s.bytes -= min(s.bytes, store.FileRecordSizeLen(len(r.Subject), len(r.Header), len(r.Data)))
 	s.dirty = true
 	return true, nil
 }
@@ -306,7 +306,7 @@ func (s *Store) checkDiscardNewLocked(subj string, size uint64, hdrData int) err
 			msgs -= min(msgs, info.Msgs+1-uint64(l.MaxMsgsPerSubject))
 			if loc, ok := s.idx.Seqs.Lookup(info.First); ok {
 				if r, err := s.recordAnyLocked(loc); err == nil {
-					bytes -= min(bytes, store.RecordSize(string(r.Subject), r.Header, r.Data))
+					bytes -= min(bytes, store.FileRecordSizeLen(len(r.Subject), len(r.Header), len(r.Data)))
 				}
 			}
 		}

@@ -94,6 +94,7 @@ type Store struct {
 	reserve    reservation // sequence reservation (reserve.go)
 	reserveGen uint32      // generation of the reservation found at open
 	ckptFloor  uint64      // last sequence of the checkpoint found at open, even a rejected one (recover.go)
+	recount    bool        // recovery: the checkpoint's byte total was counted the version 1 way (recover.go)
 	ckpt       *ckptInfo   // that checkpoint's contents, during recovery (checkHeadLocked)
 }
 
@@ -103,6 +104,12 @@ type segEntry struct {
 }
 
 var _ store.StreamStore = (*Store)(nil)
+
+// MsgSize is how the store accounts a message's bytes, as nats-server's
+// file store does (store.FileRecordSize).
+func (s *Store) MsgSize(subject string, hdr, data []byte) uint64 {
+	return store.FileRecordSize(subject, hdr, data)
+}
 
 // Open opens (creating if needed) the store in dir and recovers it.
 func Open(dir string, opts Options) (*Store, error) {

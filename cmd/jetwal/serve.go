@@ -91,12 +91,12 @@ type serveOptions struct {
 	httpPort   int              // -1 = a random port
 	profPort   int              // --profile: pprof on 127.0.0.1 (0 = off)
 	loaded     time.Time        // when the configuration was read
+	sysAccount string           // system_account, "" when none
 	args       []string         // the command line, parsed again on reload
 	testOnly   bool             // -t: check the configuration and exit
 	signal     string           // --signal: send a signal to a running server instead
 	// accounts are the file's accounts (accounts.go); nil = $G only.
-	accounts      []config.Account
-	systemAccount string // system_account with accounts ("" = $SYS)
+	accounts []config.Account
 }
 
 // configError is a problem with the configuration file or the security
@@ -227,6 +227,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 			return nil, configError{err}
 		}
 		o.warnings = cfg.Warnings
+		o.sysAccount = cfg.SystemAccount
 		from := func(key string, flags ...string) bool { return cfg.Set[key] && !flagSet(flags...) }
 		if from("port", "p", "port") {
 			port = cfg.Port
@@ -284,7 +285,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		o.httpHost = cfg.HTTPHost
 		o.authOpts = cfg.Auth
 		if cfg.MultiAccount() {
-			o.accounts, o.systemAccount = cfg.Accounts, cfg.SystemAccount
+			o.accounts = cfg.Accounts
 		}
 		authTimeout = cfg.AuthTimeout
 		tlsConf = cfg.TLS
@@ -515,7 +516,8 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	if o.httpPort != 0 {
 		port := max(o.httpPort, 0) // -1 = a random port
 		log.Info("Starting http monitor on " + net.JoinHostPort(o.httpHost, strconv.Itoa(port)))
-		mon, err = monitor.Start(monitor.Options{Host: o.httpHost, Port: port, Server: srv, JetStream: jsStats, ConfigLoadTime: o.loaded, Logger: log})
+		mon, err = monitor.Start(monitor.Options{Host: o.httpHost, Port: port, Server: srv, JetStream: jsStats,
+			Accounts: o.accountSource(srv), ConfigLoadTime: o.loaded, Logger: log})
 		if err != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 			defer cancel()
@@ -528,7 +530,7 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	if o.js {
 		domain = o.jsCfg.Domain
 	}
-	sys, err := startSysReq(srv, o.sysAccount(srv), mon, jsStats, o.js, domain, o.loaded, log)
+	sys, err := startSysReq(srv, o.systemAccountOf(srv), mon, jsStats, o.js, o.accountSource(srv), domain, o.loaded, log)
 	if err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
@@ -560,10 +562,10 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 // startSysReq answers $SYS.REQ.SERVER requests with the documents of the
 // HTTP monitor (one without a listener when -m is not given).
 // With accounts, they are served in the system account sys.
-func startSysReq(srv *server.Server, sys *server.Account, mon *monitor.Monitor, js monitor.JetStream, jsOn bool, domain string, loaded time.Time, log *slog.Logger) (*sysreq.Service, error) {
+func startSysReq(srv *server.Server, sys *server.Account, mon *monitor.Monitor, js monitor.JetStream, jsOn bool, accs monitor.AccountSource, domain string, loaded time.Time, log *slog.Logger) (*sysreq.Service, error) {
 	if mon == nil {
 		var err error
-		mon, err = monitor.New(monitor.Options{Server: srv, JetStream: js, ConfigLoadTime: loaded, Logger: log})
+		mon, err = monitor.New(monitor.Options{Server: srv, JetStream: js, Accounts: accs, ConfigLoadTime: loaded, Logger: log})
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,6 +49,28 @@ func TestLayering(t *testing.T) {
 				if rel == b {
 					t.Errorf("%s imports %s", pkg, imp)
 				}
+			}
+		}
+	}
+}
+
+// leaves may import, of the module's packages, only the ones listed.
+var leaves = map[string][]string{
+	"jetstream/validate": {"jetstream/api", "subject", "subject/transform"},
+	"jetstream/api":      {},
+	"natshdr":            {},
+}
+
+func TestLeaves(t *testing.T) {
+	root, err := testbin.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg, allowed := range leaves {
+		for _, imp := range importsOf(t, filepath.Join(root, pkg)) {
+			rel, ok := strings.CutPrefix(imp, module)
+			if ok && !slices.Contains(allowed, rel) {
+				t.Errorf("%s is a leaf but imports %s", pkg, imp)
 			}
 		}
 	}

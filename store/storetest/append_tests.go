@@ -54,7 +54,7 @@ func testAppendRoundTrip(t *testing.T, open openFunc) {
 		if !EqualMsg(&m, &want) {
 			t.Fatalf("%s: Load = %s, want %s", c.name, FormatMsg(&m), FormatMsg(&want))
 		}
-		bytesWant += store.RecordSize(c.subj, c.hdr, c.data)
+		bytesWant += store.SizeFunc(h.s)(c.subj, c.hdr, c.data)
 	}
 	h.wantState(store.State{Msgs: uint64(len(cases)), Bytes: bytesWant, FirstSeq: 1, LastSeq: uint64(len(cases)), NumSubjects: 8})
 	h.check()
@@ -75,7 +75,7 @@ func testAppendInvalidSubject(t *testing.T, open openFunc) {
 			t.Fatalf("AppendAsync(%q) called done after refusing", subj)
 		}
 	}
-	h.wantState(store.State{Msgs: 1, Bytes: size("ok", 0, len(payload("ok", 0))), FirstSeq: 1, LastSeq: 1, NumSubjects: 1})
+	h.wantState(store.State{Msgs: 1, Bytes: h.size("ok", 0, len(payload("ok", 0))), FirstSeq: 1, LastSeq: 1, NumSubjects: 1})
 	if seq := h.append("ok", nil, nil); seq != 2 {
 		t.Fatalf("append after refusals got seq %d, want 2", seq)
 	}

@@ -92,7 +92,7 @@ func testAsyncOrder(t *testing.T, open openFunc) {
 		if m.Time != c.ts || string(m.Data) != fmt.Sprintf("m%d", i) {
 			t.Fatalf("seq %d: done said ts %d, stored %s", c.seq, c.ts, FormatMsg(&m))
 		}
-		bytes += m.Size()
+		bytes += h.size(m.Subject, len(m.Header), len(m.Data))
 	}
 	h.wantState(store.State{Msgs: n, Bytes: bytes, FirstSeq: 1, LastSeq: n, NumSubjects: 1})
 	h.check()

@@ -52,8 +52,9 @@
 //     store.ErrInvalidSubject; SubjectsState and NumPending treat it as
 //     matching nothing.
 //   - MaxMsgSize bounds len(hdr)+len(data). MaxBytes is reached exactly (a
-//     store may hold precisely MaxBytes bytes). A message whose
-//     store.RecordSize alone exceeds MaxBytes is refused with ErrMaxBytes
+//     store may hold precisely MaxBytes bytes), bytes being counted as the
+//     store says (store.Sizer; store.MemRecordSize when it does not say).
+//     A message whose size alone exceeds MaxBytes is refused with ErrMaxBytes
 //     under either discard policy. Under DiscardNew a message to a subject at
 //     MaxMsgsPerSubject replaces that subject's oldest message and so does
 //     not count against MaxMsgs (bytes are checked net of the replaced

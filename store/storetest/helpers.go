@@ -53,10 +53,11 @@ func CheckConsistent(t testing.TB, s store.StreamStore) {
 	wantCounters(t, plain, st)
 
 	var bytes uint64
+	size := store.SizeFunc(s)
 	subjects := make(map[string]store.SubjectState)
 	for i := range msgs {
 		m := &msgs[i]
-		bytes += m.Size()
+		bytes += size(m.Subject, m.Header, m.Data)
 		ss := subjects[m.Subject]
 		if ss.Msgs == 0 {
 			ss.First = m.Seq

@@ -24,12 +24,49 @@ type limitStep struct {
 }
 
 // ap is a step that must succeed; a message to a one-letter subject with n
-// payload bytes accounts for n+17 bytes.
+// payload bytes accounts for n+17 bytes in a store counting as memory
+// streams do (store.MemRecordSize), for which the MaxBytes of the cases
+// below are stated; widened shows how they grow for other stores.
 func ap(subj string, data int) limitStep { return limitStep{subj: subj, data: data} }
 
 // apErr is a step that must fail with err.
 func apErr(subj string, data int, err error) limitStep {
 	return limitStep{subj: subj, data: data, err: err}
+}
+
+// byteSlots says, for the cases of testLimits and testUpdateLimits that set
+// MaxBytes, how many messages (and of those, how many with a header) the
+// limit is meant to hold: a store whose per-message overhead is larger than
+// a memory stream's gets that much more room per message, so each case
+// tests the same boundary in every store.
+var byteSlots = map[string]struct{ msgs, hdrs int64 }{
+	"MaxBytes/DiscardOld":            {3, 0},
+	"MaxBytes/DiscardNew":            {3, 0},
+	"MaxBytes/DiscardNew/Fits":       {3, 0},
+	"MaxBytes/Oversized/DiscardOld":  {1, 0},
+	"MaxBytes/Oversized/DiscardNew":  {1, 0},
+	"MaxBytes/Header":                {1, 1},
+	"MaxBytes+PerSubject/DiscardNew": {3, 0},
+	"MaxMsgs+MaxBytes/DiscardOld":    {2, 0},
+	"MaxMsgs+MaxBytes/DiscardNew":    {5, 0},
+	"update/MaxBytes":                {3, 0},
+	"update/MaxBytes/DiscardNew":     {3, 0},
+}
+
+// widened returns l with MaxBytes grown for name's byteSlots by what the
+// store open returns counts per message (and per header) beyond a memory
+// stream.
+func widened(t *testing.T, open openFunc, name string, l store.Limits) store.Limits {
+	slots, ok := byteSlots[name]
+	if !ok || l.MaxBytes <= 0 {
+		return l
+	}
+	probe := newHarness(t, open, store.Limits{})
+	size := store.SizeFunc(probe.s)
+	perMsg := int64(size("a", nil, nil)) - int64(store.MemRecordSize("a", nil, nil))
+	perHdr := int64(size("a", []byte{'h'}, nil)) - int64(size("a", nil, nil)) - 1
+	l.MaxBytes += slots.msgs*perMsg + slots.hdrs*perHdr
+	return l
 }
 
 func testLimits(t *testing.T, open openFunc) {
@@ -93,7 +130,8 @@ func testLimits(t *testing.T, open openFunc) {
 	for _, c := range cases {
 		for _, mode := range []string{"Append", "AppendAsync"} {
 			t.Run(c.name+"/"+mode, func(t *testing.T) {
-				h := newHarness(t, open, c.limits)
+				limits := widened(t, open, c.name, c.limits)
+				h := newHarness(t, open, limits)
 				for i, s := range c.steps {
 					hdr := bytes.Repeat([]byte{'h'}, s.hdr)
 					data := bytes.Repeat([]byte{'d'}, s.data)
@@ -104,7 +142,7 @@ func testLimits(t *testing.T, open openFunc) {
 					if s.err != nil {
 						wantCounters(t, h.s.State(), before)
 					}
-					checkLimitsHold(t, h.s, c.limits)
+					checkLimitsHold(t, h.s, limits)
 				}
 				h.wantSeqs(c.want...)
 				h.check()
@@ -170,11 +208,12 @@ func testLimitsKeepSequence(t *testing.T, open openFunc) {
 	if seq := h.append("c", nil, nil); seq != 3 {
 		t.Fatalf("append after refusals got seq %d, want 3", seq)
 	}
-	h.wantState(store.State{Msgs: 2, Bytes: size("b", 0, len(payload("b", 1))) + size("c", 0, 0), FirstSeq: 2, LastSeq: 3, NumSubjects: 2})
+	h.wantState(store.State{Msgs: 2, Bytes: h.size("b", 0, len(payload("b", 1))) + h.size("c", 0, 0), FirstSeq: 2, LastSeq: 3, NumSubjects: 2})
 }
 
 func testUpdateLimits(t *testing.T, open openFunc) {
-	// Ten messages alternating a, b; each accounts 1+5+16 = 22 bytes.
+	// Ten messages alternating a, b; each accounts 1+5+16 = 22 bytes in a
+	// memory stream (widened adjusts MaxBytes for other stores).
 	subjects := []string{"a", "b", "a", "b", "a", "b", "a", "b", "a", "b"}
 	cases := []struct {
 		name  string
@@ -202,15 +241,16 @@ func testUpdateLimits(t *testing.T, open openFunc) {
 			for i, subj := range subjects {
 				h.append(subj, nil, []byte(fmt.Sprintf("msg-%d", i)))
 			}
-			if err := h.s.UpdateLimits(c.to); err != nil {
+			to := widened(t, open, "update/"+c.name, c.to)
+			if err := h.s.UpdateLimits(to); err != nil {
 				t.Fatalf("UpdateLimits: %v", err)
 			}
 			h.wantSeqs(c.want...)
-			checkLimitsHold(t, h.s, c.to)
+			checkLimitsHold(t, h.s, to)
 			h.check()
 			_, _, err := h.s.Append("a", nil, []byte("msg-10"))
 			wantErr(t, "append after UpdateLimits", err, c.thenErr)
-			checkLimitsHold(t, h.s, c.to)
+			checkLimitsHold(t, h.s, to)
 			h.check()
 		})
 	}

@@ -15,7 +15,11 @@ import (
 // sequence to message and a linear scan for every question. It is the
 // oracle of the randomized tests and passes Run itself. It is slow by
 // design; do not use it outside tests.
+// It accounts bytes as a memory store does (store.MemRecordSize).
 func NewModel(limits store.Limits) store.StreamStore { return newModel(limits) }
+
+// sizeFunc is how a store accounts a message's bytes (store.SizeFunc).
+type sizeFunc = func(subject string, hdr, data []byte) uint64
 
 // model is the naive reference store.
 type model struct {
@@ -33,10 +37,15 @@ type model struct {
 	lastTs   int64
 	stopAger chan struct{} // non-nil while the expiry goroutine runs
 	onRemove func()        // called by Remove, after closing
+	size     sizeFunc      // how bytes are accounted; set at creation
 }
 
-func newModel(limits store.Limits) *model {
-	m := &model{limits: limits, msgs: make(map[uint64]*store.Msg)}
+func newModel(limits store.Limits) *model { return newModelSized(limits, store.MemRecordSize) }
+
+// newModelSized returns a model accounting bytes with size, to mirror a
+// store under test that counts them its own way.
+func newModelSized(limits store.Limits, size sizeFunc) *model {
+	m := &model{limits: limits, msgs: make(map[uint64]*store.Msg), size: size}
 	m.mu.Lock()
 	m.startAgerLocked()
 	m.mu.Unlock()
@@ -51,10 +60,15 @@ func modelErr(err error, format string, args ...any) error {
 // while removing.
 func (m *model) sorted() []uint64 { return slices.Clone(m.order) }
 
+// MsgSize is how the model accounts a message's bytes.
+func (m *model) MsgSize(subject string, hdr, data []byte) uint64 { return m.size(subject, hdr, data) }
+
+func (m *model) msgSize(msg *store.Msg) uint64 { return m.size(msg.Subject, msg.Header, msg.Data) }
+
 func (m *model) bytes() uint64 {
 	var n uint64
 	for _, msg := range m.msgs {
-		n += msg.Size()
+		n += m.msgSize(msg)
 	}
 	return n
 }
@@ -118,7 +132,7 @@ func (m *model) appendLocked(subj string, hdr, data []byte) (uint64, int64, erro
 	case l.MaxMsgSize > 0 && len(hdr)+len(data) > int(l.MaxMsgSize):
 		return 0, 0, modelErr(store.ErrMaxMsgSize, "append")
 	}
-	size := store.RecordSize(subj, hdr, data)
+	size := m.size(subj, hdr, data)
 	if l.MaxBytes > 0 && size > uint64(l.MaxBytes) {
 		return 0, 0, modelErr(store.ErrMaxBytes, "append")
 	}
@@ -134,7 +148,7 @@ func (m *model) appendLocked(subj string, hdr, data []byte) (uint64, int64, erro
 		if l.MaxBytes > 0 {
 			after := m.bytes() + size
 			if atLimit {
-				after -= m.msgs[same[0]].Size()
+				after -= m.msgSize(m.msgs[same[0]])
 			}
 			if after > uint64(l.MaxBytes) {
 				return 0, 0, modelErr(store.ErrMaxBytes, "append")

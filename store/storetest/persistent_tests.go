@@ -195,9 +195,10 @@ func testReopenTighterLimits(t *testing.T, open reopenFunc) {
 	r.wantSeqs(7, 8, 9, 10)
 	r.reopenWith(store.Limits{MaxMsgsPerSubject: 1})
 	r.wantSeqs(9, 10)
-	r.reopenWith(store.Limits{MaxBytes: int64(size("b", 0, len(payload("b", 9)))), Discard: store.DiscardNew})
+	one := r.size("b", 0, len(payload("b", 9)))
+	r.reopenWith(store.Limits{MaxBytes: int64(one), Discard: store.DiscardNew})
 	r.wantSeqs(10)
-	r.wantState(store.State{Msgs: 1, Bytes: size("b", 0, len(payload("b", 9))), FirstSeq: 10, LastSeq: 10, NumSubjects: 1})
+	r.wantState(store.State{Msgs: 1, Bytes: one, FirstSeq: 10, LastSeq: 10, NumSubjects: 1})
 }
 
 func testReopenMaxAge(t *testing.T, open reopenFunc) {

@@ -89,7 +89,7 @@ func runRandom(t *testing.T, open openFunc, reopen func(limits store.Limits) sto
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	limits := randomLimits[rng.IntN(len(randomLimits))]
 	got := newHarness(t, open, limits).s
-	want := newModel(limits)
+	want := newModelSized(limits, store.SizeFunc(got))
 	defer want.Close()
 
 	var history []string

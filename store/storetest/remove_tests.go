@@ -23,13 +23,13 @@ var removeTests = []suiteTest{
 // wantAfter builds the expected counters of a store filled with
 // h.fill(subjects...) of which only the sequences in held remain, lastSeq
 // being its LastSeq.
-func wantAfter(subjects []string, held []uint64, lastSeq uint64) store.State {
+func (h *harness) wantAfter(subjects []string, held []uint64, lastSeq uint64) store.State {
 	st := store.State{LastSeq: lastSeq, FirstSeq: lastSeq + 1}
 	names := make(map[string]bool)
 	for i, seq := range held {
 		subj := subjects[seq-1]
 		st.Msgs++
-		st.Bytes += size(subj, 0, len(payload(subj, int(seq-1))))
+		st.Bytes += h.size(subj, 0, len(payload(subj, int(seq-1))))
 		names[subj] = true
 		if i == 0 {
 			st.FirstSeq = seq
@@ -82,7 +82,7 @@ func testDelete(t *testing.T, open openFunc) {
 			}
 			held := without(10, c.deletes...)
 			h.wantSeqs(held...)
-			h.wantState(wantAfter(fixtureSubjects, held, 10))
+			h.wantState(h.wantAfter(fixtureSubjects, held, 10))
 			if seq := h.append("new", nil, nil); seq != 11 {
 				t.Fatalf("append after deletes got seq %d, want 11", seq)
 			}
@@ -187,7 +187,7 @@ func testPurge(t *testing.T, open openFunc) {
 				t.Fatalf("Purge(%q, %d, %d) removed %d, want %d", c.filter, c.upTo, c.keep, n, c.wantPurged)
 			}
 			h.wantSeqs(c.wantRemaining...)
-			h.wantState(wantAfter(fixtureSubjects, c.wantRemaining, 10))
+			h.wantState(h.wantAfter(fixtureSubjects, c.wantRemaining, 10))
 			h.check()
 			if seq := h.append("after.purge", nil, nil); seq != 11 {
 				t.Fatalf("append after purge got seq %d, want 11", seq)
@@ -260,7 +260,7 @@ func testCompact(t *testing.T, open openFunc) {
 				t.Fatalf("Compact(%d) removed %d, want %d", c.seq, n, c.wantPurged)
 			}
 			h.wantSeqs(c.wantHeld...)
-			want := wantAfter(fixtureSubjects, c.wantHeld, c.wantLast)
+			want := h.wantAfter(fixtureSubjects, c.wantHeld, c.wantLast)
 			want.FirstSeq = c.wantFirst
 			h.wantState(want)
 			h.check()
@@ -288,7 +288,7 @@ func testCompactEmpty(t *testing.T, open openFunc) {
 	if seq := h.append("a", nil, nil); seq != 50 {
 		t.Fatalf("first append after Compact(50) got seq %d", seq)
 	}
-	h.wantState(store.State{Msgs: 1, Bytes: size("a", 0, 0), FirstSeq: 50, LastSeq: 50, NumSubjects: 1})
+	h.wantState(store.State{Msgs: 1, Bytes: h.size("a", 0, 0), FirstSeq: 50, LastSeq: 50, NumSubjects: 1})
 	if _, err := h.s.Purge("", 0, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +350,7 @@ func testTruncate(t *testing.T, open openFunc) {
 				t.Fatalf("Truncate(%d): %v", c.seq, err)
 			}
 			h.wantSeqs(c.wantHeld...)
-			h.wantState(wantAfter(fixtureSubjects, c.wantHeld, 10))
+			h.wantState(h.wantAfter(fixtureSubjects, c.wantHeld, 10))
 			h.check()
 			if seq := h.append("after.truncate", nil, nil); seq != 11 {
 				t.Fatalf("append after Truncate(%d) got seq %d, want 11 (sequences are never reused)", c.seq, seq)

@@ -60,7 +60,7 @@ func testStateAfterOps(t *testing.T, open openFunc) {
 	h.append("s.b", nil, []byte("two"))
 	h.append("s.a", nil, nil)
 	h.append("s.c", hdr, []byte("four"))
-	b := func(subj string, hl, dl int) uint64 { return size(subj, hl, dl) }
+	b := h.size
 	all := b("s.a", len(hdr), 3) + b("s.b", 0, 3) + b("s.a", 0, 0) + b("s.c", len(hdr), 4)
 	h.wantState(store.State{Msgs: 4, Bytes: all, FirstSeq: 1, LastSeq: 4, NumSubjects: 3})
 	h.check()

@@ -16,6 +16,12 @@ func TestModel(t *testing.T) {
 	Run(t, func(t *testing.T, l store.Limits) store.StreamStore { return NewModel(l) })
 }
 
+// The suite's byte expectations follow the store's own accounting: a model
+// counting as file streams do passes it too.
+func TestModelFileSizes(t *testing.T) {
+	Run(t, func(t *testing.T, l store.Limits) store.StreamStore { return newModelSized(l, store.FileRecordSize) })
+}
+
 // fakeDisk keeps closed models by directory so RunPersistent can be run
 // against the model too.
 type fakeDisk struct {

@@ -208,7 +208,8 @@ func seqRange(lo, hi uint64) []uint64 {
 	return out
 }
 
-// size is the accounted size of a message with these parts.
-func size(subj string, hdrLen, dataLen int) uint64 {
-	return store.RecordSize(subj, make([]byte, hdrLen), make([]byte, dataLen))
+// size is the accounted size, in the store under test, of a message with
+// these parts.
+func (h *harness) size(subj string, hdrLen, dataLen int) uint64 {
+	return store.SizeFunc(h.s)(subj, make([]byte, hdrLen), make([]byte, dataLen))
 }

@@ -1,4 +1,4 @@
-package jetstream
+package validate
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 // nats-server answered them with.
 func capturedCreatePairs(t *testing.T) map[string][2][]byte {
 	t.Helper()
-	f, err := os.Open("api/testdata/captured.txt")
+	f, err := os.Open("../api/testdata/captured.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +67,11 @@ func TestNormalizeMatchesCapturedCreate(t *testing.T) {
 		if err := json.Unmarshal(p[0], &req); err != nil {
 			t.Fatal(err)
 		}
-		cfg, aerr := normalizeConfig(&req.StreamConfig)
+		cfg, aerr := Stream(&req.StreamConfig)
 		if aerr != nil {
 			t.Fatalf("%s: %v", subj, aerr)
 		}
-		got, err := json.Marshal(withDynamicMetadata(cfg, "2.15.2"))
+		got, err := json.Marshal(WithDynamicMetadata(cfg, "2.15.2"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestNormalizeMatchesCapturedCreate(t *testing.T) {
 }
 
 func TestNormalizeDefaults(t *testing.T) {
-	cfg, aerr := normalizeConfig(&api.StreamConfig{Name: "ORDERS"})
+	cfg, aerr := Stream(&api.StreamConfig{Name: "ORDERS"})
 	if aerr != nil {
 		t.Fatal(aerr)
 	}
@@ -94,16 +94,16 @@ func TestNormalizeDefaults(t *testing.T) {
 		cfg.Metadata[api.MetaRequiredLevel] != "0" {
 		t.Fatalf("defaults: %+v", cfg)
 	}
-	cfg, aerr = normalizeConfig(&api.StreamConfig{Name: "S", MaxAge: time.Minute})
+	cfg, aerr = Stream(&api.StreamConfig{Name: "S", MaxAge: time.Minute})
 	if aerr != nil || cfg.Duplicates != time.Minute {
 		t.Fatalf("window not capped at max age: %v %v", cfg.Duplicates, aerr)
 	}
-	cfg, _ = normalizeConfig(&api.StreamConfig{Name: "S", AllowAtomicPublish: true, AllowBatchPublish: true})
+	cfg, _ = Stream(&api.StreamConfig{Name: "S", AllowAtomicPublish: true, AllowBatchPublish: true})
 	if cfg.Metadata[api.MetaRequiredLevel] != "4" {
 		t.Fatalf("required level %q", cfg.Metadata[api.MetaRequiredLevel])
 	}
 	req := api.StreamConfig{Name: "S", Subjects: []string{"a"}, Metadata: map[string]string{"k": "v"}}
-	if _, aerr := normalizeConfig(&req); aerr != nil || len(req.Metadata) != 1 {
+	if _, aerr := Stream(&req); aerr != nil || len(req.Metadata) != 1 {
 		t.Fatalf("caller's config modified: %+v", req)
 	}
 }
@@ -139,7 +139,7 @@ func TestNormalizeRejects(t *testing.T) {
 		{"delete marker TTL under 1s", api.StreamConfig{Name: "S", SubjectDeleteMarkerTTL: time.Second / 2}, api.ErrStreamInvalidConfig, "subject delete marker TTL must be at least 1 second"},
 	}
 	for _, c := range cases {
-		_, aerr := normalizeConfig(&c.cfg)
+		_, aerr := Stream(&c.cfg)
 		if aerr == nil {
 			t.Errorf("%s: accepted", c.name)
 			continue
@@ -154,7 +154,7 @@ func TestNormalizeRejects(t *testing.T) {
 		{Name: "A", Subjects: []string{">"}, NoAck: true},
 		{Name: "M", Mirror: json.RawMessage(`null`)},
 	} {
-		if _, aerr := normalizeConfig(&ok); aerr != nil {
+		if _, aerr := Stream(&ok); aerr != nil {
 			t.Errorf("%+v rejected: %v", ok.Subjects, aerr)
 		}
 	}
@@ -162,7 +162,7 @@ func TestNormalizeRejects(t *testing.T) {
 
 func TestCheckUpdate(t *testing.T) {
 	norm := func(c api.StreamConfig) api.StreamConfig {
-		n, aerr := normalizeConfig(&c)
+		n, aerr := Stream(&c)
 		if aerr != nil {
 			t.Fatal(aerr)
 		}
@@ -177,34 +177,34 @@ func TestCheckUpdate(t *testing.T) {
 	}
 	for i, b := range bad {
 		n := norm(b)
-		if _, aerr := checkUpdate(&old, &n); aerr == nil {
+		if _, aerr := StreamUpdate(&old, &n); aerr == nil {
 			t.Errorf("update %d accepted", i)
 		}
 	}
 	upd := norm(api.StreamConfig{Name: "S", Subjects: []string{"a", "b"}, DenyDelete: true, MaxMsgs: 10, Retention: api.InterestRetention})
-	got, aerr := checkUpdate(&old, &upd)
+	got, aerr := StreamUpdate(&old, &upd)
 	if aerr != nil || got.MaxMsgs != 10 || len(got.Subjects) != 2 {
 		t.Fatalf("update rejected: %v %+v", aerr, got)
 	}
 	sealed := upd
 	sealed.Sealed = true
-	got, aerr = checkUpdate(&old, &sealed)
+	got, aerr = StreamUpdate(&old, &sealed)
 	if aerr != nil || !got.DenyPurge || got.Discard != api.DiscardNew || got.MaxAge != 0 {
 		t.Fatalf("sealing: %v %+v", aerr, got)
 	}
-	if _, aerr := checkUpdate(&got, &upd); aerr == nil {
+	if _, aerr := StreamUpdate(&got, &upd); aerr == nil {
 		t.Fatal("unsealed")
 	}
 }
 
 func TestSameConfigIgnoresServerMetadata(t *testing.T) {
-	a, _ := normalizeConfig(&api.StreamConfig{Name: "S"})
-	b := withDynamicMetadata(a, "9.9.9")
-	if !sameConfig(&a, &b) {
+	a, _ := Stream(&api.StreamConfig{Name: "S"})
+	b := WithDynamicMetadata(a, "9.9.9")
+	if !SameStream(&a, &b) {
 		t.Fatal("dynamic metadata made configs differ")
 	}
 	b.MaxMsgs = 5
-	if sameConfig(&a, &b) {
+	if SameStream(&a, &b) {
 		t.Fatal("different configs compare equal")
 	}
 }

@@ -1,14 +1,14 @@
-package jetstream
+package validate
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
-	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/subject"
 )
 
@@ -36,7 +36,7 @@ var reservedNamespaces = []struct{ filter, allowed string }{
 	{"$SYS.>", "$SYS.ACCOUNT.>"},
 }
 
-func invalidConfig(format string, args ...any) *api.ApiError {
+func InvalidConfig(format string, args ...any) *api.ApiError {
 	return api.Errorf(api.ErrStreamInvalidConfig, format, args...)
 }
 
@@ -61,36 +61,36 @@ func checkName(name string) *api.ApiError {
 		return api.NewError(api.ErrStreamNamePathSeparators)
 	}
 	if !validName(name) {
-		return invalidConfig("stream name is required and can not contain '.', '*', '>' or whitespace")
+		return InvalidConfig("stream name is required and can not contain '.', '*', '>' or whitespace")
 	}
 	if len(name) > maxNameLen {
-		return invalidConfig("stream name is too long, maximum allowed is %d", maxNameLen)
+		return InvalidConfig("stream name is too long, maximum allowed is %d", maxNameLen)
 	}
 	return nil
 }
 
-// normalizeConfig checks a requested stream config and fills in nats-server's
+// Stream checks a requested stream config and fills in nats-server's
 // defaults. It returns a new config; req is not modified.
 //
 // A replica count of 2 to 5 passes here: as nats-server, the API handlers
-// refuse it afterwards with ErrReplicasNotSupported (see checkReplicas).
+// refuse it afterwards with ErrReplicasNotSupported (see Replicas).
 //
 // Defaults: storage file, one replica, -1 (unlimited) for max msgs, bytes,
 // msgs per subject, msg size and consumers, a duplicate window of two minutes
 // (or max age when that is shorter), subjects [name] when none are given.
-func normalizeConfig(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
+func Stream(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 	if aerr := checkName(req.Name); aerr != nil {
 		return api.StreamConfig{}, aerr
 	}
 	if len(req.Description) > maxDescriptionLen {
-		return api.StreamConfig{}, invalidConfig("stream description is too long, maximum allowed is %d", maxDescriptionLen)
+		return api.StreamConfig{}, InvalidConfig("stream description is too long, maximum allowed is %d", maxDescriptionLen)
 	}
 	mdLen := 0
 	for k, v := range req.Metadata {
 		mdLen += len(k) + len(v)
 	}
 	if mdLen > maxMetadataLen {
-		return api.StreamConfig{}, invalidConfig("stream metadata exceeds maximum size of %d bytes", maxMetadataLen)
+		return api.StreamConfig{}, InvalidConfig("stream metadata exceeds maximum size of %d bytes", maxMetadataLen)
 	}
 
 	cfg := req.Clone()
@@ -106,7 +106,7 @@ func normalizeConfig(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 	case cfg.Replicas < 0:
 		return api.StreamConfig{}, api.NewError(api.ErrReplicasNegative)
 	case cfg.Replicas > maxReplicas:
-		return api.StreamConfig{}, invalidConfig("maximum replicas is %d", maxReplicas)
+		return api.StreamConfig{}, InvalidConfig("maximum replicas is %d", maxReplicas)
 	}
 	unlimited := func(v *int64) {
 		if *v == 0 || *v < -1 {
@@ -124,10 +124,10 @@ func normalizeConfig(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 	}
 
 	if cfg.MaxAge < 0 {
-		return api.StreamConfig{}, invalidConfig("max age can not be negative")
+		return api.StreamConfig{}, InvalidConfig("max age can not be negative")
 	}
 	if cfg.MaxAge != 0 && cfg.MaxAge < minWindow {
-		return api.StreamConfig{}, invalidConfig("max age needs to be >= 100ms")
+		return api.StreamConfig{}, InvalidConfig("max age needs to be >= 100ms")
 	}
 	if cfg.Duplicates == 0 {
 		cfg.Duplicates = DefaultDuplicateWindow
@@ -137,58 +137,58 @@ func normalizeConfig(req *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 	}
 	switch {
 	case cfg.Duplicates < 0:
-		return api.StreamConfig{}, invalidConfig("duplicates window can not be negative")
+		return api.StreamConfig{}, InvalidConfig("duplicates window can not be negative")
 	case cfg.MaxAge != 0 && cfg.Duplicates > cfg.MaxAge:
-		return api.StreamConfig{}, invalidConfig("duplicates window can not be larger than max age")
+		return api.StreamConfig{}, InvalidConfig("duplicates window can not be larger than max age")
 	case cfg.Duplicates < minWindow:
-		return api.StreamConfig{}, invalidConfig("duplicates window needs to be >= 100ms")
+		return api.StreamConfig{}, InvalidConfig("duplicates window needs to be >= 100ms")
 	}
 
 	if cfg.DenyPurge && cfg.AllowRollup {
-		return api.StreamConfig{}, invalidConfig("roll-ups require the purge permission")
+		return api.StreamConfig{}, InvalidConfig("roll-ups require the purge permission")
 	}
 	if cfg.AllowMsgCounter {
 		switch {
 		case cfg.Discard == api.DiscardNew:
-			return api.StreamConfig{}, invalidConfig("counter stream cannot use discard new")
+			return api.StreamConfig{}, InvalidConfig("counter stream cannot use discard new")
 		case cfg.AllowMsgTTL:
-			return api.StreamConfig{}, invalidConfig("counter stream cannot use message TTLs")
+			return api.StreamConfig{}, InvalidConfig("counter stream cannot use message TTLs")
 		case cfg.Retention != api.LimitsRetention:
-			return api.StreamConfig{}, invalidConfig("counter stream can only use limits retention")
+			return api.StreamConfig{}, InvalidConfig("counter stream can only use limits retention")
 		}
 	}
 	if cfg.DiscardNewPer {
 		if cfg.Discard != api.DiscardNew {
-			return api.StreamConfig{}, invalidConfig("discard new per subject requires discard new policy to be set")
+			return api.StreamConfig{}, InvalidConfig("discard new per subject requires discard new policy to be set")
 		}
 		if cfg.MaxMsgsPer <= 0 {
-			return api.StreamConfig{}, invalidConfig("discard new per subject requires max msgs per subject > 0")
+			return api.StreamConfig{}, InvalidConfig("discard new per subject requires max msgs per subject > 0")
 		}
 	}
-	if aerr := normalizeMarkers(&cfg); aerr != nil { // stream_markers_config.go
+	if aerr := NormalizeMarkers(&cfg); aerr != nil { // stream_markers_config.go
 		return api.StreamConfig{}, aerr
 	}
 	if aerr := checkAtomicConfig(&cfg); aerr != nil {
 		return api.StreamConfig{}, aerr
 	}
 
-	if len(cfg.Subjects) == 0 && !rawPresent(cfg.Mirror) && !rawPresent(cfg.Sources) {
+	if len(cfg.Subjects) == 0 && !RawPresent(cfg.Mirror) && !RawPresent(cfg.Sources) {
 		cfg.Subjects = []string{cfg.Name}
 	}
 	if aerr := checkSubjects(&cfg); aerr != nil {
 		return api.StreamConfig{}, aerr
 	}
-	if aerr := checkTransforms(&cfg); aerr != nil {
+	if aerr := CheckTransforms(&cfg); aerr != nil {
 		return api.StreamConfig{}, aerr
 	}
 	setStaticMetadata(&cfg)
 	return cfg, nil
 }
 
-// checkReplicas refuses a replica count above one as nats-server does when
+// Replicas refuses a replica count above one as nats-server does when
 // it is not clustered: after the config checks, for streams (create and
 // update) and for consumers.
-func checkReplicas(n int) *api.ApiError {
+func Replicas(n int) *api.ApiError {
 	if n > 1 {
 		return api.NewError(api.ErrReplicasNotSupported)
 	}
@@ -199,16 +199,16 @@ func checkReplicas(n int) *api.ApiError {
 // each one, rather than storing a config it would not honour.
 func rejectUnsupported(cfg *api.StreamConfig) *api.ApiError {
 	if cfg.AllowMsgSchedules {
-		return invalidConfig("message schedules are not supported by jetwal")
+		return InvalidConfig("message schedules are not supported by jetwal")
 	}
-	if aerr := checkSources(cfg, ""); aerr != nil {
+	if aerr := CheckSources(cfg, ""); aerr != nil {
 		return aerr
 	}
 	// Normalise empty raw values so configs compare equal.
-	if !rawPresent(cfg.Mirror) {
+	if !RawPresent(cfg.Mirror) {
 		cfg.Mirror = nil
 	}
-	if !rawPresent(cfg.Sources) {
+	if !RawPresent(cfg.Sources) {
 		cfg.Sources = nil
 	}
 	return nil
@@ -220,10 +220,10 @@ func checkSubjects(cfg *api.StreamConfig) *api.ApiError {
 	seen := make(map[string]bool, len(cfg.Subjects))
 	for _, s := range cfg.Subjects {
 		if !subject.ValidFilter(s) {
-			return invalidConfig("invalid subject %q", s)
+			return InvalidConfig("invalid subject %q", s)
 		}
 		if seen[s] {
-			return invalidConfig("duplicate subjects detected")
+			return InvalidConfig("duplicate subjects detected")
 		}
 		seen[s] = true
 	}
@@ -231,16 +231,16 @@ func checkSubjects(cfg *api.StreamConfig) *api.ApiError {
 	for _, s := range cfg.Subjects {
 		if !cfg.NoAck {
 			if s == ">" {
-				return invalidConfig("capturing all subjects requires no-ack to be true")
+				return InvalidConfig("capturing all subjects requires no-ack to be true")
 			}
 			for _, ns := range reservedNamespaces {
 				if subject.Overlap(s, ns.filter) && (ns.allowed == "" || !subject.SubsetOf(s, ns.allowed)) {
-					return invalidConfig("subject %q overlaps with the reserved namespace %s and requires no-ack to be true", s, ns.filter)
+					return InvalidConfig("subject %q overlaps with the reserved namespace %s and requires no-ack to be true", s, ns.filter)
 				}
 			}
 		}
 		if t, ok := others.Overlapping(s); ok {
-			return invalidConfig("subject %q overlaps with %q", t, s)
+			return InvalidConfig("subject %q overlaps with %q", t, s)
 		}
 		others.Add(s, s)
 	}
@@ -268,9 +268,9 @@ func setStaticMetadata(cfg *api.StreamConfig) {
 	cfg.Metadata[api.MetaRequiredLevel] = strconv.Itoa(level)
 }
 
-// withDynamicMetadata returns a copy of cfg with the server's API level and
+// WithDynamicMetadata returns a copy of cfg with the server's API level and
 // version added, the form create, update and info responses carry.
-func withDynamicMetadata(cfg api.StreamConfig, version string) api.StreamConfig {
+func WithDynamicMetadata(cfg api.StreamConfig, version string) api.StreamConfig {
 	md := make(map[string]string, len(cfg.Metadata)+2)
 	for k, v := range cfg.Metadata {
 		md[k] = v
@@ -281,30 +281,30 @@ func withDynamicMetadata(cfg api.StreamConfig, version string) api.StreamConfig 
 	return cfg
 }
 
-// checkUpdate validates changing old into upd (both normalized) and returns
+// StreamUpdate validates changing old into upd (both normalized) and returns
 // the config to apply.
-func checkUpdate(old, upd *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
+func StreamUpdate(old, upd *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 	cfg := upd.Clone()
 	switch {
 	case cfg.Name != old.Name:
-		return cfg, invalidConfig("stream configuration name must match original")
+		return cfg, InvalidConfig("stream configuration name must match original")
 	case !bytes.Equal(bytes.TrimSpace(cfg.Mirror), bytes.TrimSpace(old.Mirror)):
 		return cfg, api.NewError(api.ErrStreamMirrorNotUpdatable)
 	case cfg.Storage != old.Storage:
-		return cfg, invalidConfig("stream configuration update can not change storage type")
+		return cfg, InvalidConfig("stream configuration update can not change storage type")
 	case cfg.Retention != old.Retention &&
 		(old.Retention == api.WorkQueueRetention || cfg.Retention == api.WorkQueueRetention):
-		return cfg, invalidConfig("stream configuration update can not change retention policy to/from workqueue")
+		return cfg, InvalidConfig("stream configuration update can not change retention policy to/from workqueue")
 	case old.Sealed && !cfg.Sealed:
-		return cfg, invalidConfig("stream configuration update can not unseal a sealed stream")
+		return cfg, InvalidConfig("stream configuration update can not unseal a sealed stream")
 	case old.DenyDelete && !cfg.DenyDelete:
-		return cfg, invalidConfig("stream configuration update can not cancel deny message deletes")
+		return cfg, InvalidConfig("stream configuration update can not cancel deny message deletes")
 	case old.DenyPurge && !cfg.DenyPurge:
-		return cfg, invalidConfig("stream configuration update can not cancel deny purge")
+		return cfg, InvalidConfig("stream configuration update can not cancel deny purge")
 	case cfg.FirstSeq != old.FirstSeq && cfg.FirstSeq != 0:
-		return cfg, invalidConfig("stream configuration update can not change first sequence")
+		return cfg, InvalidConfig("stream configuration update can not change first sequence")
 	case old.AllowMsgCounter != upd.AllowMsgCounter:
-		return cfg, invalidConfig("stream configuration update can not change message counter setting")
+		return cfg, InvalidConfig("stream configuration update can not change message counter setting")
 	}
 	cfg.FirstSeq = old.FirstSeq
 	if cfg.Sealed {
@@ -316,31 +316,12 @@ func checkUpdate(old, upd *api.StreamConfig) (api.StreamConfig, *api.ApiError) {
 	return cfg, nil
 }
 
-// storeLimits translates a normalized config into the limits a store enforces.
-func storeLimits(cfg *api.StreamConfig) store.Limits {
-	l := store.Limits{
-		MaxMsgs:              cfg.MaxMsgs,
-		MaxBytes:             cfg.MaxBytes,
-		MaxAge:               cfg.MaxAge,
-		MaxMsgsPerSubject:    cfg.MaxMsgsPer,
-		MaxMsgSize:           cfg.MaxMsgSize,
-		DiscardNewPerSubject: cfg.DiscardNewPer,
-	}
-	if cfg.Discard == api.DiscardNew {
-		l.Discard = store.DiscardNew
-	}
-	if cfg.SubjectDeleteMarkerTTL > 0 {
-		l.MaxAge = 0 // the stream ages messages out itself, leaving markers (stream_markers.go)
-	}
-	return l
-}
-
-// sameConfig reports whether two normalized configs are equal, ignoring the
+// SameStream reports whether two normalized configs are equal, ignoring the
 // metadata keys the server manages.
-func sameConfig(a, b *api.StreamConfig) bool {
+func SameStream(a, b *api.StreamConfig) bool {
 	x, y := stripServerMetadata(*a), stripServerMetadata(*b)
-	xb, err1 := marshalConfig(&x)
-	yb, err2 := marshalConfig(&y)
+	xb, err1 := json.Marshal(&x)
+	yb, err2 := json.Marshal(&y)
 	return err1 == nil && err2 == nil && string(xb) == string(yb)
 }
 
@@ -355,7 +336,7 @@ func stripServerMetadata(c api.StreamConfig) api.StreamConfig {
 	return c
 }
 
-// describe formats a config for log lines.
-func describe(cfg *api.StreamConfig) string {
+// Describe formats a config for log lines.
+func Describe(cfg *api.StreamConfig) string {
 	return fmt.Sprintf("%s subjects=%v storage=%s retention=%s", cfg.Name, cfg.Subjects, cfg.Storage, cfg.Retention)
 }

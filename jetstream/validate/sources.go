@@ -1,4 +1,4 @@
-package jetstream
+package validate
 
 import (
 	"bytes"
@@ -14,22 +14,22 @@ import (
 // as raw JSON (so configs compare and clone as they came); these decode
 // and check them, with nats-server's errors.
 
-func rawPresent(raw []byte) bool {
+func RawPresent(raw []byte) bool {
 	s := strings.TrimSpace(string(raw))
 	return s != "" && s != "null" && s != "[]" && s != "{}"
 }
 
-// streamSources decodes cfg's mirror (nil when none) and sources.
-func streamSources(cfg *api.StreamConfig) (mirror *api.StreamSource, sources []api.StreamSource, aerr *api.ApiError) {
-	if rawPresent(cfg.Mirror) {
+// Sources decodes cfg's mirror (nil when none) and sources.
+func Sources(cfg *api.StreamConfig) (mirror *api.StreamSource, sources []api.StreamSource, aerr *api.ApiError) {
+	if RawPresent(cfg.Mirror) {
 		mirror = new(api.StreamSource)
 		if err := strictDecode(cfg.Mirror, mirror); err != nil {
-			return nil, nil, invalidConfig("invalid mirror configuration: %v", err)
+			return nil, nil, InvalidConfig("invalid mirror configuration: %v", err)
 		}
 	}
-	if rawPresent(cfg.Sources) {
+	if RawPresent(cfg.Sources) {
 		if err := strictDecode(cfg.Sources, &sources); err != nil {
-			return nil, nil, invalidConfig("invalid sources configuration: %v", err)
+			return nil, nil, InvalidConfig("invalid sources configuration: %v", err)
 		}
 	}
 	return mirror, sources, nil
@@ -40,9 +40,9 @@ func strictDecode(raw []byte, v any) error {
 	return d.Decode(v)
 }
 
-// checkSources validates a stream's mirror and sources (normalizeConfig).
-func checkSources(cfg *api.StreamConfig, domain string) *api.ApiError {
-	mirror, sources, aerr := streamSources(cfg)
+// CheckSources validates a stream's mirror and sources (Stream).
+func CheckSources(cfg *api.StreamConfig, domain string) *api.ApiError {
+	mirror, sources, aerr := Sources(cfg)
 	if aerr != nil {
 		return aerr
 	}
@@ -61,7 +61,7 @@ func checkSources(cfg *api.StreamConfig, domain string) *api.ApiError {
 		case cfg.AllowMsgCounter:
 			return api.NewError(api.ErrMirrorWithCounters)
 		case cfg.Storage == api.MemoryStorage:
-			return invalidConfig("mirrors in memory storage are not supported by jetwal")
+			return InvalidConfig("mirrors in memory storage are not supported by jetwal")
 		}
 		if aerr := checkSource(mirror, "mirror", domain); aerr != nil {
 			return aerr
@@ -83,7 +83,7 @@ func checkSources(cfg *api.StreamConfig, domain string) *api.ApiError {
 		}
 	}
 	if cfg.MirrorDirect && mirror == nil {
-		return invalidConfig("mirror direct requires a mirror")
+		return InvalidConfig("mirror direct requires a mirror")
 	}
 	return nil
 }
@@ -91,18 +91,18 @@ func checkSources(cfg *api.StreamConfig, domain string) *api.ApiError {
 // checkSource refuses what jetwal does not do with a mirror or source.
 func checkSource(src *api.StreamSource, what, domain string) *api.ApiError {
 	if src.FilterSubject != "" && !subject.ValidFilter(src.FilterSubject) {
-		return invalidConfig("invalid filter subject %q in source %s", src.FilterSubject, src.Name)
+		return InvalidConfig("invalid filter subject %q in source %s", src.FilterSubject, src.Name)
 	}
 	if len(src.SubjectTransforms) > 0 && src.FilterSubject != "" {
-		return invalidConfig("%s with multiple subject transforms cannot also have a single subject filter", what)
+		return InvalidConfig("%s with multiple subject transforms cannot also have a single subject filter", what)
 	}
 	for _, tr := range src.SubjectTransforms {
 		if err := transform.Validate(tr.Source, tr.Destination); err != nil {
-			return invalidConfig("%s transform: %v", what, err)
+			return InvalidConfig("%s transform: %v", what, err)
 		}
 	}
 	if src.External != nil && !localAPI(src.External.APIPrefix, domain) {
-		return invalidConfig("external mirrors and sources (other accounts or domains) are not supported by jetwal")
+		return InvalidConfig("external mirrors and sources (other accounts or domains) are not supported by jetwal")
 	}
 	return nil
 }

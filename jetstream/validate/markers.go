@@ -1,4 +1,4 @@
-package jetstream
+package validate
 
 import (
 	"strings"
@@ -14,19 +14,19 @@ import (
 // request without them gets both turned on (and deny_purge off), or, in
 // pedantic mode, is refused.
 
-// normalizeMarkers checks the marker TTL of cfg and turns on what markers
+// NormalizeMarkers checks the marker TTL of cfg and turns on what markers
 // need.
-func normalizeMarkers(cfg *api.StreamConfig) *api.ApiError {
+func NormalizeMarkers(cfg *api.StreamConfig) *api.ApiError {
 	switch ttl := cfg.SubjectDeleteMarkerTTL; {
 	case ttl < 0:
-		return invalidConfig("subject delete marker TTL must not be negative")
+		return InvalidConfig("subject delete marker TTL must not be negative")
 	case ttl == 0:
 		return nil
 	case ttl < time.Second:
-		return invalidConfig("subject delete marker TTL must be at least 1 second")
+		return InvalidConfig("subject delete marker TTL must be at least 1 second")
 	}
 	if hasMirror(cfg) {
-		return invalidConfig("subject delete markers forbidden on mirrors")
+		return InvalidConfig("subject delete markers forbidden on mirrors")
 	}
 	cfg.AllowMsgTTL = true
 	if !cfg.AllowRollup {
@@ -35,17 +35,17 @@ func normalizeMarkers(cfg *api.StreamConfig) *api.ApiError {
 	return nil
 }
 
-// pedanticMarkers refuses, in pedantic mode, the settings normalizeMarkers
+// pedanticMarkers refuses, in pedantic mode, the settings NormalizeMarkers
 // would turn on.
 func pedanticMarkers(cfg *api.StreamConfig) *api.ApiError {
 	if cfg.SubjectDeleteMarkerTTL < time.Second {
-		return nil // refused or ignored by normalizeMarkers
+		return nil // refused or ignored by NormalizeMarkers
 	}
 	if !cfg.AllowMsgTTL {
-		return invalidConfig("subject delete marker cannot be set if message TTLs are disabled")
+		return InvalidConfig("subject delete marker cannot be set if message TTLs are disabled")
 	}
 	if !cfg.AllowRollup {
-		return invalidConfig("subject delete marker cannot be set if roll-ups are disabled")
+		return InvalidConfig("subject delete marker cannot be set if roll-ups are disabled")
 	}
 	return nil
 }

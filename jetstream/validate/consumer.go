@@ -1,7 +1,6 @@
-package jetstream
+package validate
 
 import (
-	"sort"
 	"strings"
 	"time"
 
@@ -11,17 +10,17 @@ import (
 
 // Consumer defaults, as nats-server fills them in.
 const (
-	defaultAckWait           = 30 * time.Second
+	DefaultAckWait           = 30 * time.Second
 	defaultMaxAckPending     = 1000
-	defaultMaxWaiting        = 512
+	DefaultMaxWaiting        = 512
 	defaultEphemeralInactive = 5 * time.Second
 	minHeartbeat             = 100 * time.Millisecond
 	maxConsumerNameLen       = 255
 )
 
-// consumerDefaults fills in what a create request left out, the way
+// ConsumerDefaults fills in what a create request left out, the way
 // nats-server does; limits are the stream's consumer_limits.
-func consumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) {
+func ConsumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) {
 	if cfg.MaxDeliver == 0 || cfg.MaxDeliver < -1 {
 		cfg.MaxDeliver = -1
 	}
@@ -55,7 +54,7 @@ func consumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) 
 	}
 	if cfg.AckPolicy != api.AckNone {
 		if cfg.AckWait == 0 {
-			cfg.AckWait = defaultAckWait
+			cfg.AckWait = DefaultAckWait
 		}
 		if cfg.MaxAckPending == 0 {
 			cfg.MaxAckPending = defaultMaxAckPending
@@ -76,7 +75,7 @@ func consumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) 
 		cfg.MaxRequestMaxBytes = 0
 	}
 	if cfg.DeliverSubject == "" && cfg.MaxWaiting == 0 {
-		cfg.MaxWaiting = defaultMaxWaiting
+		cfg.MaxWaiting = DefaultMaxWaiting
 	}
 	if cfg.Durable == "" && cfg.InactiveThreshold == 0 {
 		cfg.InactiveThreshold = defaultEphemeralInactive
@@ -88,19 +87,19 @@ func consumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) 
 		t := cfg.PauseUntil.UTC()
 		cfg.PauseUntil = &t
 	}
-	setConsumerRequiredLevel(cfg)
+	SetConsumerRequiredLevel(cfg)
 }
 
-// validConsumerName reports whether n can name a consumer (and its directory).
-func validConsumerName(n string) bool {
+// ConsumerName reports whether n can name a consumer (and its directory).
+func ConsumerName(n string) bool {
 	return n != "" && len(n) <= maxConsumerNameLen && !strings.ContainsAny(n, ".*> \t\r\n/\\") && n != "." && n != ".."
 }
 
-// checkConsumerConfig validates a consumer config (defaults applied) against
+// Consumer validates a consumer config (defaults applied) against
 // its stream.
-func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.ApiError {
+func Consumer(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.ApiError {
 	for _, n := range []string{cfg.Durable, cfg.Name} {
-		if n != "" && !validConsumerName(n) {
+		if n != "" && !ConsumerName(n) {
 			return api.NewError(api.ErrConsumerBadDurableName)
 		}
 	}
@@ -115,7 +114,7 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 	if aerr := checkPriority(cfg); aerr != nil {
 		return aerr
 	}
-	if aerr := checkSampleFreq(cfg); aerr != nil {
+	if aerr := CheckSampleFreq(cfg); aerr != nil {
 		return aerr
 	}
 	switch cfg.DeliverPolicy {
@@ -206,7 +205,7 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 			return api.NewError(api.ErrConsumerEmptyFilter)
 		}
 	}
-	filters := consumerFilters(cfg)
+	filters := ConsumerFilters(cfg)
 	for i, f := range filters {
 		if !subject.ValidFilter(f) {
 			return api.Errorf(api.ErrStreamInvalidConfig, "invalid subject") // as nats-server
@@ -232,9 +231,9 @@ func checkConsumerConfig(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.A
 	return nil
 }
 
-// consumerFilters returns the consumer's filter subjects; none means the
+// ConsumerFilters returns the consumer's filter subjects; none means the
 // whole stream ("" and ">" count as none).
-func consumerFilters(cfg *api.ConsumerConfig) []string {
+func ConsumerFilters(cfg *api.ConsumerConfig) []string {
 	var out []string
 	add := func(f string) {
 		if f != "" && f != ">" {
@@ -254,9 +253,9 @@ func consumerFilters(cfg *api.ConsumerConfig) []string {
 	return out
 }
 
-// checkConsumerUpdate refuses changes nats-server does not allow on an
+// ConsumerUpdate refuses changes nats-server does not allow on an
 // existing consumer.
-func checkConsumerUpdate(old, cfg *api.ConsumerConfig) *api.ApiError {
+func ConsumerUpdate(old, cfg *api.ConsumerConfig) *api.ApiError {
 	bad := func(what string) *api.ApiError {
 		return api.Errorf(api.ErrConsumerCreate, "%s can not be updated", what)
 	}
@@ -301,28 +300,4 @@ func checkConsumerLimits(cfg *api.ConsumerConfig, limits api.StreamConsumerLimit
 		return api.Errorf(api.ErrConsumerInactiveExcess, "consumer inactive threshold exceeds system limit of %v", limits.InactiveThreshold)
 	}
 	return nil
-}
-
-// checkNewConsumerLimits refuses a stream update whose new consumer_limits
-// the stream's existing consumers exceed, naming them, as nats-server does.
-func (s *stream) checkNewConsumerLimits(old, cfg *api.StreamConfig) *api.ApiError {
-	o, n := old.ConsumerLimits, cfg.ConsumerLimits
-	if !(n.InactiveThreshold > 0 && n.InactiveThreshold != o.InactiveThreshold) &&
-		!(n.MaxAckPending > 0 && n.MaxAckPending != o.MaxAckPending) {
-		return nil
-	}
-	var bad []string
-	for _, c := range s.cons.all() {
-		c.mu.Lock()
-		thr, mapend := c.cfg.InactiveThreshold, c.cfg.MaxAckPending
-		c.mu.Unlock()
-		if (n.InactiveThreshold > 0 && thr > n.InactiveThreshold) || (n.MaxAckPending > 0 && mapend > n.MaxAckPending) {
-			bad = append(bad, c.name)
-		}
-	}
-	if len(bad) == 0 {
-		return nil
-	}
-	sort.Strings(bad)
-	return api.Errorf(api.ErrStreamUpdate, "change to limits violates consumers: %s", strings.Join(bad, ", "))
 }

@@ -1,4 +1,4 @@
-package jetstream
+package validate
 
 import (
 	"github.com/jetwal/jetwal/jetstream/api"
@@ -15,9 +15,9 @@ func pedanticError(what string) *api.ApiError {
 	return api.Errorf(api.ErrPedantic, "pedantic mode: %s", what)
 }
 
-// pedanticStream returns the first adjustment normalizeConfig would make to
+// PedanticStream returns the first adjustment Stream would make to
 // a stream config, as an error.
-func pedanticStream(cfg *api.StreamConfig) *api.ApiError {
+func PedanticStream(cfg *api.StreamConfig) *api.ApiError {
 	for _, l := range []struct {
 		v    int64
 		name string
@@ -48,10 +48,10 @@ func pedanticStream(cfg *api.StreamConfig) *api.ApiError {
 	return nil
 }
 
-// pedanticConsumer returns the first adjustment consumerDefaults would make
+// PedanticConsumer returns the first adjustment ConsumerDefaults would make
 // to a consumer config, as an error. limits are the stream's consumer
 // limits.
-func pedanticConsumer(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) *api.ApiError {
+func PedanticConsumer(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) *api.ApiError {
 	switch {
 	case cfg.MaxDeliver < -1:
 		return pedanticError("max_deliver must be set to -1")
