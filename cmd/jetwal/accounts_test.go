@@ -247,6 +247,24 @@ func TestAccountsJetStream(t *testing.T) {
 		t.Fatal("a directory for C, which has no JetStream")
 	}
 
+	// The system account's JSZ lists every account's JetStream.
+	ns := dialUser(t, r.addr, "admin", "adm")
+	jsz := apiCall(t, ns, "$SYS.REQ.SERVER.PING.JSZ", map[string]any{"accounts": true})
+	data, _ := jsz["data"].(map[string]any)
+	var accs []string
+	if data != nil {
+		details, _ := data["account_details"].([]any)
+		for _, d := range details {
+			accs = append(accs, d.(map[string]any)["name"].(string))
+		}
+		if data["streams"] != 4.0 {
+			t.Errorf("jsz streams %v, want 4 (A's 3 and B's 1)", data["streams"])
+		}
+	}
+	if strings.Join(accs, ",") != "A,B" {
+		t.Fatalf("jsz account details %v: %v", accs, jsz)
+	}
+
 	// Restart: every account finds its own streams again.
 	stop()
 	r, _ = startServeStoppable(t, "-c", conf)

@@ -483,8 +483,12 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 			srv.Shutdown(context.Background())
 			return fmt.Errorf("start jetstream: %w", err)
 		}
-		if len(jss) > 0 {
+		switch len(jss) {
+		case 0:
+		case 1:
 			jsStats = jss[0]
+		default:
+			jsStats = jetStreams(jss) // accounts_monitor.go
 		}
 		srv.OnShutdown(func() {
 			for _, js := range jss {
