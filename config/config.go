@@ -38,8 +38,12 @@ type Config struct {
 	// SystemAccount is system_account (see system.go).
 	SystemAccount string
 	accounts      map[string]*declaredAccount
-	systemAt      value
-	AuthTimeout   time.Duration
+	userAt        map[string]pos // where each user name (or nkey) was declared
+	// Accounts are the declared accounts (accounts.go); nil when the file
+	// declares none, or only the system account in the older form.
+	Accounts    []Account
+	systemAt    value
+	AuthTimeout time.Duration
 
 	TLS *TLS // nil = no tls { } block
 

@@ -11,8 +11,8 @@
 //   - settings nats-server knows but jetwal does not implement (cluster,
 //     leafnodes, websocket, ...) and unknown names produce a Warning naming
 //     the field and its position, so an existing file still loads;
-//   - settings whose absence would weaken security (accounts, operator
-//     JWTs, auth callout) are errors: jetwal refuses to start rather than
+//   - settings whose absence would weaken security (account exports and
+//     imports, operator JWTs, auth callout) are errors: jetwal refuses to start rather than
 //     run without the authentication they describe.
 //
 // Every error and warning is "file:line:column: reason".

@@ -176,10 +176,16 @@ func (c *Config) applyUsers(name string, v value) error {
 		case nkey != "" && (u.Username != "" || u.Password != ""):
 			return ev.errorf("%s[%d]: a user has either an nkey or a user name and password", name, i)
 		case nkey != "":
+			if err := c.noteUser(nkey, ev, "nkey user"); err != nil {
+				return err
+			}
 			c.Auth.Nkeys = append(c.Auth.Nkeys, auth.NkeyUser{Nkey: nkey, Permissions: u.Permissions})
 		case u.Username == "":
 			return ev.errorf("%s[%d]: user has no name", name, i)
 		default:
+			if err := c.noteUser(u.Username, ev, "user"); err != nil {
+				return err
+			}
 			c.Auth.Users = append(c.Auth.Users, u)
 		}
 	}

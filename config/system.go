@@ -1,14 +1,12 @@
 package config
 
 import (
-	"sort"
-
 	"github.com/jetwal/jetwal/server/auth"
 )
 
-// The system account. jetwal has a single account, so of nats-server's
-// accounts { } it accepts one form only: an accounts block declaring just
-// the account that system_account names, with users:
+// The system account in jetwal's older single-account form: an accounts
+// block declaring just the account that system_account names, with users
+// (with other accounts, see accounts.go):
 //
 //	accounts { SYS: { users: [ {user: admin, password: secret} ] } }
 //	system_account: SYS
@@ -18,8 +16,7 @@ import (
 // _INBOX.> (their answers) and $SYS.> (the connection events), nothing
 // else. They are not isolated from
 // the application's subjects the way nats-server's $SYS account is, which
-// is why they may not be given permissions of their own. Any other
-// account, or any other field of the system account, is refused.
+// is why they may not be given permissions of their own.
 
 // SystemPublish and SystemSubscribe are the system account users'
 // permissions.
@@ -27,46 +24,6 @@ var (
 	SystemPublish   = []string{"$SYS.>"}
 	SystemSubscribe = []string{"_INBOX.>", "$SYS.>"}
 )
-
-// declaredAccount is one account of the accounts block, resolved once the
-// whole file is read (system_account may come after it).
-type declaredAccount struct {
-	at    value
-	users []auth.User
-	nkeys []auth.NkeyUser
-}
-
-func (c *Config) applyAccounts(name string, v value) error {
-	m, err := v.block(name)
-	if err != nil {
-		return err
-	}
-	if c.accounts == nil {
-		c.accounts = make(map[string]*declaredAccount)
-	}
-	return eachKey(m, v.pos, func(acc string, av value) error {
-		n := name + "." + acc
-		am, err := av.block(n)
-		if err != nil {
-			return err
-		}
-		d := &declaredAccount{at: av}
-		tmp := &Config{File: c.File, Set: make(map[string]bool)}
-		err = eachKey(am, av.pos, func(k string, fv value) error {
-			if lower(k) != "users" {
-				return fv.errorf("%s.%s: not supported by jetwal; only the system account's users may be declared", n, k)
-			}
-			return tmp.applyUsers(n+"."+k, fv)
-		})
-		if err != nil {
-			return err
-		}
-		c.Warnings = append(c.Warnings, tmp.Warnings...)
-		d.users, d.nkeys = tmp.Auth.Users, tmp.Auth.Nkeys
-		c.accounts[acc] = d
-		return nil
-	})
-}
 
 func (c *Config) applySystemAccount(name string, v value) error {
 	s, err := v.str(name)
@@ -77,23 +34,16 @@ func (c *Config) applySystemAccount(name string, v value) error {
 	return err
 }
 
-// resolveAccounts checks the accounts block against system_account and
-// adds the system account's users to Auth with the system permissions.
-func (c *Config) resolveAccounts() error {
-	names := make([]string, 0, len(c.accounts))
-	for n := range c.accounts {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if n != c.SystemAccount {
-			return c.accounts[n].at.errorf("accounts.%s: jetwal has a single account; only the account named by system_account may be declared", n)
-		}
-	}
+// resolveSystemOnly handles an accounts block that declares the system
+// account alone: its users join Auth, in $G, with the system permissions.
+func (c *Config) resolveSystemOnly() error {
 	if c.SystemAccount == "" {
 		return nil
 	}
 	d := c.accounts[c.SystemAccount]
+	if d != nil && d.js != nil {
+		return d.jsAt.errorf("accounts.%s.jetstream: the system account cannot have JetStream", c.SystemAccount)
+	}
 	if d == nil {
 		if c.SystemAccount == "$SYS" {
 			return nil // nats-server's default name, with no users

@@ -79,7 +79,7 @@ func (js *JetStream) auditAPI(r *apiRequest, resp []byte) {
 	}
 	js.publishEvent(api.SubjAdvisoryAPI, api.APIAudit{
 		TypedEvent: newEvent(api.TypeAdvisoryAPIAudit),
-		Server:     js.srv.Name(),
+		Server:     js.srv.ServerName(),
 		Client:     js.clientInfo(r.client),
 		Subject:    r.subject,
 		Request:    string(r.data),
@@ -95,12 +95,12 @@ func (js *JetStream) clientInfo(cid uint64) *api.ClientInfo {
 	}
 	ci, ok := js.srv.Connection(cid)
 	if !ok {
-		return &api.ClientInfo{ID: cid, Account: js.cfg.Account, Server: js.srv.Name()}
+		return &api.ClientInfo{ID: cid, Account: js.cfg.Account, Server: js.srv.ServerName()}
 	}
 	start := ci.Start.UTC()
 	return &api.ClientInfo{
 		Start: &start, Host: ci.IP, ID: ci.CID, Account: js.cfg.Account, User: ci.AuthorizedUser,
-		Name: ci.Name, Lang: ci.Lang, Version: ci.Version, Server: js.srv.Name(),
+		Name: ci.Name, Lang: ci.Lang, Version: ci.Version, Server: js.srv.ServerName(),
 		Kind: "Client", Type: "nats",
 	}
 }

@@ -14,10 +14,7 @@ import (
 func (js *JetStream) apiAccountInfo(r *apiRequest) {
 	st := &api.AccountStats{
 		Domain: js.cfg.Domain,
-		Limits: api.AccountLimits{
-			MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: -1, MaxAckPending: -1,
-			MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1,
-		},
+		Limits: js.accountLimits(),
 		// Counted before this request, as nats-server reports it.
 		API: api.APIStats{Level: api.Level, Total: js.apiTotal.Load(), Errors: js.apiErrors.Load()},
 	}

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -105,8 +106,13 @@ type clustering struct {
 func (js *JetStream) clustered() bool { return js.cl != nil }
 
 // startCluster starts the meta group once JetStream serves its API.
+// Clustered JetStream serves $G only: it needs the server itself.
 func (js *JetStream) startCluster() error {
-	return js.cl.c.Start(js.srv, js.applyMetaPut, js.applyMetaDelete)
+	srv, ok := js.srv.(*server.Server)
+	if !ok {
+		return fmt.Errorf("clustered JetStream serves the global account only, not account %q", js.cfg.Account)
+	}
+	return js.cl.c.Start(srv, js.applyMetaPut, js.applyMetaDelete)
 }
 
 func (js *JetStream) assignment(name string) (streamAssignment, bool) {
@@ -342,9 +348,9 @@ func (js *JetStream) closeCluster() {
 // clusterInfo is the cluster block of a stream's info.
 func (js *JetStream) clusterInfo(s *stream) *api.ClusterInfo {
 	if !js.clustered() {
-		return &api.ClusterInfo{Leader: js.srv.Name()}
+		return &api.ClusterInfo{Leader: js.srv.ServerName()}
 	}
-	ci := &api.ClusterInfo{Name: js.cl.c.Name(), Leader: js.srv.Name()}
+	ci := &api.ClusterInfo{Name: js.cl.c.Name(), Leader: js.srv.ServerName()}
 	if s.rep != nil {
 		ci.Replicas = s.rep.Followers()
 	}

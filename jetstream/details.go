@@ -25,9 +25,8 @@ type AccountDetail struct {
 	// Memory and Store are the bytes the account's memory and file streams
 	// hold.
 	Memory, Store uint64
-	// MaxMemory and MaxStore are the account's own JetStream limits; -1
-	// means none (jetwal has no per-account limits yet: the server's
-	// jetstream { max_memory_store, max_file_store } bound all accounts).
+	// MaxMemory and MaxStore are the account's own JetStream limits
+	// (Config.AccountMaxMemory, AccountMaxStore); -1 means none.
 	MaxMemory, MaxStore int64
 	// APITotal and APIErrors count the account's API requests since start.
 	APITotal, APIErrors uint64
@@ -59,7 +58,7 @@ func (js *JetStream) AccountDetails(o DetailOptions) []AccountDetail {
 		o.Streams = true
 	}
 	d := AccountDetail{
-		Account: js.cfg.Account, MaxMemory: -1, MaxStore: -1,
+		Account: js.cfg.Account, MaxMemory: js.accountLimits().MaxMemory, MaxStore: js.accountLimits().MaxStore,
 		APITotal: js.apiTotal.Load(), APIErrors: js.apiErrors.Load(),
 	}
 	for _, s := range js.streamList() {

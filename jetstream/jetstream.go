@@ -39,6 +39,17 @@ type Config struct {
 	// MaxMemory and MaxStore bound the bytes all memory (file) streams may
 	// hold together; 0 or negative means unlimited.
 	MaxMemory, MaxStore int64
+	// AccountMaxMemory and AccountMaxStore are the account's own limits
+	// (accounts { A: { jetstream: { max_mem, max_file } } }): reserved
+	// max_bytes and bytes stored count against them (account_limits.go);
+	// 0 or negative means unlimited. MaxStreams and MaxConsumers bound the
+	// account's streams and its consumers (of all streams together).
+	AccountMaxMemory, AccountMaxStore int64
+	MaxStreams, MaxConsumers          int
+	// StoreLock, when set, is the store directory's lock, taken once by
+	// LockStore and shared by the JetStreams of several accounts in one
+	// store; nil = New takes the lock itself.
+	StoreLock *StoreLock
 	// Domain is the JetStream domain (jetstream { domain }): the API is
 	// served under $JS.<Domain>.API.> as well, and PubAcks and account
 	// info name it. "" means none.
@@ -89,7 +100,7 @@ const apiQueueLimit = 10_000
 
 // JetStream serves the JetStream API of one server and owns its streams.
 type JetStream struct {
-	srv *server.Server
+	srv Host
 	cfg Config
 	log *slog.Logger
 
@@ -100,7 +111,8 @@ type JetStream struct {
 	cl   *clustering // nil without Config.Cluster
 
 	apiTotal, apiErrors atomic.Uint64
-	walMetrics          wal.Metrics // counted by every file stream (engine_stats.go)
+	usage               accountUsage // bytes stored, against the account limits (account_limits.go)
+	walMetrics          wal.Metrics  // counted by every file stream (engine_stats.go)
 
 	stopSweep chan struct{} // closed by Close; ends sweepLoop
 	sweepDone chan struct{}
@@ -120,11 +132,12 @@ type JetStream struct {
 	verified  chan struct{}  // closed when verifying is done (Verified)
 }
 
-// New starts JetStream on srv: it loads the streams under cfg.StoreDir (a
+// New starts JetStream on srv (a server's $G, or one of its accounts): it
+// loads the streams under cfg.StoreDir (a
 // stream whose metadata is damaged is reported, see LoadErrors, and skipped;
 // the others load), subscribes $JS.API.> and the subjects of every stream,
 // and registers Close to run at server shutdown.
-func New(srv *server.Server, cfg Config) (*JetStream, error) {
+func New(srv Host, cfg Config) (*JetStream, error) {
 	if srv == nil {
 		return nil, errors.New("jetstream: nil server")
 	}
@@ -139,7 +152,7 @@ func New(srv *server.Server, cfg Config) (*JetStream, error) {
 		streams:  make(map[string]*stream),
 		handlers: make(map[string]apiHandler),
 	}
-	lock, err := lockStore(cfg.FS, cfg.StoreDir)
+	lock, err := cfg.StoreLock.share(cfg.FS, cfg.StoreDir)
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +188,7 @@ func New(srv *server.Server, cfg Config) (*JetStream, error) {
 		// the resident size after a restart is the live indexes.
 		debug.FreeOSMemory()
 	}()
+	js.measureUsage(js.streamList())
 	js.stopSweep, js.sweepDone = make(chan struct{}), make(chan struct{})
 	go js.sweepLoop()
 	sub, err := srv.Subscribe(api.Wildcard, "", js.handleAPI)
@@ -308,6 +322,7 @@ func (js *JetStream) sweepLoop() {
 				s.expireTTLs(now)
 				s.saveTTLsIfDue(now)
 			}
+			js.measureUsage(streams)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jetwal/jetwal/vfs"
 )
@@ -73,4 +74,73 @@ func lockHolder(fs vfs.FS, path string) string {
 		return "another process"
 	}
 	return "process " + pid
+}
+
+// StoreLock is a store directory's lock shared by the JetStreams of several
+// accounts in one process: LockStore takes it once, each New given it in
+// Config.StoreLock holds a reference, and the flock goes when the last of
+// them (LockStore's caller included) closes.
+type StoreLock struct {
+	mu   sync.Mutex
+	l    io.Closer
+	dir  string // the store directory it locks
+	refs int
+}
+
+// LockStore takes the lock of the store directory storeDir (as New does)
+// for sharing between JetStreams (Config.StoreLock). Close releases the
+// caller's reference.
+func LockStore(fs vfs.FS, storeDir string) (*StoreLock, error) {
+	if fs == nil {
+		fs = vfs.Default
+	}
+	l, err := lockStore(fs, storeDir)
+	if err != nil {
+		return nil, err
+	}
+	return &StoreLock{l: l, dir: filepath.Clean(storeDir), refs: 1}, nil
+}
+
+// share returns the lock New holds: a new reference to sl, or (sl nil) the
+// store's own lock.
+func (sl *StoreLock) share(fs vfs.FS, storeDir string) (io.Closer, error) {
+	if sl == nil {
+		return lockStore(fs, storeDir)
+	}
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.refs == 0 {
+		return nil, fmt.Errorf("jetstream: the shared lock of %s is already released", sl.dir)
+	}
+	if filepath.Clean(storeDir) != sl.dir {
+		return nil, fmt.Errorf("jetstream: the shared store lock is for %s, not %s", sl.dir, storeDir)
+	}
+	sl.refs++
+	return &storeLockRef{sl: sl}, nil
+}
+
+// Close releases one reference; the last one unlocks the store.
+func (sl *StoreLock) Close() error {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.refs == 0 {
+		return nil
+	}
+	sl.refs--
+	if sl.refs == 0 {
+		return sl.l.Close()
+	}
+	return nil
+}
+
+// storeLockRef is one JetStream's reference to a StoreLock.
+type storeLockRef struct {
+	once sync.Once
+	sl   *StoreLock
+}
+
+func (r *storeLockRef) Close() error {
+	var err error
+	r.once.Do(func() { err = r.sl.Close() })
+	return err
 }

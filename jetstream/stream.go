@@ -197,6 +197,7 @@ func (s *stream) handlePublish(m *server.Msg) {
 	noAck, sealed, maxSize, allowRollup, allowTTL := cfg.NoAck, cfg.Sealed, cfg.MaxMsgSize, cfg.AllowRollup, cfg.AllowMsgTTL
 	allowCounter, allowAtomic := cfg.AllowMsgCounter, cfg.AllowAtomicPublish
 	schedPol := schedPolicy{allow: cfg.AllowMsgSchedules, allowTTL: allowTTL, subjects: cfg.Subjects}
+	storage := cfg.Storage
 	xf := s.xf
 	s.cfgMu.RUnlock()
 	if xf.in != nil {
@@ -222,6 +223,10 @@ func (s *stream) handlePublish(m *server.Msg) {
 	}
 	if maxSize >= 0 && len(m.Header)+len(m.Data) > int(maxSize) {
 		s.replyError(reply, api.NewError(api.ErrMessageExceedsMaximum))
+		return
+	}
+	if aerr := s.js.checkUsage(storage, len(m.Header)+len(m.Data)); aerr != nil {
+		s.replyError(reply, aerr)
 		return
 	}
 

@@ -161,9 +161,12 @@ func (js *JetStream) overlapping(self string, subjects []string) string {
 }
 
 // checkResources refuses a config whose max_bytes reservation does not fit
-// the server's MaxMemory / MaxStore next to the other streams'. Caller holds
-// js.mu.
+// the account's limits (account_limits.go) or the server's MaxMemory /
+// MaxStore next to the other streams'. Caller holds js.mu.
 func (js *JetStream) checkResources(self string, cfg *api.StreamConfig) *api.ApiError {
+	if aerr := js.checkAccountReservation(self, cfg); aerr != nil {
+		return aerr
+	}
 	limit, code := js.cfg.MaxStore, api.ErrStorageResourcesExceeded
 	if cfg.Storage == api.MemoryStorage {
 		limit, code = js.cfg.MaxMemory, api.ErrMemoryResourcesExceeded
@@ -199,6 +202,9 @@ func (js *JetStream) createStream(cfg api.StreamConfig) (s *stream, created bool
 			return old, false, nil
 		}
 		return nil, false, api.NewError(api.ErrStreamNameExist)
+	}
+	if aerr := js.checkStreamLimit(); aerr != nil {
+		return nil, false, aerr
 	}
 	if other := js.overlapping(cfg.Name, cfg.Subjects); other != "" {
 		return nil, false, api.NewError(api.ErrStreamSubjectOverlap)

@@ -40,6 +40,9 @@ func (s *stream) addConsumer(req api.CreateConsumerRequest) (*api.ConsumerInfo, 
 	if aerr := validate.Consumer(&cfg, &scfg); aerr != nil {
 		return nil, aerr
 	}
+	if aerr := s.js.checkConsumerLimit(s, cfg.Name); aerr != nil {
+		return nil, aerr
+	}
 	c, info, aerr := s.createConsumer(cfg, req.Action, &scfg)
 	if aerr != nil {
 		return nil, aerr

@@ -238,8 +238,10 @@ func TestVersionGatesCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 2.10.0: account info asks $SYS.REQ.USER.INFO, which jetwal does not
-	// answer; natscli shows the account without the user section.
+	// 2.10.0: account info asks $SYS.REQ.USER.INFO, which the system
+	// requests of cmd/jetwal answer (TestAccountsWithNatsCLI checks the user
+	// section); this package's bare server has no responder, and natscli
+	// shows the account without the user section.
 	c.ok(args("account", "info"), "JetStream Account Information", "Connected Server Version: 2.11.0")
 
 	c.ok(args("stream", "add", "GATE", "--subjects", "gate.>", "--storage", "file", "--allow-direct", "--defaults"))

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/base64"
+	"fmt"
 	"regexp"
 	"time"
 
@@ -83,6 +84,12 @@ func (c *client) authenticate(o *connectOpts) bool {
 	}
 	o.Pass, o.Token, o.Sig = "", "", "" // keep no secret on the connection
 	id, err := c.authn.Authenticate(creds)
+	var acc *Account
+	if err == nil {
+		if acc = c.srv.Account(id.Account); acc == nil {
+			err = fmt.Errorf("%w: user %q: account %q does not exist", auth.ErrAuthentication, id.User, id.Account)
+		}
+	}
 	if err != nil {
 		c.srv.logger.Error("authentication error", "cid", c.id, "addr", c.addr, "reason", err.Error())
 		if d := c.srv.authThrottle.Failed(c.ip); d > 0 {
@@ -94,6 +101,8 @@ func (c *client) authenticate(o *connectOpts) bool {
 	}
 	c.srv.authThrottle.Succeeded(c.ip)
 	c.user = id.User
+	c.identityPerms = id.Permissions
+	c.acc.Store(acc)
 	if id.Permissions != nil {
 		c.perms.Store(newClientPerms(id.Permissions))
 	}

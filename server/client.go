@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/natshdr"
+	"github.com/jetwal/jetwal/server/auth"
 	"github.com/jetwal/jetwal/server/sublist"
 	"github.com/jetwal/jetwal/subject"
 )
@@ -109,8 +110,12 @@ type client struct {
 	authn Authenticator // nil = no authentication; fixed at accept
 	nonce string        // sent in INFO when authn needs one
 	user  string        // authenticated user name (read goroutine)
+	// identityPerms are the permissions the user authenticated with (read
+	// goroutine; for monitoring and USER.INFO).
+	identityPerms *auth.Permissions
 
 	authed atomic.Bool                 // CONNECT passed authentication
+	acc    atomic.Pointer[Account]     // $G until authentication names another
 	perms  atomic.Pointer[clientPerms] // nil = no restriction; set at CONNECT
 
 	start   time.Time                  // accepted at
@@ -158,6 +163,7 @@ type client struct {
 // matchMemo remembers the last subject this client published to, so a
 // publisher hammering one subject skips the sublist entirely.
 type matchMemo struct {
+	acc  *Account
 	subj []byte
 	gen  uint64
 	res  *result
@@ -165,6 +171,7 @@ type matchMemo struct {
 
 func newClient(s *Server, conn net.Conn, id uint64) *client {
 	c := &client{srv: s, id: id, conn: conn, trace: s.opts.Trace, opts: defaultConnectOpts}
+	c.acc.Store(s.gacc)
 	c.out.kick = make(chan struct{}, 1)
 	c.mu.subs = make(map[string]*subscription)
 	if ta, ok := conn.RemoteAddr().(*net.TCPAddr); ok {
@@ -316,7 +323,7 @@ func (c *client) processConnect(arg []byte) {
 		return
 	}
 	first := !c.connected
-	c.meta.Store(&clientMeta{name: opts.Name, lang: opts.Lang, version: opts.Version, user: c.user})
+	c.meta.Store(&clientMeta{name: opts.Name, lang: opts.Lang, version: opts.Version, user: c.user, perms: c.identityPerms})
 	c.opts = opts
 	c.connected = true
 	c.headers.Store(opts.Headers)
@@ -382,7 +389,8 @@ func (c *client) processSub(cmd *command) {
 	}
 	c.mu.Unlock()
 	if !dup {
-		if err := c.srv.insertClientSub(sub); err != nil {
+		acc := c.acc.Load()
+		if err := acc.insertSub(sub); err != nil {
 			c.mu.Lock()
 			delete(c.mu.subs, sid)
 			c.mu.Unlock()
@@ -392,9 +400,9 @@ func (c *client) processSub(cmd *command) {
 		if sub.closed.Load() {
 			// close ran between our map insert and the sublist insert and
 			// could not remove it from the sublist yet.
-			_ = c.srv.removeClientSub(sub)
+			_ = acc.removeSub(sub)
 		}
-		c.srv.interestChanged()
+		acc.interestChanged()
 	}
 	if c.opts.Verbose {
 		c.queueOwn("+OK\r\n")
@@ -432,8 +440,9 @@ func (c *client) removeSub(sub *subscription) {
 		delete(c.mu.subs, string(sub.sid))
 	}
 	c.mu.Unlock()
-	_ = c.srv.removeClientSub(sub)
-	c.srv.interestChanged()
+	acc := c.acc.Load()
+	_ = acc.removeSub(sub)
+	acc.interestChanged()
 }
 
 func (c *client) processPub(cmd *command) {
@@ -450,8 +459,10 @@ func (c *client) processPub(cmd *command) {
 		c.sendErrLine(permPubViolation(cmd.subject))
 		return
 	}
+	acc := c.acc.Load()
 	d := delivery{
 		pub:   c,
+		acc:   acc,
 		subj:  cmd.subject,
 		reply: cmd.reply,
 		hdr:   cmd.payload[:cmd.hdrLen],
@@ -459,31 +470,31 @@ func (c *client) processPub(cmd *command) {
 	}
 	var delivered bool
 	if cl := c.srv.cluster; cl != nil && cl.active.Load() > 0 {
-		delivered = c.srv.deliverClustered(&d, c.match(cmd.subject), c.matchRemote(cmd.subject))
+		delivered = c.srv.deliverClustered(&d, c.matchIn(acc, cmd.subject), c.matchRemote(acc, cmd.subject))
 	} else {
-		delivered = c.srv.deliver(&d, c.match(cmd.subject))
+		delivered = c.srv.deliver(&d, c.matchIn(acc, cmd.subject))
 	}
 	if !delivered && len(cmd.reply) > 0 && c.opts.NoResponders {
 		c.noResponders(cmd.subject, cmd.reply)
 	}
 }
 
-// match returns the subscriptions for subj, using the one-entry memo when
-// the sublist has not changed since.
-func (c *client) match(subj []byte) *result {
-	gen := c.srv.subs.Gen()
+// matchIn returns the subscriptions of account acc for subj, using the
+// one-entry memo when the sublist has not changed since.
+func (c *client) matchIn(acc *Account, subj []byte) *result {
+	gen := acc.subs.Gen()
 	m := &c.memo
-	if m.res != nil && m.gen == gen && bytes.Equal(m.subj, subj) {
+	if m.res != nil && m.acc == acc && m.gen == gen && bytes.Equal(m.subj, subj) {
 		return m.res
 	}
 	if oneOff(subj) {
 		// Never published twice: caching it would only evict subjects that
 		// repeat, and take the cache's write lock for every message.
-		return c.srv.subs.MatchOnce(bytesView(subj))
+		return acc.subs.MatchOnce(bytesView(subj))
 	}
-	res := c.srv.subs.Match(bytesView(subj))
+	res := acc.subs.Match(bytesView(subj))
 	m.subj = append(m.subj[:0], subj...)
-	m.gen, m.res = gen, res
+	m.acc, m.gen, m.res = acc, gen, res
 	return res
 }
 
@@ -499,7 +510,7 @@ func oneOff(subj []byte) bool {
 // the reply subject, as nats-server does when nobody received a request.
 func (c *client) noResponders(subj, reply []byte) {
 	var sub *subscription
-	for _, s := range c.srv.subs.MatchOnce(bytesView(reply)).Plain {
+	for _, s := range c.acc.Load().subs.MatchOnce(bytesView(reply)).Plain {
 		if s.client == c {
 			sub = s
 			break
@@ -562,9 +573,10 @@ func (c *client) doClose(reason closeReason, text string) {
 	}
 	clear(c.mu.subs)
 	c.mu.Unlock()
+	acc := c.acc.Load()
 	for _, s := range subs {
 		if s.closed.CompareAndSwap(false, true) {
-			_ = c.srv.removeClientSub(s)
+			_ = acc.removeSub(s)
 		}
 	}
 	c.srv.removeClient(c)
@@ -576,5 +588,5 @@ func (c *client) doClose(reason closeReason, text string) {
 	if c.srv.opts.Debug || reason != closeClientClosed {
 		c.srv.logger.Debug("client connection closed", "cid", c.id, "ip", c.ip, "reason", reason.String())
 	}
-	c.srv.interestChanged()
+	acc.interestChanged()
 }

@@ -16,6 +16,7 @@ import (
 type subscription struct {
 	client  *client
 	handler Handler
+	acc     *Account // internal subscriptions' account (a client's is its own)
 	subject string
 	queue   string
 	sid     []byte
@@ -30,7 +31,8 @@ type result = sublist.Result[*subscription]
 
 // delivery is one message being routed.
 type delivery struct {
-	pub         *client // publishing client; nil for Server.Publish
+	pub         *client  // publishing client; nil for Server.Publish
+	acc         *Account // the account it is published in (route frames name it)
 	subj, reply []byte
 	hdr, data   []byte
 	// Owned strings for internal handlers when the publisher already has
@@ -125,7 +127,7 @@ func (s *Server) dropSub(sub *subscription) {
 		sub.client.removeSub(sub)
 		return
 	}
-	s.removeInternal(sub)
+	sub.acc.removeInternal(sub)
 }
 
 func (s *Server) callHandler(d *delivery, sub *subscription) {

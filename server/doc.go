@@ -76,6 +76,16 @@
 // publishing goroutine; Server.Publish injects a message as if a client had
 // published it. Both are used by the JetStream layer.
 //
+// # Accounts
+//
+// Every client belongs to one Account (account.go), chosen at CONNECT by
+// its identity; $G without accounts. An account has its own sublist (and,
+// in a cluster, its own sublist of remote interest), so PUB, SUB,
+// delivery and request/reply stay within it; route frames carry the
+// account's name. Server.Account(name) returns the in-process client of an
+// account (Subscribe, Publish, PublishAs, HasInterest, ...); the Server's
+// methods of those names act on $G.
+//
 // # Locking
 //
 // Lock order: client.mu (subscriptions by sid, ping timer) before the

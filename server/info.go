@@ -13,12 +13,13 @@ import (
 //	      "host":…,"port":…,"headers":true,["auth_required":true,]
 //	      ["tls_required":true,["tls_verify":true,]]"max_payload":…,
 //	      ["jetstream":true,]"client_id":…,"client_ip":…,["nonce":…,]
-//	      [connect_info,remote_account,]
+//	      [connect_info,remote_account,[acc_is_sys,]]
 //	      ["api_lvl":…]} \r\n
 //
 // Note the space before CRLF. The second INFO, sent after the PONG to the
 // first PING following CONNECT, adds "connect_info":true and
-// "remote_account":"$G".
+// "remote_account" (the client's account) and, for a client of the system
+// account, "acc_is_sys":true.
 
 func jsonString(s string) string {
 	b, _ := json.Marshal(s) // marshaling a string cannot fail
@@ -76,7 +77,12 @@ func (s *Server) infoLine(c *client, connectInfo bool) string {
 	}
 	b = s.appendClusterInfo(b)
 	if connectInfo {
-		b = append(b, `,"connect_info":true,"remote_account":"$G"`...)
+		acc := c.acc.Load()
+		b = append(b, `,"connect_info":true,"remote_account":`...)
+		b = append(b, jsonString(acc.name)...)
+		if acc.system {
+			b = append(b, `,"acc_is_sys":true`...)
+		}
 	}
 	if s.opts.JetStream && s.opts.APILevel > 0 {
 		b = append(b, `,"api_lvl":`...)

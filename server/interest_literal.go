@@ -5,8 +5,12 @@ package server
 // (_INBOX.<id>.*) covers every inbox the client makes up, before the client
 // subscribed any of them; a sender that must wait for the real subscriber
 // (a snapshot's deliver subject) waits for this.
-func (s *Server) HasLiteralInterest(subj string) bool {
-	r := s.subs.MatchOnce(subj)
+// It looks in $G; Account.HasLiteralInterest in another account.
+func (s *Server) HasLiteralInterest(subj string) bool { return s.gacc.HasLiteralInterest(subj) }
+
+// HasLiteralInterest is Server.HasLiteralInterest in this account.
+func (a *Account) HasLiteralInterest(subj string) bool {
+	r := a.subs.MatchOnce(subj)
 	for _, sub := range r.Plain {
 		if sub.subject == subj {
 			return true

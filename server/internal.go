@@ -25,7 +25,7 @@ type Handler func(m *Msg)
 
 // Subscription is an internal (in-process) subscription.
 type Subscription struct {
-	srv *Server
+	acc *Account
 	sub *subscription
 }
 
@@ -35,33 +35,40 @@ var ErrInvalidSubject = errors.New("server: invalid subject")
 // Subscribe registers h for messages on subj (wildcards allowed), as a
 // member of queue group queue when queue is not empty. Messages from TCP
 // clients and from Publish reach it without a network hop.
+// It subscribes in $G; Account.Subscribe in another account.
 func (s *Server) Subscribe(subj, queue string, h Handler) (*Subscription, error) {
+	return s.gacc.Subscribe(subj, queue, h)
+}
+
+// Subscribe is Server.Subscribe in this account: only messages published
+// in the account reach h.
+func (a *Account) Subscribe(subj, queue string, h Handler) (*Subscription, error) {
 	if h == nil {
 		return nil, errors.New("server: subscribe: nil handler")
 	}
 	if !subject.ValidFilter(subj) {
 		return nil, ErrInvalidSubject
 	}
-	sub := &subscription{handler: h, subject: subj, queue: queue}
-	if err := s.insertClientSub(sub); err != nil {
+	sub := &subscription{handler: h, acc: a, subject: subj, queue: queue}
+	if err := a.insertSub(sub); err != nil {
 		return nil, ErrInvalidSubject
 	}
-	s.interestChanged()
-	return &Subscription{srv: s, sub: sub}, nil
+	a.interestChanged()
+	return &Subscription{acc: a, sub: sub}, nil
 }
 
 // Unsubscribe removes the subscription. Calling it again does nothing.
-func (sub *Subscription) Unsubscribe() { sub.srv.removeInternal(sub.sub) }
+func (sub *Subscription) Unsubscribe() { sub.acc.removeInternal(sub.sub) }
 
 // Subject returns the subscribed filter.
 func (sub *Subscription) Subject() string { return sub.sub.subject }
 
-func (s *Server) removeInternal(sub *subscription) {
+func (a *Account) removeInternal(sub *subscription) {
 	if !sub.closed.CompareAndSwap(false, true) {
 		return
 	}
-	_ = s.removeClientSub(sub)
-	s.interestChanged()
+	_ = a.removeSub(sub)
+	a.interestChanged()
 }
 
 // Publish delivers a message to every matching subscription, TCP and
@@ -71,16 +78,24 @@ func (s *Server) removeInternal(sub *subscription) {
 // subjects are dropped. Internal publishes mostly answer requests (PubAcks,
 // API responses) on one-off reply inboxes, so their lookups do not fill the
 // subject cache (sublist.MatchOnce).
+// It publishes in $G; Account.Publish in another account.
 func (s *Server) Publish(subj, reply string, hdr, data []byte) {
-	res := s.subs.MatchOnce(subj)
+	s.gacc.Publish(subj, reply, hdr, data)
+}
+
+// Publish is Server.Publish in this account.
+func (a *Account) Publish(subj, reply string, hdr, data []byte) {
+	s := a.srv
+	res := a.subs.MatchOnce(subj)
 	var remote *remoteResult
-	if s.cluster != nil {
-		remote = s.cluster.remote.MatchOnce(subj)
+	if a.remote != nil {
+		remote = a.remote.MatchOnce(subj)
 	}
 	if res.Empty() && (remote == nil || remote.Empty()) {
 		return
 	}
 	d := delivery{
+		acc:      a,
 		subj:     stringView(subj),
 		reply:    stringView(reply),
 		hdr:      hdr,
@@ -96,12 +111,19 @@ func (s *Server) Publish(subj, reply string, hdr, data []byte) {
 
 // HasInterest reports whether any subscription matches the literal subject:
 // here, or on another server of the cluster.
-func (s *Server) HasInterest(subj string) bool {
-	return s.subs.HasInterest(subj) || s.HasRemoteInterest(subj)
-}
+// It looks in $G; Account.HasInterest in another account.
+func (s *Server) HasInterest(subj string) bool { return s.gacc.HasInterest(subj) }
 
 // HasRemoteInterest reports whether another server of the cluster
-// announced a subscription matching the literal subject.
-func (s *Server) HasRemoteInterest(subj string) bool {
-	return s.cluster != nil && s.cluster.remote.HasInterest(subj)
+// announced a subscription of $G matching the literal subject.
+func (s *Server) HasRemoteInterest(subj string) bool { return s.gacc.HasRemoteInterest(subj) }
+
+// HasInterest is Server.HasInterest in this account.
+func (a *Account) HasInterest(subj string) bool {
+	return a.subs.HasInterest(subj) || a.HasRemoteInterest(subj)
+}
+
+// HasRemoteInterest is Server.HasRemoteInterest in this account.
+func (a *Account) HasRemoteInterest(subj string) bool {
+	return a.remote != nil && a.remote.HasInterest(subj)
 }

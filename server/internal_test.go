@@ -309,7 +309,7 @@ func TestAckSubjectsBypassTheCache(t *testing.T) {
 			t.Fatal("an ack was not delivered")
 		}
 	}
-	if n := s.subs.CacheLen(); n != 1 {
+	if n := s.gacc.subs.CacheLen(); n != 1 {
 		t.Fatalf("subject cache holds %d entries after 200 acks and one repeating subject, want 1", n)
 	}
 }

@@ -56,6 +56,14 @@ type Options struct {
 	Auth        Authenticator
 	AuthTimeout time.Duration
 
+	// Accounts names the accounts besides $G (account.go). A client is in
+	// the account its identity names; an identity naming an account not
+	// listed here is refused at CONNECT.
+	Accounts []string
+	// SystemAccount names the account (of Accounts) whose clients INFO
+	// calls the system account's ("acc_is_sys"); "" = none.
+	SystemAccount string
+
 	// TLSConfig, when set, makes every client connection TLS (see tls.go):
 	// INFO goes out in the clear with "tls_required":true and the client
 	// starts the handshake, or with TLSHandshakeFirst the handshake comes

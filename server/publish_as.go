@@ -12,17 +12,25 @@ import (
 // message's own subject, as nats-server does. In a cluster, subscribers on
 // other servers get it too (see presentHeader). It reports whether any
 // subscription here received the message or a route took it.
+// It publishes in $G; Account.PublishAs in another account.
 func (s *Server) PublishAs(route, subj, reply string, hdr, data []byte) bool {
-	res := s.subs.Match(route)
+	return s.gacc.PublishAs(route, subj, reply, hdr, data)
+}
+
+// PublishAs is Server.PublishAs in this account.
+func (a *Account) PublishAs(route, subj, reply string, hdr, data []byte) bool {
+	s := a.srv
+	res := a.subs.Match(route)
 	var remote *remoteResult
-	if s.cluster != nil {
-		remote = s.cluster.remote.MatchOnce(route)
+	if a.remote != nil {
+		remote = a.remote.MatchOnce(route)
 	}
 	routed := remote != nil && !remote.Empty()
 	if res.Empty() && !routed {
 		return false
 	}
 	d := delivery{
+		acc:      a,
 		subj:     stringView(subj),
 		reply:    stringView(reply),
 		hdr:      hdr,
@@ -32,7 +40,7 @@ func (s *Server) PublishAs(route, subj, reply string, hdr, data []byte) bool {
 	}
 	delivered := s.deliver(&d, res)
 	if routed {
-		fd := delivery{subj: stringView(route), reply: d.reply, hdr: withPresented(hdr, subj), data: data}
+		fd := delivery{acc: a, subj: stringView(route), reply: d.reply, hdr: withPresented(hdr, subj), data: data}
 		s.forwardInternal(&fd, res, remote)
 		delivered = true
 	}

@@ -46,7 +46,6 @@ type cluster struct {
 	opts    *ClusterOptions
 	account []byte
 	auth    *auth.Authenticator // nil = incoming routes need no credentials
-	remote  *sublist.List[*remoteSub]
 	quit    chan struct{}
 
 	name    atomic.Pointer[string]
@@ -114,14 +113,16 @@ type routeConn struct {
 		routeURL    string // nats-route://ip:port/ of the remote's route listener
 		connectURLs []string
 		info        routeInfoJSON // the remote's first INFO, for gossip
-		subs        map[string]*remoteSub
+		subs        map[remoteKey]*remoteSub
 	}
+	lastAcc *Account // read goroutine: the account of the last RMSG (accountByWire)
 }
 
 // remoteSub is a subscription interest of another server: one per subject
 // (and queue group) per route.
 type remoteSub struct {
 	route   *client
+	acc     *Account
 	subject string
 	queue   string
 	weight  atomic.Int32 // members of the queue group on that server
@@ -132,9 +133,12 @@ func newCluster(s *Server, o *ClusterOptions) (*cluster, error) {
 		srv:     s,
 		opts:    o,
 		account: []byte(o.Account),
-		remote:  sublist.New[*remoteSub](sublist.Options{}),
 		quit:    make(chan struct{}),
 	}
+	for _, a := range s.accounts {
+		a.remote = sublist.New[*remoteSub](sublist.Options{})
+	}
+	s.gacc.wire = cl.account
 	name := o.Name
 	if name == "" {
 		name = newClusterName()
@@ -456,8 +460,10 @@ func (s *Server) routeClosed(c *client) {
 	id := r.mu.remoteID
 	subs := r.mu.subs
 	r.mu.subs = nil
+	changed := make(map[*Account]bool)
 	for _, rs := range subs {
-		_ = cl.remote.Remove(rs.subject, rs.queue, rs)
+		_ = rs.acc.remote.Remove(rs.subject, rs.queue, rs)
+		changed[rs.acc] = true
 	}
 	urls := r.mu.connectURLs
 	r.mu.Unlock()
@@ -471,8 +477,8 @@ func (s *Server) routeClosed(c *client) {
 	}
 	cl.mu.Unlock()
 	cl.dropBroadcast(c)
-	if len(subs) > 0 {
-		s.interestChanged()
+	for a := range changed {
+		a.interestChanged()
 	}
 	if was {
 		cl.active.Add(-1)

@@ -29,6 +29,7 @@ type routeTarget struct {
 // forwarding is a publishing client's scratch for forwarding, made on its
 // first publish in a cluster (read goroutine).
 type forwarding struct {
+	memoAcc  *Account
 	memoSubj []byte // one-entry memo of remote matches, as client.memo
 	memoGen  uint64
 	memoRes  *remoteResult
@@ -36,14 +37,14 @@ type forwarding struct {
 }
 
 // matchRemote returns the routes' interest in subj.
-func (c *client) matchRemote(subj []byte) *remoteResult {
-	rl := c.srv.cluster.remote
+func (c *client) matchRemote(acc *Account, subj []byte) *remoteResult {
+	rl := acc.remote
 	if c.fwd == nil {
 		c.fwd = &forwarding{}
 	}
 	f := c.fwd
 	gen := rl.Gen()
-	if f.memoRes != nil && f.memoGen == gen && bytes.Equal(f.memoSubj, subj) {
+	if f.memoRes != nil && f.memoAcc == acc && f.memoGen == gen && bytes.Equal(f.memoSubj, subj) {
 		return f.memoRes
 	}
 	if oneOff(subj) {
@@ -51,7 +52,7 @@ func (c *client) matchRemote(subj []byte) *remoteResult {
 	}
 	res := rl.Match(bytesView(subj))
 	f.memoSubj = append(f.memoSubj[:0], subj...)
-	f.memoGen, f.memoRes = gen, res
+	f.memoAcc, f.memoGen, f.memoRes = acc, gen, res
 	return res
 }
 
@@ -196,7 +197,7 @@ func (c *client) forward(d *delivery, t *routeTarget) bool {
 	if dst.closed.Load() {
 		return false
 	}
-	acc := c.srv.cluster.account
+	acc := d.acc.wire
 	withHdr := dst.route.headers.Load()
 	if st := c.stageFor(dst); st != nil {
 		c.room(st, routeMsgSize(acc, d.subj, d.reply, t.queues, d.hdr, d.data))
@@ -244,15 +245,18 @@ func (dst *client) countRouteMsgOut(d *delivery, queues []string) {
 func (c *client) processRoutedMsg(cmd *routeCmd) {
 	c.counts.inMsgs++
 	c.counts.inBytes += int64(len(cmd.payload))
-	if !bytes.Equal(cmd.account, c.srv.cluster.account) {
+	acc := c.srv.accountByWire(cmd.account, c.route.lastAcc)
+	if acc == nil {
 		return
 	}
-	res := c.match(cmd.subject)
+	c.route.lastAcc = acc
+	res := c.matchIn(acc, cmd.subject)
 	if res.Empty() {
 		return
 	}
 	d := delivery{
 		pub:   c,
+		acc:   acc,
 		subj:  cmd.subject,
 		reply: cmd.reply,
 		hdr:   cmd.payload[:cmd.hdrLen],

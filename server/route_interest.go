@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-
 	"github.com/jetwal/jetwal/subject"
 )
 
@@ -15,40 +13,43 @@ import (
 // the remote sublist (cluster.remote), which publishers match to find
 // where to forward.
 
-// interestKey is a subject and queue group ("" for none).
-type interestKey struct{ subject, queue string }
+// interestKey is an account, a subject and queue group ("" for none).
+type interestKey struct {
+	acc            *Account
+	subject, queue string
+}
 
-// insertClientSub adds a TCP client's or an internal subscription to the
-// sublist and, in a cluster, counts it in the interest table in the same
-// step (under imu), so that the table follows the sublist's order of
-// changes. Internal subscriptions count like clients' (clustered JetStream
-// serves its API, streams and consumers to the whole cluster).
-func (s *Server) insertClientSub(sub *subscription) error {
-	cl := s.cluster
+// insertSub adds a TCP client's or an internal subscription to the
+// account's sublist and, in a cluster, counts it in the interest table in
+// the same step (under imu), so that the table follows the sublist's order
+// of changes. Internal subscriptions count like clients' (clustered
+// JetStream serves its API, streams and consumers to the whole cluster).
+func (a *Account) insertSub(sub *subscription) error {
+	cl := a.srv.cluster
 	if cl == nil || (sub.client != nil && sub.client.route != nil) {
-		return s.subs.Insert(sub.subject, sub.queue, sub)
+		return a.subs.Insert(sub.subject, sub.queue, sub)
 	}
 	cl.imu.Lock()
 	defer cl.imu.Unlock()
-	if err := s.subs.Insert(sub.subject, sub.queue, sub); err != nil {
+	if err := a.subs.Insert(sub.subject, sub.queue, sub); err != nil {
 		return err
 	}
-	cl.noteLocked(interestKey{sub.subject, sub.queue}, 1)
+	cl.noteLocked(interestKey{a, sub.subject, sub.queue}, 1)
 	return nil
 }
 
-// removeClientSub is insertClientSub's reverse.
-func (s *Server) removeClientSub(sub *subscription) error {
-	cl := s.cluster
+// removeSub is insertSub's reverse.
+func (a *Account) removeSub(sub *subscription) error {
+	cl := a.srv.cluster
 	if cl == nil || (sub.client != nil && sub.client.route != nil) {
-		return s.subs.Remove(sub.subject, sub.queue, sub)
+		return a.subs.Remove(sub.subject, sub.queue, sub)
 	}
 	cl.imu.Lock()
 	defer cl.imu.Unlock()
-	if err := s.subs.Remove(sub.subject, sub.queue, sub); err != nil {
+	if err := a.subs.Remove(sub.subject, sub.queue, sub); err != nil {
 		return err
 	}
-	cl.noteLocked(interestKey{sub.subject, sub.queue}, -1)
+	cl.noteLocked(interestKey{a, sub.subject, sub.queue}, -1)
 	return nil
 }
 
@@ -68,11 +69,11 @@ func (cl *cluster) noteLocked(k interestKey, delta int32) {
 	var line []byte
 	switch {
 	case n <= 0:
-		line = appendRouteSub(nil, false, cl.opts.Account, k.subject, k.queue, 0)
+		line = appendRouteSub(nil, false, k.acc.wireName(), k.subject, k.queue, 0)
 	case k.queue != "":
-		line = appendRouteSub(nil, true, cl.opts.Account, k.subject, k.queue, n)
+		line = appendRouteSub(nil, true, k.acc.wireName(), k.subject, k.queue, n)
 	case old == 0:
-		line = appendRouteSub(nil, true, cl.opts.Account, k.subject, "", 0)
+		line = appendRouteSub(nil, true, k.acc.wireName(), k.subject, "", 0)
 	default:
 		return
 	}
@@ -93,7 +94,7 @@ func (cl *cluster) sendInterest(c *client) {
 	defer cl.imu.Unlock()
 	var buf []byte
 	for k, n := range cl.imu.interest {
-		buf = appendRouteSub(buf, true, cl.opts.Account, k.subject, k.queue, n)
+		buf = appendRouteSub(buf, true, k.acc.wireName(), k.subject, k.queue, n)
 		if len(buf) >= chunkSize/2 {
 			c.queueProto(string(buf))
 			buf = buf[:0]
@@ -119,18 +120,23 @@ func (cl *cluster) dropBroadcast(c *client) {
 }
 
 // remoteKey is a remote subscription's key in its route's map.
-func remoteKey(subj, queue []byte) string {
-	if len(queue) == 0 {
-		return string(subj)
-	}
-	return string(subj) + " " + string(queue)
+type remoteKey struct {
+	acc *Account
+	key string // subject, or "subject queue"
 }
 
-// processRemoteSub handles RS+: interest of the route's server. Other
-// accounts than ours (nats-server's $SYS, say) are ignored.
+func makeRemoteKey(acc *Account, subj, queue []byte) remoteKey {
+	if len(queue) == 0 {
+		return remoteKey{acc, string(subj)}
+	}
+	return remoteKey{acc, string(subj) + " " + string(queue)}
+}
+
+// processRemoteSub handles RS+: interest of the route's server in one of
+// our accounts. Other accounts (nats-server's $SYS, say) are ignored.
 func (c *client) processRemoteSub(cmd *routeCmd) {
-	cl := c.srv.cluster
-	if !bytes.Equal(cmd.account, cl.account) {
+	acc := c.srv.accountByWire(cmd.account, nil)
+	if acc == nil {
 		return
 	}
 	if !subject.ValidFilter(bytesView(cmd.subject)) || (len(cmd.queue) > 0 && !subject.ValidLiteral(bytesView(cmd.queue))) {
@@ -138,15 +144,15 @@ func (c *client) processRemoteSub(cmd *routeCmd) {
 		c.closeFromReader(closeProtocolViolation, textInvalidSubject)
 		return
 	}
-	if c.addRemoteSub(cmd) {
-		c.srv.interestChanged()
+	if c.addRemoteSub(acc, cmd) {
+		acc.interestChanged()
 	}
 }
 
 // addRemoteSub records an RS+; it reports whether the interest is new.
-func (c *client) addRemoteSub(cmd *routeCmd) bool {
-	cl, r := c.srv.cluster, c.route
-	key := remoteKey(cmd.subject, cmd.queue)
+func (c *client) addRemoteSub(acc *Account, cmd *routeCmd) bool {
+	r := c.route
+	key := makeRemoteKey(acc, cmd.subject, cmd.queue)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.mu.closed {
@@ -158,13 +164,13 @@ func (c *client) addRemoteSub(cmd *routeCmd) bool {
 		}
 		return false
 	}
-	rs := &remoteSub{route: c, subject: string(cmd.subject), queue: string(cmd.queue)}
+	rs := &remoteSub{route: c, acc: acc, subject: string(cmd.subject), queue: string(cmd.queue)}
 	rs.weight.Store(max(cmd.weight, 1))
-	if err := cl.remote.Insert(rs.subject, rs.queue, rs); err != nil {
+	if err := acc.remote.Insert(rs.subject, rs.queue, rs); err != nil {
 		return false // ValidFilter passed above; Insert checks the same
 	}
 	if r.mu.subs == nil {
-		r.mu.subs = make(map[string]*remoteSub)
+		r.mu.subs = make(map[remoteKey]*remoteSub)
 	}
 	r.mu.subs[key] = rs
 	return true
@@ -172,28 +178,36 @@ func (c *client) addRemoteSub(cmd *routeCmd) bool {
 
 // processRemoteUnsub handles RS-.
 func (c *client) processRemoteUnsub(cmd *routeCmd) {
-	cl, r := c.srv.cluster, c.route
-	if !bytes.Equal(cmd.account, cl.account) {
+	r := c.route
+	acc := c.srv.accountByWire(cmd.account, nil)
+	if acc == nil {
 		return
 	}
-	key := remoteKey(cmd.subject, cmd.queue)
+	key := makeRemoteKey(acc, cmd.subject, cmd.queue)
 	r.mu.Lock()
 	rs := r.mu.subs[key]
 	if rs != nil {
 		delete(r.mu.subs, key)
-		_ = cl.remote.Remove(rs.subject, rs.queue, rs)
+		_ = acc.remote.Remove(rs.subject, rs.queue, rs)
 	}
 	r.mu.Unlock()
 	if rs != nil {
-		c.srv.interestChanged()
+		acc.interestChanged()
 	}
 }
 
 // NumRemoteSubscriptions returns the interest other servers announced, in
-// this server's account.
+// every account.
 func (s *Server) NumRemoteSubscriptions() int {
 	if s.cluster == nil {
 		return 0
 	}
-	return s.cluster.remote.Count()
+	n := 0
+	for _, a := range s.accounts {
+		n += a.remote.Count()
+	}
+	return n
 }
+
+// wireName is the account's name as route frames carry it.
+func (a *Account) wireName() string { return string(a.wire) }

@@ -23,7 +23,7 @@ func (s *Server) forwardInternal(d *delivery, local *result, remote *remoteResul
 			f.addTarget(rs.route, name)
 		}
 	}
-	acc := s.cluster.account
+	acc := d.acc.wire
 	for i := range f.targets {
 		t := &f.targets[i]
 		dst := t.route

@@ -25,7 +25,7 @@ type RouteInfo struct {
 	InBytes      int64
 	OutMsgs      int64
 	OutBytes     int64
-	Subs         []string // the remote's interest: "subject" or "subject queue"
+	Subs         []string // the remote's interest: "subject" or "subject queue", prefixed "<account>:" outside $G
 }
 
 // Routes returns every registered route, by RID.
@@ -64,7 +64,11 @@ func (s *Server) Routes() []RouteInfo {
 		r.mu.Lock()
 		ri.RemoteID, ri.RemoteName, ri.RouteURL = r.mu.remoteID, r.mu.remoteName, r.mu.routeURL
 		for k := range r.mu.subs {
-			ri.Subs = append(ri.Subs, k)
+			if k.acc == c.srv.gacc {
+				ri.Subs = append(ri.Subs, k.key)
+			} else {
+				ri.Subs = append(ri.Subs, k.acc.name+":"+k.key)
+			}
 		}
 		r.mu.Unlock()
 		sort.Strings(ri.Subs)
@@ -126,7 +130,7 @@ func (c *client) traceRouteIn(cmd *routeCmd) {
 }
 
 func (c *client) traceRouteMsgOut(d *delivery, queues []string) {
-	line := appendRouteMsg(nil, c.route.headers.Load(), c.srv.cluster.account, d.subj, d.reply, queues, d.hdr, d.data)
+	line := appendRouteMsg(nil, c.route.headers.Load(), d.acc.wire, d.subj, d.reply, queues, d.hdr, d.data)
 	if i := strings.IndexByte(string(line), '\r'); i >= 0 {
 		line = line[:i]
 	}

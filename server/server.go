@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/server/auth"
-	"github.com/jetwal/jetwal/server/sublist"
 )
 
 // ErrServerClosed is returned by Start after Shutdown.
@@ -23,16 +22,16 @@ var ErrServerClosed = errors.New("server: closed")
 
 // Server is a NATS core protocol server.
 type Server struct {
-	opts    Options // defaults applied; read-only after New
-	logger  *slog.Logger
-	id      string
-	name    string
-	subs    *sublist.List[*subscription]
-	cluster *cluster // nil without Options.Cluster (route.go)
+	opts     Options // defaults applied; read-only after New
+	logger   *slog.Logger
+	id       string
+	name     string
+	gacc     *Account            // $G (account.go)
+	accounts map[string]*Account // every account by name, $G included; fixed at New
+	cluster  *cluster            // nil without Options.Cluster (route.go)
 
 	nextID        atomic.Uint64
 	slowConsumers atomic.Int64
-	interestHook  atomic.Pointer[func()]
 	connHook      atomic.Pointer[func(ConnEvent)]
 	infoPrefix    atomic.Pointer[string]  // INFO up to the per-client fields; set by Start
 	auth          atomic.Pointer[authBox] // nil = no authentication
@@ -66,7 +65,6 @@ func New(opts Options) (*Server, error) {
 		opts:         opts,
 		logger:       opts.Logger,
 		id:           newServerID(),
-		subs:         sublist.New[*subscription](sublist.Options{}),
 		shutdownDone: make(chan struct{}),
 		start:        time.Now(),
 	}
@@ -78,10 +76,16 @@ func New(opts Options) (*Server, error) {
 		s.name = s.id
 	}
 	s.mu.clients = make(map[uint64]*client)
+	if err := s.initAccounts(opts.Accounts); err != nil {
+		return nil, err
+	}
 	if opts.Auth != nil {
 		s.auth.Store(&authBox{opts.Auth})
 	}
 	if opts.Cluster != nil {
+		if a := opts.Cluster.Account; a != "" && a != GlobalAccount && s.accounts[a] != nil {
+			return nil, fmt.Errorf("server: options: cluster account %q (the wire name of $G) is also the name of an account", a)
+		}
 		cl, err := newCluster(s, opts.Cluster)
 		if err != nil {
 			return nil, err
@@ -313,8 +317,15 @@ func (s *Server) NumClients() int {
 	return len(s.mu.clients)
 }
 
-// NumSubscriptions returns the number of subscriptions, TCP and internal.
-func (s *Server) NumSubscriptions() int { return s.subs.Count() }
+// NumSubscriptions returns the number of subscriptions, TCP and internal,
+// of every account.
+func (s *Server) NumSubscriptions() int {
+	n := 0
+	for _, a := range s.accounts {
+		n += a.subs.Count()
+	}
+	return n
+}
 
 // SlowConsumers returns how many clients were cut off as slow consumers.
 func (s *Server) SlowConsumers() int64 { return s.slowConsumers.Load() }
@@ -384,18 +395,5 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// SetInterestHook sets fn to be called after any subscription is added or
-// removed and after a client closes. fn must not block. nil removes it.
-func (s *Server) SetInterestHook(fn func()) {
-	if fn == nil {
-		s.interestHook.Store(nil)
-		return
-	}
-	s.interestHook.Store(&fn)
-}
-
-func (s *Server) interestChanged() {
-	if fn := s.interestHook.Load(); fn != nil {
-		(*fn)()
-	}
-}
+// SetInterestHook sets the interest hook of $G (Account.SetInterestHook).
+func (s *Server) SetInterestHook(fn func()) { s.gacc.SetInterestHook(fn) }

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync/atomic"
 	"time"
+
+	"github.com/jetwal/jetwal/server/auth"
 )
 
 // Statistics for monitoring. Message and byte counts are those of client
@@ -61,6 +63,7 @@ type tlsInfo struct{ version, cipher string }
 // clientMeta is what a client said about itself in CONNECT.
 type clientMeta struct {
 	name, lang, version, user string
+	perms                     *auth.Permissions // as authenticated; nil = none
 }
 
 // Stats is a snapshot of server-wide counters.
@@ -89,9 +92,17 @@ func (s *Server) Stats() Stats {
 		OutBytes:         s.stats.outBytes.Load(),
 		SlowConsumers:    s.slowConsumers.Load(),
 		StaleConnections: s.staleConns.Load(),
-		Subscriptions:    s.subs.Count(),
-		SubjectCache:     s.subs.CacheLen(),
+		Subscriptions:    s.NumSubscriptions(),
+		SubjectCache:     s.subjectCacheLen(),
 	}
+}
+
+func (s *Server) subjectCacheLen() int {
+	n := 0
+	for _, a := range s.accounts {
+		n += a.subs.CacheLen()
+	}
+	return n
 }
 
 // ConnInfo is a snapshot of one client connection.
@@ -113,6 +124,10 @@ type ConnInfo struct {
 	TLSVersion     string // "" without TLS
 	TLSCipher      string
 	AuthorizedUser string
+	Account        string // the client's account ($G without accounts)
+	// Permissions are the user's, as authenticated; nil = unrestricted.
+	// Shared: read only.
+	Permissions *auth.Permissions
 }
 
 // Connections returns a snapshot of every connected client, by CID.
@@ -141,12 +156,14 @@ func (c *client) info() ConnInfo {
 		InBytes:      c.stats.inBytes.Load(),
 		OutMsgs:      c.stats.outMsgs.Load(),
 		OutBytes:     c.stats.outBytes.Load(),
+		Account:      c.acc.Load().name,
 	}
 	if ta, ok := c.conn.RemoteAddr().(*net.TCPAddr); ok {
 		ci.Port = ta.Port
 	}
 	if m := c.meta.Load(); m != nil {
 		ci.Name, ci.Lang, ci.Version, ci.AuthorizedUser = m.name, m.lang, m.version, m.user
+		ci.Permissions = m.perms
 	}
 	c.out.mu.Lock()
 	ci.Pending = int(c.out.queued())

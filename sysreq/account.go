@@ -30,7 +30,7 @@ const accountPing = "PING"
 func (s *Service) subscribeAccounts() error {
 	for _, k := range AccountKinds {
 		subj := "$SYS.REQ.ACCOUNT.*." + k
-		sub, err := s.opts.Server.Subscribe(subj, "", func(m *server.Msg) { s.enqueueAccount(m) })
+		sub, err := s.acc.Subscribe(subj, "", func(m *server.Msg) { s.enqueueAccount(m) })
 		if err != nil {
 			return fmt.Errorf("sysreq: subscribe %s: %w", subj, err)
 		}

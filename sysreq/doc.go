@@ -24,15 +24,17 @@
 // Every server also broadcasts its statsz on $SYS.SERVER.<id>.STATSZ
 // (heartbeat.go) while anyone subscribes to it.
 //
-// It also publishes $SYS.ACCOUNT.$G.CONNECT and .DISCONNECT, nats-server's
-// io.nats.server.advisory.v1.client_connect and client_disconnect events,
-// for every client connection (routes are not clients), to subscribers on
-// any server of the cluster.
+// It also publishes $SYS.ACCOUNT.<account>.CONNECT and .DISCONNECT,
+// nats-server's io.nats.server.advisory.v1.client_connect and
+// client_disconnect events, for every client connection (routes are not
+// clients), to subscribers on any server of the cluster, and answers
+// $SYS.REQ.USER.INFO in every account (userinfo.go).
 //
-// Who may ask: jetwal has one account for clients, so there is no separate
-// system account (the accounts the requests report come from
-// monitor.AccountSource). Without authentication anyone may ask, as anyone
-// may do anything. With authentication, RestrictAuth denies publishing and
+// Who may ask: with accounts, the requests are served and the events
+// published in the system account (Options.Account), which only its users
+// reach (the accounts the requests report come from
+// monitor.AccountSource). Without accounts, anyone may ask when there is
+// no authentication; with authentication, RestrictAuth denies publishing and
 // subscribing to $SYS.> to every user whose publish permissions do not
 // explicitly allow a subject under $SYS (an allow entry whose first token
 // is "$SYS"); the origin server refuses the request (or the subscription)

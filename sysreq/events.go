@@ -57,11 +57,30 @@ type ClientInfo struct {
 	ClientType string     `json:"client_type,omitempty"`
 }
 
-// Event subjects of the global account.
+// Event subjects of the global account; another account's have its name
+// in place of $G (ConnectSubjectOf).
 const (
 	ConnectSubject    = "$SYS.ACCOUNT." + monitor.GlobalAccount + ".CONNECT"
 	DisconnectSubject = "$SYS.ACCOUNT." + monitor.GlobalAccount + ".DISCONNECT"
 )
+
+// ConnectSubjectOf and DisconnectSubjectOf are the event subjects of the
+// clients of account acc ("" = $G).
+func ConnectSubjectOf(acc string) string {
+	return "$SYS.ACCOUNT." + cmpOr(acc, monitor.GlobalAccount) + ".CONNECT"
+}
+
+// DisconnectSubjectOf: see ConnectSubjectOf.
+func DisconnectSubjectOf(acc string) string {
+	return "$SYS.ACCOUNT." + cmpOr(acc, monitor.GlobalAccount) + ".DISCONNECT"
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
 
 // connEvent queues a connection event (server hook: must not block).
 func (s *Service) connEvent(ev server.ConnEvent) {
@@ -79,7 +98,7 @@ func (s *Service) publishEvent(ev server.ConnEvent) {
 	ci := ev.Info
 	start := ci.Start.UTC()
 	client := ClientInfo{
-		Start: &start, Host: ci.IP, ID: ci.CID, Account: monitor.GlobalAccount, User: ci.AuthorizedUser,
+		Start: &start, Host: ci.IP, ID: ci.CID, Account: cmpOr(ci.Account, monitor.GlobalAccount), User: ci.AuthorizedUser,
 		Name: ci.Name, Lang: ci.Lang, Version: ci.Version, Server: info.Name, Cluster: info.Cluster,
 		Kind: "Client", ClientType: "nats",
 	}
@@ -87,10 +106,10 @@ func (s *Service) publishEvent(ev server.ConnEvent) {
 	var subj string
 	var v any
 	if ev.Connect {
-		subj = ConnectSubject
+		subj = ConnectSubjectOf(ci.Account)
 		v = &ConnectEvent{Type: ConnectEventType, ID: nuid.Next(), Time: now, Server: *info, Client: client}
 	} else {
-		subj = DisconnectSubject
+		subj = DisconnectSubjectOf(ci.Account)
 		client.Stop = &now
 		v = &DisconnectEvent{
 			Type: DisconnectEventType, ID: nuid.Next(), Time: now, Server: *info, Client: client,
@@ -104,5 +123,5 @@ func (s *Service) publishEvent(ev server.ConnEvent) {
 		s.opts.Logger.Error("encoding a connection event", "err", err)
 		return
 	}
-	s.opts.Server.Publish(subj, "", nil, b)
+	s.acc.Publish(subj, "", nil, b)
 }

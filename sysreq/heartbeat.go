@@ -38,11 +38,11 @@ func (s *Service) heartbeat() {
 			return
 		case <-t.C:
 		}
-		if s.opts.Server.HasInterest(subj) {
+		if s.acc.HasInterest(subj) {
 			if b, err := json.Marshal(s.statsz()); err != nil {
 				s.opts.Logger.Error("encoding the statsz heartbeat", "err", err)
 			} else {
-				s.opts.Server.Publish(subj, "", nil, b)
+				s.acc.Publish(subj, "", nil, b)
 			}
 		}
 		interval = min(interval*2, limit)

@@ -20,7 +20,12 @@ var Kinds = []string{"STATSZ", "VARZ", "JSZ", "CONNZ", "HEALTHZ", "SUBSZ", "ROUT
 
 // Options configure a Service.
 type Options struct {
-	Server    *server.Server
+	Server *server.Server
+	// Account is the system account: the requests are served, and the
+	// connection events and statsz broadcasts published, in it. nil = $G
+	// (a server without accounts, whose system users are told apart by
+	// permissions; see RestrictAuth).
+	Account   *server.Account
 	Monitor   *monitor.Monitor // builds the documents (monitor.New or Start)
 	JetStream bool             // JetStream is enabled on this server
 	Domain    string           // its JetStream domain, if any
@@ -34,6 +39,7 @@ type Options struct {
 // its connection events.
 type Service struct {
 	opts Options
+	acc  *server.Account // Options.Account, or $G
 	seq  atomic.Uint64
 	reqs chan pending
 	// Connection events from the server's hook (events.go).
@@ -51,6 +57,7 @@ type pending struct {
 	account string
 	cid     uint64 // the asking client, 0 when unknown
 	body    []byte
+	acc     *server.Account // where to answer; nil = the system account
 }
 
 // queueLen bounds the requests waiting to be answered; more are dropped
@@ -67,9 +74,13 @@ func Start(o Options) (*Service, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{opts: o, reqs: make(chan pending, queueLen), events: make(chan server.ConnEvent, queueLen), done: make(chan struct{})}
+	s.acc = o.Account
+	if s.acc == nil {
+		s.acc = o.Server.GlobalAccount()
+	}
 	id := o.Server.ID()
 	subscribe := func(subj, kind string) error {
-		sub, err := o.Server.Subscribe(subj, "", func(m *server.Msg) { s.enqueue(kind, m) })
+		sub, err := s.acc.Subscribe(subj, "", func(m *server.Msg) { s.enqueue(kind, m) })
 		if err != nil {
 			return fmt.Errorf("sysreq: subscribe %s: %w", subj, err)
 		}
@@ -89,6 +100,10 @@ func Start(o Options) (*Service, error) {
 		}
 	}
 	if err := s.subscribeAccounts(); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	if err := s.subscribeUserInfo(); err != nil {
 		s.Stop()
 		return nil, err
 	}
@@ -130,8 +145,10 @@ func (s *Service) loop() {
 		case <-s.done:
 			return
 		case r := <-s.reqs:
-			if b := s.answer(r); b != nil {
-				s.opts.Server.Publish(r.reply, "", nil, b)
+			if r.kind == kindUserInfo {
+				s.answerUserInfo(r)
+			} else if b := s.answer(r); b != nil {
+				s.acc.Publish(r.reply, "", nil, b)
 			}
 		case ev := <-s.events:
 			s.publishEvent(ev)

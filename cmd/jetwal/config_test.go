@@ -85,7 +85,7 @@ func TestConfigErrorsOnBinary(t *testing.T) {
 		{"port: 4222\nmax_payload: \"huge\"\n", ":2:"},
 		{"port: 4222\nauthorization {\n  users: [ {user: a, password: b, permissions: {publish: \"a..b\"}} ]\n}\n", `:3:35: authorization.users[0].permissions: publish permission: invalid subject "a..b"`},
 		{"port: 4222\nhost = {\n", ":3: Parse error on line 3"},
-		{"accounts {\n  A: { users: [ {user: a, password: b} ] }\n}\n", ":2:3: accounts.A: jetwal has a single account"},
+		{"port: 4222\naccounts {\n  A: {\n    exports: [ {stream: \"x.>\"} ]\n  }\n}\n", ":4:5: accounts.A.exports: not supported by jetwal: accounts cannot share subjects or services"},
 	} {
 		conf := writeConf(t, tc.conf)
 		cmd := exec.Command(bin, "serve", "-c", conf)

@@ -7,7 +7,8 @@ package main
 // permissions apply to every connection made from then on; connections
 // already up keep the identity and permissions they logged in with. Other
 // settings take effect at the next restart. A configuration that does not
-// load is logged and the server keeps its current settings.
+// load, or that changes the accounts (fixed at start), is logged and the
+// server keeps its current settings.
 
 import (
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,6 +53,13 @@ func reload(o *serveOptions, srv *server.Server, log *slog.Logger) {
 	}
 	for _, w := range n.warnings {
 		log.Warn(w.String())
+	}
+	if !slices.Equal(n.srv.Accounts, o.srv.Accounts) || n.srv.SystemAccount != o.srv.SystemAccount {
+		// The server's accounts are fixed at start; users bound to accounts
+		// it does not have would be refused.
+		log.Error("Reloading the configuration failed; keeping the current settings",
+			"err", "the accounts or the system account changed: that takes a restart")
+		return
 	}
 	if n.srv.Auth == nil {
 		srv.SetAuthenticator(nil)

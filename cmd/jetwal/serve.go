@@ -95,6 +95,8 @@ type serveOptions struct {
 	args       []string         // the command line, parsed again on reload
 	testOnly   bool             // -t: check the configuration and exit
 	signal     string           // --signal: send a signal to a running server instead
+	// accounts are the file's accounts (accounts.go); nil = $G only.
+	accounts []config.Account
 }
 
 // configError is a problem with the configuration file or the security
@@ -282,6 +284,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		}
 		o.httpHost = cfg.HTTPHost
 		o.authOpts = cfg.Auth
+		if cfg.MultiAccount() {
+			o.accounts = cfg.Accounts
+		}
 		authTimeout = cfg.AuthTimeout
 		tlsConf = cfg.TLS
 		if cfg.Set["cluster"] {
@@ -309,9 +314,17 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	} else if flagSet("tlscert", "tlskey", "tlscacert") {
 		return nil, errors.New("--tlscert, --tlskey and --tlscacert need --tls or --tlsverify")
 	}
+	if err := o.setAccounts(js); err != nil {
+		return nil, configError{err}
+	}
 	if o.authOpts.Enabled() {
-		// Only system users may publish to $SYS (package sysreq).
-		a, err := auth.New(sysreq.RestrictAuth(o.authOpts))
+		// Without accounts, only system users may publish to $SYS (package
+		// sysreq); with accounts, the system account keeps them apart.
+		ao := o.authOpts
+		if o.accounts == nil {
+			ao = sysreq.RestrictAuth(ao)
+		}
+		a, err := auth.New(ao)
 		if err != nil {
 			return nil, configError{err}
 		}
@@ -465,15 +478,23 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 				}
 			})
 		}
-		js, err := startJetStream(srv, o.jsCfg, jc, log)
+		jss, err := startJetStreams(srv, o, jc, log)
 		if err != nil {
 			srv.Shutdown(context.Background())
 			return fmt.Errorf("start jetstream: %w", err)
 		}
-		jsStats = js
+		switch len(jss) {
+		case 0:
+		case 1:
+			jsStats = jss[0]
+		default:
+			jsStats = jetStreams(jss) // accounts_monitor.go
+		}
 		srv.OnShutdown(func() {
-			if err := js.Close(); err != nil {
-				log.Error("closing JetStream", "err", err)
+			for _, js := range jss {
+				if err := js.Close(); err != nil {
+					log.Error("closing JetStream", "err", err)
+				}
 			}
 		})
 	}
@@ -500,7 +521,7 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 		port := max(o.httpPort, 0) // -1 = a random port
 		log.Info("Starting http monitor on " + net.JoinHostPort(o.httpHost, strconv.Itoa(port)))
 		mon, err = monitor.Start(monitor.Options{Host: o.httpHost, Port: port, Server: srv, JetStream: jsStats,
-			Accounts: serverAccounts{system: o.sysAccount}, ConfigLoadTime: o.loaded, Logger: log})
+			Accounts: o.accountSource(srv), ConfigLoadTime: o.loaded, Logger: log})
 		if err != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 			defer cancel()
@@ -513,7 +534,7 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	if o.js {
 		domain = o.jsCfg.Domain
 	}
-	sys, err := startSysReq(srv, mon, jsStats, serverAccounts{system: o.sysAccount}, domain, o.loaded, log)
+	sys, err := startSysReq(srv, o.systemAccountOf(srv), mon, jsStats, o.js, o.accountSource(srv), domain, o.loaded, log)
 	if err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
@@ -544,7 +565,8 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 
 // startSysReq answers $SYS.REQ.SERVER requests with the documents of the
 // HTTP monitor (one without a listener when -m is not given).
-func startSysReq(srv *server.Server, mon *monitor.Monitor, js monitor.JetStream, accs monitor.AccountSource, domain string, loaded time.Time, log *slog.Logger) (*sysreq.Service, error) {
+// With accounts, they are served in the system account sys.
+func startSysReq(srv *server.Server, sys *server.Account, mon *monitor.Monitor, js monitor.JetStream, jsOn bool, accs monitor.AccountSource, domain string, loaded time.Time, log *slog.Logger) (*sysreq.Service, error) {
 	if mon == nil {
 		var err error
 		mon, err = monitor.New(monitor.Options{Server: srv, JetStream: js, Accounts: accs, ConfigLoadTime: loaded, Logger: log})
@@ -552,7 +574,7 @@ func startSysReq(srv *server.Server, mon *monitor.Monitor, js monitor.JetStream,
 			return nil, err
 		}
 	}
-	return sysreq.Start(sysreq.Options{Server: srv, Monitor: mon, JetStream: js != nil, Domain: domain, Logger: log})
+	return sysreq.Start(sysreq.Options{Server: srv, Account: sys, Monitor: mon, JetStream: jsOn, Domain: domain, Logger: log})
 }
 
 // listenAddr renders the listen address as host:port with the configured

@@ -74,7 +74,7 @@ type errInfo struct {
 // jetwal's default description: one literal, streams' codes then
 // consumers'.
 var errTable = map[ErrCode]errInfo{
-	ErrAccountResourcesExceeded: {400, "account resource limits exceeded"},
+	ErrAccountResourcesExceeded: {400, "resource limits exceeded for account"},
 	ErrBadRequest:               {400, "bad request"},
 	ErrClusterRequired:          {503, "JetStream clustering support required"},
 	ErrConsumerNotFound:         {404, "consumer not found"},

@@ -22,6 +22,7 @@ type User struct {
 	Username    string
 	Password    string
 	Permissions *Permissions // nil = Options.Permissions
+	Account     string       // the user's account; "" = the global account
 }
 
 // NkeyUser is a user who proves it holds the private key of Nkey (a public
@@ -29,6 +30,7 @@ type User struct {
 type NkeyUser struct {
 	Nkey        string
 	Permissions *Permissions // nil = Options.Permissions
+	Account     string       // the user's account; "" = the global account
 }
 
 // Options configure an Authenticator. Exactly one way of logging in is
@@ -71,6 +73,7 @@ func (c Credentials) empty() bool {
 type Identity struct {
 	User        string       // user name, nkey, or "" for a token
 	Permissions *Permissions // nil = no restriction
+	Account     string       // the account the client belongs to; "" = the global account
 }
 
 // Authenticator checks credentials against a fixed set of users. It is
@@ -153,7 +156,7 @@ func (a *Authenticator) Authenticate(c Credentials) (*Identity, error) {
 		return &Identity{Permissions: a.opts.Permissions}, nil
 	case c.empty() && a.opts.NoAuthUser != "":
 		u := a.users[a.opts.NoAuthUser]
-		return &Identity{User: u.Username, Permissions: a.perms(u.Permissions)}, nil
+		return &Identity{User: u.Username, Permissions: a.perms(u.Permissions), Account: u.Account}, nil
 	case c.User != "":
 		u, ok := a.users[c.User]
 		if !ok {
@@ -162,7 +165,7 @@ func (a *Authenticator) Authenticate(c Credentials) (*Identity, error) {
 		if !passwordMatches(u.Password, c.Password) {
 			return nil, fmt.Errorf("%w: bad password for user %q", ErrAuthentication, c.User)
 		}
-		return &Identity{User: u.Username, Permissions: a.perms(u.Permissions)}, nil
+		return &Identity{User: u.Username, Permissions: a.perms(u.Permissions), Account: u.Account}, nil
 	}
 	return nil, fmt.Errorf("%w: no credentials", ErrAuthentication)
 }
@@ -193,7 +196,7 @@ func (a *Authenticator) byNkey(c Credentials) (*Identity, error) {
 	if err := pub.Verify(c.Nonce, sig); err != nil {
 		return nil, fmt.Errorf("%w: nkey %q: signature does not verify", ErrAuthentication, c.Nkey)
 	}
-	return &Identity{User: u.Nkey, Permissions: a.perms(u.Permissions)}, nil
+	return &Identity{User: u.Nkey, Permissions: a.perms(u.Permissions), Account: u.Account}, nil
 }
 
 // byCert maps a verified certificate to a user, trying its e-mail
@@ -208,7 +211,7 @@ func (a *Authenticator) byCert(cert *x509.Certificate) (*Identity, error) {
 	names = append(names, cert.Subject.String())
 	for _, n := range names {
 		if u, ok := a.users[n]; ok {
-			return &Identity{User: u.Username, Permissions: a.perms(u.Permissions)}, nil
+			return &Identity{User: u.Username, Permissions: a.perms(u.Permissions), Account: u.Account}, nil
 		}
 	}
 	return nil, fmt.Errorf("%w: no user for certificate %q", ErrAuthentication, cert.Subject.String())
