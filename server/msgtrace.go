@@ -256,6 +256,28 @@ func (c *client) startTrace(cmd *command) (t *msgTrace, drop bool) {
 	return t, false
 }
 
+// disableTraceHeader returns a copy of hdr with the value of its first
+// Nats-Trace-Dest field replaced by "trace disabled".
+func disableTraceHeader(hdr []byte) []byte {
+	key := []byte("\r\n" + MsgTraceDest + ":")
+	i := bytes.Index(hdr, key)
+	if i < 0 {
+		return hdr
+	}
+	start := i + len(key)
+	if start < len(hdr) && hdr[start] == ' ' {
+		start++
+	}
+	end := bytes.Index(hdr[start:], []byte("\r\n"))
+	if end < 0 {
+		return hdr
+	}
+	out := make([]byte, 0, len(hdr)+len(msgTraceDestDisabled))
+	out = append(out, hdr[:start]...)
+	out = append(out, msgTraceDestDisabled...)
+	return append(out, hdr[start+end:]...)
+}
+
 func (t *msgTrace) egress(e *MsgTraceEgress) {
 	e.Type, e.Time = MsgTraceEgressType, time.Now().UTC()
 	t.event.Events = append(t.event.Events, e)

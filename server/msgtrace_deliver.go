@@ -116,7 +116,8 @@ func (s *Server) traceDeliverTo(d *delivery, sub *subscription, t *msgTrace) boo
 
 // traceInternal handles an in-process subscription. Like nats-server, it
 // reports no egress for it; a stream's subscription (as the StreamTracer
-// says) gets a JetStream event. With trace-only, no in-process handler
+// says) gets a JetStream event, and the message with its Nats-Trace-Dest
+// set to "trace disabled". With trace-only, no in-process handler
 // runs: a stream stores nothing, and no other internal service (the
 // JetStream API, system requests) acts on the message.
 func (s *Server) traceInternal(d *delivery, sub *subscription, t *msgTrace) bool {
@@ -129,6 +130,13 @@ func (s *Server) traceInternal(d *delivery, sub *subscription, t *msgTrace) bool
 	}
 	if t.only {
 		return isStream
+	}
+	if isStream {
+		// The stream stores the message with tracing turned off, so that
+		// its deliveries are not traced again (nats-server does the same).
+		sd := *d
+		sd.hdr = disableTraceHeader(d.hdr)
+		return s.deliverTo(&sd, sub)
 	}
 	return s.deliverTo(d, sub)
 }

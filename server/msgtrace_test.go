@@ -528,3 +528,15 @@ func TestMsgTraceRoute(t *testing.T) {
 		t.Fatalf("far subscriber got %q %v", m.Data, m.Header)
 	}
 }
+
+func TestMsgTraceDisableHeader(t *testing.T) {
+	for in, want := range map[string]string{
+		"NATS/1.0\r\nNats-Trace-Dest: a.b\r\nX: 1\r\n\r\n": "NATS/1.0\r\nNats-Trace-Dest: trace disabled\r\nX: 1\r\n\r\n",
+		"NATS/1.0\r\nX: 1\r\nNats-Trace-Dest:a\r\n\r\n":    "NATS/1.0\r\nX: 1\r\nNats-Trace-Dest:trace disabled\r\n\r\n",
+		"NATS/1.0\r\nX: 1\r\n\r\n":                         "NATS/1.0\r\nX: 1\r\n\r\n",
+	} {
+		if got := string(disableTraceHeader([]byte(in))); got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
+		}
+	}
+}
