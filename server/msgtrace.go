@@ -21,13 +21,24 @@ import (
 // hands a message whose header block names Nats-Trace-Dest to tracePub, and
 // every other message pays only for looking for that name in its header.
 //
-// What nats-server also does and jetwal does not: the W3C traceparent
-// header starts a trace only in an account with a trace destination
-// configured (msg_trace), and jetwal has no such configuration, so it is
-// ignored; there are no subject mappings, imports or exports to report (no
-// "sm", "se", "si" events); a route to another jetwal does not trace, so a
-// route egress says the remote does not support tracing (and a trace-only
-// message is not forwarded at all), as nats-server says of an old remote.
+// What nats-server also does and jetwal does not:
+//   - the W3C traceparent header (with its sampled flag set) starts a trace
+//     only in an account with a trace destination configured (msg_trace
+//     {dest, sampling}); jetwal has no such configuration, so traceparent
+//     alone traces nothing (it is listed in the event's headers when
+//     Nats-Trace-Dest is there too);
+//   - no subject mappings, imports or exports to report ("sm", "se", "si");
+//   - a route to another jetwal does not trace: a route egress says the
+//     remote does not support tracing, and a trace-only message is not
+//     forwarded at all, as nats-server does with a remote too old to trace
+//     (no Nats-Trace-Hop header, no "hops" count);
+//   - the js event has no error and no "nointerest": the stream's own
+//     verdict (a limit, a duplicate) is not reported back;
+//   - with Nats-Trace-Only, in-process handlers other than streams (the
+//     JetStream API, system requests) do not run, where nats-server calls
+//     them;
+//   - an ingress error that closes the connection (a payload over the
+//     maximum) sends no event, and Accept-Encoding does not compress it.
 
 // Header names and values of message tracing (nats-server's spelling; the
 // names are matched case-sensitively, as nats-server does).
