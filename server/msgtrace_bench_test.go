@@ -57,3 +57,18 @@ func benchHPub(b *testing.B, hdr string, perLoop int) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "msgs/s")
 }
+
+// BenchmarkWantsTrace is the check itself, on a header block without a
+// trace header.
+func BenchmarkWantsTrace(b *testing.B) {
+	hdr := []byte("NATS/1.0\r\nNats-Msg-Id: 0123456789abcdef\r\nX-Application: orders\r\n\r\n")
+	n := 0
+	for b.Loop() {
+		if wantsTrace(hdr) {
+			n++
+		}
+	}
+	if n != 0 {
+		b.Fatal("header without Nats-Trace-Dest wants a trace")
+	}
+}
