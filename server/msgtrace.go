@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -226,7 +227,7 @@ func traceOnlyValue(vals []string) bool {
 	if len(vals) == 0 {
 		return false
 	}
-	switch string(bytes.ToLower([]byte(vals[0]))) {
+	switch strings.ToLower(vals[0]) {
 	case "1", "true", "on":
 		return true
 	}
