@@ -184,7 +184,16 @@ func TestMsgTraceQueueGroup(t *testing.T) {
 	if eg := ev.Events[1]; eg.Sub != "jobs" || eg.Queue != "workers" || eg.Name != "worker" || eg.Error != "" {
 		t.Fatalf("egress %+v", eg)
 	}
+	// The event can overtake the message; a marker from the same publisher
+	// cannot.
+	marker, _ := rc.SubscribeSync("marker")
 	rc.Flush()
+	if err := nc.Publish("marker", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := marker.NextMsg(10 * time.Second); err != nil {
+		t.Fatalf("marker: %v", err)
+	}
 	n1, _, _ := q1.Pending()
 	n2, _, _ := q2.Pending()
 	if n1+n2 != 1 {
