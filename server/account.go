@@ -31,6 +31,9 @@ type Account struct {
 	remote *sublist.List[*remoteSub]    // interest of other servers; nil without a cluster
 	hook   atomic.Pointer[func()]       // interest hook (SetInterestHook)
 	system bool                         // Options.SystemAccount
+	// streams says which internal subscriptions are streams, for message
+	// traces (msgtrace.go); set by the account's JetStream.
+	streams atomic.Pointer[StreamTracer]
 }
 
 func newAccount(s *Server, name string) *Account {

@@ -454,6 +454,9 @@ func (c *client) processPub(cmd *command) {
 	if c.opts.Pedantic && !subject.ValidLiteral(string(cmd.subject)) {
 		c.sendErrLine(textInvalidPubSubject)
 	}
+	if cmd.hdrLen > 0 && wantsTrace(cmd.payload[:cmd.hdrLen]) && c.tracePub(cmd) {
+		return // traced (msgtrace.go)
+	}
 	if p := c.perms.Load(); p != nil && !p.canPublish(cmd.subject) {
 		c.srv.logger.Debug("publish permission violation", "cid", c.id, "user", c.user, "subject", string(cmd.subject))
 		c.sendErrLine(permPubViolation(cmd.subject))

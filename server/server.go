@@ -33,6 +33,7 @@ type Server struct {
 	nextID        atomic.Uint64
 	slowConsumers atomic.Int64
 	connHook      atomic.Pointer[func(ConnEvent)]
+	msgTrace      msgTraceHooks           // message tracing (msgtrace.go)
 	infoPrefix    atomic.Pointer[string]  // INFO up to the per-client fields; set by Start
 	auth          atomic.Pointer[authBox] // nil = no authentication
 	stats         counters                // server-wide message counts (stats.go)

@@ -97,10 +97,12 @@ func startJetStreams(srv *server.Server, o *serveOptions, cl jetstream.Cluster, 
 			AccountMaxMemory: l.MaxMemory, AccountMaxStore: l.MaxStore,
 			MaxStreams: l.MaxStreams, MaxConsumers: l.MaxConsumers,
 			Sync: cfg.Sync.Mode, SyncInterval: cfg.Sync.Interval, Domain: cfg.Domain, StoreLock: lock}
-		js, err := jetstream.New(srv.Account(a.Name), jcfg)
+		acc := srv.Account(a.Name)
+		js, err := jetstream.New(acc, jcfg)
 		if err != nil {
 			return fail(fmt.Errorf("jetstream of account %s: %w", a.Name, err))
 		}
+		acc.SetStreamTracer(js.TraceStream) // message traces name the capturing stream
 		out = append(out, js)
 	}
 	if err := serveDisabled(srv, enabled); err != nil {

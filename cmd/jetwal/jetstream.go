@@ -39,6 +39,7 @@ func startJetStream(srv *server.Server, cfg jsConfig, cl jetstream.Cluster, log 
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
+	srv.SetStreamTracer(js.TraceStream) // message traces name the capturing stream
 	return js, nil
 }
 

@@ -25,6 +25,7 @@ var features = map[string]feature{
 	"go_pull":     goPull,
 	"go_kv":       goKV,
 	"go_objstore": goObjstore,
+	"go_msgtrace": goMsgTrace,
 }
 
 func main() {
