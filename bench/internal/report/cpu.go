@@ -1,0 +1,43 @@
+package report
+
+import (
+	"fmt"
+	"time"
+)
+
+// CPUPerMsg is the server CPU time a run used per message moved, in
+// microseconds, or 0 when there were no messages or no CPU reading.
+func CPUPerMsg(cpu time.Duration, msgs int64) float64 {
+	if msgs <= 0 || cpu < 0 {
+		return 0
+	}
+	return float64(cpu) / float64(time.Microsecond) / float64(msgs)
+}
+
+// runCPUPerMsg is CPUPerMsg of a run, with ok false when the run has no
+// CPU reading.
+func runCPUPerMsg(r Run) (float64, bool) {
+	if !r.CPUMeasured || r.Result.Msgs <= 0 {
+		return 0, false
+	}
+	return CPUPerMsg(r.ServerCPU, r.Result.Msgs), true
+}
+
+// cpuLabel renders CPU-µs per message with three significant figures; a
+// side with no reading shows "—".
+func cpuLabel(s Side) string {
+	if s.CPURuns == 0 {
+		return "—"
+	}
+	switch v := s.CPUPerMsg; {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 0.01:
+		return fmt.Sprintf("%.3g", v)
+	}
+	return "< 0.01"
+}
+
+// cpuRatioLabel renders A's CPU per message over B's: below 1 means A
+// spent less CPU per message.
+func cpuRatioLabel(r Row) string { return ratioLabel(r.CPURatio) }
