@@ -14,6 +14,9 @@ import (
 // TestCPUTimeMatchesRusage checks it against getrusage.
 const clockTick = time.Second / 100
 
+// CPUResolution is the resolution of CPUTime: one clock tick.
+const CPUResolution = clockTick
+
 // ticksToDuration converts clock ticks of /proc/PID/stat to a duration.
 func ticksToDuration(ticks int64) time.Duration { return time.Duration(ticks) * clockTick }
 

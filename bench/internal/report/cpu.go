@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"time"
+
+	"github.com/jetwal/jetwal/bench/internal/proc"
 )
 
 // CPUPerMsg is the server CPU time a run used per message moved, in
@@ -24,18 +26,27 @@ func runCPUPerMsg(r Run) (float64, bool) {
 }
 
 // cpuLabel renders CPU-µs per message with three significant figures; a
-// side with no reading shows "—".
+// side with no reading shows "—". A median of zero means the server used
+// less than one clock tick in the run, so it is shown as the bound that
+// gives: "< tick/msgs".
 func cpuLabel(s Side) string {
 	if s.CPURuns == 0 {
 		return "—"
 	}
-	switch v := s.CPUPerMsg; {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 0.01:
-		return fmt.Sprintf("%.3g", v)
+	if s.CPUPerMsg <= 0 {
+		if s.Msgs <= 0 {
+			return "—"
+		}
+		return "< " + cpuNum(CPUPerMsg(proc.CPUResolution, int64(s.Msgs)))
 	}
-	return "< 0.01"
+	return cpuNum(s.CPUPerMsg)
+}
+
+func cpuNum(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
 }
 
 // cpuRatioLabel renders A's CPU per message over B's: below 1 means A

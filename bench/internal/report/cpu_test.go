@@ -115,7 +115,8 @@ func TestCPUMissingShowsDash(t *testing.T) {
 	if got := cpuLabel(r.B); got != "—" {
 		t.Errorf("cpu label %q, want —", got)
 	}
-	if got := cpuLabel(Side{CPUPerMsg: 0, CPURuns: 2}); got != "< 0.01" {
+	// No tick in a run of 64 messages: under 10 ms / 64 = 156 µs each.
+	if got := cpuLabel(Side{CPUPerMsg: 0, CPURuns: 2, Msgs: 64}); got != "< 156" {
 		t.Errorf("cpu label of a zero reading %q", got)
 	}
 	if got := cpuLabel(Side{CPUPerMsg: 1234.4, CPURuns: 1}); got != "1234" {

@@ -103,7 +103,7 @@ func writeReproduce(m *md, d *Data) {
 }
 
 func writeTargets(m *md, d *Data, rows []Row, a, b string) {
-	m.f("## Targets\n\nThe ratios %s aims for against %s, at 128 B messages. A throughput ratio above 1 means %s moved more messages per second; for the latency row, below 1 means %s answered sooner. CPU-µs per message is the server process's user plus system CPU time over the run (from /proc/PID/stat) divided by the messages moved: it shows the server's own cost even where the client is the bottleneck.\n\n", a, b, a, a)
+	m.f("## Targets\n\nThe ratios %s aims for against %s, at 128 B messages. A throughput ratio above 1 means %s moved more messages per second; for the latency row, below 1 means %s answered sooner. CPU-µs per message is the server process's user plus system CPU time over the run (from /proc/PID/stat) divided by the messages moved: it shows the server's own cost even where the client is the bottleneck. The CPU time is counted in clock ticks of %s, so a run too short to use one shows as \"< bound\".\n\n", a, b, a, a, proc.CPUResolution)
 	var out [][]string
 	met := 0
 	vs := Judge(rows)

@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"os"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -64,7 +65,7 @@ func (c chart) build(path string) (*plot.Plot, []legendItem, error) {
 	}
 	if c.logY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = denseLogTicks{}
 		p.Y.Min, p.Y.Max = lo/1.5, hi*1.5
 	} else {
 		p.Y.Min, p.Y.Max = 0, hi*1.1
@@ -88,6 +89,34 @@ func (c chart) build(path string) (*plot.Plot, []legendItem, error) {
 	p.X.Tick.Marker = inRange{p.X.Tick.Marker}
 	p.Y.Tick.Marker = inRange{p.Y.Tick.Marker}
 	return p, items, nil
+}
+
+// denseLogTicks are log ticks that also label 2× and 5× a power of ten
+// when the axis spans too little for more than one power of ten to show,
+// so a narrow axis still reads.
+type denseLogTicks struct{}
+
+func (denseLogTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	labelled := 0
+	for _, t := range ticks {
+		if t.Label != "" && t.Value >= lo && t.Value <= hi {
+			labelled++
+		}
+	}
+	if labelled >= 2 {
+		return ticks
+	}
+	for i, t := range ticks {
+		if t.Label != "" || t.Value <= 0 {
+			continue
+		}
+		m := t.Value / math.Pow(10, math.Floor(math.Log10(t.Value)+1e-9))
+		if math.Abs(m-2) < 1e-6 || math.Abs(m-5) < 1e-6 {
+			ticks[i].Label = strconv.FormatFloat(t.Value, 'g', 6, 64)
+		}
+	}
+	return ticks
 }
 
 // inRange drops the ticks a ticker puts outside the axis range: gonum/plot
