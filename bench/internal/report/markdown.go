@@ -72,6 +72,9 @@ func WriteMarkdown(w io.Writer, d *Data, charts []string) error {
 	writeGrowth(m, d)
 	if len(charts) > 0 {
 		m.f("## Charts\n\n")
+		if slices.Contains(charts, FileSizeChart) {
+			m.f("The first chart shows payload throughput (MiB/s) against message size for every workload, both servers, solid lines in the default mode and dashed with both syncing always; the per-workload charts after it show the same runs in messages per second. Legends sit below each plot.\n\n")
+		}
 		for _, c := range charts {
 			m.f("![%s](%s)\n\n", strings.TrimSuffix(c, ".png"), c)
 		}
