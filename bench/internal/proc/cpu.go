@@ -8,12 +8,21 @@ import (
 	"time"
 )
 
-// clockTick is the kernel's USER_HZ, the unit of the CPU times in
-// /proc/PID/stat; 100 on every Linux architecture Go supports.
+// clockTick is the kernel's USER_HZ (sysconf(_SC_CLK_TCK), `getconf
+// CLK_TCK`), the unit of the CPU times in /proc/PID/stat: 100 on every
+// Linux architecture Go supports, whatever the kernel's CONFIG_HZ.
+// TestCPUTimeMatchesRusage checks it against getrusage.
 const clockTick = time.Second / 100
 
+// CPUResolution is the resolution of CPUTime: one clock tick.
+const CPUResolution = clockTick
+
+// ticksToDuration converts clock ticks of /proc/PID/stat to a duration.
+func ticksToDuration(ticks int64) time.Duration { return time.Duration(ticks) * clockTick }
+
 // CPUTime returns the user plus system CPU time the process has used, from
-// /proc/PID/stat.
+// /proc/PID/stat (utime + stime, summed over all its threads). Its
+// resolution is one clock tick, 10 ms.
 func CPUTime(pid int) (time.Duration, error) {
 	path := fmt.Sprintf("/proc/%d/stat", pid)
 	raw, err := os.ReadFile(path)
@@ -42,9 +51,12 @@ func parseStatCPU(raw []byte, path string) (time.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("proc: %s: field %d: %w", path, j+3, err)
 		}
+		if n < 0 {
+			return 0, fmt.Errorf("proc: %s: field %d: negative tick count %d", path, j+3, n)
+		}
 		total += n
 	}
-	return time.Duration(total) * clockTick, nil
+	return ticksToDuration(total), nil
 }
 
 // CPUTime returns the CPU time of the running process.

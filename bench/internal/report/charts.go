@@ -8,8 +8,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/jetwal/jetwal/bench/internal/proc"
 	"github.com/jetwal/jetwal/bench/internal/workload"
@@ -59,6 +57,12 @@ func WriteCharts(dir string, d *Data) ([]string, error) {
 	add("growth-append.png", growthChart(d, "append throughput vs stream size", "msgs/s", func(g GrowthPoint) float64 { return g.AppendRate }))
 	add("growth-memory.png", growthMemoryChart(d))
 	var names []string
+	if g := sizeOverview(d, rows); g.hasData() {
+		if err := g.save(filepath.Join(dir, FileSizeChart)); err != nil {
+			return names, err
+		}
+		names = append(names, FileSizeChart)
+	}
 	for _, c := range charts {
 		if err := c.c.save(filepath.Join(dir, c.name)); err != nil {
 			return names, err
@@ -131,7 +135,7 @@ func latencyChart(d *Data, rows []Row, w workload.Workload) chart {
 }
 
 func restartChart(d *Data) chart {
-	c := chart{title: "restart time vs stream size", xLabel: "messages in stream", yLabel: "seconds until the stream answers", logX: true, logY: true, xTicks: countTicks(d)}
+	c := chart{title: "restart time vs stream size (exec until the stream answers)", xLabel: "messages in stream", yLabel: "restart time (s)", logX: true, logY: true, xTicks: countTicks(d)}
 	for i, name := range serverNames(d) {
 		clean := series{label: name + " clean restart", server: i}
 		kill := series{label: name + " after kill -9", server: i, dashed: true}
@@ -222,72 +226,4 @@ func (c chart) hasData() bool {
 		}
 	}
 	return false
-}
-
-// save renders the chart as a PNG. gonum/plot panics on some degenerate
-// inputs; that is turned into an error.
-func (c chart) save(path string) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("report: render %s: %v", path, r)
-		}
-	}()
-	p := plot.New()
-	p.Title.Text = c.title
-	p.X.Label.Text = c.xLabel
-	p.Y.Label.Text = c.yLabel
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Add(plotter.NewGrid())
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, l := range c.lines {
-		pts := positive(l.pts, c.logX, c.logY)
-		if len(pts) == 0 {
-			continue
-		}
-		line, dots, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return fmt.Errorf("report: %s: series %s: %w", path, l.label, err)
-		}
-		line.Color = plotutil.Color(l.server)
-		dots.Color = plotutil.Color(l.server)
-		dots.Shape = plotutil.Shape(l.server)
-		line.Width = vg.Points(1.5)
-		if l.dashed {
-			line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-		}
-		p.Add(line, dots)
-		p.Legend.Add(l.label, line, dots)
-		for _, q := range pts {
-			lo, hi = math.Min(lo, q.Y), math.Max(hi, q.Y)
-		}
-	}
-	if c.logY {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-		// Leave room above for the legend and below for the smallest point.
-		p.Y.Min, p.Y.Max = lo/2, hi*8
-	} else {
-		p.Y.Min, p.Y.Max = 0, hi*1.4
-	}
-	if c.logX {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	}
-	if c.xTicks != nil {
-		p.X.Tick.Marker = c.xTicks
-	}
-	switch {
-	case c.logX:
-		p.X.Min, p.X.Max = p.X.Min/1.6, p.X.Max*1.6
-	case p.X.Min == p.X.Max:
-		p.X.Min, p.X.Max = p.X.Min-1, p.X.Max+1
-	}
-	if c.xTicks != nil && !c.logX {
-		p.X.Min, p.X.Max = 0.5, p.X.Max+0.5
-	}
-	if err := p.Save(9*vg.Inch, 5*vg.Inch, path); err != nil {
-		return fmt.Errorf("report: save %s: %w", path, err)
-	}
-	return nil
 }

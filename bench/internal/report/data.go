@@ -70,6 +70,11 @@ type Run struct {
 	Count  int
 	Cap    time.Duration
 	Result workload.Result
+	// ServerCPU is the user plus system CPU time the server process used
+	// during the run (from /proc/PID/stat before and after, 10 ms
+	// resolution); CPUMeasured is false when it could not be read.
+	ServerCPU   time.Duration
+	CPUMeasured bool
 	// Err is the error that ended the run, if any.
 	Err string
 }

@@ -7,15 +7,15 @@ import (
 	"strings"
 )
 
-// Absolute bounds issue 6 sets for many durable consumers on one stream:
-// "idle CPU near zero, restart ≤ 1 s". Near zero is taken as at most 1% of
+// Absolute bounds for many durable consumers on one stream: idle CPU near
+// zero and restart within 1 s. Near zero is taken as at most 1% of
 // one core.
 const (
 	IdleCPUBound = 0.01
 	RestartBound = 1.0 // seconds
 )
 
-// DurableVerdict is issue 6's durable-consumer bounds checked for one
+// DurableVerdict is the durable-consumer bounds checked for one
 // server.
 type DurableVerdict struct {
 	Point DurablePoint
@@ -62,8 +62,8 @@ func writeDurables(m *md, d *Data) {
 		return
 	}
 	p0 := vs[0].Point
-	m.f("## %s durable consumers (issue 6)\n\n", countLabel(float64(p0.Consumers)))
-	m.f("%d durable pull consumers (explicit ack) created one at a time on one stream of %d messages, each server in its default mode; then nothing connected for %s while the server's CPU time is read from /proc/PID/stat; then a clean restart and a `kill -9` restart, each timed from exec until the last consumer answers a consumer info request. Issue 6 asks for idle CPU near zero (taken as ≤ 1%% of one core) and restart ≤ 1 s.\n\n",
+	m.f("## %s durable consumers on one stream\n\n", countLabel(float64(p0.Consumers)))
+	m.f("%d durable pull consumers (explicit ack) created one at a time on one stream of %d messages, each server in its default mode; then nothing connected for %s while the server's CPU time is read from /proc/PID/stat; then a clean restart and a `kill -9` restart, each timed from exec until the last consumer answers a consumer info request. The bounds checked: idle CPU near zero (taken as ≤ 1%% of one core) and both restarts ≤ 1 s.\n\n",
 		p0.Consumers, p0.Msgs, durLabel(p0.IdleWindow))
 	var out [][]string
 	for _, v := range vs {
@@ -93,7 +93,7 @@ func durableLine(d *Data) string {
 		parts = append(parts, fmt.Sprintf("%s idle CPU %s of a core (≤ 1%%: %s), restart %s clean / %s after kill -9 (≤ 1 s: %s)",
 			p.Server, pctLabel(p.IdleCPU), metLabel(v.IdleMet, p), durLabel(p.CleanRestart), durLabel(p.KillRestart), metLabel(v.RestartMet, p)))
 	}
-	return fmt.Sprintf("%s durable consumers on one stream (issue 6): %s.", countLabel(float64(vs[0].Point.Consumers)), strings.Join(parts, "; "))
+	return fmt.Sprintf("%s durable consumers on one stream: %s.", countLabel(float64(vs[0].Point.Consumers)), strings.Join(parts, "; "))
 }
 
 // WriteDurablesCSV writes one line per server of the durable-consumers test.

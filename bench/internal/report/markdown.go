@@ -72,6 +72,9 @@ func WriteMarkdown(w io.Writer, d *Data, charts []string) error {
 	writeGrowth(m, d)
 	if len(charts) > 0 {
 		m.f("## Charts\n\n")
+		if slices.Contains(charts, FileSizeChart) {
+			m.f("The first chart shows payload throughput (MiB/s) against message size for every workload, both servers, solid lines in the default mode and dashed with both syncing always; the per-workload charts after it show the same runs in messages per second. Legends sit below each plot.\n\n")
+		}
 		for _, c := range charts {
 			m.f("![%s](%s)\n\n", strings.TrimSuffix(c, ".png"), c)
 		}
@@ -103,7 +106,7 @@ func writeReproduce(m *md, d *Data) {
 }
 
 func writeTargets(m *md, d *Data, rows []Row, a, b string) {
-	m.f("## Targets\n\nThe ratios the earlier issues set for %s against %s, at 128 B messages.\n\n", a, b)
+	m.f("## Targets\n\nThe ratios %s aims for against %s, at 128 B messages. A throughput ratio above 1 means %s moved more messages per second; for the latency row, below 1 means %s answered sooner. CPU-µs per message is the server process's user plus system CPU time over the run (from /proc/PID/stat) divided by the messages moved: it shows the server's own cost even where the client is the bottleneck. The CPU time is counted in clock ticks of %s, so a run too short to use one shows as \"< bound\".\n\n", a, b, a, a, proc.CPUResolution)
 	var out [][]string
 	met := 0
 	vs := Judge(rows)
@@ -115,11 +118,12 @@ func writeTargets(m *md, d *Data, rows []Row, a, b string) {
 		}
 		metric := "msgs/s"
 		if v.Latency {
-			metric = "p50"
+			metric = "p50 latency"
 		}
-		out = append(out, []string{fmt.Sprint(v.Issue), v.Label, string(v.Key.Mode), metric, ratioLabel(v.Ratio), v.Required(), status})
+		out = append(out, []string{v.Label, v.Measures, string(v.Key.Mode), metric, ratioLabel(v.Ratio), v.Required(), status,
+			cpuLabel(v.Row.A), cpuLabel(v.Row.B), cpuRatioLabel(v.Row)})
 	}
-	m.table([]string{"issue", "target", "mode", "metric", "ratio", "required", "status"}, out)
+	m.table([]string{"target", "what is measured", "mode", "metric", "ratio", "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg", "CPU ratio"}, out)
 	m.f("%d of %d targets met.\n\n", met, len(vs))
 	if l := memoryLine(d); l != "" {
 		m.f("%s\n\n", l)
@@ -140,14 +144,17 @@ func writeThroughput(m *md, rows []Row, mode proc.Mode, a, b string) {
 			countLabel(r.A.Msgs) + " / " + countLabel(r.B.Msgs),
 			sideRate(r.A), sideRate(r.B),
 			mbLabel(r.A.MBs), mbLabel(r.B.MBs),
-			ratioLabel(r.Ratio), failures(r),
+			ratioLabel(r.Ratio),
+			cpuLabel(r.A), cpuLabel(r.B), cpuRatioLabel(r),
+			failures(r),
 		})
 	}
 	if len(out) == 0 {
 		return
 	}
 	m.f("## Throughput, %s mode\n\n", mode)
-	m.table([]string{"workload", "size", "msgs per run (A / B)", a + " msgs/s", b + " msgs/s", a + " MiB/s", b + " MiB/s", "ratio", "failed runs (A / B)"}, out)
+	m.f("CPU-µs/msg: server CPU time (user + system) per message moved, median over the runs; CPU ratio below 1 means %s spent less CPU per message.\n\n", a)
+	m.table([]string{"workload", "size", "msgs per run (A / B)", a + " msgs/s", b + " msgs/s", a + " MiB/s", b + " MiB/s", "ratio", a + " CPU-µs/msg", b + " CPU-µs/msg", "CPU ratio", "failed runs (A / B)"}, out)
 }
 
 // sideRate is a side's median rate, or "error" when all its runs failed.
@@ -248,6 +255,7 @@ func writeMethod(m *md, d *Data) {
 	for _, s := range d.Meta.Settings {
 		m.f("- %s\n", s)
 	}
+	m.f("- Server CPU: the server process's utime + stime from /proc/PID/stat (clock ticks of 10 ms, USER_HZ 100), read just before and just after each run, so it covers the run's connection set-up, consumer creation and every message; divided by the messages the run measured. A short run moves few ticks, so quick-mode CPU figures are coarse.\n")
 	m.f("- Workloads that do not touch the store (core pub, pub+sub, request/reply) run in the default mode only.\n\n")
 	var out [][]string
 	for _, w := range workload.All() {

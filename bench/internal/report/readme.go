@@ -30,10 +30,11 @@ func WritePerformance(w io.Writer, d *Data) error {
 		a, b, d.Meta.B.Version, d.Meta.Host.Cores, d.Meta.Started.Format(time.DateOnly), mode, d.Meta.Reps)
 	var out [][]string
 	for _, v := range Judge(rows) {
-		status := v.Status()
-		out = append(out, []string{fmt.Sprint(v.Issue), v.Label, string(v.Key.Mode), ratioLabel(v.Ratio), v.Required(), status})
+		out = append(out, []string{v.Label, v.Measures, string(v.Key.Mode), ratioLabel(v.Ratio), v.Required(), v.Status(),
+			cpuLabel(v.Row.A), cpuLabel(v.Row.B)})
 	}
-	m.table([]string{"issue", "target (128 B)", "mode", a + " / " + b, "required", "status"}, out)
+	m.table([]string{"target (128 B messages)", "what is measured", "mode", a + " / " + b, "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg"}, out)
+	m.f("Ratios above 1 mean %s is faster (for latency, below 1). CPU-µs/msg is the server process's CPU time per message moved, from /proc/PID/stat.\n\n", a)
 	if l := memoryLine(d); l != "" {
 		m.f("%s\n\n", l)
 	}
@@ -45,9 +46,9 @@ func WritePerformance(w io.Writer, d *Data) error {
 		if r.Size != 128 {
 			continue
 		}
-		out = append(out, []string{string(r.Workload), string(r.Mode), sideRate(r.A), sideRate(r.B), ratioLabel(r.Ratio)})
+		out = append(out, []string{string(r.Workload), string(r.Mode), sideRate(r.A), sideRate(r.B), ratioLabel(r.Ratio), cpuLabel(r.A), cpuLabel(r.B), cpuRatioLabel(r)})
 	}
-	m.table([]string{"workload (128 B)", "mode", a + " msgs/s", b + " msgs/s", "ratio"}, out)
+	m.table([]string{"workload (128 B)", "mode", a + " msgs/s", b + " msgs/s", "ratio", a + " CPU-µs/msg", b + " CPU-µs/msg", "CPU ratio"}, out)
 	if g := lastGrowth(d); g != "" {
 		m.f("%s\n\n", g)
 	}

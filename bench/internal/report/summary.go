@@ -26,6 +26,10 @@ type Side struct {
 	Rate, MBs float64
 	// Latency percentiles, medians over the runs (zero when not measured).
 	P50, P90, P99, P999 time.Duration
+	// CPUPerMsg is the median server CPU time per message, in µs, over
+	// the CPURuns successful runs that have a CPU reading.
+	CPUPerMsg float64
+	CPURuns   int
 	// Errors sums the per-run error counts (nacks, dropped messages).
 	Errors int64
 	// Err is the error of the first failed run, "" when none failed.
@@ -43,6 +47,9 @@ type Row struct {
 	A, B         Side
 	// Ratio is A.Rate/B.Rate, or 0 when either side has no data.
 	Ratio float64
+	// CPURatio is A.CPUPerMsg/B.CPUPerMsg, or 0 when either side has no
+	// CPU reading or B's is zero.
+	CPURatio float64
 	// LatencyRatio is A.P50/B.P50 for latency workloads, else 0.
 	LatencyRatio float64
 	Latency      bool
@@ -79,6 +86,9 @@ func Summarize(d *Data) []Row {
 		}
 		if row.A.Rate > 0 && row.B.Rate > 0 {
 			row.Ratio = row.A.Rate / row.B.Rate
+		}
+		if row.A.CPURuns > 0 && row.B.CPURuns > 0 && row.B.CPUPerMsg > 0 {
+			row.CPURatio = row.A.CPUPerMsg / row.B.CPUPerMsg
 		}
 		if row.Latency && row.A.P50 > 0 && row.B.P50 > 0 {
 			row.LatencyRatio = float64(row.A.P50) / float64(row.B.P50)
@@ -142,7 +152,7 @@ func workloadIndex(n workload.Name) int {
 
 func side(runs []Run) Side {
 	var s Side
-	var msgs, rates, mbs []float64
+	var msgs, rates, mbs, cpu []float64
 	var p50, p90, p99, p999 []time.Duration
 	for _, r := range runs {
 		if r.Err != "" || r.Result.Msgs == 0 {
@@ -160,6 +170,9 @@ func side(runs []Run) Side {
 		msgs = append(msgs, float64(r.Result.Msgs))
 		rates = append(rates, r.Result.MsgsPerSec())
 		mbs = append(mbs, r.Result.MBPerSec())
+		if c, ok := runCPUPerMsg(r); ok {
+			cpu = append(cpu, c)
+		}
 		if l := r.Result.Latency; l != nil {
 			p50 = append(p50, l.P50)
 			p90 = append(p90, l.P90)
@@ -168,6 +181,7 @@ func side(runs []Run) Side {
 		}
 	}
 	s.Msgs, s.Rate, s.MBs = Median(msgs), Median(rates), Median(mbs)
+	s.CPUPerMsg, s.CPURuns = Median(cpu), len(cpu)
 	s.P50, s.P90, s.P99, s.P999 = medianDur(p50), medianDur(p90), medianDur(p99), medianDur(p999)
 	return s
 }

@@ -8,12 +8,13 @@ import (
 	"github.com/jetwal/jetwal/bench/internal/workload"
 )
 
-// Target is a ratio an earlier issue set for jetwal against nats-server.
+// Target is a ratio jetwal aims for against nats-server on one workload.
 type Target struct {
-	// Issue is the number of the issue that set the target.
-	Issue int
-	Label string
-	Key   Key
+	// Label names the target in a few words; Measures says what is
+	// measured, for a reader who knows NATS but not this project.
+	Label    string
+	Measures string
+	Key      Key
 	// Latency compares median p50 latency (lower is better) instead of
 	// throughput.
 	Latency bool
@@ -25,6 +26,8 @@ type Target struct {
 // Verdict is a target checked against a run.
 type Verdict struct {
 	Target
+	// Row is the table row the target was judged on (zero when missing).
+	Row   Row
 	Ratio float64
 	// Have is false when the row is missing or a side has no data.
 	Have bool
@@ -61,15 +64,24 @@ func Targets() []Target {
 	k := func(m proc.Mode, w workload.Name) Key { return Key{Mode: m, Workload: w, Size: 128} }
 	d, s := proc.ModeDefault, proc.ModeSyncAlways
 	return []Target{
-		{Issue: 4, Label: "core pub, no subscriber", Key: k(d, workload.CorePub), Want: 1},
-		{Issue: 4, Label: "core pub + sub", Key: k(d, workload.CorePubSub), Want: 1},
-		{Issue: 4, Label: "request/reply p50 latency", Key: k(d, workload.ReqReply), Latency: true, Want: 1.2},
-		{Issue: 5, Label: "JS publish async, each in its default mode (jetwal syncs always)", Key: k(d, workload.JSPubAsync), Want: 2},
-		{Issue: 5, Label: "JS publish async, both sync always", Key: k(s, workload.JSPubAsync), Want: 30},
-		{Issue: 5, Label: "JS sync publish, both sync always", Key: k(s, workload.JSPubSync), Want: 1},
-		{Issue: 6, Label: "JS fetch", Key: k(d, workload.JSFetch), Want: 2},
-		{Issue: 6, Label: "JS consume", Key: k(d, workload.JSConsume), Want: 1.5},
-		{Issue: 6, Label: "JS ordered consumer", Key: k(d, workload.JSOrdered), Want: 1.5},
+		{Label: "core publish, no subscriber", Key: k(d, workload.CorePub), Want: 1,
+			Measures: "messages per second one client publishes with core NATS (no JetStream) while nobody subscribes"},
+		{Label: "core publish to one subscriber", Key: k(d, workload.CorePubSub), Want: 1,
+			Measures: "messages per second delivered from one core NATS publisher to one subscriber on another connection"},
+		{Label: "request/reply latency", Key: k(d, workload.ReqReply), Latency: true, Want: 1.2,
+			Measures: "median round trip of a core NATS request answered by a responder on another connection, one request at a time (lower is better)"},
+		{Label: "JetStream async publish, default settings", Key: k(d, workload.JSPubAsync), Want: 2,
+			Measures: "acknowledged messages per second stored by async publishes, each server in its default durability: jetwal fsyncs before it acknowledges, nats-server acknowledges first and syncs to disk every 2 minutes"},
+		{Label: "JetStream async publish, both fsync every write", Key: k(s, workload.JSPubAsync), Want: 30,
+			Measures: "acknowledged messages per second stored by async publishes, both servers set to fsync before acknowledging (nats-server sync_interval: always)"},
+		{Label: "JetStream publish one at a time, both fsync every write", Key: k(s, workload.JSPubSync), Want: 1,
+			Measures: "messages per second when each publish waits for its acknowledgement before the next is sent, both servers fsyncing before acknowledging"},
+		{Label: "JetStream pull consumer, Fetch", Key: k(d, workload.JSFetch), Want: 2,
+			Measures: "messages per second a pull consumer (ephemeral) reads from a stored stream with Fetch batches of up to 1000, acknowledging each message"},
+		{Label: "JetStream pull consumer, Consume", Key: k(d, workload.JSConsume), Want: 1.5,
+			Measures: "messages per second nats.go's Consume callback reads from a stored stream, acknowledging each message"},
+		{Label: "JetStream ordered consumer", Key: k(d, workload.JSOrdered), Want: 1.5,
+			Measures: "messages per second an ordered consumer (no acknowledgements) reads from a stored stream"},
 	}
 }
 
@@ -83,6 +95,7 @@ func Judge(rows []Row) []Verdict {
 	for _, t := range Targets() {
 		v := Verdict{Target: t}
 		if r, ok := byKey[t.Key]; ok {
+			v.Row = r
 			if t.Latency {
 				v.Ratio = r.LatencyRatio
 			} else {
@@ -100,8 +113,8 @@ func Judge(rows []Row) []Verdict {
 	return out
 }
 
-// MemoryTarget is the stream size at which issue 5 asks for both servers'
-// memory: "RSS of both servers after 1M stored messages".
+// MemoryTarget is the stream size at which the report gives both servers'
+// memory (RSS after 1M stored messages).
 const MemoryTarget = 1_000_000
 
 // MemoryAt returns, per server in A, B order, the growth point of the
@@ -135,6 +148,6 @@ func memoryLine(d *Data) string {
 		}
 		parts = append(parts, name+" "+v)
 	}
-	return fmt.Sprintf("Memory after %s stored %s messages (issue 5; from the growth test): RSS of %s.",
+	return fmt.Sprintf("Memory after %s stored %s messages (from the growth test): RSS of %s.",
 		countLabel(MemoryTarget), SizeLabel(d.Meta.GrowthSize), strings.Join(parts, "; "))
 }

@@ -23,6 +23,8 @@ const (
 
 // Write renders everything for d into dir: REPORT.md, PERFORMANCE.md (the
 // README section), the CSV files, the raw data as JSON, and the charts.
+// The text files name no absolute path of this machine (see
+// pathScrubber).
 func Write(dir string, d *Data) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report: mkdir %s: %w", dir, err)
@@ -45,6 +47,7 @@ func Write(dir string, d *Data) error {
 		}},
 	}
 	errs := []error{chartErr}
+	scrub := pathScrubber()
 	for _, f := range files {
 		var buf bytes.Buffer
 		if err := f.write(&buf); err != nil {
@@ -52,7 +55,7 @@ func Write(dir string, d *Data) error {
 			continue
 		}
 		path := filepath.Join(dir, f.name)
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(scrub.Replace(buf.String())), 0o644); err != nil {
 			errs = append(errs, fmt.Errorf("report: write %s: %w", path, err))
 		}
 	}

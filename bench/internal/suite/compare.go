@@ -168,8 +168,13 @@ func (r *runner) sizeRuns(ctx context.Context, rep int, mode proc.Mode, srv pair
 			case w.Reads && run.Count == 0:
 				run.Err = "no messages stored by both servers to read"
 			default:
+				cpu0, cpuErr0 := srv[i].CPUTime()
 				res, err := w.Run(ctx, r.params(srv[i], w, n, size, run.Count, run.Cap))
+				cpu1, cpuErr1 := srv[i].CPUTime()
 				run.Result = res
+				if cpuErr0 == nil && cpuErr1 == nil && cpu1 >= cpu0 {
+					run.ServerCPU, run.CPUMeasured = cpu1-cpu0, true
+				}
 				if err != nil {
 					run.Err = err.Error()
 					if errors.Is(err, workload.ErrConsumerAPI) {

@@ -49,6 +49,9 @@ func TestSmoke(t *testing.T) {
 		if r.Err != "" || r.Result.Msgs == 0 {
 			t.Errorf("run %s %s %s %dB: %d msgs, err %q", r.Mode, r.Server, r.Workload, r.Size, r.Result.Msgs, r.Err)
 		}
+		if !r.CPUMeasured || r.ServerCPU < 0 {
+			t.Errorf("run %s %s %s %dB: server CPU not measured (%s)", r.Mode, r.Server, r.Workload, r.Size, r.ServerCPU)
+		}
 	}
 	for _, n := range d.Meta.Notes {
 		t.Errorf("note: %q", n)
@@ -95,18 +98,28 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Targets", "## Throughput, default mode", "## Throughput, sync-always mode", "## Latency", "## Peak memory", "## Growth", "durable consumers (issue 6)", "make bench-compare", "restart.png"} {
+	for _, want := range []string{"## Targets", "## Throughput, default mode", "## Throughput, sync-always mode", "## Latency", "## Peak memory", "## Growth", "durable consumers on one stream", "CPU-µs/msg", "make bench-compare", "restart.png"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("REPORT.md lacks %q", want)
+		}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, abs := range []string{wd, filepath.Dir(filepath.Dir(filepath.Dir(wd))), cfg.TmpDir, os.TempDir() + "/", "/tmp/"} {
+		if strings.Contains(string(md), abs) {
+			t.Errorf("REPORT.md names the machine path %q", abs)
 		}
 	}
 	pngs, err := filepath.Glob(filepath.Join(out, "*.png"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 8 throughput, 2 latency, restart, growth append and memory.
-	if len(pngs) != 13 {
-		t.Errorf("%d charts written, want 13: %v", len(pngs), pngs)
+	// The size overview, 8 throughput, 2 latency, restart, growth append
+	// and memory.
+	if len(pngs) != 14 {
+		t.Errorf("%d charts written, want 14: %v", len(pngs), pngs)
 	}
 	for _, f := range []string{report.FileRuns, report.FileSummary, report.FileGrowth, report.FileDurables, report.FileData, report.FilePerformance} {
 		st, err := os.Stat(filepath.Join(out, f))
