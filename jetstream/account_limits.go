@@ -115,9 +115,16 @@ func (js *JetStream) checkConsumerLimit(s *stream, name string) *api.ApiError {
 // (nats-server's 10028/10047, as for the server's limits). Caller holds
 // js.mu.
 func (js *JetStream) checkAccountReservation(self string, cfg *api.StreamConfig) *api.ApiError {
-	limit, code := js.cfg.AccountMaxStore, api.ErrStorageResourcesExceeded
+	return js.checkReservation(self, cfg, js.cfg.AccountMaxStore, js.cfg.AccountMaxMemory, "the account's ")
+}
+
+// checkReservation refuses a config whose max_bytes, added to the other
+// streams' of the same storage, exceeds that storage's limit (0 or less:
+// none); whose names the limit in the error. Caller holds js.mu.
+func (js *JetStream) checkReservation(self string, cfg *api.StreamConfig, fileLimit, memLimit int64, whose string) *api.ApiError {
+	limit, code := fileLimit, api.ErrStorageResourcesExceeded
 	if cfg.Storage == api.MemoryStorage {
-		limit, code = js.cfg.AccountMaxMemory, api.ErrMemoryResourcesExceeded
+		limit, code = memLimit, api.ErrMemoryResourcesExceeded
 	}
 	if limit <= 0 || cfg.MaxBytes <= 0 {
 		return nil
@@ -131,7 +138,7 @@ func (js *JetStream) checkAccountReservation(self string, cfg *api.StreamConfig)
 		o.cfgMu.RUnlock()
 	}
 	if reserved > limit {
-		return api.Errorf(code, "insufficient %s resources: max_bytes %d would reserve %d of the account's %d", cfg.Storage, cfg.MaxBytes, reserved, limit)
+		return api.Errorf(code, "insufficient %s resources: max_bytes %d would reserve %d of %s%d", cfg.Storage, cfg.MaxBytes, reserved, whose, limit)
 	}
 	return nil
 }

@@ -18,12 +18,7 @@ func (js *JetStream) apiAccountInfo(r *apiRequest) {
 		// Counted before this request, as nats-server reports it.
 		API: api.APIStats{Level: api.Level, Total: js.apiTotal.Load(), Errors: js.apiErrors.Load()},
 	}
-	js.mu.RLock()
-	streams := make([]*stream, 0, len(js.streams))
-	for _, s := range js.streams {
-		streams = append(streams, s)
-	}
-	js.mu.RUnlock()
+	streams := js.streamList()
 	for _, s := range streams {
 		cfg := s.config()
 		used := s.state(false).Bytes

@@ -61,7 +61,7 @@ func (js *JetStream) AccountDetails(o DetailOptions) []AccountDetail {
 		Account: js.cfg.Account, MaxMemory: js.accountLimits().MaxMemory, MaxStore: js.accountLimits().MaxStore,
 		APITotal: js.apiTotal.Load(), APIErrors: js.apiErrors.Load(),
 	}
-	for _, s := range js.streamList() {
+	for _, s := range js.sortedStreams() {
 		cfg := s.config()
 		st := s.store.State()
 		if cfg.Storage == api.MemoryStorage {
@@ -88,15 +88,10 @@ func (js *JetStream) AccountDetails(o DetailOptions) []AccountDetail {
 	return []AccountDetail{d}
 }
 
-// streamList returns the streams sorted by name, read under the lock and
-// used after it is released.
-func (js *JetStream) streamList() []*stream {
-	js.mu.RLock()
-	streams := make([]*stream, 0, len(js.streams))
-	for _, s := range js.streams {
-		streams = append(streams, s)
-	}
-	js.mu.RUnlock()
+// sortedStreams returns the streams sorted by name, read under the lock
+// and used after it is released.
+func (js *JetStream) sortedStreams() []*stream {
+	streams := js.streamList()
 	sort.Slice(streams, func(i, j int) bool { return streams[i].name < streams[j].name })
 	return streams
 }

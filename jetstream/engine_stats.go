@@ -49,12 +49,7 @@ func (c ConsumerEngineStats) AckFloorLag(lastSeq uint64) uint64 {
 // EngineStats returns a snapshot of the engine's figures.
 func (js *JetStream) EngineStats() EngineStats {
 	es := EngineStats{WAL: js.walMetrics.Snapshot()}
-	js.mu.RLock()
-	streams := make([]*stream, 0, len(js.streams))
-	for _, s := range js.streams {
-		streams = append(streams, s)
-	}
-	js.mu.RUnlock()
+	streams := js.streamList()
 	sort.Slice(streams, func(i, j int) bool { return streams[i].name < streams[j].name })
 	for _, s := range streams {
 		ss := StreamEngineStats{Name: s.name, Storage: "file", LastSeq: s.store.State().LastSeq}

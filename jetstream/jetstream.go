@@ -235,6 +235,18 @@ func (js *JetStream) StreamNames() []string {
 	return names
 }
 
+// streamList returns the streams, copied under mu so that the caller can
+// lock each one without holding mu (never two locks at once).
+func (js *JetStream) streamList() []*stream {
+	js.mu.RLock()
+	defer js.mu.RUnlock()
+	streams := make([]*stream, 0, len(js.streams))
+	for _, s := range js.streams {
+		streams = append(streams, s)
+	}
+	return streams
+}
+
 func (js *JetStream) lookup(name string) *stream {
 	js.mu.RLock()
 	defer js.mu.RUnlock()
@@ -308,12 +320,7 @@ func (js *JetStream) sweepLoop() {
 		case <-js.stopSweep:
 			return
 		case now := <-t.C:
-			js.mu.RLock()
-			streams := make([]*stream, 0, len(js.streams))
-			for _, s := range js.streams {
-				streams = append(streams, s)
-			}
-			js.mu.RUnlock()
+			streams := js.streamList()
 			for _, s := range streams {
 				s.pmu.Lock()
 				s.dedup.expire(now.UnixNano())

@@ -8,12 +8,7 @@ import "slices"
 // message published to subj under. cmd/jetwal installs it. It never holds
 // two locks at once: the stream list is copied under mu first.
 func (js *JetStream) TraceStream(filter, subj string) (name, stored string, ok bool) {
-	js.mu.RLock()
-	streams := make([]*stream, 0, len(js.streams))
-	for _, s := range js.streams {
-		streams = append(streams, s)
-	}
-	js.mu.RUnlock()
+	streams := js.streamList()
 	for _, s := range streams {
 		s.cfgMu.RLock()
 		hit := slices.Contains(s.cfg.Subjects, filter)

@@ -167,25 +167,7 @@ func (js *JetStream) checkResources(self string, cfg *api.StreamConfig) *api.Api
 	if aerr := js.checkAccountReservation(self, cfg); aerr != nil {
 		return aerr
 	}
-	limit, code := js.cfg.MaxStore, api.ErrStorageResourcesExceeded
-	if cfg.Storage == api.MemoryStorage {
-		limit, code = js.cfg.MaxMemory, api.ErrMemoryResourcesExceeded
-	}
-	if limit <= 0 || cfg.MaxBytes <= 0 {
-		return nil
-	}
-	reserved := cfg.MaxBytes
-	for name, o := range js.streams {
-		o.cfgMu.RLock()
-		if name != self && o.cfg.Storage == cfg.Storage && o.cfg.MaxBytes > 0 {
-			reserved = addSat(reserved, o.cfg.MaxBytes)
-		}
-		o.cfgMu.RUnlock()
-	}
-	if reserved > limit {
-		return api.Errorf(code, "insufficient %s resources: max_bytes %d would reserve %d of %d", cfg.Storage, cfg.MaxBytes, reserved, limit)
-	}
-	return nil
+	return js.checkReservation(self, cfg, js.cfg.MaxStore, js.cfg.MaxMemory, "")
 }
 
 // createStream creates a stream from a normalized config. It returns the
