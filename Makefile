@@ -190,9 +190,10 @@ compat-quick: build peer compat-deps
 # jetwal vs nats-server through nats.go (nested module bench/, its own go.mod).
 # Full mode writes bench/results and the README's Performance section; quick
 # mode writes bench/results/quick. BENCH_FLAGS passes extra flags, e.g.
-# BENCH_FLAGS='-growth 1M,10M' (growth sizes; the default full run aims at
-# 1M,10M,50M and stops appending when its 10-minute growth budget ends) or
-# BENCH_FLAGS='-growth-budget 25m' (reaches 50M on 2 cores, ~15 min longer).
+# BENCH_FLAGS='-growth 1M,10M' (growth sizes; the default full run grows each
+# server to 1M,10M,100M, about 11 minutes for both on a quiet 2-core machine,
+# and stops appending when its 24-minute growth budget ends) or
+# BENCH_FLAGS='-growth-only' (the growth test alone, against jetwal alone).
 JETWAL_BENCH := $(BIN)/jetwal-bench
 BENCH_FLAGS ?=
 
