@@ -28,7 +28,7 @@ const (
 // scheduleTimeZone reads Nats-Schedule-Time-Zone: nil without the header,
 // ok false when it is present but empty or names no known zone.
 func scheduleTimeZone(hdr []byte) (loc *time.Location, ok bool) {
-	tz, present := headerLookup(hdr, hdrScheduleTimeZone)
+	tz, present := natshdr.Lookup(hdr, hdrScheduleTimeZone)
 	if !present {
 		return nil, true
 	}
@@ -98,58 +98,23 @@ var (
 	minSchedTime = time.Unix(0, math.MinInt64)
 )
 
-// headerLookup is natshdr.Get that also tells a header present with an
-// empty value from an absent one.
-func headerLookup(hdr []byte, name string) (val []byte, present bool) {
-	if v := natshdr.Get(hdr, name); v != nil {
-		return v, true
-	}
-	i := bytes.Index(hdr, []byte(crlf))
-	if i < 0 {
-		return nil, false
-	}
-	for rest := hdr[i+2:]; len(rest) > 0; {
-		j := bytes.Index(rest, []byte(crlf))
-		if j <= 0 {
-			return nil, false
-		}
-		line := rest[:j]
-		rest = rest[j+2:]
-		if c := bytes.IndexByte(line, ':'); c > 0 && eqFold(bytes.TrimSpace(line[:c]), name) {
-			return nil, true
-		}
-	}
-	return nil, false
-}
-
 // scheduleHeaders rebuilds a header block without the headers a produced
 // message must not inherit (every Nats-Schedule* one, Nats-Scheduler,
 // Nats-Expected-*, Nats-Msg-Id, Nats-TTL, Nats-Rollup), ready for
 // natshdr fields and natshdr.End. The status line is not kept.
 func scheduleHeaders(hdr []byte) []byte {
 	out := natshdr.AppendStart(make([]byte, 0, len(hdr)+128), 0, "")
-	i := bytes.Index(hdr, []byte(crlf))
-	if i < 0 {
-		return out
-	}
-	for rest := hdr[i+2:]; len(rest) > 0; {
-		j := bytes.Index(rest, []byte(crlf))
-		if j <= 0 {
-			break
+	natshdr.Fields(hdr, func(name, _, line []byte) bool {
+		if name == nil {
+			return true
 		}
-		line := rest[:j+2]
-		rest = rest[j+2:]
-		c := bytes.IndexByte(line, ':')
-		if c <= 0 {
-			continue
+		name = bytes.TrimSpace(name)
+		if !(hasPrefixFold(name, hdrSchedule) || hasPrefixFold(name, "Nats-Expected-") ||
+			eqFold(name, hdrMsgID) || eqFold(name, hdrTTL) || eqFold(name, hdrRollup)) {
+			out = append(out, line...)
 		}
-		name := bytes.TrimSpace(line[:c])
-		if hasPrefixFold(name, hdrSchedule) || hasPrefixFold(name, "Nats-Expected-") ||
-			eqFold(name, hdrMsgID) || eqFold(name, hdrTTL) || eqFold(name, hdrRollup) {
-			continue
-		}
-		out = append(out, line...)
-	}
+		return true
+	})
 	return out
 }
 

@@ -204,17 +204,11 @@ func withoutHeader(hdr []byte, name string, extra int) []byte {
 		return natshdr.End(natshdr.AppendStart(out, 0, ""))
 	}
 	out = append(out, hdr[:i+2]...)
-	for rest := hdr[i+2:]; len(rest) > 0; {
-		j := bytes.Index(rest, []byte(crlf))
-		if j <= 0 {
-			break
+	natshdr.Fields(hdr, func(n, _, line []byte) bool {
+		if n == nil || !eqFold(n, name) {
+			out = append(out, line...)
 		}
-		line := rest[:j+2]
-		rest = rest[j+2:]
-		if c := bytes.IndexByte(line, ':'); c > 0 && eqFold(line[:c], name) {
-			continue
-		}
-		out = append(out, line...)
-	}
+		return true
+	})
 	return natshdr.End(out)
 }

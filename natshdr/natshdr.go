@@ -95,26 +95,57 @@ func Reopen(dst, hdr []byte) []byte {
 	return AppendStart(dst, 0, "")
 }
 
-// Get returns the value of the first field called name (compared without
-// regard to ASCII case), trimmed of spaces, or nil.
-func Get(hdr []byte, name string) []byte {
+// Fields calls fn for each line of a header block after its status line,
+// in order, until the blank line that ends the block (or a line without
+// CRLF) or until fn returns false. name is the text before the first colon
+// (nil for a line without one), value the rest trimmed of spaces, line the
+// whole line with its CRLF.
+func Fields(hdr []byte, fn func(name, value, line []byte) bool) {
 	i := bytes.Index(hdr, []byte(crlf))
 	if i < 0 {
-		return nil
+		return
 	}
-	rest := hdr[i+2:]
-	for len(rest) > 0 {
+	for rest := hdr[i+2:]; len(rest) > 0; {
 		j := bytes.Index(rest, []byte(crlf))
 		if j <= 0 {
-			return nil
+			return
 		}
-		line := rest[:j]
+		line := rest[:j+2]
 		rest = rest[j+2:]
-		if c := bytes.IndexByte(line, ':'); c > 0 && equalFold(line[:c], name) {
-			return bytes.TrimSpace(line[c+1:])
+		var name, value []byte
+		if c := bytes.IndexByte(line[:j], ':'); c > 0 {
+			name, value = line[:c], bytes.TrimSpace(line[c+1:j])
+		}
+		if !fn(name, value, line) {
+			return
 		}
 	}
-	return nil
+}
+
+// Get returns the value of the first field called name (compared without
+// regard to ASCII case), trimmed of spaces, or nil.
+func Get(hdr []byte, name string) (value []byte) {
+	Fields(hdr, func(n, v, _ []byte) bool {
+		if n != nil && equalFold(n, name) {
+			value = v
+			return false
+		}
+		return true
+	})
+	return value
+}
+
+// Lookup is Get that also tells a field present with an empty value from
+// an absent one; the field name is compared trimmed of spaces.
+func Lookup(hdr []byte, name string) (value []byte, present bool) {
+	Fields(hdr, func(n, v, _ []byte) bool {
+		if n != nil && equalFold(bytes.TrimSpace(n), name) {
+			value, present = v, true
+			return false
+		}
+		return true
+	})
+	return value, present
 }
 
 // equalFold compares ASCII without regard to case, without allocating.

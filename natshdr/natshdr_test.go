@@ -32,3 +32,35 @@ func TestBuildAndGet(t *testing.T) {
 		t.Fatalf("Reopen of an incomplete block = %q", got)
 	}
 }
+
+func TestFieldsAndLookup(t *testing.T) {
+	hdr := []byte("NATS/1.0\r\nA: 1\r\nno colon\r\nB :\r\nC:  x y \r\n\r\nD: after end\r\n")
+	var names, values, lines []string
+	Fields(hdr, func(n, v, line []byte) bool {
+		names, values, lines = append(names, string(n)), append(values, string(v)), append(lines, string(line))
+		return true
+	})
+	if want := []string{"A", "", "B ", "C"}; len(names) != 4 || names[0] != want[0] || names[1] != want[1] || names[2] != want[2] || names[3] != want[3] {
+		t.Fatalf("names %q, want %q (the blank line ends the block)", names, want)
+	}
+	if values[3] != "x y" || lines[1] != "no colon\r\n" {
+		t.Fatalf("values %q lines %q", values, lines)
+	}
+	n := 0
+	Fields(hdr, func(_, _, _ []byte) bool { n++; return false })
+	if n != 1 {
+		t.Fatalf("Fields went on after fn returned false: %d calls", n)
+	}
+	if v, ok := Lookup(hdr, "b"); !ok || v != nil {
+		t.Fatalf("Lookup of an empty field = %q, %v; want present and empty", v, ok)
+	}
+	if v := Get(hdr, "b"); v != nil {
+		t.Fatalf("Get of an empty field = %q", v)
+	}
+	if _, ok := Lookup(hdr, "D"); ok {
+		t.Fatal("Lookup found a field after the end of the block")
+	}
+	if v, ok := Lookup(hdr, "c"); !ok || string(v) != "x y" {
+		t.Fatalf("Lookup c = %q %v", v, ok)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jetwal/jetwal/natshdr"
 	"github.com/jetwal/jetwal/subject"
 )
 
@@ -191,30 +192,19 @@ func wantsTrace(hdr []byte) bool { return bytes.Contains(hdr, traceDestKey) }
 // does) and returns it with the Nats-Trace-Dest value; ok is false when the
 // block has no usable Nats-Trace-Dest, or when tracing was turned off.
 func traceHeaders(hdr []byte) (h map[string][]string, dest string, ok bool) {
-	nl := bytes.Index(hdr, []byte("\r\n"))
-	if nl < 0 || !bytes.HasPrefix(hdr, []byte("NATS/1.0")) {
+	if !bytes.HasPrefix(hdr, []byte("NATS/1.0")) {
 		return nil, "", false
 	}
-	found := false
-	for rest := hdr[nl+2:]; len(rest) > 0; {
-		end := bytes.Index(rest, []byte("\r\n"))
-		if end < 0 {
-			break
+	found, off := false, false
+	natshdr.Fields(hdr, func(name, value, _ []byte) bool {
+		if name == nil || len(value) == 0 {
+			return true
 		}
-		line := rest[:end]
-		rest = rest[end+2:]
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 {
-			continue
-		}
-		key := string(line[:colon])
-		val := string(bytes.Trim(line[colon+1:], " \t"))
-		if val == "" {
-			continue
-		}
+		key, val := string(name), string(value)
 		if key == MsgTraceDest && !found {
 			if val == msgTraceDestDisabled {
-				return nil, "", false
+				off = true
+				return false
 			}
 			found, dest = true, val
 		}
@@ -222,6 +212,10 @@ func traceHeaders(hdr []byte) (h map[string][]string, dest string, ok bool) {
 			h = make(map[string][]string)
 		}
 		h[key] = append(h[key], val)
+		return true
+	})
+	if off {
+		return nil, "", false
 	}
 	return h, dest, found
 }

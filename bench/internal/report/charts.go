@@ -74,28 +74,36 @@ func WriteCharts(dir string, d *Data) ([]string, error) {
 
 func serverNames(d *Data) [2]string { return [2]string{d.Meta.A.Name, d.Meta.B.Name} }
 
+// sizeSeries is one line per mode and server of workload w against message
+// size, with the figure metric picks from each row's side.
+func sizeSeries(d *Data, rows []Row, w workload.Name, metric func(Side) float64) []series {
+	var out []series
+	for _, mode := range d.Meta.Modes {
+		for i, name := range serverNames(d) {
+			s := series{label: name + " " + string(mode), server: i, dashed: mode != proc.ModeDefault}
+			for _, r := range rows {
+				if r.Workload != w || r.Mode != mode {
+					continue
+				}
+				side := r.A
+				if i == 1 {
+					side = r.B
+				}
+				s.pts = append(s.pts, plotter.XY{X: float64(r.Size), Y: metric(side)})
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 func throughputChart(d *Data, rows []Row, w workload.Workload) chart {
 	c := chart{
 		title:  fmt.Sprintf("%s: throughput vs message size", w.Name),
 		xLabel: "message size", yLabel: "msgs/s (median)",
 		logX: true, logY: true, xTicks: sizeTicks(d.Meta.Sizes),
 	}
-	for _, mode := range d.Meta.Modes {
-		for i, name := range serverNames(d) {
-			s := series{label: name + " " + string(mode), server: i, dashed: mode != proc.ModeDefault}
-			for _, r := range rows {
-				if r.Workload != w.Name || r.Mode != mode {
-					continue
-				}
-				rate := r.A.Rate
-				if i == 1 {
-					rate = r.B.Rate
-				}
-				s.pts = append(s.pts, plotter.XY{X: float64(r.Size), Y: rate})
-			}
-			c.lines = append(c.lines, s)
-		}
-	}
+	c.lines = sizeSeries(d, rows, w.Name, func(s Side) float64 { return s.Rate })
 	return c
 }
 

@@ -4,11 +4,9 @@ import (
 	"fmt"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/jetwal/jetwal/bench/internal/proc"
 	"github.com/jetwal/jetwal/bench/internal/workload"
 )
 
@@ -29,22 +27,7 @@ func sizeOverview(d *Data, rows []Row) panels {
 	out := panels{title: fmt.Sprintf("Throughput against message size: %s vs %s (MiB/s of payload, medians)", d.Meta.A.Name, d.Meta.B.Name)}
 	for _, w := range workload.All() {
 		c := chart{title: string(w.Name), xLabel: "message size", yLabel: "MiB/s", logX: true, logY: true, xTicks: sizeTicks(d.Meta.Sizes)}
-		for _, mode := range d.Meta.Modes {
-			for i, name := range serverNames(d) {
-				s := series{label: name + " " + string(mode), server: i, dashed: mode != proc.ModeDefault}
-				for _, r := range rows {
-					if r.Workload != w.Name || r.Mode != mode {
-						continue
-					}
-					mbs := r.A.MBs
-					if i == 1 {
-						mbs = r.B.MBs
-					}
-					s.pts = append(s.pts, plotter.XY{X: float64(r.Size), Y: mbs})
-				}
-				c.lines = append(c.lines, s)
-			}
-		}
+		c.lines = sizeSeries(d, rows, w.Name, func(s Side) float64 { return s.MBs })
 		if c.hasData() {
 			out.charts = append(out.charts, c)
 		}
