@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -65,4 +66,15 @@ func (s *Server) CPUTime() (time.Duration, error) {
 		return 0, fmt.Errorf("proc: %s not running", s.spec.Name)
 	}
 	return CPUTime(s.PID())
+}
+
+// SelfCPUTime returns the user plus system CPU time this process has used
+// (getrusage RUSAGE_SELF, microsecond resolution): the benchmark's clients
+// run in it, so the difference around a run is the client side's cost.
+func SelfCPUTime() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("proc: getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }

@@ -52,3 +52,18 @@ func cpuNum(v float64) string {
 // cpuRatioLabel renders A's CPU per message over B's: below 1 means A
 // spent less CPU per message.
 func cpuRatioLabel(r Row) string { return ratioLabel(r.CPURatio) }
+
+// clientCPULabel renders the client side's CPU-µs per message of both
+// servers' runs as "A / B", or "—" when neither has a reading.
+func clientCPULabel(r Row) string {
+	if r.A.ClientCPURuns == 0 && r.B.ClientCPURuns == 0 {
+		return "—"
+	}
+	side := func(s Side) string {
+		if s.ClientCPURuns == 0 {
+			return "—"
+		}
+		return cpuNum(s.ClientCPUPerMsg)
+	}
+	return side(r.A) + " / " + side(r.B)
+}

@@ -37,7 +37,9 @@ func cpuData() *Data {
 	d := &Data{Meta: Meta{A: ServerInfo{Name: "jetwal"}, B: ServerInfo{Name: "nats-server"}, Reps: 3, Sizes: []int{128}, Modes: []proc.Mode{proc.ModeDefault}}}
 	add := func(server string, msgs int64, cpu time.Duration, measured bool) {
 		d.Runs = append(d.Runs, Run{Mode: proc.ModeDefault, Rep: len(d.Runs) + 1, Server: server, Workload: workload.JSPubAsync, Size: 128,
-			Result: workload.Result{Msgs: msgs, Bytes: msgs * 128, Elapsed: time.Second}, ServerCPU: cpu, CPUMeasured: measured})
+			Result: workload.Result{Msgs: msgs, Bytes: msgs * 128, Elapsed: time.Second}, ServerCPU: cpu, CPUMeasured: measured,
+			// The client used 2 µs per message in every run.
+			ClientCPU: time.Duration(msgs) * 2 * time.Microsecond, ClientCPUMeasured: measured})
 	}
 	// jetwal: 3, 4 and 50 µs per message: median 4.
 	add("jetwal", 100_000, 300*time.Millisecond, true)
@@ -71,8 +73,8 @@ func TestCPUSummarizedAndReported(t *testing.T) {
 	md := buf.String()
 	for _, want := range []string{
 		"| jetwal CPU-µs/msg | nats-server CPU-µs/msg | CPU ratio |",
-		"| 1.00× | 4 | 9 | 0.44× | 0 / 0 |",  // throughput row
-		"| ≥ 2× | not met | 4 | 9 | 0.44× |", // targets row
+		"| 1.00× | 4 | 9 | 0.44× | 0 / 0 |",          // throughput row
+		"| ≥ 2× | not met | 4 | 9 | 0.44× | 2 / 2 |", // targets row
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
@@ -89,14 +91,17 @@ func TestCPUSummarizedAndReported(t *testing.T) {
 	if err := WriteSummaryCSV(&buf, d); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), ",4,9,0.4444") {
+	if r.A.ClientCPUPerMsg != 2 || r.A.ClientCPURuns != 3 || r.B.ClientCPURuns != 2 {
+		t.Errorf("client CPU A %v (%d runs), B %d runs; want 2 (3), 2 runs", r.A.ClientCPUPerMsg, r.A.ClientCPURuns, r.B.ClientCPURuns)
+	}
+	if !strings.Contains(buf.String(), ",4,9,0.4444") || !strings.Contains(buf.String(), ",2,2\n") {
 		t.Errorf("summary.csv lacks CPU columns:\n%s", buf.String())
 	}
 	buf.Reset()
 	if err := WriteRunsCSV(&buf, d); err != nil {
 		t.Fatal(err)
 	}
-	if lines := strings.Split(buf.String(), "\n"); !strings.Contains(lines[1], ",0.3,3,") || !strings.Contains(lines[6], ",,,") {
+	if lines := strings.Split(buf.String(), "\n"); !strings.Contains(lines[1], ",0.3,3,2,") || !strings.Contains(lines[6], ",,,,") {
 		t.Errorf("runs.csv CPU columns:\n%s", buf.String())
 	}
 }

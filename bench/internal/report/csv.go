@@ -25,7 +25,7 @@ func writeCSV(w io.Writer, head []string, rows [][]string) error {
 
 // WriteRunsCSV writes one line per run.
 func WriteRunsCSV(w io.Writer, d *Data) error {
-	head := []string{"mode", "rep", "server", "workload", "size_bytes", "count_requested", "cap_s", "msgs", "bytes", "elapsed_s", "msgs_per_s", "mib_per_s", "errors", "p50_us", "p90_us", "p99_us", "p999_us", "max_us", "server_cpu_s", "server_cpu_us_per_msg", "error"}
+	head := []string{"mode", "rep", "server", "workload", "size_bytes", "count_requested", "cap_s", "msgs", "bytes", "elapsed_s", "msgs_per_s", "mib_per_s", "errors", "p50_us", "p90_us", "p99_us", "p999_us", "max_us", "server_cpu_s", "server_cpu_us_per_msg", "client_cpu_us_per_msg", "error"}
 	rows := make([][]string, 0, len(d.Runs))
 	for _, r := range d.Runs {
 		res := r.Result
@@ -44,6 +44,11 @@ func WriteRunsCSV(w io.Writer, d *Data) error {
 		} else {
 			row = append(row, "", "")
 		}
+		if r.ClientCPUMeasured && res.Msgs > 0 {
+			row = append(row, f64(CPUPerMsg(r.ClientCPU, res.Msgs)))
+		} else {
+			row = append(row, "")
+		}
 		rows = append(rows, append(row, r.Err))
 	}
 	return writeCSV(w, head, rows)
@@ -55,7 +60,8 @@ func WriteSummaryCSV(w io.Writer, d *Data) error {
 	head := []string{"mode", "workload", "size_bytes",
 		"a_server", "a_runs_ok", "a_msgs", "a_msgs_per_s", "a_mib_per_s", "a_p50_us", "a_p99_us",
 		"b_server", "b_runs_ok", "b_msgs", "b_msgs_per_s", "b_mib_per_s", "b_p50_us", "b_p99_us",
-		"ratio", "latency_ratio", "a_cpu_us_per_msg", "b_cpu_us_per_msg", "cpu_ratio"}
+		"ratio", "latency_ratio", "a_cpu_us_per_msg", "b_cpu_us_per_msg", "cpu_ratio",
+		"a_client_cpu_us_per_msg", "b_client_cpu_us_per_msg"}
 	var rows [][]string
 	for _, r := range Summarize(d) {
 		rows = append(rows, []string{
@@ -63,6 +69,7 @@ func WriteSummaryCSV(w io.Writer, d *Data) error {
 			d.Meta.A.Name, strconv.Itoa(r.A.OK), f64(r.A.Msgs), f64(r.A.Rate), f64(r.A.MBs), us(r.A.P50), us(r.A.P99),
 			d.Meta.B.Name, strconv.Itoa(r.B.OK), f64(r.B.Msgs), f64(r.B.Rate), f64(r.B.MBs), us(r.B.P50), us(r.B.P99),
 			f64(r.Ratio), f64(r.LatencyRatio), cpuCSV(r.A), cpuCSV(r.B), f64(r.CPURatio),
+			clientCPUCSV(r.A), clientCPUCSV(r.B),
 		})
 	}
 	return writeCSV(w, head, rows)
@@ -89,4 +96,13 @@ func cpuCSV(s Side) string {
 		return ""
 	}
 	return f64(s.CPUPerMsg)
+}
+
+// clientCPUCSV is a side's median client CPU-µs per message, empty without
+// a reading.
+func clientCPUCSV(s Side) string {
+	if s.ClientCPURuns == 0 {
+		return ""
+	}
+	return f64(s.ClientCPUPerMsg)
 }

@@ -75,6 +75,11 @@ type Run struct {
 	// resolution); CPUMeasured is false when it could not be read.
 	ServerCPU   time.Duration
 	CPUMeasured bool
+	// ClientCPU is the CPU time the benchmark process itself, where the
+	// clients run, used during the run (getrusage); ClientCPUMeasured is
+	// false when it could not be read.
+	ClientCPU         time.Duration
+	ClientCPUMeasured bool
 	// Err is the error that ended the run, if any.
 	Err string
 }

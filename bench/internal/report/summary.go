@@ -30,6 +30,10 @@ type Side struct {
 	// the CPURuns successful runs that have a CPU reading.
 	CPUPerMsg float64
 	CPURuns   int
+	// ClientCPUPerMsg is the median CPU time per message, in µs, of the
+	// benchmark process where the clients run, over ClientCPURuns runs.
+	ClientCPUPerMsg float64
+	ClientCPURuns   int
 	// Errors sums the per-run error counts (nacks, dropped messages).
 	Errors int64
 	// Err is the error of the first failed run, "" when none failed.
@@ -152,7 +156,7 @@ func workloadIndex(n workload.Name) int {
 
 func side(runs []Run) Side {
 	var s Side
-	var msgs, rates, mbs, cpu []float64
+	var msgs, rates, mbs, cpu, clientCPU []float64
 	var p50, p90, p99, p999 []time.Duration
 	for _, r := range runs {
 		if r.Err != "" || r.Result.Msgs == 0 {
@@ -173,6 +177,9 @@ func side(runs []Run) Side {
 		if c, ok := runCPUPerMsg(r); ok {
 			cpu = append(cpu, c)
 		}
+		if r.ClientCPUMeasured && r.Result.Msgs > 0 {
+			clientCPU = append(clientCPU, CPUPerMsg(r.ClientCPU, r.Result.Msgs))
+		}
 		if l := r.Result.Latency; l != nil {
 			p50 = append(p50, l.P50)
 			p90 = append(p90, l.P90)
@@ -182,6 +189,7 @@ func side(runs []Run) Side {
 	}
 	s.Msgs, s.Rate, s.MBs = Median(msgs), Median(rates), Median(mbs)
 	s.CPUPerMsg, s.CPURuns = Median(cpu), len(cpu)
+	s.ClientCPUPerMsg, s.ClientCPURuns = Median(clientCPU), len(clientCPU)
 	s.P50, s.P90, s.P99, s.P999 = medianDur(p50), medianDur(p90), medianDur(p99), medianDur(p999)
 	return s
 }

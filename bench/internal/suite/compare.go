@@ -169,8 +169,13 @@ func (r *runner) sizeRuns(ctx context.Context, rep int, mode proc.Mode, srv pair
 				run.Err = "no messages stored by both servers to read"
 			default:
 				cpu0, cpuErr0 := srv[i].CPUTime()
+				self0, selfErr0 := proc.SelfCPUTime()
 				res, err := w.Run(ctx, r.params(srv[i], w, n, size, run.Count, run.Cap))
+				self1, selfErr1 := proc.SelfCPUTime()
 				cpu1, cpuErr1 := srv[i].CPUTime()
+				if selfErr0 == nil && selfErr1 == nil && self1 >= self0 {
+					run.ClientCPU, run.ClientCPUMeasured = self1-self0, true
+				}
 				run.Result = res
 				if cpuErr0 == nil && cpuErr1 == nil && cpu1 >= cpu0 {
 					run.ServerCPU, run.CPUMeasured = cpu1-cpu0, true
