@@ -125,6 +125,6 @@ func (x *Subjects) load(name []byte, msgs, first, last uint64, l seqList) error 
 		*x.lists.at(lid) = l
 		e.list = lid + 1
 	}
-	x.lastID = 0
+	x.untouch()
 	return nil
 }

@@ -19,17 +19,22 @@ type SubjectInfo struct {
 // First and Last. From the third message on it has a seqList (list.go),
 // dropped again when it is back to two.
 type Subjects struct {
-	tab      table
-	ents     chunks[entry]
-	freeEnt  uint32 // 1 + head of the free entry list, 0 for none
-	names    arena
-	lists    chunks[seqList]
-	freeList uint32            // 1 + head of the free list list (linked through seqList.last)
-	over     map[uint32]uint64 // count>>32 of subjects with 2^32 messages or more
-	hashMask uint64            // ANDed into hashes; ^0 except in collision tests
+	tab       table
+	ents      chunks[entry]
+	freeEnt   uint32 // 1 + head of the free entry list, 0 for none
+	names     arena
+	lists     chunks[seqList]
+	freeList  uint32            // 1 + head of the free list list (linked through seqList.last)
+	over      map[uint32]uint64 // count>>32 of subjects with 2^32 messages or more
+	hashClear uint64            // bits cleared from hashes; 0 except in collision tests
 
 	gen    uint64 // bumped when the subject set changes
-	lastID uint32 // 1 + the entry Add touched last: streams often repeat a subject
+	// The entry Add touched last (streams often repeat a subject): its id,
+	// and its address and name while no entry was created or deleted since
+	// (creation may move the first chunk; arena bytes never change).
+	lastID   uint32
+	lastEnt  *entry
+	lastName []byte
 
 	cacheGen uint64
 	cache    map[string][]uint32 // filter -> ids of matching subjects
@@ -39,19 +44,17 @@ type Subjects struct {
 // checks subjects sequence by sequence instead of merging lists.
 const wideMatch = 64
 
-// NewSubjects returns an empty subject index.
+// NewSubjects returns an empty subject index (the zero Subjects is one too).
 func NewSubjects() *Subjects {
-	return &Subjects{tab: table{slots: make([]uint32, 8)}, hashMask: ^uint64(0)}
+	return &Subjects{tab: table{slots: make([]uint32, 8)}}
 }
 
 // Add records that seq has subject name. Sequences must be added in
 // increasing order per subject.
 func (x *Subjects) Add(name string, seq uint64) {
-	if id := x.lastID; id != 0 {
-		if e := x.ent(id - 1); refLen(e.name) == len(name) && string(x.nameOf(e)) == name {
-			x.addSeq(id-1, e, seq)
-			return
-		}
+	if x.lastEnt != nil && string(x.lastName) == name {
+		x.addSeq(x.lastID-1, x.lastEnt, seq)
+		return
 	}
 	h := x.hashString(name)
 	id, slot, ok := x.findString(name, h)
@@ -69,11 +72,9 @@ func (x *Subjects) Add(name string, seq uint64) {
 // AddBytes is Add for a subject held in a byte slice; it allocates only
 // for a subject not seen before (and when a subject's list grows).
 func (x *Subjects) AddBytes(name []byte, seq uint64) {
-	if id := x.lastID; id != 0 {
-		if e := x.ent(id - 1); refLen(e.name) == len(name) && string(x.nameOf(e)) == string(name) {
-			x.addSeq(id-1, e, seq)
-			return
-		}
+	if x.lastEnt != nil && string(x.lastName) == string(name) {
+		x.addSeq(x.lastID-1, x.lastEnt, seq)
+		return
 	}
 	h := x.hashBytes(name)
 	id, slot, ok := x.findBytes(name, h)
@@ -101,7 +102,7 @@ func (x *Subjects) insert(slot int, ref uint64, seq uint64) uint32 {
 	x.tab.slots[slot] = id + 1
 	x.tab.n++
 	x.gen++
-	x.lastID = id + 1
+	x.touch(id)
 	return id
 }
 
@@ -123,8 +124,19 @@ func (x *Subjects) addSeq(id uint32, e *entry, seq uint64) {
 	if e.msgs == 0 {
 		x.overAdd(id, 1)
 	}
-	x.lastID = id + 1
+	if x.lastID != id+1 {
+		x.touch(id)
+	}
 }
+
+// touch makes id the last-subject fast path's entry.
+func (x *Subjects) touch(id uint32) {
+	e := x.ent(id)
+	x.lastID, x.lastEnt, x.lastName = id+1, e, x.nameOf(e)
+}
+
+// untouch empties the fast path (an entry was deleted or names moved).
+func (x *Subjects) untouch() { x.lastID, x.lastEnt, x.lastName = 0, nil, nil }
 
 // count is a subject's number of live messages.
 func (x *Subjects) count(id uint32, e *entry) uint64 {
@@ -243,9 +255,7 @@ func (x *Subjects) deleteEntry(id uint32, slot int) {
 	x.freeEnt = id + 1
 	delete(x.over, id)
 	x.gen++
-	if x.lastID == id+1 {
-		x.lastID = 0
-	}
+	x.untouch()
 	if x.names.needsCompact() {
 		x.compactNames()
 	}

@@ -44,3 +44,13 @@ func BenchmarkSubjectsAddBytes(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkIndexAddOneSubject is the index's share of an append to a
+// one-subject stream (Add with a string, the last-subject fast path).
+func BenchmarkIndexAddOneSubject(b *testing.B) {
+	x := New()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		x.Add(uint64(i+1), Loc{Seg: 1, Off: uint32(i)}, "bench.subject")
+	}
+}

@@ -157,9 +157,9 @@ type table struct {
 	n     int
 }
 
-// hashMask is ANDed into every hash; tests narrow it to force collisions.
-func (x *Subjects) hashString(s string) uint64 { return xxhash.Sum64String(s) & x.hashMask }
-func (x *Subjects) hashBytes(b []byte) uint64  { return xxhash.Sum64(b) & x.hashMask }
+// hashClear clears bits of every hash; tests set it to force collisions.
+func (x *Subjects) hashString(s string) uint64 { return xxhash.Sum64String(s) &^ x.hashClear }
+func (x *Subjects) hashBytes(b []byte) uint64  { return xxhash.Sum64(b) &^ x.hashClear }
 
 func (x *Subjects) ent(id uint32) *entry { return x.ents.at(id) }
 
@@ -169,6 +169,9 @@ func (x *Subjects) nameOf(e *entry) []byte { return x.names.get(e.name) }
 func (x *Subjects) findString(name string, h uint64) (id uint32, slot int, ok bool) {
 	t := &x.tab
 	mask := len(t.slots) - 1
+	if mask < 0 { // a zero Subjects: no table yet
+		return 0, 0, false
+	}
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
 		if s == 0 {
@@ -185,6 +188,9 @@ func (x *Subjects) findString(name string, h uint64) (id uint32, slot int, ok bo
 func (x *Subjects) findBytes(name []byte, h uint64) (id uint32, slot int, ok bool) {
 	t := &x.tab
 	mask := len(t.slots) - 1
+	if mask < 0 { // a zero Subjects: no table yet
+		return 0, 0, false
+	}
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
 		if s == 0 {

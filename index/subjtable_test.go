@@ -219,3 +219,17 @@ func TestSubjectsCountOverflow(t *testing.T) {
 		t.Fatalf("after a removal: count %d, overflow map %v", info.Msgs, x.Subj.over)
 	}
 }
+
+// TestSubjectsZeroValue: a zero Subjects answers and grows like a new one.
+func TestSubjectsZeroValue(t *testing.T) {
+	var x Subjects
+	if _, ok := x.Get("a"); ok || x.Len() != 0 {
+		t.Fatal("zero Subjects has a subject")
+	}
+	x.Remove("a", 1, alwaysLive)
+	x.Add("a", 1)
+	x.AddBytes([]byte("b"), 2)
+	if info, ok := x.Get("b"); !ok || info != (SubjectInfo{1, 2, 2}) || x.Len() != 2 {
+		t.Fatalf("b: %+v %v, Len %d", info, ok, x.Len())
+	}
+}
