@@ -114,7 +114,7 @@ func (x *Subjects) load(name []byte, msgs, first, last uint64, l seqList) error 
 		x.grow()
 	}
 	_, slot, _ := x.findBytes(name, h)
-	id := x.insert(slot, x.names.putBytes(name), first)
+	id := x.insert(slot, h, x.names.putBytes(name), first)
 	e := x.ent(id)
 	e.last, e.msgs = last, uint32(msgs)
 	if msgs>>32 != 0 {

@@ -46,7 +46,7 @@ const wideMatch = 64
 
 // NewSubjects returns an empty subject index (the zero Subjects is one too).
 func NewSubjects() *Subjects {
-	return &Subjects{tab: table{slots: make([]uint32, 8)}}
+	return &Subjects{tab: table{slots: make([]uint32, 8), idBits: firstIDBits}}
 }
 
 // Add records that seq has subject name. Sequences must be added in
@@ -63,7 +63,7 @@ func (x *Subjects) Add(name string, seq uint64) {
 			x.grow()
 			_, slot, _ = x.findString(name, h)
 		}
-		x.insert(slot, x.names.putString(name), seq)
+		x.insert(slot, h, x.names.putString(name), seq)
 		return
 	}
 	x.addSeq(id, x.ent(id), seq)
@@ -83,14 +83,14 @@ func (x *Subjects) AddBytes(name []byte, seq uint64) {
 			x.grow()
 			_, slot, _ = x.findBytes(name, h)
 		}
-		x.insert(slot, x.names.putBytes(name), seq)
+		x.insert(slot, h, x.names.putBytes(name), seq)
 		return
 	}
 	x.addSeq(id, x.ent(id), seq)
 }
 
 // insert creates the entry of a new subject (one message, seq) at slot.
-func (x *Subjects) insert(slot int, ref uint64, seq uint64) uint32 {
+func (x *Subjects) insert(slot int, h, ref uint64, seq uint64) uint32 {
 	var id uint32
 	if x.freeEnt != 0 {
 		id = x.freeEnt - 1
@@ -99,7 +99,8 @@ func (x *Subjects) insert(slot int, ref uint64, seq uint64) uint32 {
 		id = x.ents.grow()
 	}
 	*x.ent(id) = entry{first: seq, last: seq, name: ref, msgs: 1}
-	x.tab.slots[slot] = id + 1
+	x.widen(id)
+	x.tab.slots[slot] = x.tab.tag(h) | (id + 1)
 	x.tab.n++
 	x.gen++
 	x.touch(id)

@@ -244,10 +244,12 @@ func (x *Subjects) setHashClear(bits uint64) {
 		if s == 0 {
 			continue
 		}
-		i := int(x.hashBytes(x.nameOf(x.ent(s-1)))) & m
+		id := x.tab.id(s)
+		h := x.hashBytes(x.nameOf(x.ent(id)))
+		i := int(h) & m
 		for x.tab.slots[i] != 0 {
 			i = (i + 1) & m
 		}
-		x.tab.slots[i] = s
+		x.tab.slots[i] = x.tab.tag(h) | (id + 1)
 	}
 }

@@ -150,11 +150,47 @@ func (a *arena) needsCompact() bool {
 	return a.garbage > a.live && a.live+a.garbage > pageSize
 }
 
-// table is the hash table: slot = 1 + entry id, 0 empty; linear probing,
-// at most 3/4 full, deletion by backward shift (no tombstones).
+// table is the hash table: linear probing, at most 3/4 full, deletion by
+// backward shift (no tombstones). A slot is 0 when empty, else 1 + entry id
+// in its low idBits bits and, above them, the top bits of the name's hash
+// (a tag), so that most probes that miss are told apart without reading the
+// entry. idBits widens as entries are added (the tags then shrink).
 type table struct {
-	slots []uint32
-	n     int
+	slots  []uint32
+	n      int
+	idBits uint8
+}
+
+const firstIDBits = 12
+
+func (t *table) idMask() uint32 { return uint32(1)<<t.idBits - 1 }
+
+// tag is the part of a slot that h determines.
+func (t *table) tag(h uint64) uint32 { return uint32(h>>32) &^ t.idMask() }
+
+// id is the entry id a full slot names.
+func (t *table) id(s uint32) uint32 { return s&t.idMask() - 1 }
+
+// widen makes room for entry ids up to id, rewriting the slots' tags in
+// place (positions depend on the low bits of the hash only).
+func (x *Subjects) widen(id uint32) {
+	t := &x.tab
+	if t.idBits == 0 {
+		t.idBits = firstIDBits
+	}
+	if uint64(id)+1 <= uint64(t.idMask()) {
+		return
+	}
+	old := t.idMask()
+	for uint64(id)+1 > uint64(t.idMask()) && t.idBits < 32 {
+		t.idBits = min(32, t.idBits+4)
+	}
+	for i, s := range t.slots {
+		if s != 0 {
+			ref := s & old
+			t.slots[i] = t.tag(x.hashBytes(x.nameOf(x.ent(ref-1)))) | ref
+		}
+	}
 }
 
 // hashClear clears bits of every hash; tests set it to force collisions.
@@ -172,14 +208,18 @@ func (x *Subjects) findString(name string, h uint64) (id uint32, slot int, ok bo
 	if mask < 0 { // a zero Subjects: no table yet
 		return 0, 0, false
 	}
+	tag, idm := t.tag(h), t.idMask()
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
 		if s == 0 {
 			return 0, i, false
 		}
-		e := x.ent(s - 1)
+		if s&^idm != tag {
+			continue
+		}
+		e := x.ent(s&idm - 1)
 		if refLen(e.name) == len(name) && string(x.nameOf(e)) == name {
-			return s - 1, i, true
+			return s&idm - 1, i, true
 		}
 	}
 }
@@ -191,14 +231,18 @@ func (x *Subjects) findBytes(name []byte, h uint64) (id uint32, slot int, ok boo
 	if mask < 0 { // a zero Subjects: no table yet
 		return 0, 0, false
 	}
+	tag, idm := t.tag(h), t.idMask()
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
 		if s == 0 {
 			return 0, i, false
 		}
-		e := x.ent(s - 1)
+		if s&^idm != tag {
+			continue
+		}
+		e := x.ent(s&idm - 1)
 		if refLen(e.name) == len(name) && bytes.Equal(x.nameOf(e), name) {
-			return s - 1, i, true
+			return s&idm - 1, i, true
 		}
 	}
 }
@@ -215,7 +259,7 @@ func (x *Subjects) grow() {
 		if s == 0 {
 			continue
 		}
-		i := int(x.hashBytes(x.nameOf(x.ent(s-1)))) & mask
+		i := int(x.hashBytes(x.nameOf(x.ent(x.tab.id(s))))) & mask
 		for x.tab.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
@@ -228,7 +272,7 @@ func (x *Subjects) unslot(i int) {
 	t := &x.tab
 	mask := len(t.slots) - 1
 	for j := (i + 1) & mask; t.slots[j] != 0; j = (j + 1) & mask {
-		home := int(x.hashBytes(x.nameOf(x.ent(t.slots[j]-1)))) & mask
+		home := int(x.hashBytes(x.nameOf(x.ent(t.id(t.slots[j]))))) & mask
 		// Move slot j to i unless its home lies cyclically in (i, j].
 		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
 			t.slots[i] = t.slots[j]
