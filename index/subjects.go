@@ -28,7 +28,7 @@ type Subjects struct {
 	over      map[uint32]uint64 // count>>32 of subjects with 2^32 messages or more
 	hashClear uint64            // bits cleared from hashes; 0 except in collision tests
 
-	gen    uint64 // bumped when the subject set changes
+	gen uint64 // bumped when the subject set changes
 	// The entry Add touched last (streams often repeat a subject): its id,
 	// and its address and name while no entry was created or deleted since
 	// (creation may move the first chunk; arena bytes never change).
