@@ -210,6 +210,9 @@ func TestSubjectsAgainstModel(t *testing.T) {
 					}
 				default:
 					b := Encode(x, nil)
+					if len(b) != encodedSize(x, nil) {
+						t.Fatalf("seed %d: encoded %d bytes, encodedSize says %d", seed, len(b), encodedSize(x, nil))
+					}
 					back, _, err := Decode("mem", b)
 					if err != nil {
 						t.Fatalf("seed %d: decode: %v", seed, err)

@@ -5,7 +5,15 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unsafe"
 )
+
+// TestSubjectSizes: MemBytes counts entries as 32 bytes and lists as 64.
+func TestSubjectSizes(t *testing.T) {
+	if e, l := unsafe.Sizeof(entry{}), unsafe.Sizeof(seqList{}); e != 32 || l != 64 {
+		t.Fatalf("entry is %d bytes, seqList %d; MemBytes assumes 32 and 64", e, l)
+	}
+}
 
 func alwaysLive(uint64) bool { return true }
 
