@@ -220,7 +220,7 @@ func TestSubjectsAgainstModel(t *testing.T) {
 					back.Subj.setHashClear(c.clear)
 					x = back
 				}
-				if i%2000 == 1999 {
+				if i%4000 == 3999 {
 					m.check(t, x, filters, rng, last, fmt.Sprintf("seed %d op %d", seed, i))
 				}
 			}
