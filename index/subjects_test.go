@@ -199,7 +199,7 @@ func TestSubjectsAgainstModel(t *testing.T) {
 						x.Add(last, Loc{Off: uint32(i)}, name)
 					}
 					m.add(name, last)
-				case op < 99:
+				case op < 99 || rng.Intn(5) > 0: // a checkpoint round trip now and then
 					q := m.live[rng.Intn(len(m.live))]
 					if op < 70 { // the subject's oldest, as per-subject limits do
 						q = m.bySubj[m.subjOf[q]][0]
