@@ -54,3 +54,24 @@ func BenchmarkIndexAddOneSubject(b *testing.B) {
 		x.Add(uint64(i+1), Loc{Seg: 1, Off: uint32(i)}, "bench.subject")
 	}
 }
+
+// BenchmarkPlanNextLiteral is the index's share of a filtered read of one
+// subject among 10,000 (LoadNext with a literal filter).
+func BenchmarkPlanNextLiteral(b *testing.B) {
+	x := New()
+	for q := uint64(1); q <= 1_000_000; q++ {
+		name := fmt.Sprintf("dense.%d", q%9999)
+		if q%10000 == 5000 {
+			name = "sparse.target"
+		}
+		x.Add(q, Loc{Seg: 1, Off: uint32(q)}, name)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p := x.Subj.PlanFor("sparse.target")
+		if _, ok := p.NextIn(uint64(1+(i*7919)%990_000), x.Seqs.Live); !ok {
+			b.Fatal("no next")
+		}
+	}
+}

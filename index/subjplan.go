@@ -1,5 +1,7 @@
 package index
 
+import "github.com/jetwal/jetwal/subject"
+
 // Plan says how to find the messages of a filter. It is valid until the
 // subject index next changes.
 type Plan struct {
@@ -7,12 +9,28 @@ type Plan struct {
 	Wide bool // many subjects match: walk sequences and test subjects
 	x    *Subjects
 	subs []uint32 // entry ids
+	one  [1]uint32
+	lit  bool // the plan of a literal subject: one holds its id (no allocation)
+}
+
+// ids is the plan's entry ids.
+func (p *Plan) ids() []uint32 {
+	if p.lit {
+		return p.one[:]
+	}
+	return p.subs
 }
 
 // PlanFor returns the plan for filter.
 func (x *Subjects) PlanFor(filter string) Plan {
 	if filter == "" || filter == ">" {
 		return Plan{All: true}
+	}
+	if subject.IsLiteral(filter) {
+		if id, _, ok := x.lookup(filter); ok {
+			return Plan{x: x, one: [1]uint32{id}, lit: true}
+		}
+		return Plan{}
 	}
 	m := x.match(filter)
 	if len(m) > wideMatch {
@@ -33,13 +51,13 @@ func (x *Subjects) PlanSubjects(filter string) Plan {
 }
 
 // Empty reports whether the plan can match nothing.
-func (p Plan) Empty() bool { return !p.All && !p.Wide && len(p.subs) == 0 }
+func (p Plan) Empty() bool { return !p.All && !p.Wide && !p.lit && len(p.subs) == 0 }
 
 // NextIn returns the lowest live sequence >= start among the plan's
 // subjects. Only for plans that are neither All nor Wide.
 func (p Plan) NextIn(start uint64, live func(uint64) bool) (uint64, bool) {
 	best, found := uint64(0), false
-	for _, id := range p.subs {
+	for _, id := range p.ids() {
 		e := p.x.ent(id)
 		if e.last < start || (found && e.first >= best) {
 			continue
@@ -72,7 +90,7 @@ func (p Plan) NextIn(start uint64, live func(uint64) bool) (uint64, bool) {
 // PrevIn returns the highest live sequence <= seq among the plan's subjects.
 func (p Plan) PrevIn(seq uint64, live func(uint64) bool) (uint64, bool) {
 	best, found := uint64(0), false
-	for _, id := range p.subs {
+	for _, id := range p.ids() {
 		e := p.x.ent(id)
 		if e.first > seq || (found && e.last <= best) {
 			continue
@@ -104,7 +122,7 @@ func (p Plan) PrevIn(seq uint64, live func(uint64) bool) (uint64, bool) {
 // lastPerSubject it counts subjects whose last message is >= start.
 func (p Plan) CountFrom(start uint64, lastPerSubject bool, live func(uint64) bool) uint64 {
 	var n uint64
-	for _, id := range p.subs {
+	for _, id := range p.ids() {
 		e := p.x.ent(id)
 		switch {
 		case e.last < start:
