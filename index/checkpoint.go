@@ -35,10 +35,7 @@ func encodedSize(x *Index, trailer []byte) int {
 	for _, bl := range x.Seqs.blocks {
 		n += 4 + 8 + 4 + 4*bl.n + 4 + 8*len(bl.del)
 	}
-	n += 4
-	for name, s := range x.Subj.byName {
-		n += 2 + len(name) + 8*3 + 4 + 8 + 4 + 12*len(s.list.marks) + 4 + len(s.list.buf)
-	}
+	n += x.Subj.encodedSize() // subjcodec.go
 	return n + 4 + len(trailer) + 8
 }
 
@@ -147,28 +144,8 @@ func Decode(file string, b []byte) (*Index, []byte, error) {
 		x.Seqs.blocks = append(x.Seqs.blocks, bl)
 		x.Seqs.live += bl.live()
 	}
-	ns := r.count(2)
-	for i := 0; i < ns && r.err == nil; i++ {
-		name := string(r.take(int(r.u16())))
-		s := &subj{name: name}
-		s.Msgs, s.First, s.Last = r.u64(), r.u64(), r.u64()
-		s.list.n = int(r.u32())
-		s.list.last = r.u64()
-		nm := r.count(12)
-		s.list.marks = make([]listMark, nm)
-		for j := range s.list.marks {
-			s.list.marks[j] = listMark{seq: r.u64(), off: r.u32()}
-		}
-		s.list.buf = append([]byte(nil), r.take(r.count(1))...)
-		if r.err == nil && (s.Msgs == 0 || nm == 0 || (s.list.n+listBlock-1)/listBlock != nm) {
-			return nil, nil, bad(r.p, "inconsistent subject entry "+name)
-		}
-		for _, m := range s.list.marks {
-			if int(m.off) > len(s.list.buf) {
-				return nil, nil, bad(r.p, "subject list mark out of range")
-			}
-		}
-		x.Subj.byName[name] = s
+	if err := x.Subj.decode(r); err != nil { // subjcodec.go
+		return nil, nil, bad(r.p, err.Error())
 	}
 	trailer := append([]byte(nil), r.take(r.count(1))...)
 	if r.err != nil {

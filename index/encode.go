@@ -31,23 +31,7 @@ func EncodeTo(w io.Writer, x *Index, trailer []byte) (int64, error) {
 			e.u64(w)
 		}
 	}
-	e.u32(uint32(len(x.Subj.byName)))
-	for name, s := range x.Subj.byName {
-		e.u16(uint16(len(name)))
-		e.str(name)
-		e.u64(s.Msgs)
-		e.u64(s.First)
-		e.u64(s.Last)
-		e.u32(uint32(s.list.n))
-		e.u64(s.list.last)
-		e.u32(uint32(len(s.list.marks)))
-		for _, m := range s.list.marks {
-			e.u64(m.seq)
-			e.u32(m.off)
-		}
-		e.u32(uint32(len(s.list.buf)))
-		e.bytes(s.list.buf)
-	}
+	x.Subj.encode(e) // subjcodec.go
 	e.u32(uint32(len(trailer)))
 	e.bytes(trailer)
 	e.flush()

@@ -11,177 +11,330 @@ type SubjectInfo struct {
 	Last  uint64 // highest live sequence
 }
 
-type subj struct {
-	name string
-	SubjectInfo
-	list seqList // may hold sequences since deleted
-}
-
 // Subjects indexes sequences by subject. It is not safe for concurrent
 // mutation; the store's lock guards it.
+//
+// A subject is an entry (subjtable.go) found through the hash table. A
+// subject of one or two messages has no sequence list: its messages are
+// First and Last. From the third message on it has a seqList (list.go),
+// dropped again when it is back to two.
 type Subjects struct {
-	byName map[string]*subj
-	gen    uint64 // bumped when the subject set changes
-	last   *subj  // the entry Add touched last: streams often repeat a subject
+	tab       table
+	ents      chunks[entry]
+	freeEnt   uint32 // 1 + head of the free entry list, 0 for none
+	names     arena
+	lists     chunks[seqList]
+	freeList  uint32            // 1 + head of the free list list (linked through seqList.last)
+	over      map[uint32]uint64 // count>>32 of subjects with 2^32 messages or more
+	hashClear uint64            // bits cleared from hashes; 0 except in collision tests
+
+	gen uint64 // bumped when the subject set changes
+	// The entry Add touched last (streams often repeat a subject): its id,
+	// and its address and name while no entry was created or deleted since
+	// (creation may move the first chunk; arena bytes never change).
+	lastID   uint32
+	lastEnt  *entry
+	lastName []byte
 
 	cacheGen uint64
-	cache    map[string][]*subj // filter -> matching subjects
+	cache    map[string][]uint32 // filter -> ids of matching subjects
 }
 
 // wideMatch is the number of matching subjects above which a filtered walk
 // checks subjects sequence by sequence instead of merging lists.
 const wideMatch = 64
 
-// NewSubjects returns an empty subject index.
+// NewSubjects returns an empty subject index (the zero Subjects is one too).
 func NewSubjects() *Subjects {
-	return &Subjects{byName: make(map[string]*subj)}
+	return &Subjects{tab: table{slots: make([]uint32, 8), idBits: firstIDBits}}
 }
 
 // Add records that seq has subject name. Sequences must be added in
 // increasing order per subject.
 func (x *Subjects) Add(name string, seq uint64) {
-	s := x.last
-	if s == nil || s.name != name {
-		s = x.byName[name]
+	if x.lastEnt != nil && string(x.lastName) == name {
+		x.addSeq(x.lastID-1, x.lastEnt, seq)
+		return
 	}
-	if s == nil {
-		s = &subj{name: name, SubjectInfo: SubjectInfo{First: seq}}
-		x.byName[name] = s
-		x.gen++
+	h := x.hashString(name)
+	id, slot, ok := x.findString(name, h)
+	if !ok {
+		if x.tab.full() {
+			x.grow()
+			_, slot, _ = x.findString(name, h)
+		}
+		x.insert(slot, h, x.names.putString(name), seq)
+		return
 	}
-	if s.Msgs == 0 {
-		s.First = seq
-	}
-	s.Msgs++
-	s.Last = seq
-	s.list.add(seq)
-	x.last = s
+	x.addSeq(id, x.ent(id), seq)
 }
 
 // AddBytes is Add for a subject held in a byte slice; it allocates only
-// for a subject not seen before.
+// for a subject not seen before (and when a subject's list grows).
 func (x *Subjects) AddBytes(name []byte, seq uint64) {
-	s := x.last
-	if s == nil || s.name != string(name) {
-		s = x.byName[string(name)]
-	}
-	if s != nil {
-		if s.Msgs == 0 {
-			s.First = seq
-		}
-		s.Msgs++
-		s.Last = seq
-		s.list.add(seq)
-		x.last = s
+	if x.lastEnt != nil && string(x.lastName) == string(name) {
+		x.addSeq(x.lastID-1, x.lastEnt, seq)
 		return
 	}
-	x.Add(string(name), seq)
+	h := x.hashBytes(name)
+	id, slot, ok := x.findBytes(name, h)
+	if !ok {
+		if x.tab.full() {
+			x.grow()
+			_, slot, _ = x.findBytes(name, h)
+		}
+		x.insert(slot, h, x.names.putBytes(name), seq)
+		return
+	}
+	x.addSeq(id, x.ent(id), seq)
+}
+
+// insert creates the entry of a new subject (one message, seq) at slot.
+func (x *Subjects) insert(slot int, h, ref uint64, seq uint64) uint32 {
+	var id uint32
+	if x.freeEnt != 0 {
+		id = x.freeEnt - 1
+		x.freeEnt = uint32(x.ent(id).first)
+	} else {
+		id = x.ents.grow()
+	}
+	*x.ent(id) = entry{first: seq, last: seq, name: ref, msgs: 1}
+	x.widen(id)
+	x.tab.slots[slot] = x.tab.tag(h) | (id + 1)
+	x.tab.n++
+	x.gen++
+	x.touch(id)
+	return id
+}
+
+// addSeq appends seq to an existing subject.
+func (x *Subjects) addSeq(id uint32, e *entry, seq uint64) {
+	switch n := x.count(id, e); {
+	case n == 2:
+		lid := x.newList()
+		l := x.lists.at(lid)
+		l.add(e.first)
+		l.add(e.last)
+		l.add(seq)
+		e.list = lid + 1
+	case n > 2:
+		x.lists.at(e.list - 1).add(seq)
+	}
+	e.last = seq
+	e.msgs++
+	if e.msgs == 0 {
+		x.overAdd(id, 1)
+	}
+	if x.lastID != id+1 {
+		x.touch(id)
+	}
+}
+
+// touch makes id the last-subject fast path's entry.
+func (x *Subjects) touch(id uint32) {
+	e := x.ent(id)
+	x.lastID, x.lastEnt, x.lastName = id+1, e, x.nameOf(e)
+}
+
+// untouch empties the fast path (an entry was deleted or names moved).
+func (x *Subjects) untouch() { x.lastID, x.lastEnt, x.lastName = 0, nil, nil }
+
+// count is a subject's number of live messages.
+func (x *Subjects) count(id uint32, e *entry) uint64 {
+	if len(x.over) == 0 {
+		return uint64(e.msgs)
+	}
+	return x.over[id]<<32 | uint64(e.msgs)
+}
+
+func (x *Subjects) overAdd(id uint32, d int64) {
+	if x.over == nil {
+		x.over = make(map[uint32]uint64)
+	}
+	v := uint64(int64(x.over[id]) + d)
+	if v == 0 {
+		delete(x.over, id)
+		return
+	}
+	x.over[id] = v
+}
+
+func (x *Subjects) newList() uint32 {
+	if x.freeList != 0 {
+		lid := x.freeList - 1
+		l := x.lists.at(lid)
+		x.freeList = uint32(l.last)
+		*l = seqList{}
+		return lid
+	}
+	return x.lists.grow()
+}
+
+// dropList frees a subject's list (it is back to two messages).
+func (x *Subjects) dropList(e *entry) {
+	lid := e.list - 1
+	*x.lists.at(lid) = seqList{last: uint64(x.freeList)}
+	x.freeList = lid + 1
+	e.list = 0
+}
+
+// lookup finds a subject's entry by name.
+func (x *Subjects) lookup(name string) (uint32, int, bool) {
+	return x.findString(name, x.hashString(name))
 }
 
 // Remove records that seq (of subject name) was deleted. live reports whether
 // a sequence is still stored; it is used to move First and Last.
 func (x *Subjects) Remove(name string, seq uint64, live func(uint64) bool) {
-	s := x.byName[name]
-	if s == nil || s.Msgs == 0 {
+	id, slot, ok := x.lookup(name)
+	if !ok {
 		return
 	}
-	s.Msgs--
-	if s.Msgs == 0 {
-		delete(x.byName, name)
-		x.gen++
-		if x.last == s {
-			x.last = nil
+	e := x.ent(id)
+	n := x.count(id, e)
+	if n <= 1 {
+		x.deleteEntry(id, slot)
+		return
+	}
+	if e.msgs == 0 {
+		x.overAdd(id, -1)
+	}
+	e.msgs--
+	if e.list == 0 { // two messages, First and Last: one is left
+		switch {
+		case seq == e.first:
+			e.first = e.last
+		case seq == e.last:
+			e.last = e.first
+		case live(e.first):
+			e.last = e.first
+		default:
+			e.first = e.last
 		}
 		return
 	}
-	if seq == s.First {
-		it := s.list.from(seq + 1)
+	l := x.lists.at(e.list - 1)
+	if seq == e.first {
+		it := l.from(seq + 1)
 		for {
 			q, ok := it.next()
 			if !ok {
 				break
 			}
 			if q > seq && live(q) {
-				s.First = q
+				e.first = q
 				break
 			}
 		}
 	}
-	if seq == s.Last {
-		s.list.rev(seq-1, func(q uint64) bool {
+	if seq == e.last {
+		l.rev(seq-1, func(q uint64) bool {
 			if live(q) {
-				s.Last = q
+				e.last = q
 				return false
 			}
 			return true
 		})
 	}
-	if s.list.n > 2*int(s.Msgs)+64 {
-		x.rebuild(s, live)
+	switch {
+	case n-1 <= 2:
+		x.dropList(e)
+	case uint64(l.n) > 2*(n-1)+64:
+		rebuildList(l, e.first, live)
 	}
 }
 
-func (x *Subjects) rebuild(s *subj, live func(uint64) bool) {
+// deleteEntry removes a subject whose last message went.
+func (x *Subjects) deleteEntry(id uint32, slot int) {
+	e := x.ent(id)
+	if e.list != 0 {
+		x.dropList(e)
+	}
+	x.names.free(e.name)
+	x.unslot(slot)
+	*e = entry{name: freeName, first: uint64(x.freeEnt)}
+	x.freeEnt = id + 1
+	delete(x.over, id)
+	x.gen++
+	x.untouch()
+	if x.names.needsCompact() {
+		x.compactNames()
+	}
+}
+
+func rebuildList(l *seqList, first uint64, live func(uint64) bool) {
 	var nl seqList
-	it := s.list.from(s.First)
+	it := l.from(first)
 	for {
 		q, ok := it.next()
 		if !ok {
 			break
 		}
-		if q >= s.First && live(q) {
+		if q >= first && live(q) {
 			nl.add(q)
 		}
 	}
-	s.list = nl
+	*l = nl
+}
+
+func (x *Subjects) info(id uint32) SubjectInfo {
+	e := x.ent(id)
+	return SubjectInfo{Msgs: x.count(id, e), First: e.first, Last: e.last}
 }
 
 // Get returns a subject's summary.
 func (x *Subjects) Get(name string) (SubjectInfo, bool) {
-	s := x.byName[name]
-	if s == nil {
+	id, _, ok := x.lookup(name)
+	if !ok {
 		return SubjectInfo{}, false
 	}
-	return s.SubjectInfo, true
+	return x.info(id), true
 }
 
 // Len is the number of subjects with live messages.
-func (x *Subjects) Len() int { return len(x.byName) }
+func (x *Subjects) Len() int { return x.tab.n }
+
+// each calls fn with the id of every subject.
+func (x *Subjects) each(fn func(id uint32)) {
+	for id := uint32(0); int(id) < x.ents.n; id++ {
+		if x.ent(id).name != freeName {
+			fn(id)
+		}
+	}
+}
 
 // Each calls fn for every subject matching filter ("" or ">" match all).
 func (x *Subjects) Each(filter string, fn func(name string, info SubjectInfo)) {
 	if filter == "" || filter == ">" {
-		for n, s := range x.byName {
-			fn(n, s.SubjectInfo)
-		}
+		x.each(func(id uint32) { fn(string(x.nameOf(x.ent(id))), x.info(id)) })
 		return
 	}
-	for _, s := range x.match(filter) {
-		fn(s.name, s.SubjectInfo)
+	for _, id := range x.match(filter) {
+		fn(string(x.nameOf(x.ent(id))), x.info(id))
 	}
 }
 
 // match resolves a filter to its subjects, cached until the set changes.
-func (x *Subjects) match(filter string) []*subj {
+func (x *Subjects) match(filter string) []uint32 {
 	if subject.IsLiteral(filter) {
-		if s := x.byName[filter]; s != nil {
-			return []*subj{s}
+		if id, _, ok := x.lookup(filter); ok {
+			return []uint32{id}
 		}
 		return nil
 	}
 	if x.cacheGen != x.gen || x.cache == nil {
-		x.cache = make(map[string][]*subj)
+		x.cache = make(map[string][]uint32)
 		x.cacheGen = x.gen
 	}
 	if m, ok := x.cache[filter]; ok {
 		return m
 	}
-	var m []*subj
-	for n, s := range x.byName {
-		if subject.Match(filter, n) {
-			m = append(m, s)
+	var m []uint32
+	x.each(func(id uint32) {
+		if subject.Match(filter, string(x.nameOf(x.ent(id)))) {
+			m = append(m, id)
 		}
-	}
+	})
 	if len(x.cache) > 256 {
 		clear(x.cache)
 	}
@@ -189,139 +342,49 @@ func (x *Subjects) match(filter string) []*subj {
 	return m
 }
 
-// Plan says how to find the messages of a filter.
-type Plan struct {
-	All  bool // every sequence matches
-	Wide bool // many subjects match: walk sequences and test subjects
-	subs []*subj
-}
-
-// PlanFor returns the plan for filter.
-func (x *Subjects) PlanFor(filter string) Plan {
-	if filter == "" || filter == ">" {
-		return Plan{All: true}
-	}
-	m := x.match(filter)
-	if len(m) > wideMatch {
-		return Plan{Wide: true}
-	}
-	return Plan{subs: m}
-}
-
-// PlanSubjects is PlanFor but always resolves the matching subjects, even
-// when many match (for counting, where walking lists beats reading records).
-func (x *Subjects) PlanSubjects(filter string) Plan {
-	if filter == "" || filter == ">" {
-		m := make([]*subj, 0, len(x.byName))
-		for _, s := range x.byName {
-			m = append(m, s)
-		}
-		return Plan{subs: m}
-	}
-	return Plan{subs: x.match(filter)}
-}
-
-// Empty reports whether the plan can match nothing.
-func (p Plan) Empty() bool { return !p.All && !p.Wide && len(p.subs) == 0 }
-
-// NextIn returns the lowest live sequence >= start among the plan's
-// subjects. Only for plans that are neither All nor Wide.
-func (p Plan) NextIn(start uint64, live func(uint64) bool) (uint64, bool) {
-	best, found := uint64(0), false
-	for _, s := range p.subs {
-		if s.Last < start || (found && s.First >= best) {
-			continue
-		}
-		from := max(start, s.First)
-		it := s.list.from(from)
-		for {
-			q, ok := it.next()
-			if !ok || (found && q >= best) {
-				break
-			}
-			if q >= from && live(q) {
-				best, found = q, true
-				break
-			}
-		}
-	}
-	return best, found
-}
-
-// PrevIn returns the highest live sequence <= seq among the plan's subjects.
-func (p Plan) PrevIn(seq uint64, live func(uint64) bool) (uint64, bool) {
-	best, found := uint64(0), false
-	for _, s := range p.subs {
-		if s.First > seq || (found && s.Last <= best) {
-			continue
-		}
-		s.list.rev(min(seq, s.Last), func(q uint64) bool {
-			if found && q <= best {
-				return false
-			}
-			if live(q) {
-				best, found = q, true
-				return false
-			}
-			return true
-		})
-	}
-	return best, found
-}
-
-// CountFrom counts live messages >= start among the plan's subjects; with
-// lastPerSubject it counts subjects whose last message is >= start.
-func (p Plan) CountFrom(start uint64, lastPerSubject bool, live func(uint64) bool) uint64 {
-	var n uint64
-	for _, s := range p.subs {
-		switch {
-		case s.Last < start:
-		case lastPerSubject:
-			n++
-		case start <= s.First:
-			n += s.Msgs
-		default:
-			it := s.list.from(start)
-			for {
-				q, ok := it.next()
-				if !ok {
-					break
-				}
-				if q >= start && live(q) {
-					n++
-				}
-			}
-		}
-	}
-	return n
-}
-
-// MemBytes estimates the heap the subject index uses.
+// MemBytes is the heap the subject index holds: entries, hash table, name
+// arena (names and page tails), lists. The match cache is not counted.
 func (x *Subjects) MemBytes() int {
-	n := 0
-	for name, s := range x.byName {
-		n += len(name) + 48 + 96 + s.list.memBytes()
-	}
-	return n
+	n := x.ents.capBytes(32) + cap(x.tab.slots)*4 + x.names.capBytes() + x.lists.capBytes(64)
+	x.each(func(id uint32) {
+		if e := x.ent(id); e.list != 0 {
+			l := x.lists.at(e.list - 1)
+			n += cap(l.buf) + cap(l.marks)*16
+		}
+	})
+	return n + len(x.over)*16
 }
+
+// NameBytes is the total length of the subject names (counted by MemBytes
+// within the arena), for reporting overhead per subject apart from names.
+func (x *Subjects) NameBytes() int { return x.names.live }
 
 // SubjectOf finds the subject whose list holds seq (slow: for records whose
 // subject bytes were erased).
 func (x *Subjects) SubjectOf(seq uint64) string {
-	for name, s := range x.byName {
-		if seq < s.First || seq > s.Last {
-			continue
+	found := ""
+	x.each(func(id uint32) {
+		e := x.ent(id)
+		if found == "" && seq >= e.first && seq <= e.last && x.holds(e, seq) {
+			found = string(x.nameOf(e))
 		}
-		it := s.list.from(seq)
-		for {
-			q, ok := it.next()
-			if !ok || q > seq {
-				break
-			}
-			if q == seq {
-				return name
-			}
+	})
+	return found
+}
+
+// holds reports whether a subject's list (or First/Last) has seq.
+func (x *Subjects) holds(e *entry, seq uint64) bool {
+	if e.list == 0 {
+		return seq == e.first || seq == e.last
+	}
+	it := x.lists.at(e.list - 1).from(seq)
+	for {
+		q, ok := it.next()
+		if !ok || q > seq {
+			return false
+		}
+		if q == seq {
+			return true
 		}
 	}
-	return ""
 }
