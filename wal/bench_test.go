@@ -75,6 +75,9 @@ func BenchmarkAppend(b *testing.B) {
 				}
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+			s.mu.Lock()
+			b.ReportMetric(float64(b.N)/float64(max(s.commits, 1)), "msgs/commit")
+			s.mu.Unlock()
 		})
 	}
 	for _, writers := range []int{1, 64} {
