@@ -50,11 +50,30 @@ func (s *Store) AppendAsync(subj string, hdr, data []byte, done store.AppendDone
 		s.mu.Unlock()
 		return err
 	}
-	s.waiters = append(s.waiters, waiter{seq: seq, ts: ts, size: size, done: done})
+	s.addWaiterLocked(waiter{seq: seq, ts: ts, size: size, done: done})
 	s.pendB += size
 	s.mu.Unlock()
 	s.kickCommit()
 	return nil
+}
+
+// addWaiterLocked queues w for the next group commit. Without SyncAlways a
+// waiter with no callback joins a callback-less one queued just before it:
+// the commit releases every queued waiter at once (takeWaitersLocked to
+// s.last), and what it needs from them, visibility up to the last sequence
+// and its timestamp and the bytes in flight, the merged waiter carries. So
+// a stream of AppendAsync(..., nil) costs no queue entry per message.
+// (SyncAlways keeps one entry per append: its commit releases up to the
+// sequence it fsynced, which a merged entry could straddle.)
+func (s *Store) addWaiterLocked(w waiter) {
+	if n := len(s.waiters); w.done == nil && n > 0 && s.opts.Sync != SyncAlways {
+		if p := &s.waiters[n-1]; p.done == nil {
+			p.seq, p.ts = w.seq, w.ts
+			p.size += w.size
+			return
+		}
+	}
+	s.waiters = append(s.waiters, w)
 }
 
 // kickCommit wakes the commit goroutine.

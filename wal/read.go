@@ -34,9 +34,11 @@ func (s *Store) readLocLocked(loc index.Loc) (rec segment.Record, needFlush bool
 	return rec, false, err
 }
 
-// withRecord runs fn on the record of a live, visible sequence, flushing the
-// write buffer first if the record is still in it.
-func (s *Store) withRecord(seq uint64, fn func(r *segment.Record)) error {
+// loadInto copies the record of a live, visible sequence into m, flushing
+// the write buffer first if the record is still in it. (It copies rather
+// than hand the record to a callback: a record whose address goes to a
+// function value escapes to the heap, one allocation per read.)
+func (s *Store) loadInto(seq uint64, m *store.Msg) error {
 	for attempt := 0; ; attempt++ {
 		s.mu.RLock()
 		if s.closed {
@@ -58,7 +60,7 @@ func (s *Store) withRecord(seq uint64, fn func(r *segment.Record)) error {
 				// damage): the message was deleted, it is not data.
 				erased = true
 			default:
-				fn(&rec)
+				copyMsg(m, &rec)
 			}
 		}
 		s.mu.RUnlock()
@@ -117,7 +119,7 @@ func copyMsg(m *store.Msg, r *segment.Record) {
 
 // Load reads message seq into m.
 func (s *Store) Load(seq uint64, m *store.Msg) error {
-	err := s.withRecord(seq, func(r *segment.Record) { copyMsg(m, r) })
+	err := s.loadInto(seq, m)
 	if err == store.ErrNotFound {
 		return fmt.Errorf("wal: sequence %d: %w", seq, store.ErrNotFound)
 	}
@@ -137,7 +139,7 @@ func (s *Store) LoadNext(filter string, start uint64, m *store.Msg) error {
 		if err != nil {
 			return err
 		}
-		err = s.withRecord(seq, func(r *segment.Record) { copyMsg(m, r) })
+		err = s.loadInto(seq, m)
 		if errors.Is(err, store.ErrNotFound) {
 			start = seq + 1 // deleted in between, or lost to damage: go on
 			continue
@@ -248,7 +250,7 @@ func (s *Store) LoadPrev(filter string, seq uint64, m *store.Msg) error {
 		if err != nil {
 			return err
 		}
-		err = s.withRecord(q, func(r *segment.Record) { copyMsg(m, r) })
+		err = s.loadInto(q, m)
 		if errors.Is(err, store.ErrNotFound) {
 			// Removed since prevMatch found it (a limit evicted it, say):
 			// look again; it will not be found a second time.
