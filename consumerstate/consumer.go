@@ -49,6 +49,10 @@ type Consumer struct {
 		synced   uint64 // version whose changes are durable
 		failed   error  // sticky: set by a failed write or fsync
 		closed   bool   // files closed
+		// materialized is false while the consumer exists only in its
+		// store's catalogue: no directory yet (log nil, gen 0). The first
+		// flush writes the directory (materializeLocked).
+		materialized bool
 		spare    []byte // the journal's next buffer
 		recBuf   []byte
 		digest   *xxhash.Digest
@@ -114,6 +118,21 @@ func (c *Consumer) UpdateConfig(cfg []byte) error {
 	defer c.fmu.Unlock()
 	if c.fmu.closed {
 		return fmt.Errorf("consumer %s: %w", c.name, ErrClosed)
+	}
+	if !c.fmu.materialized {
+		// The directory is written with the new config: until it is
+		// durable, the catalogue's config is the one a crash keeps.
+		c.mu.Lock()
+		old := c.mu.cfg
+		c.mu.cfg = append([]byte(nil), cfg...)
+		c.mu.Unlock()
+		if err := c.materializeLocked(); err != nil {
+			c.mu.Lock()
+			c.mu.cfg = old
+			c.mu.Unlock()
+			return err
+		}
+		return nil
 	}
 	if err := updateMeta(c.fs, c.dir, cfg); err != nil {
 		return fmt.Errorf("consumer %s: update config: %w", c.name, err)
@@ -208,7 +227,7 @@ func (c *Consumer) persist(doSync bool) error {
 	if doSync {
 		done = c.fmu.synced
 	}
-	if c.fmu.failed == nil && done >= v {
+	if c.fmu.failed == nil && done >= v && c.fmu.materialized {
 		return nil
 	}
 	return c.flushLocked(doSync, false)
@@ -277,6 +296,9 @@ func (c *Consumer) flushLocked(doSync, force bool) error {
 	}
 	if c.fmu.closed {
 		return fmt.Errorf("consumer %s: %w", c.name, ErrClosed)
+	}
+	if !c.fmu.materialized {
+		return c.materializeLocked()
 	}
 	thresh := c.compactThresholdLocked()
 	c.mu.Lock()
