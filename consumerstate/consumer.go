@@ -53,10 +53,10 @@ type Consumer struct {
 		// store's catalogue: no directory yet (log nil, gen 0). The first
 		// flush writes the directory (materializeLocked).
 		materialized bool
-		spare    []byte // the journal's next buffer
-		recBuf   []byte
-		digest   *xxhash.Digest
-		recovery Recovery
+		spare        []byte // the journal's next buffer
+		recBuf       []byte
+		digest       *xxhash.Digest
+		recovery     Recovery
 	}
 }
 
