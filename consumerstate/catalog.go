@@ -219,6 +219,7 @@ func (s *Store) writeCatalog(gen uint64, size int64) error {
 // own directory, then replaces the catalogue with an empty one of the next
 // generation, at least minSize bytes. Called with dirMu held.
 func (s *Store) compactCatalog(minSize int64) error {
+	list := make([]*Consumer, 0, len(s.cat.live))
 	for name := range s.cat.live {
 		s.mu.Lock()
 		c := s.mu.consumers[name]
@@ -226,15 +227,24 @@ func (s *Store) compactCatalog(minSize int64) error {
 		if c == nil {
 			return fmt.Errorf("%s: consumer %s is in the catalogue but not open", s.cat.path, name)
 		}
-		if err := c.materialize(); err != nil {
-			return err
-		}
+		list = append(list, c)
 	}
-	size := int64(catalogBytes)
+	if err := s.eachParallel(list, (*Consumer).materialize); err != nil {
+		return err
+	}
+	size := s.catalogSize()
 	if minSize > size {
 		size = (minSize + 4095) &^ 4095
 	}
 	return s.writeCatalog(s.cat.gen+1, size)
+}
+
+// catalogSize is the size of a new catalogue.
+func (s *Store) catalogSize() int64 {
+	if s.opts.catalogBytes > 0 {
+		return s.opts.catalogBytes
+	}
+	return catalogBytes
 }
 
 // appendCatalog appends one record and fsyncs the catalogue (under every
@@ -248,7 +258,7 @@ func (s *Store) appendCatalog(payload []byte, isDelete bool) (appended bool, err
 		return false, s.cat.failed
 	}
 	if s.cat.f == nil {
-		if err := s.writeCatalog(1, catalogBytes); err != nil {
+		if err := s.writeCatalog(1, s.catalogSize()); err != nil {
 			return false, err
 		}
 	}
@@ -330,7 +340,7 @@ func (s *Store) openCatalog() error {
 	s.cat.gen = cc.gen
 	if cc.records > 0 || cc.tornBytes > 0 {
 		// Every consumer it holds now has a durable directory.
-		return s.writeCatalog(cc.gen+1, catalogBytes)
+		return s.writeCatalog(cc.gen+1, s.catalogSize())
 	}
 	f, err := s.fs.OpenRW(s.cat.path)
 	if err != nil {
