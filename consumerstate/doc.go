@@ -25,21 +25,87 @@
 // # Files
 //
 // Each consumer of a stream has a directory under the stream's obs
-// directory:
+// directory, and the obs directory has one catalogue:
 //
+//	obs/catalog.log                     the catalogue: creates and deletes whose directories may not be durable yet
 //	obs/<name>/meta.inf                 config JSON, verbatim
 //	obs/<name>/meta.sum                 16 lowercase hex digits: xxhash64 of meta.inf (big-endian)
 //	obs/<name>/state.dat                snapshot: an encoded State (below), stamped with generation G
 //	obs/<name>/state-<G as %016x>.log   operations applied since snapshot G
 //
+// A consumer exists if it has a directory and the catalogue does not hold
+// a delete record for it, or if the catalogue holds a create record for it
+// not followed by a delete record (see "Catalogue" below).
+//
 // Transient names, each removed or completed when the store or consumer is
-// next opened: obs/.tmp-<name>/ (a Create in progress; consumers appear by
-// renaming it into place), obs/.del-<name>/ (a Delete in progress: the
-// directory is renamed away, the rename synced, then removed),
-// state.dat.tmp (a snapshot being written), meta.inf.new and meta.sum.new
-// (a config update: both are written and synced, the directory synced, then
-// each renamed over its old name; on open a .new pair whose checksum
-// matches is rolled forward, anything else is removed).
+// next opened: obs/.tmp-<name>/ (a consumer directory being written;
+// directories appear by renaming it into place), obs/.tmp-catalog.log (a
+// catalogue compaction in progress), obs/.del-<name>/ (a Delete in
+// progress: the directory is renamed away, the rename synced, then
+// removed), state.dat.tmp (a snapshot being written), meta.inf.new and
+// meta.sum.new (a config update: both are written and synced, the
+// directory synced, then each renamed over its old name; on open a .new
+// pair whose checksum matches is rolled forward, anything else is removed).
+//
+// # Catalogue (catalog.log)
+//
+// Creating a directory durably costs two fsync rounds (the files and the
+// temporary directory, then the obs directory after the rename). Create
+// instead appends one record to the catalogue and fdatasyncs it: the
+// catalogue is created zero-filled (256 KiB, or larger for a record that
+// would not fit), so an append overwrites allocated bytes and its
+// fdatasync writes no file metadata.
+//
+//	offset  size  field
+//	0       4     magic "JWCK"
+//	4       1     version, 1
+//	5       3     reserved, zero
+//	8       8     generation C
+//	16      8     xxhash64 of bytes [0, 16)
+//	24      ...   records, framed as the state log's (magic "JWCR", length,
+//	              xxhash64 salted with C and the offset), then zeros
+//
+// Record payloads:
+//
+//	1 create  uvarint name length, name, config JSON (the rest of the payload)
+//	2 delete  uvarint name length, name
+//
+// A create of a name the catalogue holds live, a delete of one it does not,
+// an unknown operation or an invalid name or config is corruption. Each
+// record is fsynced before the next is written (under every sync policy),
+// so records reach the disk in order: a damaged record with nothing good
+// after it is a torn tail, an append a crash interrupted and never
+// acknowledged, and is ignored; a damaged record followed by a good one,
+// or a damaged header, is corruption: Open and Check fail with an error
+// wrapping ErrCorrupt that names catalog.log and the offset. The catalogue
+// is only written by Create and Delete, so such damage is bit rot; the
+// repair is to restore the file or remove it (consumers that have
+// directories survive; consumers created since the last compaction without
+// a directory are lost, deleted ones with directories come back).
+//
+// Materialization: a consumer created through the catalogue gets its
+// directory (config, empty or current snapshot as generation 1, empty log
+// 1) at its first flush, by the background flush within the sync interval,
+// at Close or when the catalogue is compacted: written as
+// obs/.tmp-<name>/, its files and that directory synced together, renamed
+// into place, obs synced. A Flush, Write or UpdateConfig returns only after
+// that, so no state or config is acknowledged before the directory is
+// durable; until then the catalogue's create record (config, empty state)
+// is the consumer.
+//
+// Delete of a consumer the catalogue holds appends a delete record (and
+// fsyncs it) before removing the directory, if any, as above.
+//
+// Open reconciles: for every live catalogue consumer without a directory
+// it writes one (config from the record, empty state); every directory of
+// a consumer whose last record is a delete is removed; obs is synced. If
+// the catalogue held records it is then compacted. Compaction (also when
+// an append would not fit) materializes every consumer the catalogue holds
+// and replaces the catalogue with an empty one of generation C+1:
+// .tmp-catalog.log written zero-filled and fsynced, renamed over
+// catalog.log, obs synced. A crash before that rename leaves the old
+// catalogue, which still describes every consumer; after it, every
+// consumer has a durable directory.
 //
 // # Snapshot encoding (Encode, state.dat)
 //
@@ -142,6 +208,11 @@
 // confirms an ack the client asked to have confirmed (a +ACK with a reply
 // subject, nats.go's DoubleAck), so a confirmed ack is on disk. Flush,
 // Checkpoint, Store.Flush and Store.Close always fsync.
+//
+// Create and Delete are durable when they return under every mode: Create
+// fsyncs its catalogue record (about one fdatasync of an overwrite), Delete
+// its catalogue record and the obs directory. Materializing a directory
+// always fsyncs, like a snapshot.
 //
 // # Crash safety and torn tails
 //
