@@ -300,16 +300,26 @@ func (s *Store) openCatalog() error {
 		return err
 	}
 	changed := false
-	var dels []string
-	for name, cfg := range cc.live {
+	var dels, missing []string
+	for name := range cc.live {
 		final := filepath.Join(s.dir, name)
 		if _, err := s.fs.Stat(final); err == nil {
 			continue
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		if err := buildConsumerDir(s.fs, s.dir, name, cfg, appendEncoded(nil, &State{}, 1)); err != nil {
-			return fmt.Errorf("create consumer %s from %s: %w", name, s.cat.path, err)
+		missing = append(missing, name)
+	}
+	if len(missing) > 0 {
+		snap := appendEncoded(nil, &State{}, 1)
+		if err := s.parallel(len(missing), func(i int) error {
+			name := missing[i]
+			if err := buildConsumerDir(s.fs, s.dir, name, cc.live[name], snap); err != nil {
+				return fmt.Errorf("create consumer %s from %s: %w", name, s.cat.path, err)
+			}
+			return nil
+		}); err != nil {
+			return err
 		}
 		changed = true
 	}

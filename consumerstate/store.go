@@ -463,19 +463,25 @@ func (s *Store) flushBatch(list []*Consumer, doSync bool) error {
 // eachParallel runs fn on every consumer of list, up to FlushParallelism at
 // a time, and joins the errors.
 func (s *Store) eachParallel(list []*Consumer, fn func(*Consumer) error) error {
-	if len(list) == 0 {
+	return s.parallel(len(list), func(i int) error { return fn(list[i]) })
+}
+
+// parallel runs fn(0) ... fn(n-1), up to FlushParallelism at a time, and
+// joins the errors.
+func (s *Store) parallel(n int, fn func(i int) error) error {
+	if n == 0 {
 		return nil
 	}
-	workers := min(s.opts.FlushParallelism, len(list))
-	errs := make([]error, len(list))
+	workers := min(s.opts.FlushParallelism, n)
+	errs := make([]error, n)
 	var next atomic.Int64
 	work := func() {
 		for {
 			i := int(next.Add(1) - 1)
-			if i >= len(list) {
+			if i >= n {
 				return
 			}
-			errs[i] = fn(list[i])
+			errs[i] = fn(i)
 		}
 	}
 	if workers <= 1 {
