@@ -184,13 +184,32 @@ func readCatalog(fsys vfs.FS, obsDir string) (*catalogContents, error) {
 	return parseCatalog(data, path)
 }
 
-// writeCatalog replaces the catalogue with an empty one of generation gen
-// and size bytes: written as .tmp-catalog.log, fsynced, renamed over
-// catalog.log, the obs directory fsynced. Called with dirMu held.
-func (s *Store) writeCatalog(gen uint64, size int64) error {
+// catRecord is a create record carried into a compacted catalogue.
+type catRecord struct {
+	name string
+	cfg  []byte
+}
+
+// writeCatalog replaces the catalogue with one of generation gen and size
+// bytes holding the create records of keep, zero-filled after them:
+// written as .tmp-catalog.log, fsynced, renamed over catalog.log, the obs
+// directory fsynced. Called with dirMu held.
+func (s *Store) writeCatalog(gen uint64, size int64, keep []catRecord) error {
 	tmp := filepath.Join(s.dir, catalogTmpFile)
-	b := make([]byte, size)
-	copy(b, catalogHeader(gen))
+	b := make([]byte, 0, size)
+	b = append(b, catalogHeader(gen)...)
+	d := xxhash.New()
+	live := make(map[string]bool, len(keep))
+	for _, r := range keep {
+		b = appendRecord(b, d, gen, int64(len(b)), catalogPayload(catOpCreate, r.name, r.cfg))
+		live[r.name] = true
+	}
+	end := int64(len(b))
+	if end > size {
+		return fmt.Errorf("%s: %d bytes of records do not fit in %d", tmp, end, size)
+	}
+	b = b[:size]
+	clear(b[end:])
 	if err := writeFile(s.fs, tmp, b); err != nil {
 		return err
 	}
@@ -210,16 +229,18 @@ func (s *Store) writeCatalog(gen uint64, size int64) error {
 			return fmt.Errorf("%s: close: %w", s.cat.path, err)
 		}
 	}
-	s.cat.f, s.cat.gen, s.cat.end, s.cat.size = f, gen, catalogHeaderSize, size
-	s.cat.live = make(map[string]bool)
+	s.cat.f, s.cat.gen, s.cat.end, s.cat.size = f, gen, end, size
+	s.cat.live = live
 	return nil
 }
 
-// compactCatalog makes every consumer the catalogue holds durable in its
-// own directory, then replaces the catalogue with an empty one of the next
-// generation, at least minSize bytes. Called with dirMu held.
-func (s *Store) compactCatalog(minSize int64) error {
-	list := make([]*Consumer, 0, len(s.cat.live))
+// compactCatalog replaces the catalogue with one of the next generation
+// that holds only the create records of the consumers still without a
+// durable directory, with room for at least extra more bytes. Called with
+// dirMu held.
+func (s *Store) compactCatalog(extra int64) error {
+	var keep []catRecord
+	used := int64(catalogHeaderSize)
 	for name := range s.cat.live {
 		s.mu.Lock()
 		c := s.mu.consumers[name]
@@ -227,16 +248,22 @@ func (s *Store) compactCatalog(minSize int64) error {
 		if c == nil {
 			return fmt.Errorf("%s: consumer %s is in the catalogue but not open", s.cat.path, name)
 		}
-		list = append(list, c)
-	}
-	if err := s.eachParallel(list, (*Consumer).materialize); err != nil {
-		return err
+		c.fmu.Lock()
+		done := c.fmu.materialized
+		c.fmu.Unlock()
+		if !done {
+			// Until its directory is durable, the record is the consumer
+			// (UpdateConfig materializes first, so this is its config).
+			r := catRecord{name: name, cfg: c.Config()}
+			keep = append(keep, r)
+			used += recHeaderSize + int64(len(catalogPayload(catOpCreate, r.name, r.cfg)))
+		}
 	}
 	size := s.catalogSize()
-	if minSize > size {
-		size = (minSize + 4095) &^ 4095
+	if need := 2*used + extra; need > size {
+		size = (need + 4095) &^ 4095
 	}
-	return s.writeCatalog(s.cat.gen+1, size)
+	return s.writeCatalog(s.cat.gen+1, size, keep)
 }
 
 // catalogSize is the size of a new catalogue.
@@ -258,13 +285,13 @@ func (s *Store) appendCatalog(payload []byte, isDelete bool) (appended bool, err
 		return false, s.cat.failed
 	}
 	if s.cat.f == nil {
-		if err := s.writeCatalog(1, s.catalogSize()); err != nil {
+		if err := s.writeCatalog(1, s.catalogSize(), nil); err != nil {
 			return false, err
 		}
 	}
 	need := int64(recHeaderSize + len(payload))
 	if s.cat.end+need > s.cat.size {
-		if err := s.compactCatalog(catalogHeaderSize + need); err != nil {
+		if err := s.compactCatalog(need); err != nil {
 			return false, fmt.Errorf("compact catalogue: %w", err)
 		}
 		if isDelete {
@@ -350,7 +377,7 @@ func (s *Store) openCatalog() error {
 	s.cat.gen = cc.gen
 	if cc.records > 0 || cc.tornBytes > 0 {
 		// Every consumer it holds now has a durable directory.
-		return s.writeCatalog(cc.gen+1, s.catalogSize())
+		return s.writeCatalog(cc.gen+1, s.catalogSize(), nil)
 	}
 	f, err := s.fs.OpenRW(s.cat.path)
 	if err != nil {

@@ -86,12 +86,11 @@
 // Materialization: a consumer created through the catalogue gets its
 // directory (config, empty or current snapshot as generation 1, empty log
 // 1) at its first flush, by the background flush within the sync interval,
-// at Close or when the catalogue is compacted: written as
-// obs/.tmp-<name>/, its files and that directory synced together, renamed
-// into place, obs synced. A Flush, Write or UpdateConfig returns only after
-// that, so no state or config is acknowledged before the directory is
-// durable; until then the catalogue's create record (config, empty state)
-// is the consumer.
+// or at Close: written as obs/.tmp-<name>/, its files and that directory
+// synced together, renamed into place, obs synced. A Flush, Write or
+// UpdateConfig returns only after that, so no state or config is
+// acknowledged before the directory is durable; until then the
+// catalogue's create record (config, empty state) is the consumer.
 //
 // Delete of a consumer the catalogue holds appends a delete record (and
 // fsyncs it) before removing the directory, if any, as above.
@@ -100,12 +99,14 @@
 // it writes one (config from the record, empty state); every directory of
 // a consumer whose last record is a delete is removed; obs is synced. If
 // the catalogue held records it is then compacted. Compaction (also when
-// an append would not fit) materializes every consumer the catalogue holds
-// and replaces the catalogue with an empty one of generation C+1:
-// .tmp-catalog.log written zero-filled and fsynced, renamed over
-// catalog.log, obs synced. A crash before that rename leaves the old
+// an append would not fit) replaces the catalogue with one of generation
+// C+1 holding only the create records of the consumers still without a
+// durable directory, zero-filled to max(256 KiB, twice those records plus
+// the record to append): .tmp-catalog.log written and fsynced, renamed
+// over catalog.log, obs synced. A crash before that rename leaves the old
 // catalogue, which still describes every consumer; after it, every
-// consumer has a durable directory.
+// consumer the new one leaves out has a durable directory or was deleted
+// durably.
 //
 // # Snapshot encoding (Encode, state.dat)
 //
