@@ -39,8 +39,11 @@ type catalog struct {
 	size int64 // file size; [end, size) is zeros
 	// live holds the names that have a create record not followed by a
 	// delete record in this generation.
-	live   map[string]bool
-	failed error // sticky: a record write or fsync failed
+	live map[string]bool
+	// unloaded holds the configs of live consumers without a directory
+	// that Load has not opened yet (found by Open).
+	unloaded map[string][]byte
+	failed   error // sticky: a record write or fsync failed
 	digest *xxhash.Digest
 	buf    []byte
 }
@@ -245,19 +248,25 @@ func (s *Store) compactCatalog(extra int64) error {
 		s.mu.Lock()
 		c := s.mu.consumers[name]
 		s.mu.Unlock()
-		if c == nil {
+		var r catRecord
+		switch cfg, unloaded := s.cat.unloaded[name]; {
+		case unloaded:
+			r = catRecord{name: name, cfg: cfg}
+		case c == nil:
 			return fmt.Errorf("%s: consumer %s is in the catalogue but not open", s.cat.path, name)
-		}
-		c.fmu.Lock()
-		done := c.fmu.materialized
-		c.fmu.Unlock()
-		if !done {
+		default:
+			c.fmu.Lock()
+			done := c.fmu.materialized
+			c.fmu.Unlock()
+			if done {
+				continue
+			}
 			// Until its directory is durable, the record is the consumer
 			// (UpdateConfig materializes first, so this is its config).
-			r := catRecord{name: name, cfg: c.Config()}
-			keep = append(keep, r)
-			used += recHeaderSize + int64(len(catalogPayload(catOpCreate, r.name, r.cfg)))
+			r = catRecord{name: name, cfg: c.Config()}
 		}
+		keep = append(keep, r)
+		used += recHeaderSize + int64(len(catalogPayload(catOpCreate, r.name, r.cfg)))
 	}
 	size := s.catalogSize()
 	if need := 2*used + extra; need > size {
@@ -327,28 +336,18 @@ func (s *Store) openCatalog() error {
 		return err
 	}
 	changed := false
-	var dels, missing []string
-	for name := range cc.live {
+	var dels []string
+	var keep []catRecord
+	s.cat.unloaded = make(map[string][]byte)
+	for name, cfg := range cc.live {
 		final := filepath.Join(s.dir, name)
 		if _, err := s.fs.Stat(final); err == nil {
 			continue
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		missing = append(missing, name)
-	}
-	if len(missing) > 0 {
-		snap := appendEncoded(nil, &State{}, 1)
-		if err := s.parallel(len(missing), func(i int) error {
-			name := missing[i]
-			if err := buildConsumerDir(s.fs, s.dir, name, cc.live[name], snap); err != nil {
-				return fmt.Errorf("create consumer %s from %s: %w", name, s.cat.path, err)
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		changed = true
+		keep = append(keep, catRecord{name: name, cfg: cfg})
+		s.cat.unloaded[name] = cfg
 	}
 	for name := range cc.deleted {
 		final := filepath.Join(s.dir, name)
@@ -375,9 +374,16 @@ func (s *Store) openCatalog() error {
 		}
 	}
 	s.cat.gen = cc.gen
-	if cc.records > 0 || cc.tornBytes > 0 {
-		// Every consumer it holds now has a durable directory.
-		return s.writeCatalog(cc.gen+1, s.catalogSize(), nil)
+	if cc.records > len(keep) || cc.tornBytes > 0 {
+		// Keep the records of the consumers without a directory.
+		s.cat.live = make(map[string]bool)
+		for _, r := range keep {
+			s.cat.live[r.name] = true
+		}
+		return s.compactCatalog(0)
+	}
+	for _, r := range keep {
+		s.cat.live[r.name] = true
 	}
 	f, err := s.fs.OpenRW(s.cat.path)
 	if err != nil {
@@ -388,7 +394,7 @@ func (s *Store) openCatalog() error {
 		f.Close()
 		return fmt.Errorf("%s: size: %w", s.cat.path, err)
 	}
-	s.cat.f, s.cat.end, s.cat.size = f, catalogHeaderSize, size
+	s.cat.f, s.cat.end, s.cat.size = f, cc.end, size
 	return nil
 }
 

@@ -105,10 +105,26 @@ func TestCrashCatalog(t *testing.T) {
 		del("a"),       // materialized, no longer in the catalogue
 		del("e"),       // in the catalogue only
 		create("a", 7),
-		{"store flush", func(s **Store) error { return (*s).Flush() }, same},
+		{"deliver to a, store flush", func(s **Store) error {
+			c, err := (*s).Load("a")
+			if err != nil {
+				return err
+			}
+			if err := c.Update(func(st *State) { st.Deliver(1, 1, 1) }); err != nil {
+				return err
+			}
+			return (*s).Flush()
+		}, func(w catWorld) catWorld { return w.with("a", at(7, 1)) }},
 		create("f", 8),
 		create("g", 9),
 		del("d"),
+		{"deliver to g, no flush", func(s **Store) error {
+			c, err := (*s).Load("g")
+			if err != nil {
+				return err
+			}
+			return c.Update(func(st *State) { st.Deliver(1, 1, 1); st.Deliver(2, 1, 1) })
+		}, same},
 		{"close and reopen", func(s **Store) error {
 			fsys := (*s).opts.FS
 			if err := (*s).Close(); err != nil {
@@ -117,7 +133,7 @@ func TestCrashCatalog(t *testing.T) {
 			s2, err := Open("/obs", catalogOpts(fsys))
 			*s = s2
 			return err
-		}, same},
+		}, func(w catWorld) catWorld { return w.with("g", at(9, 2)) }},
 		del("f"),
 		create("h", 10),
 	}

@@ -69,23 +69,33 @@ func TestCatalogCreateWritesNoDirectory(t *testing.T) {
 	if err != nil || !slices.Equal(names, []string{"first", "second"}) {
 		t.Fatalf("list: %v, %v", names, err)
 	}
+	// A consumer whose state never changed needs no directory.
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range names {
-		if _, err := mem.Stat("/obs/" + n + "/" + metaFile); err != nil {
-			t.Fatalf("after Flush: %v", err)
-		}
+	if _, err := mem.Stat("/obs/second"); err == nil {
+		t.Fatal("directory written for a consumer without state")
+	}
+	// The first flush of a change writes it.
+	c, err := s.Load("second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustUpdate(t, c, func(st *State) { st.Deliver(1, 1, 1) })
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.Stat("/obs/second/" + metaFile); err != nil {
+		t.Fatalf("after a flushed change: %v", err)
 	}
 }
 
-func TestCatalogReopenRebuildsDirectories(t *testing.T) {
+func TestCatalogReopenKeepsConsumersWithoutDirectories(t *testing.T) {
 	img := catalogImage(t)
 	if err := Check("/obs", img); err != nil {
 		t.Fatalf("check: %v", err)
 	}
 	s := openStore(t, img, "/obs", Options{})
-	defer s.Close()
 	names, err := s.List()
 	if err != nil || !slices.Equal(names, []string{"a", "c"}) {
 		t.Fatalf("list: %v, %v; want [a c]", names, err)
@@ -98,14 +108,38 @@ func TestCatalogReopenRebuildsDirectories(t *testing.T) {
 		if string(c.Config()) != testCfg {
 			t.Fatalf("consumer %s: config %s", n, c.Config())
 		}
+		if _, err := img.Stat("/obs/" + n); err == nil {
+			t.Fatalf("consumer %s got a directory without state", n)
+		}
 	}
-	// The catalogue was compacted: it holds no record.
+	// Open compacted the catalogue to the two live creates.
 	b, err := readFile(img, catPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(b[catalogHeaderSize:catalogHeaderSize+4]) == recMagic {
-		t.Fatal("catalogue still holds records after reopen")
+	cc, err := parseCatalog(b, catPath)
+	if err != nil || cc.records != 2 || cc.gen != 2 {
+		t.Fatalf("catalogue after reopen: %+v, %v; want 2 records of generation 2", cc, err)
+	}
+	c, err := s.Load("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustUpdate(t, c, func(st *State) { st.Deliver(1, 1, 1) })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, img, "/obs", Options{})
+	defer s.Close()
+	c, err = s.Load("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := c.Snapshot(); st.Delivered.Stream != 1 {
+		t.Fatalf("consumer c after close and reopen: %+v", st)
+	}
+	if _, err := img.Stat("/obs/c/" + metaFile); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -51,7 +51,7 @@ type Consumer struct {
 		closed   bool   // files closed
 		// materialized is false while the consumer exists only in its
 		// store's catalogue: no directory yet (log nil, gen 0). The first
-		// flush writes the directory (materializeLocked).
+		// flush of a change writes the directory (materializeLocked).
 		materialized bool
 		spare        []byte // the journal's next buffer
 		recBuf       []byte
@@ -227,7 +227,7 @@ func (c *Consumer) persist(doSync bool) error {
 	if doSync {
 		done = c.fmu.synced
 	}
-	if c.fmu.failed == nil && done >= v && c.fmu.materialized {
+	if c.fmu.failed == nil && done >= v {
 		return nil
 	}
 	return c.flushLocked(doSync, false)
@@ -298,6 +298,12 @@ func (c *Consumer) flushLocked(doSync, force bool) error {
 		return fmt.Errorf("consumer %s: %w", c.name, ErrClosed)
 	}
 	if !c.fmu.materialized {
+		c.mu.Lock()
+		clean := c.mu.jrnl.ops == c.fmu.written
+		c.mu.Unlock()
+		if clean && !force {
+			return nil // the catalogue's record is the consumer
+		}
 		return c.materializeLocked()
 	}
 	thresh := c.compactThresholdLocked()

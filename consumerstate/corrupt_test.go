@@ -22,7 +22,7 @@ func twoRecordConsumer(t *testing.T) (*vfs.MemFS, State, State) {
 	}
 	// Write the consumer's directory (an empty snapshot) now, so that both
 	// flushes below append log records.
-	if err := c.Flush(); err != nil {
+	if err := c.Checkpoint(); err != nil {
 		t.Fatal(err)
 	}
 	deliverN(t, c, 1, 4)

@@ -83,24 +83,27 @@
 // directories survive; consumers created since the last compaction without
 // a directory are lost, deleted ones with directories come back).
 //
-// Materialization: a consumer created through the catalogue gets its
-// directory (config, empty or current snapshot as generation 1, empty log
-// 1) at its first flush, by the background flush within the sync interval,
-// or at Close: written as obs/.tmp-<name>/, its files and that directory
-// synced together, renamed into place, obs synced. A Flush, Write or
-// UpdateConfig returns only after that, so no state or config is
-// acknowledged before the directory is durable; until then the
-// catalogue's create record (config, empty state) is the consumer.
+// Materialization: a consumer created through the catalogue has no
+// directory while its state is unchanged: the catalogue's create record
+// (config, empty state) is the consumer, and Load opens it from there. Its
+// directory (config, current state as the snapshot of generation 1, empty
+// log 1) is written by the flush that writes its first change (a Flush or
+// Write, the background flush, Checkpoint, Close), or by UpdateConfig:
+// obs/.tmp-<name>/ written, its files and that directory synced together,
+// renamed into place, obs synced. That flush returns only after the sync,
+// so no state or config is acknowledged before the directory is durable; a
+// crash before it leaves the catalogue's consumer with an empty state.
 //
 // Delete of a consumer the catalogue holds appends a delete record (and
 // fsyncs it) before removing the directory, if any, as above.
 //
-// Open reconciles: for every live catalogue consumer without a directory
-// it writes one (config from the record, empty state); every directory of
-// a consumer whose last record is a delete is removed; obs is synced. If
-// the catalogue held records it is then compacted. Compaction (also when
-// an append would not fit) replaces the catalogue with one of generation
-// C+1 holding only the create records of the consumers still without a
+// Open reconciles: a live catalogue consumer with a directory is the
+// directory's (the directory was made durable after the record); one
+// without stays in the catalogue; every directory of a consumer whose last
+// record is a delete is removed, and obs synced. If the catalogue holds
+// more records than live consumers without a directory, or a torn tail,
+// it is then compacted. Compaction (also when an append would not fit)
+// replaces the catalogue with one of generation C+1 holding only the create records of the consumers still without a
 // durable directory, zero-filled to max(256 KiB, twice those records plus
 // the record to append): .tmp-catalog.log written and fsynced, renamed
 // over catalog.log, obs synced. A crash before that rename leaves the old

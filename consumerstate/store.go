@@ -172,8 +172,8 @@ func (s *Store) checkOpen() error {
 // Create creates consumer name with config cfg (JSON, stored verbatim in
 // meta.inf) and an empty state. It appends one record to the catalogue
 // (obs/catalog.log) and fsyncs it: when Create returns the consumer exists
-// durably, under every sync policy. Its directory is written later, in the
-// background within the sync interval or at its first flush (see doc.go).
+// durably, under every sync policy. Its directory is written when its
+// state first changes, by the flush that writes the change (see doc.go).
 func (s *Store) Create(name string, cfg []byte) (*Consumer, error) {
 	if !validName(name) {
 		return nil, fmt.Errorf("consumerstate: %q: %w", name, ErrInvalidName)
@@ -208,9 +208,6 @@ func (s *Store) Create(name string, cfg []byte) (*Consumer, error) {
 	s.mu.Lock()
 	s.mu.consumers[name] = c
 	s.mu.Unlock()
-	// Write its directory with the next background flush.
-	c.queued.Store(true)
-	s.enqueue(c)
 	return c, nil
 }
 
@@ -240,6 +237,16 @@ func (s *Store) Load(name string) (*Consumer, error) {
 		return c, nil
 	}
 	dir := filepath.Join(s.dir, name)
+	if cfg, ok := s.cat.unloaded[name]; ok {
+		// Created through the catalogue, no directory yet.
+		c = newConsumer(s, name, dir, cfg, &State{}, nil, "", 0, 0, 0, Recovery{Generation: 1})
+		c.fmu.materialized = false
+		delete(s.cat.unloaded, name)
+		s.mu.Lock()
+		s.mu.consumers[name] = c
+		s.mu.Unlock()
+		return c, nil
+	}
 	if fi, err := s.fs.Stat(dir); errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir) {
 		return nil, fmt.Errorf("consumerstate: consumer %s: %w", name, ErrNotFound)
 	} else if err != nil {
@@ -308,6 +315,7 @@ func (s *Store) Delete(name string) error {
 		closeErr = c.closeFiles()
 	}
 	inCatalog := s.cat.live[name]
+	delete(s.cat.unloaded, name)
 	if inCatalog {
 		// The delete record comes first: from then on a crash removes the
 		// directory at the next Open, if it got one.
