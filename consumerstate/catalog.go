@@ -44,8 +44,8 @@ type catalog struct {
 	// that Load has not opened yet (found by Open).
 	unloaded map[string][]byte
 	failed   error // sticky: a record write or fsync failed
-	digest *xxhash.Digest
-	buf    []byte
+	digest   *xxhash.Digest
+	buf      []byte
 }
 
 // catalogHeader returns the header of a catalogue of generation gen.
