@@ -94,6 +94,9 @@
 // so no state or config is acknowledged before the directory is durable; a
 // crash before it leaves the catalogue's consumer with an empty state.
 //
+// A failed catalogue write or fsync is sticky: later Create and Delete
+// calls return ErrWriteFailed until the store is reopened.
+//
 // Delete of a consumer the catalogue holds appends a delete record (and
 // fsyncs it) before removing the directory, if any, as above.
 //
