@@ -276,7 +276,7 @@ func (s *Store) List() ([]string, error) {
 	}
 	out := names[:0]
 	for _, n := range names {
-		if !validName(n) {
+		if !validName(n) || s.cat.live[n] {
 			continue
 		}
 		if fi, err := s.fs.Stat(filepath.Join(s.dir, n)); err == nil && fi.IsDir {
@@ -284,9 +284,7 @@ func (s *Store) List() ([]string, error) {
 		}
 	}
 	for n := range s.cat.live {
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
+		out = append(out, n)
 	}
 	slices.Sort(out)
 	return out, nil
