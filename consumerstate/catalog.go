@@ -28,6 +28,7 @@ const (
 
 	catOpCreate byte = 1 // payload: op, uvarint name length, name, config JSON
 	catOpDelete byte = 2 // payload: op, uvarint name length, name
+	catOpUpdate byte = 3 // payload: op, uvarint name length, name, new config JSON
 )
 
 // catalog is the open catalogue of a Store. Guarded by Store.dirMu.
@@ -44,6 +45,9 @@ type catalog struct {
 	// that Load has not opened yet (found by Open).
 	unloaded map[string][]byte
 	failed   error // sticky: a record write or fsync failed
+	// held is the consumer whose fmu the caller of appendCatalog holds
+	// (updateInCatalog), so that a compaction does not lock it again.
+	held *Consumer
 	digest   *xxhash.Digest
 	buf      []byte
 }
@@ -158,6 +162,14 @@ func (cc *catalogContents) apply(p []byte) error {
 		}
 		cc.live[name] = rest
 		delete(cc.deleted, name)
+	case catOpUpdate:
+		if _, ok := cc.live[name]; !ok {
+			return fmt.Errorf("config update of consumer %s, which the catalogue does not hold", name)
+		}
+		if !json.Valid(rest) {
+			return fmt.Errorf("consumer %s: config is not valid JSON", name)
+		}
+		cc.live[name] = rest
 	case catOpDelete:
 		if _, ok := cc.live[name]; !ok {
 			return fmt.Errorf("delete of consumer %s, which the catalogue does not hold", name)
@@ -255,14 +267,19 @@ func (s *Store) compactCatalog(extra int64) error {
 		case c == nil:
 			return fmt.Errorf("%s: consumer %s is in the catalogue but not open", s.cat.path, name)
 		default:
-			c.fmu.Lock()
-			done := c.fmu.materialized
-			c.fmu.Unlock()
+			var done bool
+			if c == s.cat.held {
+				done = c.fmu.materialized
+			} else {
+				c.fmu.Lock()
+				done = c.fmu.materialized
+				c.fmu.Unlock()
+			}
 			if done {
 				continue
 			}
 			// Until its directory is durable, the record is the consumer
-			// (UpdateConfig materializes first, so this is its config).
+			// (with its config as the last update record left it).
 			r = catRecord{name: name, cfg: c.Config()}
 		}
 		keep = append(keep, r)
@@ -423,6 +440,35 @@ func buildConsumerDir(fsys vfs.FS, obsDir, name string, cfg, snap []byte) error 
 		return errors.Join(err, fsys.RemoveAll(tmp))
 	}
 	return nil
+}
+
+// updateInCatalog replaces the config of c if c has no directory yet: an
+// update record is appended to the catalogue and fsynced, as a create's.
+// It reports false, changing nothing, if c has a directory (or is closed):
+// the caller then updates meta.inf.
+func (s *Store) updateInCatalog(c *Consumer, cfg []byte) (bool, error) {
+	s.dirMu.Lock()
+	defer s.dirMu.Unlock()
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	if c.fmu.materialized || c.fmu.closed || !s.cat.live[c.name] {
+		return false, nil
+	}
+	if c.fmu.failed != nil {
+		return true, c.fmu.failed
+	}
+	// c.fmu stays held, so that no flush writes c's directory with the
+	// old config meanwhile.
+	s.cat.held = c
+	_, err := s.appendCatalog(catalogPayload(catOpUpdate, c.name, cfg), false)
+	s.cat.held = nil
+	if err != nil {
+		return true, fmt.Errorf("consumer %s: update config: %w", c.name, err)
+	}
+	c.mu.Lock()
+	c.mu.cfg = append([]byte(nil), cfg...)
+	c.mu.Unlock()
+	return true, nil
 }
 
 // checkCatalog is Check's look at an obs directory's catalogue.

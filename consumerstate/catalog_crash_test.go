@@ -97,13 +97,23 @@ func crashCatalog(t *testing.T, mode SyncMode) {
 			}
 			return c.Flush()
 		}, func(w catWorld) catWorld { return w.with("a", at(1, 2)) }},
-		{"config b before its directory", func(s **Store) error {
+		{"config b before its directory: an update record", func(s **Store) error {
 			c, err := (*s).Load("b")
 			if err != nil {
 				return err
 			}
 			return c.UpdateConfig([]byte(cfg(3)))
 		}, func(w catWorld) catWorld { return w.with("b", at(3, 0)) }},
+		{"deliver to b, flush", func(s **Store) error {
+			c, err := (*s).Load("b")
+			if err != nil {
+				return err
+			}
+			if err := c.Update(func(st *State) { st.Deliver(4, 1, 1) }); err != nil {
+				return err
+			}
+			return c.Flush()
+		}, func(w catWorld) catWorld { return w.with("b", at(3, 4)) }},
 		del("b"), // materialized and in the catalogue
 		create("c", 4),
 		del("c"), // never materialized

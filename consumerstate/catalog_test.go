@@ -2,10 +2,12 @@ package consumerstate
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetwal/jetwal/vfs"
 )
@@ -235,5 +237,61 @@ func TestCatalogRandomDamage(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// An UpdateConfig that finds the catalogue full compacts it (the consumer
+// being updated is carried with its old config, then the update record is
+// appended) and the new config survives a crash.
+func TestCatalogUpdateCompacts(t *testing.T) {
+	mem := vfs.NewMemFS()
+	opts := Options{FS: mem, catalogBytes: 64}
+	s, err := Open("/obs", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.Create("a", []byte(`{"v":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for v := 2; v < 6 && err == nil; v++ {
+			err = c.UpdateConfig(fmt.Appendf(nil, `{"v":%d}`, v))
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("UpdateConfig did not return (deadlocked compacting the catalogue?)")
+	}
+	if _, err := mem.Stat("/obs/a"); err == nil {
+		t.Fatal("config updates wrote a directory")
+	}
+	b, err := readFile(mem, catPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc, err := parseCatalog(b, catPath); err != nil || cc.gen != 2 || cc.records != 5 {
+		t.Fatalf("catalogue %+v, %v: want generation 2 (one compaction) holding the carried create and 4 updates", cc, err)
+	}
+	img := mem.CrashClone()
+	s2, err := Open("/obs", Options{FS: img})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	c2, err := s2.Load("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(c2.Config()); got != `{"v":5}` {
+		t.Fatalf("config after crash %s, want {\"v\":5}", got)
 	}
 }

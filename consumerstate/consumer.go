@@ -109,10 +109,14 @@ func (c *Consumer) Config() []byte {
 }
 
 // UpdateConfig durably replaces the consumer's config (meta.inf and
-// meta.sum). A crash leaves the old or the new config, never a mix.
+// meta.sum, or, while the consumer has no directory, with an update record
+// of the catalogue). A crash leaves the old or the new config, never a mix.
 func (c *Consumer) UpdateConfig(cfg []byte) error {
 	if !json.Valid(cfg) {
 		return fmt.Errorf("consumer %s: %w", c.name, ErrInvalidConfig)
+	}
+	if done, err := c.store.updateInCatalog(c, cfg); done {
+		return err
 	}
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
@@ -120,8 +124,8 @@ func (c *Consumer) UpdateConfig(cfg []byte) error {
 		return fmt.Errorf("consumer %s: %w", c.name, ErrClosed)
 	}
 	if !c.fmu.materialized {
-		// The directory is written with the new config: until it is
-		// durable, the catalogue's config is the one a crash keeps.
+		// Not in the catalogue (updateInCatalog declined): write its
+		// directory with the new config.
 		c.mu.Lock()
 		old := c.mu.cfg
 		c.mu.cfg = append([]byte(nil), cfg...)

@@ -69,47 +69,49 @@
 //
 //	1 create  uvarint name length, name, config JSON (the rest of the payload)
 //	2 delete  uvarint name length, name
+//	3 update  uvarint name length, name, new config JSON
 //
-// A create of a name the catalogue holds live, a delete of one it does not,
-// an unknown operation or an invalid name or config is corruption. Each
-// record is fsynced before the next is written (under every sync policy),
-// so records reach the disk in order: a damaged record with nothing good
-// after it is a torn tail, an append a crash interrupted and never
-// acknowledged, and is ignored; a damaged record followed by a good one,
-// or a damaged header, is corruption: Open and Check fail with an error
-// wrapping ErrCorrupt that names catalog.log and the offset. The catalogue
-// is only written by Create and Delete, so such damage is bit rot; the
-// repair is to restore the file or remove it (consumers that have
-// directories survive; consumers created since the last compaction without
-// a directory are lost, deleted ones with directories come back).
+// A create of a name the catalogue holds live, a delete or update of one
+// it does not, an unknown operation or an invalid name or config is
+// corruption. Each record is fsynced before the next is written (under
+// every sync policy), so records reach the disk in order: a damaged record
+// with nothing good after it is a torn tail, an append a crash interrupted
+// and never acknowledged, and is ignored; a damaged record followed by a
+// good one, or a damaged header, is corruption: Open and Check fail with
+// an error wrapping ErrCorrupt that names catalog.log and the offset. Such
+// damage is bit rot, not a crash; the repair is to restore the file or
+// remove it (consumers that have directories survive; consumers without
+// one are lost, deleted ones whose directory remained come back).
 //
 // Materialization: a consumer created through the catalogue has no
-// directory while its state is unchanged: the catalogue's create record
-// (config, empty state) is the consumer, and Load opens it from there. Its
-// directory (config, current state as the snapshot of generation 1, empty
-// log 1) is written by the flush that writes its first change (a Flush or
-// Write, the background flush, Checkpoint, Close), or by UpdateConfig:
+// directory while its state is unchanged: the catalogue's records (config,
+// empty state) are the consumer, and Load opens it from there. Its
+// directory (newest config, current state as the snapshot of generation 1,
+// empty log 1) is written by the flush that writes its first change (a
+// Flush or Write, the background flush, Checkpoint, Close):
 // obs/.tmp-<name>/ written, its files and that directory synced together,
 // renamed into place, obs synced. That flush returns only after the sync,
-// so no state or config is acknowledged before the directory is durable; a
-// crash before it leaves the catalogue's consumer with an empty state.
-//
-// A failed catalogue write or fsync is sticky: later Create and Delete
-// calls return ErrWriteFailed until the store is reopened.
+// so no state is acknowledged before the directory is durable; a crash
+// before it leaves the catalogue's consumer with an empty state.
+// UpdateConfig of a consumer without a directory appends an update record
+// (fsynced) instead, excluding materialization meanwhile.
 //
 // Delete of a consumer the catalogue holds appends a delete record (and
-// fsyncs it) before removing the directory, if any, as above.
+// fsyncs it) before removing the directory, if any, as above. A failed
+// catalogue write or fsync is sticky: later Create, Delete and catalogue
+// UpdateConfig calls return ErrWriteFailed until the store is reopened.
 //
 // Open reconciles: a live catalogue consumer with a directory is the
-// directory's (the directory was made durable after the record); one
-// without stays in the catalogue; every directory of a consumer whose last
-// record is a delete is removed, and obs synced. If the catalogue holds
-// more records than live consumers without a directory, or a torn tail,
-// it is then compacted. Compaction (also when an append would not fit)
-// replaces the catalogue with one of generation C+1 holding only the create records of the consumers still without a
-// durable directory, zero-filled to max(256 KiB, twice those records plus
-// the record to append): .tmp-catalog.log written and fsynced, renamed
-// over catalog.log, obs synced. A crash before that rename leaves the old
+// directory's (written after its last record); one without stays in the
+// catalogue; every directory of a consumer whose last record is a delete
+// is removed, and obs synced. If the catalogue holds more records than
+// live consumers without a directory, or a torn tail, it is then
+// compacted. Compaction (also when an append would not fit) replaces the
+// catalogue with one of generation C+1 holding only a create record (with
+// the newest config) for each consumer still without a durable directory,
+// zero-filled to max(256 KiB, twice those records plus the record to
+// append): .tmp-catalog.log written and fsynced, renamed over
+// catalog.log, obs synced. A crash before that rename leaves the old
 // catalogue, which still describes every consumer; after it, every
 // consumer the new one leaves out has a durable directory or was deleted
 // durably.
