@@ -47,9 +47,9 @@ type catalog struct {
 	failed   error // sticky: a record write or fsync failed
 	// held is the consumer whose fmu the caller of appendCatalog holds
 	// (updateInCatalog), so that a compaction does not lock it again.
-	held *Consumer
-	digest   *xxhash.Digest
-	buf      []byte
+	held   *Consumer
+	digest *xxhash.Digest
+	buf    []byte
 }
 
 // catalogHeader returns the header of a catalogue of generation gen.
