@@ -341,10 +341,10 @@ func (s *Store) appendCatalog(payload []byte, isDelete bool) (appended bool, err
 }
 
 // openCatalog reads the catalogue at Open and reconciles the consumer
-// directories with it: a live consumer without a directory (its creation
-// was acknowledged, its directory never became durable) gets one with an
-// empty state; a deleted consumer whose directory remains loses it. Then,
-// if the catalogue held records, it is compacted. Called from Open.
+// directories with it: a live consumer without a directory stays in the
+// catalogue, for Load to open (s.cat.unloaded); a deleted consumer whose
+// directory remains loses it. Then, if the catalogue holds records no
+// longer needed or a torn tail, it is compacted. Called from Open.
 func (s *Store) openCatalog() error {
 	s.cat.path = filepath.Join(s.dir, catalogFile)
 	s.cat.live = make(map[string]bool)
