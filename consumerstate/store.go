@@ -469,25 +469,19 @@ func (s *Store) flushBatch(list []*Consumer, doSync bool) error {
 // eachParallel runs fn on every consumer of list, up to FlushParallelism at
 // a time, and joins the errors.
 func (s *Store) eachParallel(list []*Consumer, fn func(*Consumer) error) error {
-	return s.parallel(len(list), func(i int) error { return fn(list[i]) })
-}
-
-// parallel runs fn(0) ... fn(n-1), up to FlushParallelism at a time, and
-// joins the errors.
-func (s *Store) parallel(n int, fn func(i int) error) error {
-	if n == 0 {
+	if len(list) == 0 {
 		return nil
 	}
-	workers := min(s.opts.FlushParallelism, n)
-	errs := make([]error, n)
+	workers := min(s.opts.FlushParallelism, len(list))
+	errs := make([]error, len(list))
 	var next atomic.Int64
 	work := func() {
 		for {
 			i := int(next.Add(1) - 1)
-			if i >= n {
+			if i >= len(list) {
 				return
 			}
-			errs[i] = fn(i)
+			errs[i] = fn(list[i])
 		}
 	}
 	if workers <= 1 {
