@@ -24,7 +24,7 @@ const (
 	// catalogBytes is the size a catalogue is created with, zero-filled,
 	// so that appending a record overwrites bytes already allocated and
 	// its fdatasync writes no file metadata.
-	catalogBytes = 256 << 10
+	catalogBytes = 32 << 10
 
 	catOpCreate byte = 1 // payload: op, uvarint name length, name, config JSON
 	catOpDelete byte = 2 // payload: op, uvarint name length, name

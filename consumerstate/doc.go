@@ -52,7 +52,7 @@
 // Creating a directory durably costs two fsync rounds (the files and the
 // temporary directory, then the obs directory after the rename). Create
 // instead appends one record to the catalogue and fdatasyncs it: the
-// catalogue is created zero-filled (256 KiB, or larger for a record that
+// catalogue is created zero-filled (32 KiB, or larger for a record that
 // would not fit), so an append overwrites allocated bytes and its
 // fdatasync writes no file metadata.
 //
@@ -109,7 +109,7 @@
 // compacted. Compaction (also when an append would not fit) replaces the
 // catalogue with one of generation C+1 holding only a create record (with
 // the newest config) for each consumer still without a durable directory,
-// zero-filled to max(256 KiB, twice those records plus the record to
+// zero-filled to max(32 KiB, twice those records plus the record to
 // append): .tmp-catalog.log written and fsynced, renamed over
 // catalog.log, obs synced. A crash before that rename leaves the old
 // catalogue, which still describes every consumer; after it, every
