@@ -49,10 +49,14 @@ type Consumer struct {
 		synced   uint64 // version whose changes are durable
 		failed   error  // sticky: set by a failed write or fsync
 		closed   bool   // files closed
-		spare    []byte // the journal's next buffer
-		recBuf   []byte
-		digest   *xxhash.Digest
-		recovery Recovery
+		// materialized is false while the consumer exists only in its
+		// store's catalogue: no directory yet (log nil, gen 0). The first
+		// flush of a change writes the directory (materializeLocked).
+		materialized bool
+		spare        []byte // the journal's next buffer
+		recBuf       []byte
+		digest       *xxhash.Digest
+		recovery     Recovery
 	}
 }
 
@@ -105,15 +109,34 @@ func (c *Consumer) Config() []byte {
 }
 
 // UpdateConfig durably replaces the consumer's config (meta.inf and
-// meta.sum). A crash leaves the old or the new config, never a mix.
+// meta.sum, or, while the consumer has no directory, with an update record
+// of the catalogue). A crash leaves the old or the new config, never a mix.
 func (c *Consumer) UpdateConfig(cfg []byte) error {
 	if !json.Valid(cfg) {
 		return fmt.Errorf("consumer %s: %w", c.name, ErrInvalidConfig)
+	}
+	if done, err := c.store.updateInCatalog(c, cfg); done {
+		return err
 	}
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
 	if c.fmu.closed {
 		return fmt.Errorf("consumer %s: %w", c.name, ErrClosed)
+	}
+	if !c.fmu.materialized {
+		// Not in the catalogue (updateInCatalog declined): write its
+		// directory with the new config.
+		c.mu.Lock()
+		old := c.mu.cfg
+		c.mu.cfg = append([]byte(nil), cfg...)
+		c.mu.Unlock()
+		if err := c.materializeLocked(); err != nil {
+			c.mu.Lock()
+			c.mu.cfg = old
+			c.mu.Unlock()
+			return err
+		}
+		return nil
 	}
 	if err := updateMeta(c.fs, c.dir, cfg); err != nil {
 		return fmt.Errorf("consumer %s: update config: %w", c.name, err)
@@ -277,6 +300,15 @@ func (c *Consumer) flushLocked(doSync, force bool) error {
 	}
 	if c.fmu.closed {
 		return fmt.Errorf("consumer %s: %w", c.name, ErrClosed)
+	}
+	if !c.fmu.materialized {
+		c.mu.Lock()
+		clean := c.mu.jrnl.ops == c.fmu.written
+		c.mu.Unlock()
+		if clean && !force {
+			return nil // the catalogue's record is the consumer
+		}
+		return c.materializeLocked()
 	}
 	thresh := c.compactThresholdLocked()
 	c.mu.Lock()

@@ -20,6 +20,11 @@ func twoRecordConsumer(t *testing.T) (*vfs.MemFS, State, State) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Write the consumer's directory (an empty snapshot) now, so that both
+	// flushes below append log records.
+	if err := c.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
 	deliverN(t, c, 1, 4)
 	if err := c.Flush(); err != nil {
 		t.Fatal(err)

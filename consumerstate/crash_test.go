@@ -15,8 +15,9 @@ import (
 // record, at that instant, which states the consumers could legally come
 // back in.
 type crasher struct {
-	mem *vfs.MemFS
-	rng *rand.Rand // nil: CrashClone, else CrashCloneTorn
+	mem     *vfs.MemFS
+	rng     *rand.Rand // nil: CrashClone, else CrashCloneTorn
+	process bool       // ProcessCrashClone (kill -9), overrides rng
 
 	mu      sync.Mutex
 	armed   bool
@@ -44,7 +45,9 @@ func (c *crasher) fs() vfs.FS {
 }
 
 func (c *crasher) crashLocked() {
-	if c.rng != nil {
+	if c.process {
+		c.image = c.mem.ProcessCrashClone()
+	} else if c.rng != nil {
 		c.image = c.mem.CrashCloneTorn(c.rng)
 	} else {
 		c.image = c.mem.CrashClone()

@@ -25,21 +25,96 @@
 // # Files
 //
 // Each consumer of a stream has a directory under the stream's obs
-// directory:
+// directory, and the obs directory has one catalogue:
 //
+//	obs/catalog.log                     the catalogue: creates and deletes whose directories may not be durable yet
 //	obs/<name>/meta.inf                 config JSON, verbatim
 //	obs/<name>/meta.sum                 16 lowercase hex digits: xxhash64 of meta.inf (big-endian)
 //	obs/<name>/state.dat                snapshot: an encoded State (below), stamped with generation G
 //	obs/<name>/state-<G as %016x>.log   operations applied since snapshot G
 //
+// A consumer exists if it has a directory and the catalogue does not hold
+// a delete record for it, or if the catalogue holds a create record for it
+// not followed by a delete record (see "Catalogue" below).
+//
 // Transient names, each removed or completed when the store or consumer is
-// next opened: obs/.tmp-<name>/ (a Create in progress; consumers appear by
-// renaming it into place), obs/.del-<name>/ (a Delete in progress: the
-// directory is renamed away, the rename synced, then removed),
-// state.dat.tmp (a snapshot being written), meta.inf.new and meta.sum.new
-// (a config update: both are written and synced, the directory synced, then
-// each renamed over its old name; on open a .new pair whose checksum
-// matches is rolled forward, anything else is removed).
+// next opened: obs/.tmp-<name>/ (a consumer directory being written;
+// directories appear by renaming it into place), obs/.tmp-catalog.log (a
+// catalogue compaction in progress), obs/.del-<name>/ (a Delete in
+// progress: the directory is renamed away, the rename synced, then
+// removed), state.dat.tmp (a snapshot being written), meta.inf.new and
+// meta.sum.new (a config update: both are written and synced, the
+// directory synced, then each renamed over its old name; on open a .new
+// pair whose checksum matches is rolled forward, anything else is removed).
+//
+// # Catalogue (catalog.log)
+//
+// Creating a directory durably costs two fsync rounds (the files and the
+// temporary directory, then the obs directory after the rename). Create
+// instead appends one record to the catalogue and fdatasyncs it: the
+// catalogue is created zero-filled (32 KiB, or larger for a record that
+// would not fit), so an append overwrites allocated bytes and its
+// fdatasync writes no file metadata.
+//
+//	offset  size  field
+//	0       4     magic "JWCK"
+//	4       1     version, 1
+//	5       3     reserved, zero
+//	8       8     generation C
+//	16      8     xxhash64 of bytes [0, 16)
+//	24      ...   records, framed as the state log's (magic "JWCR", length,
+//	              xxhash64 salted with C and the offset), then zeros
+//
+// Record payloads:
+//
+//	1 create  uvarint name length, name, config JSON (the rest of the payload)
+//	2 delete  uvarint name length, name
+//	3 update  uvarint name length, name, new config JSON
+//
+// A create of a name the catalogue holds live, a delete or update of one
+// it does not, an unknown operation or an invalid name or config is
+// corruption. Each record is fsynced before the next is written (under
+// every sync policy), so records reach the disk in order: a damaged record
+// with nothing good after it is a torn tail, an append a crash interrupted
+// and never acknowledged, and is ignored; a damaged record followed by a
+// good one, or a damaged header, is corruption: Open and Check fail with
+// an error wrapping ErrCorrupt that names catalog.log and the offset. Such
+// damage is bit rot, not a crash; the repair is to restore the file or
+// remove it (consumers that have directories survive; consumers without
+// one are lost, deleted ones whose directory remained come back).
+//
+// Materialization: a consumer created through the catalogue has no
+// directory while its state is unchanged: the catalogue's records (config,
+// empty state) are the consumer, and Load opens it from there. Its
+// directory (newest config, current state as the snapshot of generation 1,
+// empty log 1) is written by the flush that writes its first change (a
+// Flush or Write, the background flush, Checkpoint, Close):
+// obs/.tmp-<name>/ written, its files and that directory synced together,
+// renamed into place, obs synced. That flush returns only after the sync,
+// so no state is acknowledged before the directory is durable; a crash
+// before it leaves the catalogue's consumer with an empty state.
+// UpdateConfig of a consumer without a directory appends an update record
+// (fsynced) instead, excluding materialization meanwhile.
+//
+// Delete of a consumer the catalogue holds appends a delete record (and
+// fsyncs it) before removing the directory, if any, as above. A failed
+// catalogue write or fsync is sticky: later Create, Delete and catalogue
+// UpdateConfig calls return ErrWriteFailed until the store is reopened.
+//
+// Open reconciles: a live catalogue consumer with a directory is the
+// directory's (written after its last record); one without stays in the
+// catalogue; every directory of a consumer whose last record is a delete
+// is removed, and obs synced. If the catalogue holds more records than
+// live consumers without a directory, or a torn tail, it is then
+// compacted. Compaction (also when an append would not fit) replaces the
+// catalogue with one of generation C+1 holding only a create record (with
+// the newest config) for each consumer still without a durable directory,
+// zero-filled to max(32 KiB, twice those records plus the record to
+// append): .tmp-catalog.log written and fsynced, renamed over
+// catalog.log, obs synced. A crash before that rename leaves the old
+// catalogue, which still describes every consumer; after it, every
+// consumer the new one leaves out has a durable directory or was deleted
+// durably.
 //
 // # Snapshot encoding (Encode, state.dat)
 //
@@ -142,6 +217,11 @@
 // confirms an ack the client asked to have confirmed (a +ACK with a reply
 // subject, nats.go's DoubleAck), so a confirmed ack is on disk. Flush,
 // Checkpoint, Store.Flush and Store.Close always fsync.
+//
+// Create and Delete are durable when they return under every mode: Create
+// fsyncs its catalogue record (about one fdatasync of an overwrite), Delete
+// its catalogue record and the obs directory. Materializing a directory
+// always fsyncs, like a snapshot.
 //
 // # Crash safety and torn tails
 //

@@ -80,6 +80,10 @@ type Options struct {
 	// FlushParallelism is how many consumers a batch flush handles at
 	// once. Zero means DefaultFlushParallelism.
 	FlushParallelism int
+
+	// catalogBytes overrides the size of a new catalogue (tests force
+	// compactions with a small one). Zero: catalogBytes.
+	catalogBytes int64
 }
 
 // Validate reports the first invalid field.

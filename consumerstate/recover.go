@@ -189,6 +189,7 @@ func newConsumer(s *Store, name, dir string, cfg []byte, st *State, log vfs.File
 	c.fmu.gen, c.fmu.snapSize = gen, snapSize
 	c.fmu.digest = xxhash.New()
 	c.fmu.recovery = rec
+	c.fmu.materialized = true
 	c.mu.jrnl.limit = int(c.compactThresholdLocked())
 	return c
 }
@@ -213,6 +214,9 @@ func Check(dir string, fsys vfs.FS) error {
 		}
 	}
 	var errs []error
+	if err := checkCatalog(fsys, dir); err != nil {
+		errs = append(errs, err)
+	}
 	for _, n := range names {
 		if strings.HasPrefix(n, ".") {
 			continue

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +30,7 @@ type Store struct {
 	fs   vfs.FS
 
 	dirMu sync.Mutex
+	cat   catalog // guarded by dirMu
 
 	mu struct {
 		sync.Mutex
@@ -100,6 +102,9 @@ func Open(obsDir string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("consumerstate: %s: sync dir: %w", obsDir, err)
 		}
 	}
+	if err := s.openCatalog(); err != nil {
+		return nil, fmt.Errorf("consumerstate: %w", err)
+	}
 	return s, nil
 }
 
@@ -165,8 +170,10 @@ func (s *Store) checkOpen() error {
 }
 
 // Create creates consumer name with config cfg (JSON, stored verbatim in
-// meta.inf) and an empty state. It is atomic: the directory is built as
-// obs/.tmp-<name>, made durable, and renamed into place.
+// meta.inf) and an empty state. It appends one record to the catalogue
+// (obs/catalog.log) and fsyncs it: when Create returns the consumer exists
+// durably, under every sync policy. Its directory is written when its
+// state first changes, by the flush that writes the change (see doc.go).
 func (s *Store) Create(name string, cfg []byte) (*Consumer, error) {
 	if !validName(name) {
 		return nil, fmt.Errorf("consumerstate: %q: %w", name, ErrInvalidName)
@@ -179,47 +186,25 @@ func (s *Store) Create(name string, cfg []byte) (*Consumer, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	_, open := s.mu.consumers[name]
+	s.mu.Unlock()
+	if open || s.cat.live[name] {
+		return nil, fmt.Errorf("consumerstate: consumer %s: %w", name, ErrExists)
+	}
 	final := filepath.Join(s.dir, name)
 	if _, err := s.fs.Stat(final); err == nil {
 		return nil, fmt.Errorf("consumerstate: consumer %s: %w", name, ErrExists)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("consumerstate: %w", err)
 	}
-	tmp := filepath.Join(s.dir, tmpDirPrefix+name)
-	var st State
-	snap := appendEncoded(nil, &st, 1)
-	build := func() error {
-		if err := s.fs.RemoveAll(tmp); err != nil {
-			return err
-		}
-		// tmp needs no durable entry of its own: it is garbage until the
-		// rename below, which the final SyncDir makes durable.
-		if err := s.fs.MkdirAll(tmp, 0o750); err != nil {
-			return err
-		}
-		if err := writeFilesSynced(s.fs, tmp, []namedBytes{
-			{metaFile, cfg}, {metaSumFile, metaSum(cfg)}, {stateFile, snap}, {logName(1), logHeader(1)},
-		}); err != nil {
-			return err
-		}
-		if err := s.fs.Rename(tmp, final); err != nil {
-			return err
-		}
-		if err := s.fs.SyncDir(s.dir); err != nil {
-			return fmt.Errorf("%s: sync dir: %w", s.dir, err)
-		}
-		return nil
-	}
-	if err := build(); err != nil {
-		return nil, fmt.Errorf("consumerstate: create consumer %s: %w", name, errors.Join(err, s.fs.RemoveAll(tmp)))
-	}
-	logPath := filepath.Join(final, logName(1))
-	f, err := s.fs.OpenRW(logPath)
-	if err != nil {
+	if _, err := s.appendCatalog(catalogPayload(catOpCreate, name, cfg), false); err != nil {
 		return nil, fmt.Errorf("consumerstate: create consumer %s: %w", name, err)
 	}
-	c := newConsumer(s, name, final, append([]byte(nil), cfg...), &st, f, logPath, logHeaderSize, 1,
-		int64(len(snap)), Recovery{Generation: 1})
+	s.cat.live[name] = true
+	c := newConsumer(s, name, final, append([]byte(nil), cfg...), &State{}, nil, "", 0, 0, 0,
+		Recovery{Generation: 1})
+	c.fmu.materialized = false
 	s.mu.Lock()
 	s.mu.consumers[name] = c
 	s.mu.Unlock()
@@ -252,6 +237,16 @@ func (s *Store) Load(name string) (*Consumer, error) {
 		return c, nil
 	}
 	dir := filepath.Join(s.dir, name)
+	if cfg, ok := s.cat.unloaded[name]; ok {
+		// Created through the catalogue, no directory yet.
+		c = newConsumer(s, name, dir, cfg, &State{}, nil, "", 0, 0, 0, Recovery{Generation: 1})
+		c.fmu.materialized = false
+		delete(s.cat.unloaded, name)
+		s.mu.Lock()
+		s.mu.consumers[name] = c
+		s.mu.Unlock()
+		return c, nil
+	}
 	if fi, err := s.fs.Stat(dir); errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir) {
 		return nil, fmt.Errorf("consumerstate: consumer %s: %w", name, ErrNotFound)
 	} else if err != nil {
@@ -267,8 +262,11 @@ func (s *Store) Load(name string) (*Consumer, error) {
 	return c, nil
 }
 
-// List returns the names of the consumers on disk, sorted.
+// List returns the names of the consumers, sorted: those with a
+// directory and those created whose directory is not written yet.
 func (s *Store) List() ([]string, error) {
+	s.dirMu.Lock()
+	defer s.dirMu.Unlock()
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -278,13 +276,17 @@ func (s *Store) List() ([]string, error) {
 	}
 	out := names[:0]
 	for _, n := range names {
-		if !validName(n) {
+		if !validName(n) || s.cat.live[n] {
 			continue
 		}
 		if fi, err := s.fs.Stat(filepath.Join(s.dir, n)); err == nil && fi.IsDir {
 			out = append(out, n)
 		}
 	}
+	for n := range s.cat.live {
+		out = append(out, n)
+	}
+	slices.Sort(out)
 	return out, nil
 }
 
@@ -310,8 +312,22 @@ func (s *Store) Delete(name string) error {
 		c.markClosed()
 		closeErr = c.closeFiles()
 	}
+	inCatalog := s.cat.live[name]
+	delete(s.cat.unloaded, name)
+	if inCatalog {
+		// The delete record comes first: from then on a crash removes the
+		// directory at the next Open, if it got one.
+		delete(s.cat.live, name)
+		if _, err := s.appendCatalog(catalogPayload(catOpDelete, name, nil), true); err != nil {
+			s.cat.live[name] = true
+			return fmt.Errorf("consumerstate: delete consumer %s: %w", name, err)
+		}
+	}
 	final := filepath.Join(s.dir, name)
 	if _, err := s.fs.Stat(final); errors.Is(err, fs.ErrNotExist) {
+		if inCatalog {
+			return closeErr
+		}
 		return fmt.Errorf("consumerstate: consumer %s: %w", name, ErrNotFound)
 	} else if err != nil {
 		return fmt.Errorf("consumerstate: %w", err)
@@ -510,6 +526,12 @@ func (s *Store) Close() error {
 	err := s.eachParallel(list, (*Consumer).closeCheckpoint)
 	for _, c := range list {
 		err = errors.Join(err, c.closeFiles())
+	}
+	if s.cat.f != nil {
+		if cerr := s.cat.f.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("consumerstate: %s: close: %w", s.cat.path, cerr))
+		}
+		s.cat.f = nil
 	}
 	return err
 }

@@ -71,7 +71,9 @@
 // Delivery and ack state is a consumerstate.State. Durable consumers of file
 // streams (durable_name set, not mem_storage) keep it in a
 // consumerstate.Consumer under obs/<name>/ (meta.inf holds {"created",
-// "config"}); the others keep it in memory. State changes are flushed by
+// "config"}; until its state first changes, a consumer is one record of
+// obs/catalog.log, which its create reply waits for); the others keep it
+// in memory. State changes are flushed by
 // consumerstate within the sync interval; a confirmed ack (an ack with a
 // reply subject) under sync always is answered only after Consumer.Flush.
 // After a crash a consumer resumes from a state at or before the real one,
