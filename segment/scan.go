@@ -74,7 +74,7 @@ func (s *Segment) scan(b []byte, from, stop int64, lastSeq uint64, fn func(off i
 	for off < stop {
 		r, n, st, reason, want, got := decodeRecord(b[off:])
 		if st == decodeEnd {
-			if allZero(b[off:]) {
+			if s.zeroFrom(b, off, int64(len(b))) {
 				break
 			}
 			st, reason = decodeBad, "zero record length followed by non-zero bytes"
