@@ -57,7 +57,7 @@ func TestCoolRange(t *testing.T) {
 	m.CoolRange(-5, 10)       // clipped at the start
 	m.CoolRange(size-10, 100) // clipped at the end
 	m.CoolRange(size+10, 100) // outside: nothing
-	touch() // reads back unchanged
+	touch()                   // reads back unchanged
 	m.Cool()
 	if got := rss(); got > 64<<10 {
 		t.Fatalf("%d bytes resident after cooling the whole mapping", got)
