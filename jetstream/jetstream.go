@@ -180,12 +180,6 @@ func New(srv Host, cfg Config) (*JetStream, error) {
 		js.Close()
 		return nil, err
 	}
-	// Opening the stores decoded checkpoints and dedupe files: hand the
-	// garbage back to the system now, not only once the background
-	// verification ends (minutes at 100M messages), so the resident size
-	// right after a restart is the live indexes. One GC of a freshly
-	// loaded heap: milliseconds.
-	debug.FreeOSMemory()
 	go func() {
 		js.verifying.Wait()
 		close(js.verified)
