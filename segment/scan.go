@@ -31,7 +31,9 @@ type Damage struct {
 // it. Whether a tail is an expected torn write or corruption is the caller's
 // policy (package wal: expected only in the newest segment). A zero length
 // followed by zeros only is the end of written data. fn may stop the scan by
-// returning an error, which Scan returns.
+// returning an error, which Scan returns. The *Record fn gets is reused for
+// the next record: fn must not keep the pointer (the record's byte slices
+// alias the segment as ReadAt's do).
 func (s *Segment) Scan(fn func(off int64, r *Record) error) (ScanResult, error) {
 	return s.ScanFrom(HeaderSize, 0, fn)
 }
@@ -71,10 +73,15 @@ func (s *Segment) scan(b []byte, from, stop int64, lastSeq uint64, fn func(off i
 	}
 	res := ScanResult{End: from}
 	off := from
+	// One record for the whole scan: fn takes its address, so a record
+	// declared per iteration would be a heap allocation per record (a
+	// verification of a large store would allocate gigabytes).
+	var r Record
 	for off < stop {
-		r, n, st, reason, want, got := decodeRecord(b[off:])
+		rec, n, st, reason, want, got := decodeRecord(b[off:])
+		r = rec
 		if st == decodeEnd {
-			if allZero(b[off:]) {
+			if s.zeroFrom(b, off, int64(len(b))) {
 				break
 			}
 			st, reason = decodeBad, "zero record length followed by non-zero bytes"

@@ -180,6 +180,15 @@ func (s *Segment) Cool() {
 	}
 }
 
+// CoolRange is Cool for the pages holding bytes [off, off+n) of the file:
+// package wal cools what it verified piece by piece, so a verification
+// keeps at most a piece of a segment resident, not the whole segment.
+func (s *Segment) CoolRange(off, n int64) {
+	if s.m != nil && off >= 0 && n > 0 {
+		s.m.CoolRange(int(off), int(n))
+	}
+}
+
 // Mapped returns the bytes of the file mapped into memory (0 for a
 // compressed segment, whose body is decoded on the heap, or a closed one).
 func (s *Segment) Mapped() int64 {
@@ -206,12 +215,12 @@ func (s *Segment) SetEnd(end int64) error {
 	if s.compressed {
 		return ErrSealed
 	}
-	if end < s.capacity && !allZero(s.data[end:min(s.capacity, end+4096)]) {
+	if end < s.capacity && !s.zeroFrom(s.data, end, min(s.capacity, end+4096)) {
 		// Torn tail: zero it so the next scan ends at end. Zero in chunks.
 		zero := make([]byte, 64<<10)
 		for off := end; off < s.capacity; {
 			n := min(int64(len(zero)), s.capacity-off)
-			if allZero(s.data[off : off+n]) {
+			if s.zeroFrom(s.data, off, off+n) {
 				off += n
 				continue
 			}

@@ -198,10 +198,13 @@ func (mp *memMapping) Bytes() []byte {
 	return mp.buf
 }
 
-// Unmap releases the view. Unmapping twice is harmless.
 // Cool does nothing: the memory is the file.
 func (mp *memMapping) Cool() {}
 
+// CoolRange does nothing, as Cool.
+func (mp *memMapping) CoolRange(off, length int) {}
+
+// Unmap releases the view. Unmapping twice is harmless.
 func (mp *memMapping) Unmap() error {
 	mp.fs.mu.Lock()
 	defer mp.fs.mu.Unlock()

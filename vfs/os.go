@@ -165,6 +165,15 @@ func (m *osMapping) Cool() {
 	}
 }
 
+// CoolRange is Cool for the whole pages that hold [off, off+length).
+func (m *osMapping) CoolRange(off, length int) {
+	end := min(off+length, len(m.m))
+	off = max(off, 0) &^ (os.Getpagesize() - 1)
+	if off < end {
+		_ = unix.Madvise(m.m[off:end], unix.MADV_DONTNEED)
+	}
+}
+
 // Unmap releases the mapping. An empty mapping (Map(0), or one already
 // unmapped) owns no memory: munmap would reject it with EINVAL, so it is a
 // no-op.

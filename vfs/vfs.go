@@ -76,6 +76,11 @@ type Mapping interface {
 	// the process's resident set (the page cache keeps them, and the next
 	// read faults them back in). It only affects memory, never contents.
 	Cool()
+	// CoolRange is Cool for the pages holding bytes [off, off+length) of
+	// the mapping (whole pages: the page holding off is included; where
+	// the OS maps the file with huge pages, a huge page the range touches
+	// leaves whole). A range outside the mapping is clipped to it.
+	CoolRange(off, length int)
 }
 
 // ErrAllocUnsupported is returned by File.Allocate when the filesystem does not

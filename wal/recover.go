@@ -318,6 +318,10 @@ func (s *Store) scanFrom(segIdx int, lastSeq uint64) error {
 			s.bytes += store.FileRecordSizeLen(len(r.Subject), len(r.Header), len(r.Data))
 			return nil
 		}, onDamage)
+		// Scanned once, not read again soon: keep the pages out of the
+		// resident set (a full rescan would otherwise leave the whole
+		// store resident, and a kill -9 restart what it rescanned).
+		e.seg.CoolRange(from, e.seg.Mapped()-from)
 		if err != nil && e.seg.Compressed() && errors.Is(err, store.ErrCorrupt) && !newest {
 			// A compressed body that does not decode: every message in it
 			// is lost, the other segments are still served.

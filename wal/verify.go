@@ -53,7 +53,7 @@ func (s *Store) Verify() []*segment.CorruptError {
 	var found []*segment.CorruptError
 	for _, e := range segs {
 		s.mu.RLock()
-		sealed, closed := e.seg.Sealed(), s.closed
+		compressed, closed := e.seg.Compressed(), s.closed
 		s.mu.RUnlock()
 		if closed {
 			// Stop early: release what is left.
@@ -62,16 +62,15 @@ func (s *Store) Verify() []*segment.CorruptError {
 			s.mu.Unlock()
 			continue
 		}
-		if !sealed {
-			found = append(found, s.verifyActive(e)...)
-			e.seg.Cool()
+		if !compressed {
+			found = append(found, s.verifyPlain(e)...)
+			e.seg.Cool() // read once, not needed soon: keep the resident set small
 			s.mu.Lock()
 			s.unbusyLocked(e)
 			s.mu.Unlock()
 			continue
 		}
 		res, err := e.seg.Scan(func(int64, *segment.Record) error { return nil })
-		e.seg.Cool() // read once, not needed soon: keep the resident set small
 		s.mu.Lock()
 		if err != nil {
 			found = append(found, asCorrupt(err))
@@ -86,14 +85,18 @@ func (s *Store) Verify() []*segment.CorruptError {
 	return found
 }
 
-// verifyChunk bounds how much of the active segment Verify scans per hold
-// of the read lock, so appends wait at most that long.
+// verifyChunk bounds how much of a segment Verify scans per hold of the
+// read lock, so appends wait at most that long, and how much of it the
+// scan keeps resident (each chunk is cooled once scanned).
 const verifyChunk = 1 << 20
 
-// verifyActive verifies the written part of the active segment, which a
-// checkpoint may have spared recovery from scanning: in chunks, each under
-// the read lock, up to what was written when the chunk began.
-func (s *Store) verifyActive(e *segEntry) []*segment.CorruptError {
+// verifyPlain verifies the written part of a plain segment, sealed or the
+// active one (which a checkpoint may have spared recovery from scanning):
+// in chunks, each under the read lock, up to what was written when the
+// chunk began. Each chunk's pages are cooled once it is scanned, so that a
+// verification running after a restart, over every segment, keeps at most
+// a chunk of the store resident instead of the segment it is in.
+func (s *Store) verifyPlain(e *segEntry) []*segment.CorruptError {
 	var found []*segment.CorruptError
 	for off := int64(segment.HeaderSize); ; {
 		s.mu.RLock()
@@ -111,6 +114,7 @@ func (s *Store) verifyActive(e *segEntry) []*segment.CorruptError {
 		if err != nil {
 			return append(found, asCorrupt(err))
 		}
+		e.seg.CoolRange(off, max(res.End, off+verifyChunk)-off)
 		next := res.End
 		if len(res.Damage) > 0 {
 			s.mu.Lock()
