@@ -58,6 +58,11 @@ func StreamDirs(fsys vfs.FS, storeDir string) ([]string, error) {
 	var dirs []string
 	found := false
 	for _, acc := range accounts {
+		// Files beside the account directories (the store's LOCK) hold no
+		// streams.
+		if fi, err := fsys.Stat(filepath.Join(js, acc)); err != nil || !fi.IsDir {
+			continue
+		}
 		streams := filepath.Join(js, acc, "streams")
 		names, err := fsys.ReadDir(streams)
 		if errors.Is(err, os.ErrNotExist) {

@@ -115,6 +115,10 @@ func runCmd(args ...string) (int, string, string) {
 
 func TestVerifyCleanStore(t *testing.T) {
 	root, _ := makeStore(t)
+	// A server's store directory holds its LOCK file beside the accounts.
+	if err := os.WriteFile(filepath.Join(root, "jetstream", "LOCK"), []byte("pid 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, out, errs := runCmd("verify", root)
 	if code != 0 {
 		t.Fatalf("exit %d on a clean store:\n%s%s", code, out, errs)
