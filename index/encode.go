@@ -92,12 +92,3 @@ func (e *encoder) bytes(b []byte) {
 		b = b[n:]
 	}
 }
-
-func (e *encoder) str(s string) {
-	for len(s) > 0 {
-		e.room(1)
-		n := copy(e.buf[len(e.buf):cap(e.buf)], s)
-		e.buf = e.buf[:len(e.buf)+n]
-		s = s[n:]
-	}
-}
