@@ -594,3 +594,59 @@ func streamInfoOf(t *testing.T, ctx context.Context, js njs.JetStream, name stri
 	})
 	return info
 }
+
+// TestClusteredStepDownReachesEveryServer steps an R3 stream's leadership
+// down repeatedly with every follower caught up: each server must come to
+// lead it after a step-down. (raft's own choice of successor is the first
+// caught-up member of the configuration, so the last one never led after a
+// step-down, and TestClusteredJetStream failed whenever the server it
+// restarts was that one.)
+func TestClusteredStepDownReachesEveryServer(t *testing.T) {
+	ms := startJSCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, js1 := connectJS(t, ms[0].run.addr)
+	retry(t, "create R3 stream", 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := js1.CreateStream(ctx, njs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
+		return err
+	})
+	for i := range 5 {
+		if _, err := js1.Publish(ctx, "orders.new", []byte(fmt.Sprintf("m%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nc := connectNC(t, ms[0].run.addr)
+	led := map[string]bool{}
+	for i := 0; i < 15 && len(led) < 3; i++ {
+		var before string
+		retry(t, "a leader with current followers", 30*time.Second, func() error {
+			info := streamInfo(t, ctx, js1)
+			if info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
+				return fmt.Errorf("cluster info %+v", info.Cluster)
+			}
+			for _, p := range info.Cluster.Replicas {
+				if !p.Current || p.Lag != 0 {
+					return fmt.Errorf("replica %s current %v lag %d", p.Name, p.Current, p.Lag)
+				}
+			}
+			before = info.Cluster.Leader
+			return nil
+		})
+		if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.ORDERS", nil, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		retry(t, "a new leader after step-down", 30*time.Second, func() error {
+			l := streamInfo(t, ctx, js1).Cluster.Leader
+			if l == "" || l == before {
+				return fmt.Errorf("leader %q (was %q)", l, before)
+			}
+			led[l] = true
+			return nil
+		})
+	}
+	if len(led) != 3 {
+		t.Fatalf("after repeated step-downs only %v came to lead", led)
+	}
+}
