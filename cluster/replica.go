@@ -240,7 +240,9 @@ func (r *Replica) Followers() []Peer {
 }
 
 // StepDown hands the leadership to another member, chosen at random among
-// those with a route and working heartbeats. raft's own choice
+// those with a route (not by r.failed: a member that was down while an
+// earlier leader led stays marked there, raft reporting no resumed
+// heartbeat to a later term). raft's own choice
 // (LeadershipTransfer) is the first member of the configuration with the
 // highest next index: with every follower caught up, that is always the
 // same one, and the last member of the configuration never leads after a
@@ -250,7 +252,7 @@ func (r *Replica) StepDown() error {
 	r.mu.Lock()
 	var cands []string
 	for _, p := range r.peers {
-		if raft.ServerID(p) == leader || r.failed[raft.ServerID(p)] {
+		if raft.ServerID(p) == leader {
 			continue
 		}
 		if _, ok := r.n.route(p); ok {
