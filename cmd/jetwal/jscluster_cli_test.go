@@ -43,11 +43,18 @@ func TestClusterCLIWalkthrough(t *testing.T) {
 	if out := run(ms[1], "pub", "orders.new", "hello"); !strings.Contains(out, `Published 5 bytes to "orders.new"`) {
 		t.Fatalf("pub:\n%s", out)
 	}
-	info := run(ms[2], "stream", "info", "ORDERS")
-	m := cliLeaderRE.FindStringSubmatch(info)
-	if m == nil || strings.Count(info, "Replica: ") != 2 || !strings.Contains(info, "Messages: 1") {
-		t.Fatalf("stream info:\n%s", info)
-	}
+	// `nats pub` is a core publish: it returns once the server has the
+	// message, before the stream has stored it, so stream info is polled.
+	var info string
+	var m []string
+	retry(t, "stream info with the message", 30*time.Second, func() error {
+		info = run(ms[2], "stream", "info", "ORDERS")
+		m = cliLeaderRE.FindStringSubmatch(info)
+		if m == nil || strings.Count(info, "Replica: ") != 2 || !strings.Contains(info, "Messages: 1") {
+			return &cliError{nil, "stream info:\n" + info}
+		}
+		return nil
+	})
 	run(ms[0], "consumer", "add", "ORDERS", "C", "--pull", "--defaults")
 	if out := run(ms[2], "consumer", "next", "ORDERS", "C"); !strings.Contains(out, "hello") {
 		t.Fatalf("consumer next:\n%s", out)
