@@ -13,7 +13,7 @@ import (
 // Checkpoint format constants (part of the on-disk format).
 const (
 	CheckpointMagic   = "JWIX"
-	CheckpointVersion = 1
+	CheckpointVersion = 2 // 1 still decodes
 	checkpointHead    = 16
 )
 
@@ -33,16 +33,17 @@ func Encode(x *Index, trailer []byte) []byte {
 func encodedSize(x *Index, trailer []byte) int {
 	n := checkpointHead + 4
 	for _, bl := range x.Seqs.blocks {
-		n += 4 + 8 + 4 + 4*bl.n + 4 + 8*len(bl.del)
+		n += bl.blockSize() // blockcodec.go
 	}
 	n += x.Subj.encodedSize() // subjcodec.go
 	return n + 4 + len(trailer) + 8
 }
 
 type reader struct {
-	b   []byte
-	p   int
-	err error
+	b       []byte
+	p       int
+	err     error
+	inPlace int // arrays read in place (alias.go)
 }
 
 var errShort = errors.New("truncated")
@@ -87,14 +88,24 @@ func (r *reader) count(unit int) int {
 }
 
 // Decode parses a checkpoint. Any damage yields an error wrapping ErrCorrupt.
-func Decode(file string, b []byte) (*Index, []byte, error) {
+// The index copies what it keeps from b.
+func Decode(file string, b []byte) (*Index, []byte, error) { return decode(file, b, false) }
+
+// DecodeInPlace is Decode for a checkpoint whose bytes stay mapped and
+// unchanged for as long as the returned index lives: packed blocks of the
+// sequence index refer to b instead of copying it (blockcodec.go), so they
+// cost page cache, not heap, and only what readers touch is resident.
+func DecodeInPlace(file string, b []byte) (*Index, []byte, error) { return decode(file, b, true) }
+
+func decode(file string, b []byte, alias bool) (*Index, []byte, error) {
 	bad := func(off int, why string) error {
 		return fmt.Errorf("index checkpoint %s: offset %d: %s: %w", file, off, why, ErrCorrupt)
 	}
 	if len(b) < checkpointHead+8 || string(b[:4]) != CheckpointMagic {
 		return nil, nil, bad(0, "bad magic or too short")
 	}
-	if b[4] != CheckpointVersion {
+	version := b[4]
+	if version != 1 && version != CheckpointVersion {
 		return nil, nil, bad(4, fmt.Sprintf("unsupported version %d", b[4]))
 	}
 	body := binary.LittleEndian.Uint64(b[8:])
@@ -111,34 +122,21 @@ func Decode(file string, b []byte) (*Index, []byte, error) {
 	var prevEnd uint64
 	var scratch []uint32
 	for i := 0; i < nb && r.err == nil; i++ {
-		bl := &block{seg: SegID(r.u32()), base: r.u64()}
-		n := r.count(4)
-		bl.n = n
-		scratch = scratch[:0]
-		for range n {
-			scratch = append(scratch, r.u32())
-		}
-		// Every block but the newest is packed (see block.pack); the newest
-		// stays open so that appends after a restart extend it.
-		if i == nb-1 {
-			bl.offs = append(make([]uint32, 0, max(n, 1024)), scratch...)
-		} else if !bl.packFrom(scratch) {
-			bl.offs = append([]uint32(nil), scratch...)
-		}
-		nw := r.count(8)
-		if nw > 0 {
-			bl.del = make([]uint64, nw)
-			for j := range bl.del {
-				bl.del[j] = r.u64()
-			}
-			for j := range bl.n {
-				if bl.deleted(j) {
-					bl.ndel++
-				}
+		at := r.p
+		var bl *block
+		if version == 1 {
+			bl, scratch = r.decodeBlockV1(i == nb-1, scratch)
+		} else {
+			var err error
+			if bl, err = r.decodeBlock(i == nb-1, alias); err != nil {
+				return nil, nil, bad(at, err.Error())
 			}
 		}
-		if r.err == nil && (bl.base < prevEnd || n == 0) {
-			return nil, nil, bad(r.p, "blocks out of order")
+		if r.err != nil {
+			break
+		}
+		if bl.base < prevEnd {
+			return nil, nil, bad(at, "blocks out of order")
 		}
 		prevEnd = bl.end()
 		x.Seqs.blocks = append(x.Seqs.blocks, bl)
@@ -155,4 +153,36 @@ func Decode(file string, b []byte) (*Index, []byte, error) {
 		return nil, nil, bad(r.p, "trailing bytes")
 	}
 	return x, trailer, nil
+}
+
+// decodeBlockV1 reads a block of a version 1 checkpoint: one uint32 offset
+// per entry, packed here as pack would have (the newest block stays open).
+func (r *reader) decodeBlockV1(last bool, scratch []uint32) (*block, []uint32) {
+	bl := &block{seg: SegID(r.u32()), base: r.u64()}
+	n := r.count(4)
+	bl.n = n
+	scratch = scratch[:0]
+	for range n {
+		scratch = append(scratch, r.u32())
+	}
+	if last {
+		bl.offs = append(make([]uint32, 0, max(n, 1024)), scratch...)
+	} else if !bl.packFrom(scratch) {
+		bl.offs = append([]uint32(nil), scratch...)
+	}
+	if nw := r.count(8); nw > 0 {
+		bl.del = make([]uint64, nw)
+		for j := range bl.del {
+			bl.del[j] = r.u64()
+		}
+		for j := range bl.n {
+			if bl.deleted(j) {
+				bl.ndel++
+			}
+		}
+	}
+	if r.err == nil && n == 0 {
+		r.err = errBlock("empty block")
+	}
+	return bl, scratch
 }

@@ -49,14 +49,37 @@
 //
 //	offset size  field
 //	0      4     magic "JWIX"
-//	4      1     version (1)
+//	4      1     version (2; version 1 still decodes)
 //	5      3     reserved
 //	8      8     body length B
 //	16     B     body (see checkpoint.go: blocks, then subjects, then the
 //	             store's opaque trailer)
 //	16+B   8     xxhash64 of bytes [0, 16+B)
 //
+// The body begins with the sequence blocks: a uint32 count, then each
+// block (blockcodec.go), a multiple of 4 bytes long:
+//
+//	size  field
+//	4     segment id
+//	8     base sequence
+//	4     entries n
+//	4     form: 0 offsets, 1 small, 2 wide
+//	...   form 0: n uint32 offsets
+//	      form 1: a = ceil(n/32) uint32 anchors, then 32·a distance bytes
+//	      form 2: a = ceil(n/16) uint32 anchors, then n uint16 distances,
+//	              then 2 zero bytes if n is odd
+//	4     deletion bitmap words w
+//	8·w   deletion bitmap
+//
+// Every field sits at a 4-byte aligned offset of the file, so a reader that
+// maps the checkpoint can use a packed block's arrays in place
+// (DecodeInPlace). The newest block is always form 0 (it stays open for
+// appends). Version 1 wrote every block as form 0 without the form field.
+// The subject section follows (subjcodec.go), then the store's trailer.
+//
 // A checkpoint whose checksum fails is ignored and the store rebuilds the
-// index by scanning its segments. These constants are part of the on-disk
-// format.
+// index by scanning its segments. A block whose fields contradict each
+// other (a form it cannot have, a group not starting at its anchor, a
+// deletion bit past its entries) is damage too. These constants are part
+// of the on-disk format.
 package index

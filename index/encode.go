@@ -10,7 +10,7 @@ import (
 
 // EncodeTo writes the checkpoint of x and trailer to w (the format is in
 // doc.go and checkpoint.go) through a small buffer, so that a checkpoint of
-// a large index (4 bytes per message) never sits in memory whole. It
+// a large index (a byte or more per message) never sits in memory whole. It
 // returns the bytes written.
 func EncodeTo(w io.Writer, x *Index, trailer []byte) (int64, error) {
 	size := encodedSize(x, trailer)
@@ -20,16 +20,7 @@ func EncodeTo(w io.Writer, x *Index, trailer []byte) (int64, error) {
 	e.u64(uint64(size - checkpointHead - 8))
 	e.u32(uint32(len(x.Seqs.blocks)))
 	for _, bl := range x.Seqs.blocks {
-		e.u32(uint32(bl.seg))
-		e.u64(bl.base)
-		e.u32(uint32(bl.n))
-		for i := range bl.n {
-			e.u32(bl.off(i))
-		}
-		e.u32(uint32(len(bl.del)))
-		for _, w := range bl.del {
-			e.u64(w)
-		}
+		e.block(bl) // blockcodec.go
 	}
 	x.Subj.encode(e) // subjcodec.go
 	e.u32(uint32(len(trailer)))

@@ -27,6 +27,9 @@ type block struct {
 	rel  []uint16 // packed: each entry's offset minus its anchor
 	del  []uint64 // deletion bitmap; nil until the first delete
 	ndel int
+	// mapped: anch and rel8 or rel point into a mapped checkpoint
+	// (blockcodec.go), not the heap. They are never written.
+	mapped bool
 }
 
 func (b *block) end() uint64 { return b.base + uint64(b.n) } // one past the last
@@ -299,7 +302,10 @@ func (x *Seqs) SegLive(seg SegID) int {
 func (x *Seqs) MemBytes() int {
 	n := cap(x.blocks) * 8
 	for _, b := range x.blocks {
-		n += 160 + cap(b.offs)*4 + cap(b.anch)*4 + cap(b.rel8) + cap(b.rel)*2 + cap(b.del)*8
+		n += 160 + cap(b.offs)*4 + cap(b.del)*8
+		if !b.mapped {
+			n += cap(b.anch)*4 + cap(b.rel8) + cap(b.rel)*2
+		}
 	}
 	return n
 }

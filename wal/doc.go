@@ -113,10 +113,15 @@
 //
 // Checkpoints are written on Close, every CheckpointEvery while dirty, and
 // every 8 segment rolls (temp file, fsync, rename, directory fsync). A
-// checkpoint holds about 4 bytes per message, so neither direction holds it
-// in memory whole: it is written through a small buffer (index.EncodeTo)
-// and read through a read-only mapping that is dropped once decoded
-// (ckptload.go); only the decoded, packed index stays on the heap.
+// checkpoint holds the index in its packed form (about 1.1 bytes per
+// message for small records), written through a small buffer
+// (index.EncodeTo). Open reads it through a read-only mapping and keeps
+// that mapping until Close (ckptload.go): the packed blocks of the sealed
+// index are used in place, so they cost page cache, not heap, and the
+// mapping is cooled once decoded, so a restarted store is resident only
+// for what its readers touch. A newer checkpoint is renamed over the
+// mapped file; the mapping keeps reading the old one (its disk space is
+// freed at Close).
 //
 // # Concurrency
 //

@@ -179,6 +179,9 @@ func (s *Store) recover() error {
 		s.last = max(s.last, s.segs[len(s.segs)-1].seg.Base()-1)
 	}
 	s.checkHeadLocked()
+	if !s.report.UsedCheckpoint {
+		s.releaseCheckpointMap(false) // the index was rebuilt: nothing refers to it
+	}
 	if s.ckptFloor > s.last {
 		// The segments end before what a (rejected) checkpoint recorded as
 		// durable: a segment was cut short or lost. Those messages are
@@ -459,7 +462,10 @@ func (s *Store) loadCheckpoint() (int, uint64, bool) {
 		}
 		return 0, 0, false
 	}
-	idx, t, err := decodeCheckpointFile(s.fs, path, fi.Size)
+	idx, t, m, err := decodeCheckpointFile(s.fs, path, fi.Size)
+	if m != nil {
+		s.ckptMap = m // Close unmaps it, after dropping the index
+	}
 	if err != nil {
 		s.report.CheckpointErr = err
 		return 0, 0, false

@@ -2,8 +2,10 @@ package wal
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jetwal/jetwal/internal/resident"
@@ -112,4 +114,93 @@ func TestVerifyChunks(t *testing.T) {
 	if err := s.Load(st.Lost.Msgs[0], &m); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("load of the lost message: %v", err)
 	}
+}
+
+// TestRestartIndexInPlace: after a reopen the sealed part of the sequence
+// index is read in place from the mapped checkpoint, not copied to the
+// heap, and the checkpoint's pages are not resident until a reader needs
+// them. The index stays correct through deletes, appends and a new
+// checkpoint renamed over the mapped one, and Close releases the mapping.
+func TestRestartIndexInPlace(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{Sync: SyncNever, SegmentSize: 1 << 20, FirstSegmentSize: 1 << 20}
+	s, err := Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 100_000
+	payload := func(q uint64) []byte { return []byte(fmt.Sprintf("message %08d %s", q, strings.Repeat("x", 60))) }
+	for q := uint64(1); q <= n; q++ {
+		if _, _, err := s.Append("a.b", nil, payload(q)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	heapBefore := s.idx.Seqs.MemBytes()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.ckptMap == nil {
+		t.Fatal("the index was not read in place from the checkpoint")
+	}
+	if heap := s.idx.Seqs.MemBytes(); heap*5 > heapBefore {
+		t.Fatalf("sequence index heap after reopen %d bytes, before close %d: want at most a fifth", heap, heapBefore)
+	}
+	ckpt := filepath.Join(dir, checkpointFile)
+	if rss, err := resident.FileRSS(ckpt); err != nil || rss > 64<<10 {
+		t.Fatalf("%d bytes of the checkpoint resident after reopen (%v), want at most 64 KiB", rss, err)
+	}
+	check := func(when string, deleted map[uint64]bool, last uint64) {
+		t.Helper()
+		var m store.Msg
+		for q := uint64(1); q <= last; q++ {
+			err := s.Load(q, &m)
+			if deleted[q] {
+				if !errors.Is(err, store.ErrNotFound) {
+					t.Fatalf("%s: load of deleted %d: %v", when, q, err)
+				}
+				continue
+			}
+			if err != nil || string(m.Data) != string(payload(q)) {
+				t.Fatalf("%s: load %d: %v %q", when, q, err, m.Data)
+			}
+		}
+	}
+	deleted := map[uint64]bool{}
+	for q := uint64(7); q <= n; q += 13 {
+		if err := s.Delete(q, false); err != nil {
+			t.Fatal(err)
+		}
+		deleted[q] = true
+	}
+	for q := uint64(n + 1); q <= n+20_000; q++ {
+		if _, _, err := s.Append("a.b", nil, payload(q)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after reopen", deleted, n+20_000)
+	// A new checkpoint replaces the mapped one (renamed over it): the
+	// mapping still reads the old file, and the index is still right.
+	s.mu.Lock()
+	err = s.checkpointLocked()
+	s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("after a checkpoint", deleted, n+20_000)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s.ckptMap != nil {
+		t.Fatal("Close kept the checkpoint mapped")
+	}
+	s, err = Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("after a second reopen", deleted, n+20_000)
 }

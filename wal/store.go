@@ -96,6 +96,7 @@ type Store struct {
 	ckptFloor  uint64      // last sequence of the checkpoint found at open, even a rejected one (recover.go)
 	recount    bool        // recovery: the checkpoint's byte total was counted the version 1 way (recover.go)
 	ckpt       *ckptInfo   // that checkpoint's contents, during recovery (checkHeadLocked)
+	ckptMap    vfs.Mapping // the checkpoint the index was read from, in place (ckptload.go)
 }
 
 type segEntry struct {
@@ -136,6 +137,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	began := time.Now()
 	if err := s.recover(); err != nil {
 		s.closeSegments()
+		s.releaseCheckpointMap(true)
 		lk.Close()
 		return nil, err
 	}
@@ -243,6 +245,7 @@ func (s *Store) Close() error {
 	s.wg.Wait()
 	s.mu.Lock()
 	s.closeSegments()
+	s.releaseCheckpointMap(true)
 	s.mu.Unlock()
 	if lerr := s.lock.Close(); err == nil {
 		err = lerr

@@ -1,0 +1,268 @@
+package index
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// buildMixed returns an index whose sealed blocks take every form: small
+// records (the one-byte form), medium ones (the uint16 form), large ones
+// (plain offsets), deletes in sealed and open blocks, and an open block
+// at the end.
+func buildMixed(t *testing.T, rng *rand.Rand) (*Index, map[uint64]Loc) {
+	t.Helper()
+	x := New()
+	want := map[uint64]Loc{}
+	seq := uint64(1)
+	for seg := SegID(1); seg <= 6; seg++ {
+		var step uint32
+		switch seg % 3 {
+		case 0:
+			step = 150 // small
+		case 1:
+			step = 3000 // wide
+		default:
+			step = 70000 // plain offsets
+		}
+		off := uint32(64)
+		for range 1 + rng.IntN(3*maxBlock/2) {
+			x.Add(seq, Loc{Seg: seg, Off: off}, fmt.Sprintf("s.%d", seq%5))
+			want[seq] = Loc{Seg: seg, Off: off}
+			seq++
+			off += step - uint32(rng.IntN(int(step/4)))
+		}
+	}
+	for q := range want {
+		if rng.IntN(10) == 0 {
+			x.Seqs.Delete(q)
+			delete(want, q)
+		}
+	}
+	return x, want
+}
+
+func checkLocs(t *testing.T, x *Index, want map[uint64]Loc, last uint64) {
+	t.Helper()
+	for q := uint64(0); q <= last+1; q++ {
+		loc, ok := x.Seqs.Lookup(q)
+		w, live := want[q]
+		if ok != live || loc != w {
+			t.Fatalf("seq %d: got %+v %v, want %+v %v", q, loc, ok, w, live)
+		}
+	}
+	if x.Seqs.Len() != len(want) {
+		t.Fatalf("len %d want %d", x.Seqs.Len(), len(want))
+	}
+}
+
+// alignedCopy copies b into a buffer whose first byte is 8-byte aligned,
+// as a mapping's is.
+func alignedCopy(b []byte) []byte {
+	words := make([]uint64, (len(b)+7)/8)
+	out := unsafeBytes(words)[:len(b)]
+	copy(out, b)
+	return out
+}
+
+func TestCheckpointV2InPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x, want := buildMixed(t, rng)
+	var last uint64
+	for q := range want {
+		last = max(last, q)
+	}
+	b := alignedCopy(Encode(x, []byte("t")))
+	if b[4] != 2 {
+		t.Fatalf("version %d", b[4])
+	}
+	y, tr, err := DecodeInPlace("ckpt", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(tr) != "t" {
+		t.Fatalf("trailer %q", tr)
+	}
+	checkLocs(t, y, want, last)
+
+	// The packed blocks refer to b; the open one and plain-offset ones do not.
+	mapped, forms := 0, map[int]int{}
+	for i, bl := range y.Seqs.blocks {
+		forms[bl.form()]++
+		if bl.mapped {
+			mapped++
+			if !within(b, bl.anch) {
+				t.Fatalf("block %d marked mapped but its anchors are elsewhere", i)
+			}
+		}
+		if i == len(y.Seqs.blocks)-1 && (bl.offs == nil || bl.mapped) {
+			t.Fatal("the newest block must be open and on the heap")
+		}
+	}
+	if mapped == 0 || forms[formSmall] == 0 || forms[formWide] == 0 || forms[formOffsets] < 2 {
+		t.Fatalf("forms %v, %d mapped: the test does not cover every form", forms, mapped)
+	}
+	if y.Seqs.MemBytes() >= x.Seqs.MemBytes() {
+		t.Fatalf("in-place index counts %d heap bytes, the original %d", y.Seqs.MemBytes(), x.Seqs.MemBytes())
+	}
+
+	// Deleting in a mapped block touches only the heap bitmap: the
+	// checkpoint's bytes stay as they were.
+	before := append([]byte(nil), b...)
+	for q := range want {
+		if rng.IntN(4) == 0 {
+			y.Seqs.Delete(q)
+			delete(want, q)
+		}
+	}
+	for i := range 3 * maxBlock {
+		q := last + 1 + uint64(i)
+		y.Seqs.Add(q, Loc{Seg: 9, Off: uint32(64 + 200*i)})
+		want[q] = Loc{Seg: 9, Off: uint32(64 + 200*i)}
+	}
+	last += 3 * maxBlock
+	if !bytes.Equal(b, before) {
+		t.Fatal("mutating the index wrote into the checkpoint it was read from")
+	}
+	checkLocs(t, y, want, last)
+
+	// A copying decode of the re-encoded index agrees, and re-encoding an
+	// in-place index gives the same bytes as a copied one.
+	c := Encode(y, nil)
+	z, _, err := Decode("ckpt2", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLocs(t, z, want, last)
+	if !bytes.Equal(Encode(z, nil), c) {
+		t.Fatal("re-encoding a decoded index changed its bytes")
+	}
+}
+
+func within(b []byte, v []uint32) bool {
+	if len(v) == 0 {
+		return false
+	}
+	start := uintptrOf(b)
+	p := uintptrOfU32(v)
+	return p >= start && p < start+uintptr(len(b))
+}
+
+// encodeV1 writes the version 1 layout (one uint32 per entry), as jetwal
+// wrote it before version 2, for the compatibility test.
+func encodeV1(x *Index) []byte {
+	var body []byte
+	le := binary.LittleEndian
+	body = le.AppendUint32(body, uint32(len(x.Seqs.blocks)))
+	for _, bl := range x.Seqs.blocks {
+		body = le.AppendUint32(body, uint32(bl.seg))
+		body = le.AppendUint64(body, bl.base)
+		body = le.AppendUint32(body, uint32(bl.n))
+		for i := range bl.n {
+			body = le.AppendUint32(body, bl.off(i))
+		}
+		body = le.AppendUint32(body, uint32(len(bl.del)))
+		for _, w := range bl.del {
+			body = le.AppendUint64(body, w)
+		}
+	}
+	var sub bytes.Buffer
+	e := &encoder{w: &sub, h: xxhash.New(), buf: make([]byte, 0, encodeBuf)}
+	x.Subj.encode(e)
+	e.u32(0) // empty trailer
+	e.flush()
+	body = append(body, sub.Bytes()...)
+	b := []byte(CheckpointMagic)
+	b = append(b, 1, 0, 0, 0)
+	b = le.AppendUint64(b, uint64(len(body)))
+	b = append(b, body...)
+	return le.AppendUint64(b, xxhash.Sum64(b))
+}
+
+func TestCheckpointV1StillDecodes(t *testing.T) {
+	x, want := buildMixed(t, rand.New(rand.NewPCG(3, 4)))
+	// Only the sequence section is under test (subjcompat_test.go covers
+	// the subject section of version 1 files): an empty subject section.
+	x.Subj = NewSubjects()
+	var last uint64
+	for q := range want {
+		last = max(last, q)
+	}
+	for _, inPlace := range []bool{false, true} {
+		b := alignedCopy(encodeV1(x))
+		var y *Index
+		var err error
+		if inPlace {
+			y, _, err = DecodeInPlace("v1", b)
+		} else {
+			y, _, err = Decode("v1", b)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkLocs(t, y, want, last)
+		for _, bl := range y.Seqs.blocks {
+			if bl.mapped {
+				t.Fatal("a version 1 block cannot be read in place")
+			}
+		}
+		// Rewritten as version 2, it is the same index.
+		if !bytes.Equal(Encode(y, nil), Encode(x, nil)) {
+			t.Fatal("v1 -> v2 changed the index")
+		}
+	}
+}
+
+// TestCheckpointV2Damage: a block section damaged in ways the checksum
+// cannot see (the checksum recomputed) is refused, never misread.
+func TestCheckpointV2Damage(t *testing.T) {
+	x, _ := buildMixed(t, rand.New(rand.NewPCG(5, 6)))
+	b := Encode(x, nil)
+	reseal := func(c []byte) []byte {
+		end := len(c) - 8
+		binary.LittleEndian.PutUint64(c[end:], xxhash.Sum64(c[:end]))
+		return c
+	}
+	// The first block starts at 20: seg, base, n, form.
+	cases := map[string]func(c []byte){
+		"unknown form":     func(c []byte) { binary.LittleEndian.PutUint32(c[36:], 7) },
+		"empty block":      func(c []byte) { binary.LittleEndian.PutUint32(c[32:], 0) },
+		"huge count":       func(c []byte) { binary.LittleEndian.PutUint32(c[32:], 1<<30) },
+		"group not at its": func(c []byte) { packedGroupStart(x, c)[0] = 9 },
+	}
+	for name, damage := range cases {
+		c := append([]byte(nil), b...)
+		damage(c)
+		for _, decode := range []func(string, []byte) (*Index, []byte, error){Decode, DecodeInPlace} {
+			if _, _, err := decode("f", alignedCopy(reseal(c))); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+	}
+}
+
+// packedGroupStart returns c from the first distance of the first packed
+// block on.
+func packedGroupStart(x *Index, c []byte) []byte {
+	p := checkpointHead + 4
+	for _, bl := range x.Seqs.blocks {
+		if bl.form() != formOffsets {
+			return c[p+20+4*len(bl.anch):]
+		}
+		p += bl.blockSize()
+	}
+	panic("no packed block")
+}
+
+func unsafeBytes(w []uint64) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 8*len(w))
+}
+
+func uintptrOf(b []byte) uintptr      { return uintptr(unsafe.Pointer(&b[0])) }
+func uintptrOfU32(v []uint32) uintptr { return uintptr(unsafe.Pointer(&v[0])) }
