@@ -19,6 +19,12 @@ type inbuf struct {
 	need  int  // bytes the pending operation occupies, counted from pos; 0 = unknown
 	grow  bool // the last read filled the buffer
 	short int  // consecutive reads that used under a quarter of the space
+	// drained counts the times the buffer emptied since an operation
+	// larger than maxReadBuf was last pending: a buffer grown for large
+	// messages is kept while they keep coming (a 256 KiB message a time
+	// would otherwise allocate and clear a new buffer each), and dropped
+	// once shrinkAfter drains pass without one.
+	drained int
 }
 
 // space returns the free tail to read into, compacting or growing the
@@ -31,7 +37,10 @@ func (r *inbuf) space() []byte {
 		r.buf, r.pos = r.buf[:0], 0
 		switch {
 		case cap(r.buf) > maxReadBuf && r.need == 0:
-			r.buf = make([]byte, 0, maxReadBuf) // drop a buffer grown for one big message
+			if r.drained++; r.drained >= shrinkAfter {
+				r.buf = make([]byte, 0, maxReadBuf) // drop a buffer grown for big messages
+				r.drained = 0
+			}
 		case r.short >= shrinkAfter && cap(r.buf) > minReadBuf:
 			r.buf = make([]byte, 0, cap(r.buf)/2)
 			r.short = 0
@@ -57,6 +66,14 @@ func (r *inbuf) space() []byte {
 		r.buf, r.pos = r.buf[:n], 0
 	}
 	r.grow = false
+	if r.need > maxReadBuf {
+		// A large operation is pending: read no further than its end, so
+		// that it never shares the buffer with a part of the next one,
+		// which the next space would have to move to the front (up to a
+		// message's length copied per message).
+		r.drained = 0
+		return r.buf[len(r.buf) : r.pos+r.need]
+	}
 	return r.buf[len(r.buf):cap(r.buf)]
 }
 

@@ -1,0 +1,85 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"unsafe"
+)
+
+// payloadCheck records each PUB's payload length and first byte.
+type payloadCheck struct {
+	sizes []int
+	first []byte
+}
+
+func (h *payloadCheck) handle(c *command) bool {
+	h.sizes = append(h.sizes, len(c.payload))
+	if len(c.payload) > 0 {
+		h.first = append(h.first, c.payload[0])
+	}
+	return true
+}
+
+// TestInbufLargeMessages: a stream of 256 KiB messages, read the way a
+// socket delivers them (at most 100,000 bytes a read), keeps one grown
+// buffer instead of allocating one per message, never moves a partial
+// message to the front, parses every message whole, and gives the large
+// buffer back once small messages follow.
+func TestInbufLargeMessages(t *testing.T) {
+	const size, msgs, maxRead = 256 << 10, 40, 100_000
+	var stream []byte
+	for i := range msgs {
+		stream = fmt.Appendf(stream, "PUB big %d\r\n", size)
+		stream = append(stream, bytes.Repeat([]byte{byte('a' + i%26)}, size)...)
+		stream = append(stream, "\r\n"...)
+	}
+	var in inbuf
+	var cmd command
+	var h payloadCheck
+	arrays := map[uintptr]bool{}
+	moves := 0
+	for rest := stream; len(rest) > 0; {
+		if len(in.buf) > in.pos && in.pos > 0 {
+			moves++ // a partial operation left behind the parsed ones
+		}
+		space := in.space()
+		if cap(in.buf) > maxReadBuf {
+			arrays[uintptr(unsafe.Pointer(unsafe.SliceData(in.buf)))] = true
+		}
+		n := copy(space[:min(len(space), maxRead)], rest)
+		rest = rest[n:]
+		in.commit(n, len(space))
+		if perr := in.parse(testLimits, &cmd, &h); perr != errNone {
+			t.Fatal(perr.text())
+		}
+	}
+	if len(h.sizes) != msgs {
+		t.Fatalf("parsed %d messages, want %d", len(h.sizes), msgs)
+	}
+	for i, n := range h.sizes {
+		if n != size || h.first[i] != byte('a'+i%26) {
+			t.Fatalf("message %d: %d bytes starting %q", i, n, h.first[i])
+		}
+	}
+	if len(arrays) > 2 {
+		t.Fatalf("%d large read buffers for %d messages, want at most 2", len(arrays), msgs)
+	}
+	if moves > msgs/4 {
+		t.Fatalf("a partial message was moved to the buffer's front %d times for %d messages", moves, msgs)
+	}
+	// Small messages after: the large buffer goes within shrinkAfter drains.
+	small := []byte("PUB s 2\r\nhi\r\n")
+	for range shrinkAfter + 1 {
+		space := in.space()
+		n := copy(space, small)
+		in.commit(n, len(space))
+		if perr := in.parse(testLimits, &cmd, &h); perr != errNone {
+			t.Fatal(perr.text())
+		}
+	}
+	in.space()
+	if cap(in.buf) > maxReadBuf {
+		t.Fatalf("read buffer still %d bytes after %d small messages", cap(in.buf), shrinkAfter+1)
+	}
+}
