@@ -66,6 +66,23 @@ type node[T comparable] struct {
 	next   *level[T]
 	plain  []T
 	queues map[string][]T
+	// own is this node's subscriptions as a Result, built by the first
+	// match that needs it and dropped when they change (under the write
+	// lock, so never while a match reads it). A match that finds one node
+	// returns it as is: no allocation for a subject matched once, such as
+	// a JetStream ack reply.
+	own atomic.Pointer[Result[T]]
+}
+
+// result returns the node's own Result (read-only, shared).
+func (n *node[T]) result() *Result[T] {
+	if r := n.own.Load(); r != nil {
+		return r
+	}
+	var b builder[T]
+	b.merge(n)
+	n.own.Store(b.r) // concurrent matches may each build one: identical
+	return b.r
 }
 
 func (n *node[T]) isEmpty() bool {
@@ -131,6 +148,7 @@ func (l *List[T]) Insert(filter, queue string, v T) error {
 		}
 		n.queues[queue] = append(n.queues[queue], v)
 	}
+	n.own.Store(nil)
 	l.mu.count++
 	l.invalidate(filter)
 	return nil
@@ -188,6 +206,7 @@ func (l *List[T]) Remove(filter, queue string, v T) error {
 			n.queues[queue] = members
 		}
 	}
+	n.own.Store(nil)
 	l.mu.count--
 	// Prune empty nodes bottom-up.
 	for i := len(path) - 1; i >= 0; i-- {
@@ -357,13 +376,36 @@ func (lv *level[T]) drop(tok string) {
 
 // builder accumulates a Result during a trie walk.
 type builder[T comparable] struct {
-	r *Result[T]
+	r      *Result[T]
+	shared bool // r is a node's own result: copy it before adding to it
 }
 
+// add adds n's subscriptions to the result: the first node's own result
+// stands for it until a second node contributes.
 func (b *builder[T]) add(n *node[T]) {
 	if len(n.plain) == 0 && len(n.queues) == 0 {
 		return
 	}
+	if b.r == nil {
+		b.r, b.shared = n.result(), true
+		return
+	}
+	if b.shared {
+		b.r, b.shared = b.r.clone(), false
+	}
+	b.merge(n)
+}
+
+func (r *Result[T]) clone() *Result[T] {
+	c := &Result[T]{Plain: append([]T(nil), r.Plain...), QueueNames: append([]string(nil), r.QueueNames...)}
+	for _, q := range r.Queues {
+		c.Queues = append(c.Queues, append([]T(nil), q...))
+	}
+	return c
+}
+
+// merge appends n's subscriptions to b.r (owned by b), creating it.
+func (b *builder[T]) merge(n *node[T]) {
 	if b.r == nil {
 		b.r = &Result[T]{}
 	}

@@ -333,3 +333,53 @@ func TestMatchOnceDoesNotFillCache(t *testing.T) {
 		t.Fatalf("MatchOnce from the cache: %v", got)
 	}
 }
+
+// TestOneNodeMatchShared: a subject matched by one node's subscriptions
+// (an ack reply under "$JS.ACK.s.c.>", say) gets that node's own result:
+// no allocation per match once built. Changing the node's subscriptions
+// gives later matches a new result and leaves results already handed out
+// as they were; a second matching node gets a merged copy, never a change
+// to the shared one.
+func TestOneNodeMatchShared(t *testing.T) {
+	l := New[*sub](Options{})
+	a := &sub{1, "$JS.ACK.s.c.>", ""}
+	if err := l.Insert(a.filter, "", a); err != nil {
+		t.Fatal(err)
+	}
+	l.MatchOnce("$JS.ACK.s.c.1.1.1.0.0.0.0")
+	i := 0
+	if n := testing.AllocsPerRun(200, func() {
+		i++
+		l.MatchOnce(fmt.Sprintf("$JS.ACK.s.c.1.%d.%d.0.0.0.0", i, i))
+	}); n > 1 { // the Sprintf
+		t.Fatalf("%.1f allocations per one-node match", n)
+	}
+	old := l.MatchOnce("$JS.ACK.s.c.1.2.3.0.0.0.0")
+	b := &sub{2, "$JS.ACK.s.c.>", ""}
+	if err := l.Insert(b.filter, "", b); err != nil {
+		t.Fatal(err)
+	}
+	if got := plainIDs(old); !slices.Equal(got, []int{1}) {
+		t.Fatalf("a result handed out changed to %v", got)
+	}
+	if got := plainIDs(l.MatchOnce("$JS.ACK.s.c.1.2.4.0.0.0.0")); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("after insert: %v", got)
+	}
+	w := &sub{3, "$JS.ACK.*.c.>", ""}
+	if err := l.Insert(w.filter, "q", w); err != nil {
+		t.Fatal(err)
+	}
+	r := l.MatchOnce("$JS.ACK.s.c.1.2.5.0.0.0.0")
+	if got := plainIDs(r); !slices.Equal(got, []int{1, 2}) || len(r.Queues) != 1 || len(r.Queues[0]) != 1 {
+		t.Fatalf("two nodes: plain %v queues %v", got, r.Queues)
+	}
+	if err := l.Remove(a.filter, "", a); err != nil {
+		t.Fatal(err)
+	}
+	if got := plainIDs(l.MatchOnce("$JS.ACK.s.c.1.2.6.0.0.0.0")); !slices.Equal(got, []int{2}) {
+		t.Fatalf("after remove: %v", got)
+	}
+	if got := plainIDs(r); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("a merged result handed out changed to %v", got)
+	}
+}
