@@ -56,6 +56,10 @@ func (e *encoder) block(b *block) {
 	e.u32(uint32(b.n))
 	f := b.form()
 	e.u32(uint32(f))
+	if f != formOffsets && e.place != nil {
+		e.place.blocks = append(e.place.blocks, b)
+		e.place.at = append(e.place.at, e.at())
+	}
 	switch f {
 	case formOffsets:
 		for i := range b.n {

@@ -266,3 +266,52 @@ func unsafeBytes(w []uint64) []byte {
 
 func uintptrOf(b []byte) uintptr      { return uintptr(unsafe.Pointer(&b[0])) }
 func uintptrOfU32(v []uint32) uintptr { return uintptr(unsafe.Pointer(&v[0])) }
+
+// TestRepoint: after EncodeToPlaced, the packed blocks read their arrays
+// from the encoded bytes and still look up every sequence; bytes that do
+// not hold a block exactly leave every block as it was.
+func TestRepoint(t *testing.T) {
+	x, want := buildMixed(t, rand.New(rand.NewPCG(7, 8)))
+	var last uint64
+	for q := range want {
+		last = max(last, q)
+	}
+	var buf bytes.Buffer
+	n, place, err := EncodeToPlaced(&buf, x, nil)
+	if err != nil || n != int64(buf.Len()) {
+		t.Fatalf("encode: %d bytes, %v", n, err)
+	}
+	b := alignedCopy(buf.Bytes())
+
+	bad := append([]byte(nil), b...)
+	packedGroupStart(x, bad)[1] ^= 1 // a distance inside the first packed block
+	bad = alignedCopy(bad)
+	heap := x.Seqs.MemBytes()
+	if x.Seqs.Repoint(place, bad) {
+		t.Fatal("Repoint accepted bytes that differ from a block")
+	}
+	for _, bl := range x.Seqs.blocks {
+		if bl.mapped {
+			t.Fatal("a failed Repoint moved a block")
+		}
+	}
+	if !x.Seqs.Repoint(place, b) {
+		t.Fatal("Repoint refused the bytes it was encoded to")
+	}
+	moved := 0
+	for _, bl := range x.Seqs.blocks {
+		if bl.mapped {
+			moved++
+			if !within(b, bl.anch) {
+				t.Fatal("a moved block's anchors are not in the checkpoint bytes")
+			}
+		}
+	}
+	if moved == 0 || x.Seqs.MemBytes() >= heap {
+		t.Fatalf("%d blocks moved, heap %d -> %d", moved, heap, x.Seqs.MemBytes())
+	}
+	checkLocs(t, x, want, last)
+	if !bytes.Equal(Encode(x, nil), buf.Bytes()) {
+		t.Fatal("a repointed index encodes differently")
+	}
+}

@@ -13,8 +13,22 @@ import (
 // a large index (a byte or more per message) never sits in memory whole. It
 // returns the bytes written.
 func EncodeTo(w io.Writer, x *Index, trailer []byte) (int64, error) {
+	n, _, err := encodeTo(w, x, trailer, false)
+	return n, err
+}
+
+// EncodeToPlaced is EncodeTo that also returns where each packed block of
+// the sequence index went in the output, for Seqs.Repoint.
+func EncodeToPlaced(w io.Writer, x *Index, trailer []byte) (int64, *Placement, error) {
+	return encodeTo(w, x, trailer, true)
+}
+
+func encodeTo(w io.Writer, x *Index, trailer []byte, place bool) (int64, *Placement, error) {
 	size := encodedSize(x, trailer)
 	e := &encoder{w: w, h: xxhash.New(), buf: make([]byte, 0, encodeBuf)}
+	if place {
+		e.place = &Placement{}
+	}
 	e.bytes([]byte(CheckpointMagic))
 	e.bytes([]byte{CheckpointVersion, 0, 0, 0})
 	e.u64(uint64(size - checkpointHead - 8))
@@ -31,21 +45,28 @@ func EncodeTo(w io.Writer, x *Index, trailer []byte) (int64, error) {
 		e.write(e.buf)
 	}
 	if e.err == nil && e.n != int64(size) {
-		return e.n, fmt.Errorf("index checkpoint: wrote %d bytes, expected %d", e.n, size)
+		return e.n, nil, fmt.Errorf("index checkpoint: wrote %d bytes, expected %d", e.n, size)
 	}
-	return e.n, e.err
+	if e.err != nil {
+		return e.n, nil, e.err
+	}
+	return e.n, e.place, nil
 }
 
 const encodeBuf = 64 << 10
 
 // encoder buffers, hashes and writes the checkpoint's bytes.
 type encoder struct {
-	w   io.Writer
-	h   *xxhash.Digest
-	buf []byte
-	n   int64
-	err error
+	w     io.Writer
+	h     *xxhash.Digest
+	buf   []byte
+	n     int64
+	err   error
+	place *Placement // nil unless EncodeToPlaced
 }
+
+// at is the offset in the output of the next byte written.
+func (e *encoder) at() int64 { return e.n + int64(len(e.buf)) }
 
 func (e *encoder) write(b []byte) {
 	if e.err != nil {

@@ -66,3 +66,35 @@ func (s *Store) releaseCheckpointMap(dropIndex bool) {
 	s.ckptMap.Unmap()
 	s.ckptMap = nil
 }
+
+// adoptCheckpoint moves the packed blocks of the sequence index out of the
+// heap (or out of the previous checkpoint's mapping) into a mapping of the
+// checkpoint just written at path, size bytes long, durable and renamed
+// into place: after each checkpoint, as after a restart, the sealed index
+// costs page cache, not heap, and the previous checkpoint's mapping, and
+// with it its disk space, is released. If the new file cannot be mapped
+// or does not hold the blocks exactly, nothing changes. Not during
+// recovery, whose evidence (s.ckpt) may refer to the old mapping.
+func (s *Store) adoptCheckpoint(path string, size int64, p *index.Placement) {
+	if s.ckpt != nil || size <= 0 {
+		return
+	}
+	f, err := s.fs.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	m, err := f.Map(int(size))
+	if err != nil {
+		return
+	}
+	if b := m.Bytes(); int64(len(b)) != size || !s.idx.Seqs.Repoint(p, b) {
+		m.Unmap()
+		return
+	}
+	m.Cool()
+	if s.ckptMap != nil {
+		s.ckptMap.Unmap()
+	}
+	s.ckptMap = m
+}

@@ -119,9 +119,12 @@
 // that mapping until Close (ckptload.go): the packed blocks of the sealed
 // index are used in place, so they cost page cache, not heap, and the
 // mapping is cooled once decoded, so a restarted store is resident only
-// for what its readers touch. A newer checkpoint is renamed over the
-// mapped file; the mapping keeps reading the old one (its disk space is
-// freed at Close).
+// for what its readers touch. Each later checkpoint does the same while
+// running: once durable and renamed over the old file, it is mapped, the
+// packed blocks are checked against it byte for byte and moved to it
+// (index.Seqs.Repoint), and the previous mapping, with the old file's disk
+// space, is released. So the sealed index never stays on the heap longer
+// than until the next checkpoint.
 //
 // # Concurrency
 //

@@ -427,7 +427,7 @@ func (s *Store) checkpointLocked() error {
 	if err != nil {
 		return fmt.Errorf("wal: checkpoint %s: %w", tmp, err)
 	}
-	_, err = index.EncodeTo(f, s.idx, t) // streamed: never the whole checkpoint in memory
+	size, place, err := index.EncodeToPlaced(f, s.idx, t) // streamed: never the whole checkpoint in memory
 	if err == nil {
 		err = s.opts.Metrics.timeFsync(f.Sync)
 	}
@@ -444,6 +444,7 @@ func (s *Store) checkpointLocked() error {
 		s.fs.Remove(tmp)
 		return fmt.Errorf("wal: checkpoint %s: %w", path, err)
 	}
+	s.adoptCheckpoint(path, size, place) // ckptload.go
 	s.dirty = false
 	s.rolls = 0
 	s.lastCkpt = time.Now()

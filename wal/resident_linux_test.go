@@ -123,7 +123,8 @@ func TestVerifyChunks(t *testing.T) {
 // checkpoint renamed over the mapped one, and Close releases the mapping.
 func TestRestartIndexInPlace(t *testing.T) {
 	dir := t.TempDir()
-	o := Options{Sync: SyncNever, SegmentSize: 1 << 20, FirstSegmentSize: 1 << 20}
+	// One 16 MiB segment: no roll, so no checkpoint before Close.
+	o := Options{Sync: SyncNever, SegmentSize: 16 << 20, FirstSegmentSize: 16 << 20}
 	s, err := Open(dir, o)
 	if err != nil {
 		t.Fatal(err)
