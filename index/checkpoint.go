@@ -13,7 +13,7 @@ import (
 // Checkpoint format constants (part of the on-disk format).
 const (
 	CheckpointMagic   = "JWIX"
-	CheckpointVersion = 1
+	CheckpointVersion = 2
 	checkpointHead    = 16
 )
 
@@ -94,7 +94,7 @@ func Decode(file string, b []byte) (*Index, []byte, error) {
 	if len(b) < checkpointHead+8 || string(b[:4]) != CheckpointMagic {
 		return nil, nil, bad(0, "bad magic or too short")
 	}
-	if b[4] != CheckpointVersion {
+	if b[4] != 1 && b[4] != CheckpointVersion { // version 1: subjcodec.go reads its subject section
 		return nil, nil, bad(4, fmt.Sprintf("unsupported version %d", b[4]))
 	}
 	body := binary.LittleEndian.Uint64(b[8:])
@@ -144,7 +144,7 @@ func Decode(file string, b []byte) (*Index, []byte, error) {
 		x.Seqs.blocks = append(x.Seqs.blocks, bl)
 		x.Seqs.live += bl.live()
 	}
-	if err := x.Subj.decode(r); err != nil { // subjcodec.go
+	if err := x.Subj.decode(r, b[4]); err != nil { // subjcodec.go
 		return nil, nil, bad(r.p, err.Error())
 	}
 	trailer := append([]byte(nil), r.take(r.count(1))...)
