@@ -43,12 +43,12 @@ func (b *block) blockSize() int {
 	case formSmall:
 		n += 4*len(b.anch) + len(b.rel8)
 	case formWide:
-		n += 4*len(b.anch) + pad4(2*len(b.rel))
+		n += 4*len(b.anch) + roundUp4(2*len(b.rel))
 	}
 	return n + 4 + 8*len(b.del)
 }
 
-func pad4(n int) int { return (n + 3) &^ 3 }
+func roundUp4(n int) int { return (n + 3) &^ 3 }
 
 func (e *encoder) block(b *block) {
 	e.u32(uint32(b.seg))

@@ -142,7 +142,7 @@ func decode(file string, b []byte, alias bool) (*Index, []byte, error) {
 		x.Seqs.blocks = append(x.Seqs.blocks, bl)
 		x.Seqs.live += bl.live()
 	}
-	if err := x.Subj.decode(r); err != nil { // subjcodec.go
+	if err := x.Subj.decode(r, b[4]); err != nil { // subjcodec.go
 		return nil, nil, bad(r.p, err.Error())
 	}
 	trailer := append([]byte(nil), r.take(r.count(1))...)

@@ -32,14 +32,17 @@
 //
 // A subject of one or two messages has no sequence list: its messages are
 // First and Last. From the third message on it has a list of its
-// sequences, delta-encoded as uvarints in blocks of 32 entries with a
-// (sequence, byte offset) mark per block, so "the first sequence >= S of
-// subject X" is a binary search over marks plus at most 31 varint decodes,
-// and costs 1–3 bytes per message. A full block of 32 consecutive sequences
-// keeps no varints (only its mark), so a subject that owns a run of the
-// stream costs about half a byte per message. Entries of deleted messages
-// stay in a list until dead entries outnumber live ones, when the list is
-// rebuilt; a subject back to two messages drops its list.
+// sequences as marks of 16 bytes {sequence, byte offset, count}. A mark
+// holds at most 32 entries delta-encoded as uvarints (1–3 bytes per
+// message), or is a run: any number (up to 2^32-1) of consecutive
+// sequences and no bytes. A block of 32 consecutive sequences drops its
+// varints when it completes and becomes a run; a sequence that continues
+// the last run extends it. "The first sequence >= S of subject X" is a
+// binary search over marks plus at most 31 varint decodes (none in a
+// run). A subject that owns a stretch of the stream so costs one mark per
+// stretch: 16 bytes for 100M messages of one subject. Entries of deleted
+// messages stay in a list until dead entries outnumber live ones, when the
+// list is rebuilt; a subject back to two messages drops its list.
 //
 // Filters with wildcards are resolved to the matching subjects (cached until
 // the subject set changes). When a filter matches few subjects the store walks
@@ -49,7 +52,7 @@
 //
 //	offset size  field
 //	0      4     magic "JWIX"
-//	4      1     version (2; version 1 still decodes)
+//	4      1     version (2; 1 is still read)
 //	5      3     reserved
 //	8      8     body length B
 //	16     B     body (see checkpoint.go: blocks, then subjects, then the
@@ -76,6 +79,31 @@
 // (DecodeInPlace). The newest block is always form 0 (it stays open for
 // appends). Version 1 wrote every block as form 0 without the form field.
 // The subject section follows (subjcodec.go), then the store's trailer.
+//
+// Subject section, version 2 (subjcodec.go; every field 4-byte aligned
+// from the section start):
+//
+//	size  field
+//	4     number of subjects S, then S times:
+//	2     name length L
+//	2     reserved (0)
+//	L     name, then zero bytes to a multiple of 4
+//	8     messages
+//	8     First
+//	8     Last
+//	8     list entries N (live and deleted)
+//	8     last list entry
+//	4     marks M, then M times:
+//	8       first sequence of the mark
+//	4       byte offset in the varints of its second entry
+//	4       entries of the mark (a run when > 1 and it has no bytes)
+//	4     varint bytes V
+//	V     varints, then zero bytes to a multiple of 4
+//
+// A subject without a list (one or two messages) is written as the one
+// mark its list would hold. Version 1 had no reserved or padding bytes, a
+// 4-byte N, and 12-byte marks without counts (each of 32 entries but the
+// last); it is still read, its runs merged on the way in.
 //
 // A checkpoint whose checksum fails is ignored and the store rebuilds the
 // index by scanning its segments. A block whose fields contradict each

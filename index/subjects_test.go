@@ -149,8 +149,9 @@ func (m *subjModel) checkPlans(t *testing.T, x *Index, f string, names []string,
 }
 
 // TestSubjectsAgainstModel drives the index with random appends (string
-// and byte-slice subjects, hot subjects and a long tail), removals and
-// checkpoint round trips, and compares every answer with the model; once
+// and byte-slice subjects, hot subjects and a long tail, stretches of one
+// subject that its list keeps as runs), removals and checkpoint round
+// trips (version 2, and version 1 read into version 2), and compares every answer with the model; once
 // with the real hash, once with hashes narrowed to 16 values so that every
 // lookup walks a long collision chain and deletion shifts entries back.
 func TestSubjectsAgainstModel(t *testing.T) {
@@ -199,6 +200,13 @@ func TestSubjectsAgainstModel(t *testing.T) {
 						x.Add(last, Loc{Off: uint32(i)}, name)
 					}
 					m.add(name, last)
+					if rng.Intn(200) == 0 { // a stretch of one subject: its list keeps a run
+						for range rng.Intn(300) {
+							last++
+							x.Add(last, Loc{Off: uint32(i)}, name)
+							m.add(name, last)
+						}
+					}
 				case op < 99 || rng.Intn(5) > 0: // a checkpoint round trip now and then
 					q := m.live[rng.Intn(len(m.live))]
 					if op < 70 { // the subject's oldest, as per-subject limits do
@@ -212,6 +220,9 @@ func TestSubjectsAgainstModel(t *testing.T) {
 					b := Encode(x, nil)
 					if len(b) != encodedSize(x, nil) {
 						t.Fatalf("seed %d: encoded %d bytes, encodedSize says %d", seed, len(b), encodedSize(x, nil))
+					}
+					if rng.Intn(3) == 0 { // a checkpoint of the version before, read into this one
+						b = checkpointV1(x)
 					}
 					back, _, err := Decode("mem", b)
 					if err != nil {
