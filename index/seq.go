@@ -116,13 +116,68 @@ func (x *Seqs) Add(seq uint64, loc Loc) {
 	x.live++
 }
 
-// find returns the block holding seq and its index in it.
+// find returns the block holding seq and its index in it; when no block
+// holds seq, the index of the first block after it (len(blocks) if none).
+//
+// Blocks fill to maxBlock consecutive sequences before the next starts, so
+// the block holding seq is usually (seq - first base) / maxBlock. A segment
+// roll leaves a short block (the guess then falls a little short) and a
+// compaction jump or DropDead leaves a gap (the guess may overshoot), so a
+// wrong guess is corrected by a few steps either way, then by a binary
+// search of the side it lies on. Every path checks the block it returns.
 func (x *Seqs) find(seq uint64) (int, int, bool) {
-	bi := sort.Search(len(x.blocks), func(i int) bool { return x.blocks[i].end() > seq })
-	if bi == len(x.blocks) || x.blocks[bi].base > seq {
+	bs := x.blocks
+	lo, hi := 0, len(bs) // the answer is the first block in [lo, hi] ending after seq
+	if len(bs) == 0 || seq < bs[0].base {
+		return 0, 0, false
+	}
+	g := (seq - bs[0].base) / maxBlock
+	if g >= uint64(len(bs)) {
+		g = uint64(len(bs) - 1)
+	}
+	i := int(g)
+	for step := 0; step < guessSteps; step++ {
+		b := bs[i]
+		switch {
+		case seq >= b.end():
+			lo = i + 1
+			if lo == hi {
+				return hi, 0, false
+			}
+			i = lo
+		case seq < b.base:
+			hi = i
+			if i == lo {
+				return i, 0, false
+			}
+			i--
+		default:
+			return i, int(seq - b.base), true
+		}
+	}
+	bi := lo + searchEnd(bs[lo:hi], seq)
+	if bi == len(bs) || bs[bi].base > seq {
 		return bi, 0, false
 	}
-	return bi, int(seq - x.blocks[bi].base), true
+	return bi, int(seq - bs[bi].base), true
+}
+
+// guessSteps bounds the blocks find visits one by one before it searches.
+const guessSteps = 4
+
+// searchEnd returns the first of bs that ends after seq, or len(bs). (A
+// loop rather than sort.Search: the closure costs a call per step.)
+func searchEnd(bs []*block, seq uint64) int {
+	lo, hi := 0, len(bs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if bs[m].end() > seq {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
 }
 
 // Lookup returns the location of a live sequence.
