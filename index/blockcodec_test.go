@@ -16,7 +16,9 @@ import (
 // records (the one-byte form), medium ones (the uint16 form), large ones
 // (plain offsets), deletes in sealed and open blocks, and an open block
 // at the end.
-func buildMixed(t *testing.T, rng *rand.Rand) (*Index, map[uint64]Loc) {
+// It returns the index, the live sequences' locations and the highest
+// sequence added (live or not).
+func buildMixed(t *testing.T, rng *rand.Rand) (*Index, map[uint64]Loc, uint64) {
 	t.Helper()
 	x := New()
 	want := map[uint64]Loc{}
@@ -45,7 +47,7 @@ func buildMixed(t *testing.T, rng *rand.Rand) (*Index, map[uint64]Loc) {
 			delete(want, q)
 		}
 	}
-	return x, want
+	return x, want, seq - 1
 }
 
 func checkLocs(t *testing.T, x *Index, want map[uint64]Loc, last uint64) {
@@ -73,11 +75,7 @@ func alignedCopy(b []byte) []byte {
 
 func TestCheckpointV2InPlace(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	x, want := buildMixed(t, rng)
-	var last uint64
-	for q := range want {
-		last = max(last, q)
-	}
+	x, want, last := buildMixed(t, rng)
 	b := alignedCopy(Encode(x, []byte("t")))
 	if b[4] != 2 {
 		t.Fatalf("version %d", b[4])
@@ -176,14 +174,7 @@ func seqSectionV1(x *Index) []byte {
 }
 
 func TestCheckpointV1StillDecodes(t *testing.T) {
-	x, want := buildMixed(t, rand.New(rand.NewPCG(3, 4)))
-	// Only the sequence section is under test (subjcompat_test.go covers
-	// the subject section of version 1 files): an empty subject section.
-	x.Subj = NewSubjects()
-	var last uint64
-	for q := range want {
-		last = max(last, q)
-	}
+	x, want, last := buildMixed(t, rand.New(rand.NewPCG(3, 4)))
 	for _, inPlace := range []bool{false, true} {
 		b := alignedCopy(checkpointV1(x)) // subjcodec_test.go
 		var y *Index
@@ -212,7 +203,7 @@ func TestCheckpointV1StillDecodes(t *testing.T) {
 // TestCheckpointV2Damage: a block section damaged in ways the checksum
 // cannot see (the checksum recomputed) is refused, never misread.
 func TestCheckpointV2Damage(t *testing.T) {
-	x, _ := buildMixed(t, rand.New(rand.NewPCG(5, 6)))
+	x, _, _ := buildMixed(t, rand.New(rand.NewPCG(5, 6)))
 	b := Encode(x, nil)
 	reseal := func(c []byte) []byte {
 		end := len(c) - 8
@@ -261,11 +252,7 @@ func uintptrOfU32(v []uint32) uintptr { return uintptr(unsafe.Pointer(&v[0])) }
 // from the encoded bytes and still look up every sequence; bytes that do
 // not hold a block exactly leave every block as it was.
 func TestRepoint(t *testing.T) {
-	x, want := buildMixed(t, rand.New(rand.NewPCG(7, 8)))
-	var last uint64
-	for q := range want {
-		last = max(last, q)
-	}
+	x, want, last := buildMixed(t, rand.New(rand.NewPCG(7, 8)))
 	var buf bytes.Buffer
 	n, place, err := EncodeToPlaced(&buf, x, nil)
 	if err != nil || n != int64(buf.Len()) {
