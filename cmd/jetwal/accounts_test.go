@@ -315,9 +315,16 @@ func TestAccountsWithNatsCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	dialUser(t, r.addr, "a", "pa")
-	m, err := sub.NextMsg(10 * time.Second)
-	if err != nil {
-		t.Fatal(err)
+	// Events are published in the background: the admin connection's own
+	// connect event may arrive after its subscription, before A's.
+	var m *nats.Msg
+	for {
+		if m, err = sub.NextMsg(10 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if m.Subject != "$SYS.ACCOUNT.SYS.CONNECT" {
+			break
+		}
 	}
 	var ev struct {
 		Client struct {
@@ -338,8 +345,14 @@ func TestAccountsWithNatsCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	dialUser(t, r.addr, "b", "pb")
-	if _, err := sub.NextMsg(10 * time.Second); err != nil { // the system user saw B connect...
-		t.Fatal(err)
+	for { // the system user saw B connect (after earlier connections' events)...
+		m, err := sub.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Subject == "$SYS.ACCOUNT.B.CONNECT" {
+			break
+		}
 	}
 	if m, err := asub.NextMsg(100 * time.Millisecond); err == nil { // ...A's user saw nothing
 		t.Fatalf("A's user got a system event: %s", m.Subject)
