@@ -142,23 +142,31 @@ func (r *reader) decodeBlock(last, alias bool) (*block, error) {
 	default:
 		return nil, errBlock("unknown block form")
 	}
-	if nw := r.count(8); nw > 0 {
-		b.del = make([]uint64, nw)
-		for j := range b.del {
-			b.del[j] = r.u64()
-		}
-		for j := range b.n {
-			if b.deleted(j) {
-				b.ndel++
-			}
-		}
-		// (An open block's bitmap covers its capacity, so it may be
-		// longer than n entries; no bit past them may be set.)
-		if total := bitsSet(b.del); total != b.ndel {
-			return nil, errBlock("deletion bitmap marks entries past the block")
-		}
+	r.deletions(b)
+	// (An open block's bitmap covers its capacity, so it may be longer
+	// than n entries; no bit past them may be set.)
+	if bitsSet(b.del) != b.ndel {
+		return nil, errBlock("deletion bitmap marks entries past the block")
 	}
 	return b, nil
+}
+
+// deletions reads a block's deletion bitmap (both versions) and counts
+// its deleted entries.
+func (r *reader) deletions(b *block) {
+	nw := r.count(8)
+	if nw == 0 {
+		return
+	}
+	b.del = make([]uint64, nw)
+	for j := range b.del {
+		b.del[j] = r.u64()
+	}
+	for j := range b.n {
+		if b.deleted(j) {
+			b.ndel++
+		}
+	}
 }
 
 // checkPacked rejects a packed block whose distances could not have come

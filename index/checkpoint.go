@@ -170,17 +170,7 @@ func (r *reader) decodeBlockV1(last bool, scratch []uint32) (*block, []uint32) {
 	} else if !bl.packFrom(scratch) {
 		bl.offs = append([]uint32(nil), scratch...)
 	}
-	if nw := r.count(8); nw > 0 {
-		bl.del = make([]uint64, nw)
-		for j := range bl.del {
-			bl.del[j] = r.u64()
-		}
-		for j := range bl.n {
-			if bl.deleted(j) {
-				bl.ndel++
-			}
-		}
-	}
+	r.deletions(bl) // blockcodec.go
 	if r.err == nil && n == 0 {
 		r.err = errBlock("empty block")
 	}

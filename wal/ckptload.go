@@ -74,9 +74,10 @@ func (s *Store) releaseCheckpointMap(dropIndex bool) {
 // costs page cache, not heap, and the previous checkpoint's mapping, and
 // with it its disk space, is released. If the new file cannot be mapped
 // or does not hold the blocks exactly, nothing changes. Not during
-// recovery, whose evidence (s.ckpt) may refer to the old mapping.
+// recovery, whose evidence (s.ckpt) may refer to the old mapping, nor for
+// Close's final checkpoint, whose mapping Close would drop at once.
 func (s *Store) adoptCheckpoint(path string, size int64, p *index.Placement) {
-	if s.ckpt != nil || size <= 0 {
+	if s.ckpt != nil || s.closing || size <= 0 {
 		return
 	}
 	f, err := s.fs.Open(path)

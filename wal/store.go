@@ -97,6 +97,7 @@ type Store struct {
 	recount    bool        // recovery: the checkpoint's byte total was counted the version 1 way (recover.go)
 	ckpt       *ckptInfo   // that checkpoint's contents, during recovery (checkHeadLocked)
 	ckptMap    vfs.Mapping // the checkpoint the index was read from, in place (ckptload.go)
+	closing    bool        // Close is writing its final checkpoint
 }
 
 type segEntry struct {
@@ -226,6 +227,7 @@ func (s *Store) Close() error {
 	if s.werr == nil {
 		ws, err = s.syncLocked()
 		if err == nil {
+			s.closing = true // the checkpoint is not mapped: Close unmaps at once
 			err = s.checkpointLocked()
 		}
 		if err == nil {
