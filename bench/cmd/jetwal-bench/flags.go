@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -62,6 +63,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	o.cfg = suite.Full()
 	if *quick {
 		o.cfg = suite.Quick()
+	}
+	if *tmp != "" {
+		// Checked here: a missing directory would otherwise skip every
+		// session one by one, each with the same note.
+		if fi, err := os.Stat(*tmp); err != nil || !fi.IsDir() {
+			return options{}, fmt.Errorf("-tmp %s: not an existing directory", *tmp)
+		}
 	}
 	o.cfg.TmpDir = *tmp
 	o.cfg.GrowthOnly = *growthOnly

@@ -47,6 +47,10 @@ func TestParseFlags(t *testing.T) {
 	if o.a.Kind != proc.KindNATSServer || o.a.Name == o.b.Name || o.cfg.GrowthTargets != nil || o.cfg.Quick || o.cfg.GrowthOnly {
 		t.Fatalf("peer-vs-peer parse %+v %+v %+v", o.a, o.b, o.cfg)
 	}
+	tmp := t.TempDir()
+	if o, err = parseFlags([]string{"-jetwal", bin, "-nats-server", bin, "-tmp", tmp}, io.Discard); err != nil || o.cfg.TmpDir != tmp {
+		t.Fatalf("-tmp %s: %v, %q", tmp, err, o.cfg.TmpDir)
+	}
 	o, err = parseFlags([]string{"-growth-only", "-jetwal", bin, "-nats-server", bin, "-growth", "1M,100M", "-growth-budget", "30m"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +65,8 @@ func TestParseFlags(t *testing.T) {
 		{"-jetwal", bin, "-nats-server", bin, "-a-kind", "redis"},
 		{"-jetwal", filepath.Join(t.TempDir(), "missing"), "-nats-server", bin},
 		{"-jetwal", bin, "-nats-server", bin, "extra"},
+		{"-jetwal", bin, "-nats-server", bin, "-tmp", filepath.Join(t.TempDir(), "missing")},
+		{"-jetwal", bin, "-nats-server", bin, "-tmp", bin},
 	} {
 		if _, err := parseFlags(bad, io.Discard); err == nil {
 			t.Errorf("parseFlags(%q) accepted", bad)

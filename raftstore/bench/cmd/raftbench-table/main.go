@@ -1,7 +1,7 @@
 // Command raftbench-table turns the output of the raftstore comparison
 // benchmarks (go test -bench in raftstore/bench) into a markdown table: one
 // row per benchmark, one column per store, and the speed-up of jetwal over
-// each peer with the issue's target beside it.
+// each peer with its target beside it.
 //
 //	go test -run '^$' -bench . ./ | tee raw.txt | raftbench-table -o raftstore.md
 package main
@@ -65,7 +65,7 @@ func metric(name string) (unit string, higher bool) {
 	}
 }
 
-// target returns the issue's target for a row against a peer, or 0.
+// target returns the target for a row against a peer, or 0.
 func target(name, peer string) float64 {
 	switch {
 	case strings.HasPrefix(name, "BenchmarkStoreLogs/") && peer == "raftwal":
@@ -111,7 +111,7 @@ func main() {
 	}
 	b.WriteString("\n\nAll stores on the real disk, durable (each StoreLogs synced before it returns), one `go test -bench` run. " +
 		"StoreLogs rows compare entries/s (higher is better); other rows ns/op (lower is better). " +
-		"The ×-columns are jetwal's speed-up over each peer, with the issue's target in brackets.\n\n")
+		"The ×-columns are jetwal's speed-up over each peer, with the target in brackets.\n\n")
 	b.WriteString("| benchmark | unit | jetwal | raft-wal | raft-boltdb | × raft-wal | × raft-boltdb |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|\n")
 	for _, name := range order {
