@@ -4,11 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"time"
-
-	"github.com/cespare/xxhash/v2"
 
 	"github.com/jetwal/jetwal/vfs"
 )
@@ -18,12 +14,9 @@ import (
 // high publish rate, millions of them, paging the whole store in) to find
 // the Nats-Msg-Id headers:
 //
-//	dedupe.dat, little endian
-//	0   4  magic "JWD1"
-//	4   8  covered: the stream's last sequence when it was written
-//	12  4  n: entries
-//	16  .. n x { seq u64, ts i64, idLen u16, id }
-//	end 8  xxhash64 of everything before
+//	dedupe.dat, a sidecar file (sidecar_file.go) of magic "JWD1",
+//	covered: the stream's last sequence when it was written,
+//	entries: n x { seq u64, ts i64, idLen u16, id }
 //
 // At open the entries still inside the window are loaded and only the
 // messages after covered are read (none after a clean stop). The file is
@@ -36,8 +29,7 @@ const (
 )
 
 func encodeDedupe(d *dedupe, covered uint64) []byte {
-	b := make([]byte, 16, 16+len(d.byID)*32)
-	copy(b, dedupeMagic)
+	b := newSidecar(dedupeMagic, len(d.byID)*32)
 	n := 0
 	for _, e := range d.fifo[d.head:] {
 		if e != nil && e.pending && e.seq > 0 {
@@ -54,9 +46,7 @@ func encodeDedupe(d *dedupe, covered uint64) []byte {
 		b = append(b, e.id...)
 		n++
 	}
-	binary.LittleEndian.PutUint64(b[4:], covered)
-	binary.LittleEndian.PutUint32(b[12:], uint32(n))
-	return binary.LittleEndian.AppendUint64(b, xxhash.Sum64(b))
+	return sealSidecar(b, covered, n)
 }
 
 // dedupeSaveEvery is how often a running stream saves a changed window, so
@@ -96,16 +86,11 @@ var errDedupeFile = errors.New("damaged duplicate-window file")
 // decodeDedupe adds the file's entries to d (in their stored order) and
 // returns the sequence the file covers.
 func decodeDedupe(b []byte, d *dedupe) (uint64, error) {
-	if len(b) < 24 || string(b[:4]) != dedupeMagic {
-		return 0, fmt.Errorf("%w: bad header", errDedupeFile)
+	body, covered, n, err := openSidecar(b, dedupeMagic, errDedupeFile)
+	if err != nil {
+		return 0, err
 	}
-	body := b[:len(b)-8]
-	if xxhash.Sum64(body) != binary.LittleEndian.Uint64(b[len(b)-8:]) {
-		return 0, fmt.Errorf("%w: checksum mismatch", errDedupeFile)
-	}
-	covered := binary.LittleEndian.Uint64(b[4:])
-	n := int(binary.LittleEndian.Uint32(b[12:]))
-	p := 16
+	p := sidecarHeader
 	for range n {
 		if p+18 > len(body) {
 			return 0, fmt.Errorf("%w: offset %d: truncated entry", errDedupeFile, p)
@@ -125,28 +110,11 @@ func decodeDedupe(b []byte, d *dedupe) (uint64, error) {
 
 // saveDedupe writes the window at a clean close (temp file, fsync, rename).
 func saveDedupe(fsys vfs.FS, dir string, d *dedupe, covered uint64) error {
-	path := filepath.Join(dir, dedupeFile)
-	if err := writeFileSync(fsys, path+tmpSuffix, encodeDedupe(d, covered)); err != nil {
-		return err
-	}
-	if err := fsys.Rename(path+tmpSuffix, path); err != nil {
-		return fmt.Errorf("rename %s: %w", path, err)
-	}
-	return fsys.SyncDir(dir)
+	return saveSidecar(fsys, dir, dedupeFile, encodeDedupe(d, covered))
 }
 
 // loadDedupe reads dedupe.dat into d. ok is false when there is no usable
 // file (none, or damaged: then err says why and the caller rescans).
 func loadDedupe(fsys vfs.FS, dir string, d *dedupe) (covered uint64, ok bool, err error) {
-	b, err := readFile(fsys, filepath.Join(dir, dedupeFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, false, nil
-	}
-	if err == nil {
-		covered, err = decodeDedupe(b, d)
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("%s: %w", filepath.Join(dir, dedupeFile), err)
-	}
-	return covered, true, nil
+	return loadSidecar(fsys, dir, dedupeFile, func(b []byte) (uint64, error) { return decodeDedupe(b, d) })
 }

@@ -4,11 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"time"
-
-	"github.com/cespare/xxhash/v2"
 
 	"github.com/jetwal/jetwal/vfs"
 )
@@ -17,12 +13,9 @@ import (
 // a file of its own, written like dedupe.dat (at a clean stop, and every
 // 30 s while it changes):
 //
-//	ttl.dat, little endian
-//	0   4  magic "JWT1"
-//	4   8  covered: the stream's last sequence when it was written
-//	12  4  n: entries
-//	16  .. n x { seq u64, expires unix ns i64 }
-//	end 8  xxhash64 of everything before
+//	ttl.dat, a sidecar file (sidecar_file.go) of magic "JWT1",
+//	covered: the stream's last sequence when it was written,
+//	entries: n x { seq u64, expires unix ns i64 }
 //
 // At open the entries are loaded and the messages after covered are read
 // for their Nats-TTL headers (all of them when there is no file).
@@ -32,64 +25,43 @@ const (
 )
 
 func encodeTTLs(h ttlHeap, covered uint64) []byte {
-	b := make([]byte, 16, 16+len(h)*16+8)
-	copy(b, ttlMagic)
-	binary.LittleEndian.PutUint64(b[4:], covered)
-	binary.LittleEndian.PutUint32(b[12:], uint32(len(h)))
+	b := newSidecar(ttlMagic, len(h)*16)
 	for _, e := range h {
 		b = binary.LittleEndian.AppendUint64(b, e.seq)
 		b = binary.LittleEndian.AppendUint64(b, uint64(e.at))
 	}
-	return binary.LittleEndian.AppendUint64(b, xxhash.Sum64(b))
+	return sealSidecar(b, covered, len(h))
 }
 
 var errTTLFile = errors.New("damaged per-message TTL file")
 
 func decodeTTLs(b []byte, h *ttlHeap) (uint64, error) {
-	if len(b) < 24 || string(b[:4]) != ttlMagic {
-		return 0, fmt.Errorf("%w: bad header", errTTLFile)
+	body, covered, n, err := openSidecar(b, ttlMagic, errTTLFile)
+	if err != nil {
+		return 0, err
 	}
-	body := b[:len(b)-8]
-	if xxhash.Sum64(body) != binary.LittleEndian.Uint64(b[len(b)-8:]) {
-		return 0, fmt.Errorf("%w: checksum mismatch", errTTLFile)
-	}
-	n := int(binary.LittleEndian.Uint32(body[12:]))
-	if len(body) != 16+16*n {
+	if len(body) != sidecarHeader+16*n {
 		return 0, fmt.Errorf("%w: %d entries in %d bytes", errTTLFile, n, len(body))
 	}
 	for i := range n {
-		p := 16 + 16*i
+		p := sidecarHeader + 16*i
 		h.add(int64(binary.LittleEndian.Uint64(body[p+8:])), binary.LittleEndian.Uint64(body[p:]))
 	}
-	return binary.LittleEndian.Uint64(body[4:]), nil
+	return covered, nil
 }
 
 // saveTTLs writes the heap (temp file, fsync, rename).
 func saveTTLs(fsys vfs.FS, dir string, h ttlHeap, covered uint64) error {
-	path := filepath.Join(dir, ttlFile)
-	if err := writeFileSync(fsys, path+tmpSuffix, encodeTTLs(h, covered)); err != nil {
-		return err
-	}
-	if err := fsys.Rename(path+tmpSuffix, path); err != nil {
-		return fmt.Errorf("rename %s: %w", path, err)
-	}
-	return fsys.SyncDir(dir)
+	return saveSidecar(fsys, dir, ttlFile, encodeTTLs(h, covered))
 }
 
 // loadTTLs reads ttl.dat into h; ok is false without a usable file.
 func loadTTLs(fsys vfs.FS, dir string, h *ttlHeap) (covered uint64, ok bool, err error) {
-	b, err := readFile(fsys, filepath.Join(dir, ttlFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, false, nil
-	}
-	if err == nil {
-		covered, err = decodeTTLs(b, h)
-	}
+	covered, ok, err = loadSidecar(fsys, dir, ttlFile, func(b []byte) (uint64, error) { return decodeTTLs(b, h) })
 	if err != nil {
 		*h = (*h)[:0]
-		return 0, false, fmt.Errorf("%s: %w", filepath.Join(dir, ttlFile), err)
 	}
-	return covered, true, nil
+	return covered, ok, err
 }
 
 // saveTTLsIfDue saves a changed heap every dedupeSaveEvery (the sweep).
