@@ -24,25 +24,13 @@ func dumpCommand() command {
 }
 
 func runDump(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("dump", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() {
-		fmt.Fprintf(stderr, "usage: jetwal dump <segment file>\n\n"+
-			"Prints one line per record: offset, sequence, time, subject, header and data\n"+
-			"sizes and the record's xxhash64; tombstones with the range they delete; and\n"+
-			"each damaged range with its offset. Exits 1 if the file is damaged.\n")
+	path, code, ok := parseOneArg("dump", args, stderr, "usage: jetwal dump <segment file>\n\n"+
+		"Prints one line per record: offset, sequence, time, subject, header and data\n"+
+		"sizes and the record's xxhash64; tombstones with the range they delete; and\n"+
+		"each damaged range with its offset. Exits 1 if the file is damaged.\n")
+	if !ok {
+		return code
 	}
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fl.NArg() != 1 {
-		fl.Usage()
-		return 2
-	}
-	path := fl.Arg(0)
 	seg, err := segment.Open(vfs.Default, path, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "jetwal dump: %v\n", err)
@@ -96,4 +84,24 @@ func runDump(_ context.Context, args []string, stdout, stderr io.Writer) int {
 func recordChecksum(r *segment.Record) uint64 {
 	b := segment.AppendRecord(nil, r.Flags, r.Seq, r.Time, string(r.Subject), r.Header, r.Data)
 	return binary.LittleEndian.Uint64(b[len(b)-segment.ChecksumSize:])
+}
+
+// parseOneArg parses the arguments of a command that takes one operand and
+// no flags. ok is false when the command should exit at once with code:
+// 0 after -h, 2 after a usage error (the usage is printed to stderr).
+func parseOneArg(name string, args []string, stderr io.Writer, usage string) (arg string, code int, ok bool) {
+	fl := flag.NewFlagSet(name, flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.Usage = func() { fmt.Fprint(stderr, usage) }
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", 0, false
+		}
+		return "", 2, false
+	}
+	if fl.NArg() != 1 {
+		fl.Usage()
+		return "", 2, false
+	}
+	return fl.Arg(0), 0, true
 }

@@ -4,8 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -43,30 +41,19 @@ func (v *verifier) note(format string, args ...any) {
 }
 
 func runVerify(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() {
-		fmt.Fprintf(stderr, "usage: jetwal verify <store_dir>\n\n"+
-			"Checks, without changing anything, every stream of every account under <store_dir>/jetstream:\n"+
-			"meta.inf against meta.sum, every record checksum of every segment in msgs/,\n"+
-			"msgs/index.ckpt, and the consumer state in obs/. Prints each damage with its file,\n"+
-			"byte offset and the sequences it covers; exits 1 if anything is damaged.\n"+
-			"A directory holding raftlog.meta is checked as a raft log store (package raftlog).\n")
+	dir, code, ok := parseOneArg("verify", args, stderr, "usage: jetwal verify <store_dir>\n\n"+
+		"Checks, without changing anything, every stream of every account under <store_dir>/jetstream:\n"+
+		"meta.inf against meta.sum, every record checksum of every segment in msgs/,\n"+
+		"msgs/index.ckpt, and the consumer state in obs/. Prints each damage with its file,\n"+
+		"byte offset and the sequences it covers; exits 1 if anything is damaged.\n"+
+		"A directory holding raftlog.meta is checked as a raft log store (package raftlog).\n")
+	if !ok {
+		return code
 	}
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if raftlog.IsStore(vfs.Default, dir) {
+		return verifyRaft(vfs.Default, dir, stdout, stderr)
 	}
-	if fl.NArg() != 1 {
-		fl.Usage()
-		return 2
-	}
-	if raftlog.IsStore(vfs.Default, fl.Arg(0)) {
-		return verifyRaft(vfs.Default, fl.Arg(0), stdout, stderr)
-	}
-	dirs, err := jetstream.StreamDirs(vfs.Default, fl.Arg(0))
+	dirs, err := jetstream.StreamDirs(vfs.Default, dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "jetwal verify: %v\n", err)
 		return 2
@@ -75,7 +62,7 @@ func runVerify(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, d := range dirs {
 		v.stream(d)
 	}
-	fmt.Fprintf(stdout, "%d streams checked in %s: %d damaged, %d notes\n", len(dirs), fl.Arg(0), v.damaged, v.notes)
+	fmt.Fprintf(stdout, "%d streams checked in %s: %d damaged, %d notes\n", len(dirs), dir, v.damaged, v.notes)
 	if v.damaged > 0 {
 		return 1
 	}

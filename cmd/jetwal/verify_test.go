@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -214,5 +215,24 @@ func TestVerifyReportsMissingSegment(t *testing.T) {
 	code, out, _ := runCmd("verify", root)
 	if code != 1 || !strings.Contains(out, "DAMAGED "+segs[2]) || !strings.Contains(out, "missing before this segment") {
 		t.Fatalf("exit %d, want 1 with the gap before %s reported:\n%s", code, segs[2], out)
+	}
+}
+
+// TestOneArgCommandsUsage: verify and dump take exactly one operand; -h
+// prints the usage and exits 0, a wrong count prints it and exits 2.
+func TestOneArgCommandsUsage(t *testing.T) {
+	for name, run := range map[string]func(context.Context, []string, io.Writer, io.Writer) int{"verify": runVerify, "dump": runDump} {
+		for _, c := range []struct {
+			args []string
+			code int
+		}{{nil, 2}, {[]string{"a", "b"}, 2}, {[]string{"-h"}, 0}, {[]string{"-x", "a"}, 2}} {
+			var out, errb bytes.Buffer
+			if code := run(context.Background(), c.args, &out, &errb); code != c.code {
+				t.Errorf("%s %q: exit %d, want %d", name, c.args, code, c.code)
+			}
+			if !strings.Contains(errb.String(), "usage: jetwal "+name) {
+				t.Errorf("%s %q: no usage on stderr: %q", name, c.args, errb.String())
+			}
+		}
 	}
 }
