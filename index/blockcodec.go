@@ -18,6 +18,7 @@ const (
 	formOffsets = 0 // n uint32 offsets
 	formSmall   = 1 // ceil(n/32) uint32 anchors, 32 bytes of distances per anchor
 	formWide    = 2 // ceil(n/16) uint32 anchors, n uint16 distances, padded to 4 bytes
+	formStride  = 3 // uint32 first offset, uint32 distance between entries
 )
 
 // form reports how a block is written, and the lengths of its arrays.
@@ -27,8 +28,10 @@ func (b *block) form() int {
 		return formOffsets
 	case b.rel8 != nil:
 		return formSmall
-	default:
+	case b.rel != nil:
 		return formWide
+	default:
+		return formStride
 	}
 }
 
@@ -44,6 +47,8 @@ func (b *block) blockSize() int {
 		n += 4*len(b.anch) + len(b.rel8)
 	case formWide:
 		n += 4*len(b.anch) + roundUp4(2*len(b.rel))
+	case formStride:
+		n += 8
 	}
 	return n + 4 + 8*len(b.del)
 }
@@ -56,7 +61,7 @@ func (e *encoder) block(b *block) {
 	e.u32(uint32(b.n))
 	f := b.form()
 	e.u32(uint32(f))
-	if f != formOffsets && e.place != nil {
+	if (f == formSmall || f == formWide) && e.place != nil {
 		e.place.blocks = append(e.place.blocks, b)
 		e.place.at = append(e.place.at, e.at())
 	}
@@ -80,6 +85,9 @@ func (e *encoder) block(b *block) {
 		if len(b.rel)%2 == 1 {
 			e.u16(0)
 		}
+	case formStride:
+		e.u32(b.first)
+		e.u32(b.stride)
 	}
 	e.u32(uint32(len(b.del)))
 	for _, w := range b.del {
@@ -139,6 +147,17 @@ func (r *reader) decodeBlock(last, alias bool) (*block, error) {
 			return nil, err
 		}
 		b.mapped = r.inPlace != before
+	case formStride:
+		if last {
+			return nil, errBlock("the newest block is packed")
+		}
+		b.first, b.stride = r.u32(), r.u32()
+		if r.err != nil {
+			return nil, nil
+		}
+		if (b.n > 1 && b.stride == 0) || uint64(b.first)+uint64(b.n-1)*uint64(b.stride) > 1<<32-1 {
+			return nil, errBlock("stride block's offsets do not ascend within 32 bits")
+		}
 	default:
 		return nil, errBlock("unknown block form")
 	}

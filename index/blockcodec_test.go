@@ -14,8 +14,8 @@ import (
 
 // buildMixed returns an index whose sealed blocks take every form: small
 // records (the one-byte form), medium ones (the uint16 form), large ones
-// (plain offsets), deletes in sealed and open blocks, and an open block
-// at the end.
+// (plain offsets), records of one size (the stride form), deletes in
+// sealed and open blocks, and an open block at the end.
 // It returns the index, the live sequences' locations and the highest
 // sequence added (live or not).
 func buildMixed(t *testing.T, rng *rand.Rand) (*Index, map[uint64]Loc, uint64) {
@@ -23,15 +23,17 @@ func buildMixed(t *testing.T, rng *rand.Rand) (*Index, map[uint64]Loc, uint64) {
 	x := New()
 	want := map[uint64]Loc{}
 	seq := uint64(1)
-	for seg := SegID(1); seg <= 6; seg++ {
+	for seg := SegID(1); seg <= 8; seg++ {
 		var step uint32
-		switch seg % 3 {
+		switch seg % 4 {
 		case 0:
 			step = 150 // small
 		case 1:
 			step = 3000 // wide
-		default:
+		case 2:
 			step = 70000 // plain offsets
+		default:
+			step = 4 // stride: one size, no jitter below
 		}
 		off := uint32(64)
 		for range 1 + rng.IntN(3*maxBlock/2) {
@@ -216,6 +218,9 @@ func TestCheckpointV2Damage(t *testing.T) {
 		"empty block":      func(c []byte) { binary.LittleEndian.PutUint32(c[32:], 0) },
 		"huge count":       func(c []byte) { binary.LittleEndian.PutUint32(c[32:], 1<<30) },
 		"group not at its": func(c []byte) { packedGroupStart(x, c)[0] = 9 },
+		// first + (n-1)·stride past 32 bits
+		"stride overflow": func(c []byte) { binary.LittleEndian.PutUint32(blockOfForm(x, c, formStride)[24:], 1<<31) },
+		"stride zero":     func(c []byte) { binary.LittleEndian.PutUint32(blockOfForm(x, c, formStride)[24:], 0) },
 	}
 	for name, damage := range cases {
 		c := append([]byte(nil), b...)
@@ -228,17 +233,29 @@ func TestCheckpointV2Damage(t *testing.T) {
 	}
 }
 
-// packedGroupStart returns c from the first distance of the first packed
-// block on.
+// packedGroupStart returns c from the first distance of the first block
+// packed with anchors on.
 func packedGroupStart(x *Index, c []byte) []byte {
 	p := checkpointHead + 4
 	for _, bl := range x.Seqs.blocks {
-		if bl.form() != formOffsets {
+		if f := bl.form(); f == formSmall || f == formWide {
 			return c[p+20+4*len(bl.anch):]
 		}
 		p += bl.blockSize()
 	}
 	panic("no packed block")
+}
+
+// blockOfForm returns c from the first block of form f on.
+func blockOfForm(x *Index, c []byte, f int) []byte {
+	p := checkpointHead + 4
+	for _, bl := range x.Seqs.blocks {
+		if bl.form() == f {
+			return c[p:]
+		}
+		p += bl.blockSize()
+	}
+	panic(fmt.Sprintf("no block of form %d", f))
 }
 
 func unsafeBytes(w []uint64) []byte {

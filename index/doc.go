@@ -9,7 +9,10 @@
 // delete (1 bit per sequence). A block holds at most 8192 sequences and never
 // spans segments. Lookup is a binary search over blocks (about 122 per million
 // messages) and an array index: 4 bytes and 1 bit per message. A block that
-// can no longer grow is packed when its records allow (pack.go): while
+// can no longer grow is packed when its records allow (pack.go): when every
+// message lies the same distance after the one before (records of one size),
+// just the first offset and that distance (no array: a lookup reads nothing
+// beyond the block); else, while
 // consecutive messages lie under 256 bytes apart, one uint32 anchor per 32
 // sequences and one byte per sequence holding the distance from the one
 // before (1.125 bytes per message; an offset is its anchor plus at most 31
@@ -66,11 +69,13 @@
 //	4     segment id
 //	8     base sequence
 //	4     entries n
-//	4     form: 0 offsets, 1 small, 2 wide
+//	4     form: 0 offsets, 1 small, 2 wide, 3 stride
 //	...   form 0: n uint32 offsets
 //	      form 1: a = ceil(n/32) uint32 anchors, then 32·a distance bytes
 //	      form 2: a = ceil(n/16) uint32 anchors, then n uint16 distances,
 //	              then 2 zero bytes if n is odd
+//	      form 3: uint32 first offset, uint32 distance d (entry i at
+//	              first + i·d)
 //	4     deletion bitmap words w
 //	8·w   deletion bitmap
 //

@@ -5,6 +5,10 @@ import "encoding/binary"
 // A block that can no longer grow is packed, in the first of these forms its
 // offsets allow:
 //
+//   - stride: every entry lies the same distance after the one before it
+//     (records of one size, nothing else between them in the segment):
+//     the first offset and that distance, no array at all, so a lookup
+//     touches no memory beyond the block itself.
 //   - small: one uint32 anchor (the offset of the group's first entry) per
 //     smallEvery entries, and one byte per entry: its distance from the
 //     entry before it (0 for a group's first entry). An offset is its anchor
@@ -31,8 +35,10 @@ func (b *block) off(i int) uint32 {
 	case b.rel8 != nil:
 		g := i &^ (smallEvery - 1)
 		return b.anch[i/smallEvery] + sumBytes(b.rel8[g:g+smallEvery], i-g)
-	default:
+	case b.rel != nil:
 		return b.anch[i/packEvery] + uint32(b.rel[i])
+	default:
+		return b.first + uint32(i)*b.stride
 	}
 }
 
@@ -71,6 +77,10 @@ func (b *block) pack() {
 // packFrom sets the packed form of offs, which must ascend, and reports
 // whether one fits. It leaves b untouched when none does.
 func (b *block) packFrom(offs []uint32) bool {
+	if first, stride, ok := packStride(offs); ok {
+		b.first, b.stride = first, stride
+		return true
+	}
 	if anch, rel8, ok := packSmall(offs); ok {
 		b.anch, b.rel8 = anch, rel8
 		return true
@@ -88,6 +98,25 @@ func anchors(offs []uint32, every int) []uint32 {
 		anch[i] = offs[i*every]
 	}
 	return anch
+}
+
+// packStride finds the stride form's first offset and distance.
+func packStride(offs []uint32) (first, stride uint32, ok bool) {
+	if len(offs) == 0 {
+		return 0, 0, false
+	}
+	if len(offs) > 1 {
+		stride = offs[1] - offs[0]
+		if offs[1] <= offs[0] {
+			return 0, 0, false
+		}
+	}
+	for i := 2; i < len(offs); i++ {
+		if offs[i]-offs[i-1] != stride || offs[i] <= offs[i-1] {
+			return 0, 0, false
+		}
+	}
+	return offs[0], stride, true
 }
 
 // packSmall builds the one-byte form; rel8 is padded with zeros to whole

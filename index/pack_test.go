@@ -60,8 +60,10 @@ func TestPackedBlocksKeepLocations(t *testing.T) {
 			open++
 		case b.rel8 != nil:
 			small++
-		default:
+		case b.rel != nil:
 			wide++
+		default:
+			t.Fatalf("a block of mixed sizes packed in the stride form")
 		}
 	}
 	if small < 2 || wide != 1 || open != 2 { // the unpackable block and the newest
@@ -112,6 +114,67 @@ func TestSumBytes(t *testing.T) {
 			if got := sumBytes(g, k); got != want {
 				t.Fatalf("round %d: sum of %x[0..%d] = %d, want %d", round, g, k, got, want)
 			}
+		}
+	}
+}
+
+// TestStrideForm: blocks of records of one size pack into the stride form,
+// which keeps no array, and still locate every entry after deletes and a
+// checkpoint round trip (copied and in place); a block whose distances
+// differ anywhere does not.
+func TestStrideForm(t *testing.T) {
+	var x Seqs
+	const step = 170
+	for q := uint64(1); q <= 3*maxBlock+5; q++ {
+		off := uint32(32 + (q-1)*step)
+		if q == 2*maxBlock+100 {
+			off++ // one record a byte larger: the third block is not stride
+		}
+		if q > 2*maxBlock+100 {
+			off++
+		}
+		x.Add(q, Loc{Seg: 1, Off: off})
+	}
+	for q := uint64(5); q <= 3*maxBlock; q += 97 {
+		x.Delete(q)
+	}
+	want := func(q uint64) (Loc, bool) {
+		if q >= 5 && q <= 3*maxBlock && (q-5)%97 == 0 || q == 0 || q > 3*maxBlock+5 {
+			return Loc{}, false
+		}
+		off := uint32(32 + (q-1)*step)
+		if q >= 2*maxBlock+100 {
+			off++
+		}
+		return Loc{Seg: 1, Off: off}, true
+	}
+	check := func(what string, x *Seqs) {
+		t.Helper()
+		for q := uint64(0); q <= 3*maxBlock+6; q++ {
+			got, ok := x.Lookup(q)
+			if w, live := want(q); ok != live || got != w {
+				t.Fatalf("%s: seq %d: got %v %v, want %v %v", what, q, got, ok, w, live)
+			}
+		}
+	}
+	check("live", &x)
+	forms := []int{x.blocks[0].form(), x.blocks[1].form(), x.blocks[2].form(), x.blocks[3].form()}
+	if forms[0] != formStride || forms[1] != formStride || forms[2] != formSmall || forms[3] != formOffsets {
+		t.Fatalf("block forms %v, want stride, stride, small, offsets", forms)
+	}
+	if b := x.blocks[0]; b.anch != nil || b.rel8 != nil || b.rel != nil || b.offs != nil {
+		t.Fatalf("stride block keeps arrays: %+v", b)
+	}
+	full := Index{Seqs: x, Subj: New().Subj}
+	enc := Encode(&full, nil)
+	for _, decode := range []func(string, []byte) (*Index, []byte, error){Decode, DecodeInPlace} {
+		y, _, err := decode("mem", alignedCopy(enc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("decoded", &y.Seqs)
+		if y.Seqs.blocks[0].form() != formStride {
+			t.Fatalf("decoded first block in form %d", y.Seqs.blocks[0].form())
 		}
 	}
 }

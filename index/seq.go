@@ -25,6 +25,8 @@ type block struct {
 	anch []uint32 // packed: the offset of each group's first entry
 	rel8 []uint8  // packed small: each entry's distance from the entry before
 	rel  []uint16 // packed: each entry's offset minus its anchor
+	// packed stride form (no arrays): entry i's offset is first+i*stride
+	first, stride uint32
 	del  []uint64 // deletion bitmap; nil until the first delete
 	ndel int
 	// mapped: anch and rel8 or rel point into a mapped checkpoint

@@ -114,7 +114,8 @@
 // Checkpoints are written on Close, every CheckpointEvery while dirty, and
 // every 8 segment rolls (temp file, fsync, rename, directory fsync). A
 // checkpoint holds the index in its packed form (about 1.1 bytes per
-// message for small records), written through a small buffer
+// message for small records, a few bytes per block of 8192 for records of
+// one size), written through a small buffer
 // (index.EncodeTo). Open reads it through a read-only mapping and keeps
 // that mapping until Close (ckptload.go): the packed blocks of the sealed
 // index are used in place, so they cost page cache, not heap, and the
