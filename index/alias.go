@@ -6,7 +6,7 @@ import (
 )
 
 // Reading a checkpoint's arrays in place. A packed block's anchors and
-// distances are little-endian and 4-byte aligned within a version 2
+// distances are little-endian and 4-byte aligned within a version 2 or 3
 // checkpoint; on a little-endian machine, and when the checkpoint's bytes
 // are themselves aligned (a mapping starts on a page), they can be used as
 // []uint32 and []uint16 without a copy. Otherwise they are copied.

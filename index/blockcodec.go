@@ -2,7 +2,7 @@ package index
 
 import "math/bits"
 
-// The sequence section of a checkpoint (doc.go draws both versions).
+// The sequence section of a checkpoint (doc.go draws the versions).
 //
 // Version 1 wrote every block as one uint32 offset per entry, whatever its
 // form in memory: 4 bytes per message on disk, and a restart packed every
@@ -11,14 +11,16 @@ import "math/bits"
 // records), a restart does not repack, and a packed block can be read in
 // place from a mapped checkpoint (alias.go): its offsets then stay in the
 // page cache instead of the heap, and only the blocks a reader touches
-// become resident.
+// become resident. Version 3 adds the stride form (pack.go), which has no
+// array at all; an older jetwal refuses a version 3 checkpoint and
+// rebuilds its index from the segments.
 
-// Block forms in a version 2 checkpoint.
+// Block forms in a version 2 or 3 checkpoint.
 const (
 	formOffsets = 0 // n uint32 offsets
 	formSmall   = 1 // ceil(n/32) uint32 anchors, 32 bytes of distances per anchor
 	formWide    = 2 // ceil(n/16) uint32 anchors, n uint16 distances, padded to 4 bytes
-	formStride  = 3 // uint32 first offset, uint32 distance between entries
+	formStride  = 3 // uint32 first offset, uint32 distance between entries (version 3)
 )
 
 // form reports how a block is written, and the lengths of its arrays.
@@ -35,7 +37,7 @@ func (b *block) form() int {
 	}
 }
 
-// blockSize is the length of a block in a version 2 checkpoint. Every
+// blockSize is the length of a block in a version 2 or 3 checkpoint. Every
 // block's length is a multiple of 4, so its uint32 arrays stay 4-byte
 // aligned within the checkpoint.
 func (b *block) blockSize() int {
@@ -95,11 +97,11 @@ func (e *encoder) block(b *block) {
 	}
 }
 
-// decodeBlock reads one version 2 block. With alias set, a packed block's
+// decodeBlock reads one version 2 or 3 block. With alias set, a packed block's
 // arrays point into r's bytes, which the caller keeps mapped and unchanged
 // for as long as the index lives; the open (last) block is always copied,
 // since appends extend it.
-func (r *reader) decodeBlock(last, alias bool) (*block, error) {
+func (r *reader) decodeBlock(version byte, last, alias bool) (*block, error) {
 	b := &block{seg: SegID(r.u32()), base: r.u64()}
 	b.n = r.count(1) // at least a byte per entry in every form
 	f := r.u32()
@@ -148,6 +150,9 @@ func (r *reader) decodeBlock(last, alias bool) (*block, error) {
 		}
 		b.mapped = r.inPlace != before
 	case formStride:
+		if version < 3 {
+			return nil, errBlock("stride block in a version 2 checkpoint")
+		}
 		if last {
 			return nil, errBlock("the newest block is packed")
 		}

@@ -13,7 +13,7 @@ import (
 // Checkpoint format constants (part of the on-disk format).
 const (
 	CheckpointMagic   = "JWIX"
-	CheckpointVersion = 2 // 1 still decodes
+	CheckpointVersion = 3 // 1 and 2 still decode
 	checkpointHead    = 16
 )
 
@@ -105,7 +105,7 @@ func decode(file string, b []byte, alias bool) (*Index, []byte, error) {
 		return nil, nil, bad(0, "bad magic or too short")
 	}
 	version := b[4]
-	if version != 1 && version != CheckpointVersion {
+	if version < 1 || version > CheckpointVersion {
 		return nil, nil, bad(4, fmt.Sprintf("unsupported version %d", b[4]))
 	}
 	body := binary.LittleEndian.Uint64(b[8:])
@@ -128,7 +128,7 @@ func decode(file string, b []byte, alias bool) (*Index, []byte, error) {
 			bl, scratch = r.decodeBlockV1(i == nb-1, scratch)
 		} else {
 			var err error
-			if bl, err = r.decodeBlock(i == nb-1, alias); err != nil {
+			if bl, err = r.decodeBlock(version, i == nb-1, alias); err != nil {
 				return nil, nil, bad(at, err.Error())
 			}
 		}

@@ -55,7 +55,7 @@
 //
 //	offset size  field
 //	0      4     magic "JWIX"
-//	4      1     version (2; 1 is still read)
+//	4      1     version (3; 1 and 2 are still read)
 //	5      3     reserved
 //	8      8     body length B
 //	16     B     body (see checkpoint.go: blocks, then subjects, then the
@@ -69,7 +69,7 @@
 //	4     segment id
 //	8     base sequence
 //	4     entries n
-//	4     form: 0 offsets, 1 small, 2 wide, 3 stride
+//	4     form: 0 offsets, 1 small, 2 wide, 3 stride (not in version 2)
 //	...   form 0: n uint32 offsets
 //	      form 1: a = ceil(n/32) uint32 anchors, then 32·a distance bytes
 //	      form 2: a = ceil(n/16) uint32 anchors, then n uint16 distances,
