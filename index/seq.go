@@ -27,8 +27,8 @@ type block struct {
 	rel  []uint16 // packed: each entry's offset minus its anchor
 	// packed stride form (no arrays): entry i's offset is first+i*stride
 	first, stride uint32
-	del  []uint64 // deletion bitmap; nil until the first delete
-	ndel int
+	del           []uint64 // deletion bitmap; nil until the first delete
+	ndel          int
 	// mapped: anch and rel8 or rel point into a mapped checkpoint
 	// (blockcodec.go), not the heap. They are never written.
 	mapped bool

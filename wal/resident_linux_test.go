@@ -132,7 +132,9 @@ func TestRestartIndexInPlace(t *testing.T) {
 	const n = 100_000
 	// Payloads of varying length: records of one size would pack into the
 	// stride form, which has no arrays to read in place.
-	payload := func(q uint64) []byte { return []byte(fmt.Sprintf("message %08d %s", q, strings.Repeat("x", 60+int(q%7)))) }
+	payload := func(q uint64) []byte {
+		return []byte(fmt.Sprintf("message %08d %s", q, strings.Repeat("x", 60+int(q%7))))
+	}
 	for q := uint64(1); q <= n; q++ {
 		if _, _, err := s.Append("a.b", nil, payload(q)); err != nil {
 			t.Fatal(err)
