@@ -1,6 +1,9 @@
 package index
 
-import "math/bits"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // The sequence section of a checkpoint (doc.go draws the versions).
 //
@@ -103,13 +106,18 @@ func (e *encoder) block(b *block) {
 // since appends extend it.
 func (r *reader) decodeBlock(version byte, last, alias bool) (*block, error) {
 	b := &block{seg: SegID(r.u32()), base: r.u64()}
-	b.n = r.count(1) // at least a byte per entry in every form
+	// Not r.count: a stride block holds up to maxBlock entries in 8 bytes,
+	// so n cannot be checked against the bytes left; maxBlock bounds it.
+	b.n = int(r.u32())
 	f := r.u32()
 	if r.err != nil {
 		return nil, nil
 	}
 	if b.n == 0 {
 		return nil, errBlock("empty block")
+	}
+	if b.n > maxBlock {
+		return nil, errBlock(fmt.Sprintf("block of %d entries, more than %d", b.n, maxBlock))
 	}
 	switch f {
 	case formOffsets:

@@ -178,3 +178,31 @@ func TestStrideForm(t *testing.T) {
 		}
 	}
 }
+
+// TestStrideOnlyCheckpoint: an index of nothing but stride blocks (one
+// stream of records of one size) and a small open block round-trips. Its
+// checkpoint is a few bytes per block, far fewer than the entries it
+// describes, and decoding must not take that for truncation.
+func TestStrideOnlyCheckpoint(t *testing.T) {
+	x := New()
+	const n = 50*maxBlock + 3
+	for q := uint64(1); q <= n; q++ {
+		x.Add(q, Loc{Seg: SegID(1 + q/(20*maxBlock)), Off: uint32(32 + (q%(20*maxBlock))*170)}, "growth.x")
+	}
+	enc := Encode(x, nil)
+	if len(enc) > 64*50+4096 {
+		t.Fatalf("checkpoint of %d stride entries is %d bytes", n, len(enc))
+	}
+	for _, decode := range []func(string, []byte) (*Index, []byte, error){Decode, DecodeInPlace} {
+		y, _, err := decode("mem", alignedCopy(enc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for q := uint64(1); q <= n; q++ {
+			loc, ok := y.Seqs.Lookup(q)
+			if want := (Loc{Seg: SegID(1 + q/(20*maxBlock)), Off: uint32(32 + (q%(20*maxBlock))*170)}); !ok || loc != want {
+				t.Fatalf("seq %d: %v %v, want %v", q, loc, ok, want)
+			}
+		}
+	}
+}
