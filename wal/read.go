@@ -49,7 +49,7 @@ func (s *Store) loadInto(seq uint64, m *store.Msg) error {
 			s.mu.RUnlock()
 			return store.ErrNotFound
 		}
-		rec, needFlush, err := s.readRecordLocked(seq)
+		rec, copied, needFlush, err := s.readForLoadLocked(seq, m)
 		erased := false
 		if err == nil && !needFlush {
 			switch {
@@ -59,6 +59,8 @@ func (s *Store) loadInto(seq uint64, m *store.Msg) error {
 				// Erased in place, its tombstone lost to a crash (or to
 				// damage): the message was deleted, it is not data.
 				erased = true
+			case copied:
+				takeCopied(m, &rec)
 			default:
 				copyMsg(m, &rec)
 			}
@@ -83,6 +85,42 @@ func (s *Store) loadInto(seq uint64, m *store.Msg) error {
 			return err
 		}
 	}
+}
+
+// readForLoadLocked is readRecordLocked for loadInto: a large record is
+// read with pread into m.Data's array (copied reports it) rather than through
+// the mapping, whose first touch of every page is a page fault (see
+// segment.CopyReadMin). Either way the record is read under mu, so its
+// segment cannot be closed or removed meanwhile.
+func (s *Store) readForLoadLocked(seq uint64, m *store.Msg) (rec segment.Record, copied, needFlush bool, err error) {
+	loc, ok := s.idx.Seqs.Lookup(seq)
+	if !ok {
+		return rec, false, false, store.ErrNotFound
+	}
+	seg := s.segByID(loc.Seg)
+	if seg == nil || int64(loc.Off) >= seg.Flushed() || seg.RecordLen(int64(loc.Off)) < segment.CopyReadMin {
+		rec, needFlush, err = s.readLocLocked(loc)
+		return rec, false, needFlush, err
+	}
+	rec, buf, err := seg.ReadAtCopy(int64(loc.Off), m.Data[:0])
+	if err != nil {
+		return rec, false, false, err
+	}
+	// The record now sits in buf, which may be m.Data's array: m's payload
+	// is gone either way, so m.Data is empty until takeCopied fills it.
+	m.Data = buf[:0]
+	return rec, true, false, nil
+}
+
+// takeCopied fills m from a record that ReadAtCopy read into m.Data's array:
+// the subject and header are copied out, then the payload is moved to the
+// front of the array (cheap: it was just read, so it is in cache).
+func takeCopied(m *store.Msg, r *segment.Record) {
+	data := r.Data
+	r.Data = nil
+	copyMsg(m, r)
+	buf := m.Data[:cap(m.Data)]
+	m.Data = buf[:copy(buf, data)]
 }
 
 func (s *Store) flushForRead() error {
