@@ -98,11 +98,16 @@ func (s *Store) readForLoadLocked(seq uint64, m *store.Msg) (rec segment.Record,
 		return rec, false, false, store.ErrNotFound
 	}
 	seg := s.segByID(loc.Seg)
-	if seg == nil || int64(loc.Off) >= seg.Flushed() || seg.RecordLen(int64(loc.Off)) < segment.CopyReadMin {
+	if seg == nil || int64(loc.Off) >= seg.Flushed() {
 		rec, needFlush, err = s.readLocLocked(loc)
 		return rec, false, needFlush, err
 	}
-	rec, buf, err := seg.ReadAtCopy(int64(loc.Off), m.Data[:0])
+	size := s.recordSizeLocked(seq, loc, seg)
+	if size < segment.CopyReadMin {
+		rec, needFlush, err = s.readLocLocked(loc)
+		return rec, false, needFlush, err
+	}
+	rec, buf, err := seg.ReadAtCopy(int64(loc.Off), size, m.Data[:0])
 	if err != nil {
 		return rec, false, false, err
 	}
@@ -110,6 +115,23 @@ func (s *Store) readForLoadLocked(seq uint64, m *store.Msg) (rec segment.Record,
 	// is gone either way, so m.Data is empty until takeCopied fills it.
 	m.Data = buf[:0]
 	return rec, true, false, nil
+}
+
+// recordSizeLocked estimates the length of seq's record at loc without
+// touching the mapping where it can: records are appended in sequence order,
+// so the next sequence's record in the same segment starts at or after this
+// one's end, and the last message of a segment ends at or before the flushed
+// end (only small non-message records can lie between). Otherwise (the next
+// sequence deleted or skipped) it reads the length word from the mapping.
+func (s *Store) recordSizeLocked(seq uint64, loc index.Loc, seg *segment.Segment) int {
+	next, ok := s.idx.Seqs.Lookup(seq + 1)
+	switch {
+	case ok && next.Seg == loc.Seg && next.Off > loc.Off:
+		return int(next.Off - loc.Off)
+	case ok && next.Seg != loc.Seg, !ok && seq == s.last:
+		return int(seg.Flushed() - int64(loc.Off))
+	}
+	return seg.RecordLen(int64(loc.Off))
 }
 
 // takeCopied fills m from a record that ReadAtCopy read into m.Data's array:
