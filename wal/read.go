@@ -98,11 +98,11 @@ func (s *Store) readForLoadLocked(seq uint64, m *store.Msg) (rec segment.Record,
 		return rec, false, false, store.ErrNotFound
 	}
 	seg := s.segByID(loc.Seg)
-	if seg == nil || int64(loc.Off) >= seg.Flushed() {
+	if seg == nil || seg.Compressed() || int64(loc.Off) >= seg.Flushed() {
 		rec, needFlush, err = s.readLocLocked(loc)
 		return rec, false, needFlush, err
 	}
-	size := s.recordSizeLocked(seq, loc, seg)
+	size := min(s.recordSizeLocked(seq, loc, seg), maxSizeEstimate)
 	if size < segment.CopyReadMin {
 		rec, needFlush, err = s.readLocLocked(loc)
 		return rec, false, needFlush, err
@@ -123,6 +123,11 @@ func (s *Store) readForLoadLocked(seq uint64, m *store.Msg) (rec segment.Record,
 // one's end, and the last message of a segment ends at or before the flushed
 // end (only small non-message records can lie between). Otherwise (the next
 // sequence deleted or skipped) it reads the length word from the mapping.
+//
+// The estimate can exceed the record by the non-message records (deletion
+// tombstones, say) written between two appends, so it is capped at
+// maxSizeEstimate: a record longer than that takes a second pread, and a
+// small record followed by many tombstones reads at most that much.
 func (s *Store) recordSizeLocked(seq uint64, loc index.Loc, seg *segment.Segment) int {
 	next, ok := s.idx.Seqs.Lookup(seq + 1)
 	switch {
@@ -134,15 +139,21 @@ func (s *Store) recordSizeLocked(seq uint64, loc index.Loc, seg *segment.Segment
 	return seg.RecordLen(int64(loc.Off))
 }
 
+// maxSizeEstimate caps recordSizeLocked's estimate (see there): the default
+// max_payload, 1 MiB.
+const maxSizeEstimate = 1 << 20
+
 // takeCopied fills m from a record that ReadAtCopy read into m.Data's array:
 // the subject and header are copied out, then the payload is moved to the
-// front of the array (cheap: it was just read, so it is in cache).
+// front of the array (cheap: it was just read, so it is in cache; append
+// moves overlapping bytes correctly). Keeping the array, rather than
+// pointing m.Data into it, lets the next load reuse all of it: a fresh
+// array per load costs page faults of its own.
 func takeCopied(m *store.Msg, r *segment.Record) {
 	data := r.Data
 	r.Data = nil
 	copyMsg(m, r)
-	buf := m.Data[:cap(m.Data)]
-	m.Data = buf[:copy(buf, data)]
+	m.Data = append(m.Data[:0], data...)
 }
 
 func (s *Store) flushForRead() error {

@@ -183,3 +183,38 @@ func TestLoadLargeWhilePurging(t *testing.T) {
 		t.Fatalf("messages lost: %+v", st.Lost)
 	}
 }
+
+// TestLoadLargeCompressed: records of compressed segments are decoded on the
+// heap and never read with pread; a Msg reused across small and large
+// messages from them holds exactly the message loaded.
+func TestLoadLargeCompressed(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{Sync: SyncNever, SegmentSize: 1 << 20, Compress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 19
+	for i := 0; i < n; i++ {
+		if _, _, err := s.Append(fmt.Sprintf("s.%d", i), header(i), payload(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compressed := 0
+	for _, e := range s.segs {
+		if e.seg.Compressed() {
+			compressed++
+		}
+	}
+	if compressed == 0 {
+		t.Fatal("no segment was compressed")
+	}
+	var m store.Msg
+	for _, order := range [][2]int{{0, 1}, {n - 1, -1}} {
+		for i := order[0]; i >= 0 && i < n; i += order[1] {
+			if err := s.Load(uint64(i+1), &m); err != nil {
+				t.Fatal(err)
+			}
+			checkMsg(t, &m, i)
+		}
+	}
+}
