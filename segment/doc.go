@@ -70,6 +70,12 @@
 // the mapping, whose first touch of every page is a page fault; pwrite also
 // keeps a full disk an error instead of a signal.
 //
+// Large records (CopyReadMin and up) are better read with ReadAtCopy, one
+// pread into the caller's buffer: through the mapping, every page a reader
+// touches for the first time is a page fault, which on the benchmark VM made
+// a 256 KiB read cost about 135 µs against 30 µs with pread. ReadAtCopy
+// verifies the checksum on its copy, as ReadAt does on the mapping.
+//
 // Record views returned by ReadAt and Scan alias the mapping: they are valid
 // until the segment is closed or removed. Package wal guarantees that by
 // copying out under a read lock and unmapping only under its write lock; any

@@ -49,7 +49,7 @@ func (s *Store) loadInto(seq uint64, m *store.Msg) error {
 			s.mu.RUnlock()
 			return store.ErrNotFound
 		}
-		rec, needFlush, err := s.readRecordLocked(seq)
+		rec, copied, needFlush, err := s.readForLoadLocked(seq, m)
 		erased := false
 		if err == nil && !needFlush {
 			switch {
@@ -59,6 +59,8 @@ func (s *Store) loadInto(seq uint64, m *store.Msg) error {
 				// Erased in place, its tombstone lost to a crash (or to
 				// damage): the message was deleted, it is not data.
 				erased = true
+			case copied:
+				takeCopied(m, &rec)
 			default:
 				copyMsg(m, &rec)
 			}
@@ -83,6 +85,75 @@ func (s *Store) loadInto(seq uint64, m *store.Msg) error {
 			return err
 		}
 	}
+}
+
+// readForLoadLocked is readRecordLocked for loadInto: a large record is
+// read with pread into m.Data's array (copied reports it) rather than through
+// the mapping, whose first touch of every page is a page fault (see
+// segment.CopyReadMin). Either way the record is read under mu, so its
+// segment cannot be closed or removed meanwhile.
+func (s *Store) readForLoadLocked(seq uint64, m *store.Msg) (rec segment.Record, copied, needFlush bool, err error) {
+	loc, ok := s.idx.Seqs.Lookup(seq)
+	if !ok {
+		return rec, false, false, store.ErrNotFound
+	}
+	seg := s.segByID(loc.Seg)
+	if seg == nil || seg.Compressed() || int64(loc.Off) >= seg.Flushed() {
+		rec, needFlush, err = s.readLocLocked(loc)
+		return rec, false, needFlush, err
+	}
+	size := min(s.recordSizeLocked(seq, loc, seg), maxSizeEstimate)
+	if size < segment.CopyReadMin {
+		rec, needFlush, err = s.readLocLocked(loc)
+		return rec, false, needFlush, err
+	}
+	rec, buf, err := seg.ReadAtCopy(int64(loc.Off), size, m.Data[:0])
+	if err != nil {
+		return rec, false, false, err
+	}
+	// The record now sits in buf, which may be m.Data's array: m's payload
+	// is gone either way, so m.Data is empty until takeCopied fills it.
+	m.Data = buf[:0]
+	return rec, true, false, nil
+}
+
+// recordSizeLocked estimates the length of seq's record at loc without
+// touching the mapping where it can: records are appended in sequence order,
+// so the next sequence's record in the same segment starts at or after this
+// one's end, and the last message of a segment ends at or before the flushed
+// end (only small non-message records can lie between). Otherwise (the next
+// sequence deleted or skipped) it reads the length word from the mapping.
+//
+// The estimate can exceed the record by the non-message records (deletion
+// tombstones, say) written between two appends, so it is capped at
+// maxSizeEstimate: a record longer than that takes a second pread, and a
+// small record followed by many tombstones reads at most that much.
+func (s *Store) recordSizeLocked(seq uint64, loc index.Loc, seg *segment.Segment) int {
+	next, ok := s.idx.Seqs.Lookup(seq + 1)
+	switch {
+	case ok && next.Seg == loc.Seg && next.Off > loc.Off:
+		return int(next.Off - loc.Off)
+	case ok && next.Seg != loc.Seg, !ok && seq == s.last:
+		return int(seg.Flushed() - int64(loc.Off))
+	}
+	return seg.RecordLen(int64(loc.Off))
+}
+
+// maxSizeEstimate caps recordSizeLocked's estimate (see there): the default
+// max_payload, 1 MiB.
+const maxSizeEstimate = 1 << 20
+
+// takeCopied fills m from a record that ReadAtCopy read into m.Data's array:
+// the subject and header are copied out, then the payload is moved to the
+// front of the array (cheap: it was just read, so it is in cache; append
+// moves overlapping bytes correctly). Keeping the array, rather than
+// pointing m.Data into it, lets the next load reuse all of it: a fresh
+// array per load costs page faults of its own.
+func takeCopied(m *store.Msg, r *segment.Record) {
+	data := r.Data
+	r.Data = nil
+	copyMsg(m, r)
+	m.Data = append(m.Data[:0], data...)
 }
 
 func (s *Store) flushForRead() error {
