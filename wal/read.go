@@ -139,9 +139,12 @@ func (s *Store) recordSizeLocked(seq uint64, loc index.Loc, seg *segment.Segment
 	return seg.RecordLen(int64(loc.Off))
 }
 
-// maxSizeEstimate caps recordSizeLocked's estimate (see there): the default
-// max_payload, 1 MiB.
-const maxSizeEstimate = 1 << 20
+// maxSizeEstimate caps recordSizeLocked's estimate (see there). A larger
+// record costs one more pread for its remainder (a microsecond or two
+// against the tens a 256 KiB record takes to copy and check); a small
+// record followed by a burst of tombstones (a work queue's acks, say)
+// reads at most this much.
+const maxSizeEstimate = 64 << 10
 
 // takeCopied fills m from a record that ReadAtCopy read into m.Data's array:
 // the subject and header are copied out, then the payload is moved to the
