@@ -153,9 +153,13 @@ func (s *Server) callHandler(d *delivery, sub *subscription) {
 	m.Header, m.Data = nil, nil
 }
 
-// slowConsumer cuts off a client whose queue passed MaxPending.
+// slowConsumer cuts off a client whose queue passed MaxPending. It closes
+// without an -ERR line, as nats-server does: clients (nats.go among them)
+// take an -ERR they do not know as final and close for good, while a
+// silent close makes them reconnect and resume (an ordered consumer
+// recreates itself), which is what a user of nats-server sees.
 func (s *Server) slowConsumer(dst *client) {
-	if dst.close(closeSlowConsumerPending, textSlowConsumer) {
+	if dst.close(closeSlowConsumerPending, "") {
 		s.slowConsumers.Add(1)
 		s.logger.Warn("slow consumer detected: max pending exceeded",
 			"cid", dst.id, "ip", dst.ip, "max_pending", s.opts.MaxPending)

@@ -32,14 +32,13 @@
 //	'Invalid Publish Subject'         pedantic clients only; connection stays
 //	'Stale Connection'                PINGs unanswered; closes
 //	'maximum connections exceeded'    closes
-//	'Slow Consumer'                   outbound queue over MaxPending; closes
 //	'Authorization Violation'         bad credentials, or not CONNECT first; closes
 //	'Authentication Timeout'          no CONNECT within AuthTimeout; closes
 //	'Permissions Violation for Publish to "<subject>"'       connection stays
 //	'Permissions Violation for Subscription to "<subject>"'  connection stays
 //
-// (nats-server closes silently on malformed PUB/SUB arguments and on a slow
-// consumer; jetwal sends the -ERR line first.)
+// (nats-server closes silently on malformed PUB/SUB arguments; jetwal sends
+// the -ERR line first. Both close a slow consumer silently: see below.)
 //
 // # Data path
 //
@@ -57,7 +56,8 @@
 // framing and the socket, however far a receiver falls behind.
 //
 // A receiver whose queue exceeds Options.MaxPending is a slow consumer: its
-// queue is dropped, it gets -ERR 'Slow Consumer' and is closed; publishers
+// queue is dropped and it is closed without an -ERR (as nats-server does, so
+// that clients reconnect instead of taking the error as final); publishers
 // never block on its socket. Before that point (above 3/4 of MaxPending) a
 // publisher pauses for a few milliseconds per input chunk to let a merely
 // slower receiver catch up, as nats-server does.

@@ -359,9 +359,11 @@ func (d gatedDialer) Dial(network, address string) (net.Conn, error) {
 	return gatedConn{Conn: conn, g: d.g}, nil
 }
 
-// TestSlowConsumer: a subscriber that stops reading is cut off with
-// -ERR 'Slow Consumer' once its queue passes MaxPending, while the publisher
-// keeps going and a fast subscriber on the same subject gets everything.
+// TestSlowConsumer: a subscriber that stops reading is cut off once its
+// queue passes MaxPending, silently as nats-server does, so that it
+// reconnects (nats.go takes an -ERR 'Slow Consumer' as final and would
+// close for good), while the publisher keeps going and a fast subscriber
+// on the same subject gets everything.
 //
 // The publisher is paced on the fast subscriber: it sends a window of
 // messages and waits until the fast one has them all before the next. That
@@ -379,7 +381,15 @@ func TestSlowConsumer(t *testing.T) {
 	s := startServer(t, Options{MaxPending: maxPending})
 	g := newGate()
 	closed := make(chan struct{})
-	slow := connect(t, s, nats.SetCustomDialer(gatedDialer{g}), nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
+	reconnected := make(chan struct{}, 1)
+	slow := connect(t, s, nats.SetCustomDialer(gatedDialer{g}), nats.ClosedHandler(func(*nats.Conn) { close(closed) }),
+		func(o *nats.Options) error { o.AllowReconnect = true; return nil }, // connect's default is NoReconnect
+		nats.ReconnectWait(10*time.Millisecond), nats.ReconnectHandler(func(*nats.Conn) {
+			select {
+			case reconnected <- struct{}{}:
+			default:
+			}
+		}))
 	if _, err := slow.Subscribe("feed", func(*nats.Msg) {}); err != nil {
 		t.Fatal(err)
 	}
@@ -432,14 +442,28 @@ func TestSlowConsumer(t *testing.T) {
 		t.Fatalf("after cut-off: interest %v, clients %d", s.HasInterest("feed"), s.NumClients())
 	}
 
-	g.set(false) // let it read what is left: the tail ends in the -ERR
+	g.set(false) // let it read what is left: then end of stream, and a reconnect
 	select {
+	case <-reconnected:
 	case <-closed:
+		t.Fatalf("slow client closed for good (last error %v): it should reconnect", slow.LastError())
 	case <-time.After(15 * time.Second):
-		t.Fatalf("slow client was not closed: status %v, last error %v, server clients %d", slow.Status(), slow.LastError(), s.NumClients())
+		t.Fatalf("slow client did not reconnect: status %v, last error %v, server clients %d", slow.Status(), slow.LastError(), s.NumClients())
 	}
-	if err := slow.LastError(); err == nil || !strings.Contains(err.Error(), "Slow Consumer") {
-		t.Fatalf("slow client error = %v, want Slow Consumer", err)
+	if err := slow.LastError(); err != nil && strings.Contains(err.Error(), "Slow Consumer") {
+		t.Fatalf("slow client got %v: the cut-off should be silent", err)
 	}
+	// Back in: its subscription was restored and it receives again.
+	var again atomic.Int64
+	if _, err := slow.Subscribe("feed.again", func(*nats.Msg) { again.Add(1) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := slow.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.Publish("feed.again", payload); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the reconnected client to receive", func() bool { return again.Load() == 1 })
 	t.Logf("cut off after %d messages of %d bytes", sent, len(payload))
 }

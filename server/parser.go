@@ -67,7 +67,6 @@ const (
 	textMaxConnections    = "maximum connections exceeded"
 	textBadProtocol       = "invalid client protocol"
 	textNoRespNoHeaders   = "no responders requires headers support"
-	textSlowConsumer      = "Slow Consumer"
 )
 
 func (e protoErr) text() string {
