@@ -188,7 +188,10 @@ func TestLoadLargeWhilePurging(t *testing.T) {
 // heap and never read with pread; a Msg reused across small and large
 // messages from them holds exactly the message loaded.
 func TestLoadLargeCompressed(t *testing.T) {
-	s, err := Open(t.TempDir(), Options{Sync: SyncNever, SegmentSize: 1 << 20, Compress: true})
+	// SyncAlways: a roll seals and compresses the old segment before the
+	// next append returns (with SyncNever a background goroutine does it,
+	// and this test could look before it has).
+	s, err := Open(t.TempDir(), Options{Sync: SyncAlways, SegmentSize: 1 << 20, Compress: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,11 +203,13 @@ func TestLoadLargeCompressed(t *testing.T) {
 		}
 	}
 	compressed := 0
+	s.mu.RLock()
 	for _, e := range s.segs {
 		if e.seg.Compressed() {
 			compressed++
 		}
 	}
+	s.mu.RUnlock()
 	if compressed == 0 {
 		t.Fatal("no segment was compressed")
 	}
