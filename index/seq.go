@@ -195,6 +195,26 @@ func (x *Seqs) Lookup(seq uint64) (Loc, bool) {
 	return Loc{Seg: b.seg, Off: b.off(i)}, true
 }
 
+// LookupSpan is Lookup that also bounds the record's length where it can
+// without another search: end is the offset of the entry after seq in the
+// same block (live or deleted, its record follows seq's in the segment),
+// and hasEnd is false for a block's last entry.
+func (x *Seqs) LookupSpan(seq uint64) (loc Loc, end uint32, hasEnd, ok bool) {
+	bi, i, ok := x.find(seq)
+	if !ok {
+		return Loc{}, 0, false, false
+	}
+	b := x.blocks[bi]
+	if b.deleted(i) {
+		return Loc{}, 0, false, false
+	}
+	loc = Loc{Seg: b.seg, Off: b.off(i)}
+	if i+1 < b.n {
+		return loc, b.off(i + 1), true, true
+	}
+	return loc, 0, false, true
+}
+
 // Live reports whether seq is stored and not deleted.
 func (x *Seqs) Live(seq uint64) bool {
 	_, ok := x.Lookup(seq)

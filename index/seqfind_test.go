@@ -88,3 +88,27 @@ func TestFindAgainstSearch(t *testing.T) {
 		t.Fatalf("empty index: find(5) = %d, %v", bi, ok)
 	}
 }
+
+// TestLookupSpan: LookupSpan finds what Lookup finds, and the next entry's
+// offset within the same block (deleted or not), none for a block's last.
+func TestLookupSpan(t *testing.T) {
+	var x Seqs
+	const n = 3*maxBlock + 10
+	for q := uint64(1); q <= n; q++ {
+		x.Add(q, Loc{Seg: 1, Off: uint32(q * 100)})
+	}
+	for q := uint64(2); q <= n; q += 5 {
+		x.Delete(q)
+	}
+	for q := uint64(0); q <= n+1; q++ {
+		loc, end, hasEnd, ok := x.LookupSpan(q)
+		want, wok := x.Lookup(q)
+		if ok != wok || loc != want {
+			t.Fatalf("seq %d: %v %v, Lookup %v %v", q, loc, ok, want, wok)
+		}
+		lastInBlock := q%maxBlock == 0 || q == n
+		if ok && (hasEnd == lastInBlock || hasEnd && end != uint32((q+1)*100)) {
+			t.Fatalf("seq %d: end %d %v", q, end, hasEnd)
+		}
+	}
+}

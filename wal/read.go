@@ -93,7 +93,7 @@ func (s *Store) loadInto(seq uint64, m *store.Msg) error {
 // segment.CopyReadMin). Either way the record is read under mu, so its
 // segment cannot be closed or removed meanwhile.
 func (s *Store) readForLoadLocked(seq uint64, m *store.Msg) (rec segment.Record, copied, needFlush bool, err error) {
-	loc, ok := s.idx.Seqs.Lookup(seq)
+	loc, end, hasEnd, ok := s.idx.Seqs.LookupSpan(seq)
 	if !ok {
 		return rec, false, false, store.ErrNotFound
 	}
@@ -102,7 +102,13 @@ func (s *Store) readForLoadLocked(seq uint64, m *store.Msg) (rec segment.Record,
 		rec, needFlush, err = s.readLocLocked(loc)
 		return rec, false, needFlush, err
 	}
-	size := min(s.recordSizeLocked(seq, loc, seg), maxSizeEstimate)
+	var size int
+	if hasEnd && end > loc.Off {
+		size = int(end - loc.Off) // the next entry of the same block: no second search
+	} else {
+		size = s.recordSizeLocked(seq, loc, seg)
+	}
+	size = min(size, maxSizeEstimate)
 	if size < segment.CopyReadMin {
 		rec, needFlush, err = s.readLocLocked(loc)
 		return rec, false, needFlush, err
@@ -117,8 +123,9 @@ func (s *Store) readForLoadLocked(seq uint64, m *store.Msg) (rec segment.Record,
 	return rec, true, false, nil
 }
 
-// recordSizeLocked estimates the length of seq's record at loc without
-// touching the mapping where it can: records are appended in sequence order,
+// recordSizeLocked estimates the length of seq's record at loc for a
+// block's last entry (readForLoadLocked has the others' from LookupSpan,
+// with no second search) without touching the mapping where it can: records are appended in sequence order,
 // so the next sequence's record in the same segment starts at or after this
 // one's end, and the last message of a segment ends at or before the flushed
 // end (only small non-message records can lie between). Otherwise (the next
