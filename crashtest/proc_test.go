@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/jetwal/jetwal/internal/testport"
 )
 
 var (
@@ -76,37 +77,13 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// freePorts returns n distinct free loopback ports (freePort called n
-// times may return the same port twice: each is free again once returned).
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var lns []net.Listener
-	defer func() {
-		for _, l := range lns {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
-}
+// freePorts returns n distinct free loopback ports for servers that must
+// know each other's before they start (see package testport).
+func freePorts(t *testing.T, n int) []int { return testport.Free(t, n) }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+// freePort is one port of freePorts: the servers it is for restart on it
+// after kill -9, so they cannot listen on :0 either.
+func freePort(t *testing.T) int { return freePorts(t, 1)[0] }
 
 // proc is one running jetwal server process.
 type proc struct {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	njs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetwal/jetwal/internal/testport"
 )
 
 // member is one `jetwal serve` of a test cluster, stoppable mid-test.
@@ -29,26 +30,9 @@ type member struct {
 	stop        func()
 }
 
-// freePorts returns n distinct free loopback ports. A clustered JetStream
-// needs every route address before its servers start (they are the raft
-// ids), so these are chosen up front.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var lns []net.Listener
-	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return ports
-}
+// freePorts returns n free loopback ports for servers that must know each
+// other's before they start (see package testport).
+func freePorts(t *testing.T, n int) []int { return testport.Free(t, n) }
 
 // startMember runs serve with the member's args until stop or the test's end.
 func (m *member) start(t *testing.T) {
