@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // CopyReadMin is the record length from which ReadAtCopy is the cheaper read.
@@ -74,10 +75,7 @@ func (s *Segment) ReadAtCopy(off int64, size int, buf []byte) (Record, []byte, e
 // readInto reads n bytes at file offset off into buf[at:at+n], growing buf
 // (keeping buf[:at]) when its capacity is short; it returns buf[:at+n].
 func (s *Segment) readInto(buf []byte, at int, off int64, n int) ([]byte, error) {
-	if cap(buf) < at+n {
-		buf = append(buf[:at], make([]byte, n)...)
-	}
-	buf = buf[:at+n]
+	buf = slices.Grow(buf[:at], n)[:at+n] // one allocation when short, none otherwise
 	if got, err := s.f.ReadAt(buf[at:], off); got < n {
 		if err == nil {
 			err = io.ErrUnexpectedEOF

@@ -110,8 +110,10 @@ func (s *Store) readForLoadLocked(seq uint64, m *store.Msg) (rec segment.Record,
 	}
 	size = min(size, maxSizeEstimate)
 	if size < segment.CopyReadMin {
-		rec, needFlush, err = s.readLocLocked(loc)
-		return rec, false, needFlush, err
+		// seg is known, open and flushed to loc: read it directly rather
+		// than look it up and check it again through readLocLocked.
+		rec, _, err = seg.ReadAt(int64(loc.Off))
+		return rec, false, false, err
 	}
 	rec, buf, err := seg.ReadAtCopy(int64(loc.Off), size, m.Data[:0])
 	if err != nil {
