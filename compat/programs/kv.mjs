@@ -25,14 +25,21 @@ run(async (nc) => {
   const keys = [];
   for await (const k of await kv.keys()) keys.push(k);
   r.keys = keys.sort();
+  // The put waits for the watcher's first entry (the current value): put
+  // before it, and that entry's delta (updates still pending when it was
+  // delivered) would depend on which came first, on either server.
   const watched = [];
   const w = await kv.watch({ key: "a" });
+  let sawCurrent;
+  const current = new Promise((resolve) => { sawCurrent = resolve; });
   const done = (async () => {
     for await (const e of w) {
       watched.push(entry(e));
+      sawCurrent();
       if (e.string() === "5") break;
     }
   })();
+  await current;
   await kv.put("a", "5");
   await done;
   r.watch = watched;
