@@ -50,10 +50,13 @@ func (s *Store) AppendAsync(subj string, hdr, data []byte, done store.AppendDone
 		s.mu.Unlock()
 		return err
 	}
+	first := len(s.waiters) == 0
 	s.addWaiterLocked(waiter{seq: seq, ts: ts, size: size, done: done})
 	s.pendB += size
 	s.mu.Unlock()
-	s.kickCommit()
+	if first {
+		s.kickCommit()
+	}
 	return nil
 }
 
@@ -76,7 +79,13 @@ func (s *Store) addWaiterLocked(w waiter) {
 	s.waiters = append(s.waiters, w)
 }
 
-// kickCommit wakes the commit goroutine.
+// kickCommit wakes the commit goroutine. Appends kick only when they
+// queue the first waiter: a queue that is not empty was kicked by whoever
+// made it so, and the commit that takes it takes everything queued up to
+// then (under mu), then kicks again if more came during its fsync. One
+// wakeup per commit instead of a channel send per append, which under a
+// fast appender also handed the processor to the commit goroutine over and
+// over.
 func (s *Store) kickCommit() {
 	select {
 	case s.kick <- struct{}{}:
@@ -85,6 +94,10 @@ func (s *Store) kickCommit() {
 }
 
 func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64, int64, error) {
+	// First: reserving may wait with mu released (reserve.go).
+	if err := s.reserveLocked(s.last + 1); err != nil {
+		return 0, 0, err
+	}
 	if s.closed {
 		return 0, 0, store.ErrClosed
 	}
@@ -95,9 +108,6 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 		return 0, 0, err
 	}
 	seq := s.last + 1
-	if err := s.reserveLocked(seq); err != nil {
-		return 0, 0, s.failLocked(err)
-	}
 	ts := s.nowNano()
 	if ts < s.lastTS {
 		ts = s.lastTS // timestamps never go backwards, so SeqForTime can bisect

@@ -63,6 +63,12 @@ func (s *Store) AppendBatch(msgs []store.Msg) (int, error) {
 		return 0, nil
 	}
 	s.mu.Lock()
+	// The whole batch is reserved before it starts: reserving may wait
+	// with mu released, which the batch, under one hold of mu, cannot.
+	if err := s.reserveLocked(s.last + uint64(len(msgs))); err != nil {
+		s.mu.Unlock()
+		return 0, err
+	}
 	if err := s.roomForBatchLocked(total); err != nil {
 		s.mu.Unlock()
 		return 0, err
@@ -96,10 +102,13 @@ func (s *Store) AppendBatch(msgs []store.Msg) (int, error) {
 	// Waiters are released in sequence order, so the batch is durable once
 	// its last message is; readers see it from then on (s.visible).
 	done := make(chan error, 1)
+	first := len(s.waiters) == 0
 	s.waiters = append(s.waiters, waiter{seq: last.Seq, ts: last.Time, size: size, done: func(_ uint64, _ int64, err error) { done <- err }})
 	s.pendB += size
 	s.mu.Unlock()
-	s.kickCommit()
+	if first {
+		s.kickCommit() // see kickCommit
+	}
 	if err := <-done; err != nil {
 		return 0, err
 	}

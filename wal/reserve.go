@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/vfs"
 )
 
@@ -46,6 +48,12 @@ type reservation struct {
 	f    vfs.File
 	gen  uint32
 	upTo uint64 // sequences <= upTo may be handed out without another fsync
+	// ahead is set while a background goroutine writes the next mark
+	// (extendReservation); done is signalled when it ends. noAhead stops
+	// new ones once Close has begun.
+	ahead   bool
+	noAhead bool
+	done    *sync.Cond // on Store.mu
 }
 
 // bootIDPath is where Linux publishes an id that changes at every boot.
@@ -106,17 +114,79 @@ func (s *Store) applyReservation() uint64 {
 	return skipped
 }
 
-// reserveLocked makes sure seq is covered by a durable mark before it is
-// handed out. Under SyncAlways the record itself is durable before the ack
-// and no mark is kept.
-func (s *Store) reserveLocked(seq uint64) error {
-	if s.opts.Sync == SyncAlways || s.opts.NoReservation || seq <= s.reserve.upTo {
+// reserveLocked makes sure every sequence up to need is covered by a
+// durable mark before it is handed out. Under SyncAlways the record itself
+// is durable before the ack and no mark is kept.
+//
+// The next mark is written ahead, in the background, once half of the
+// current step is used, so an appender waits for the reservation's fsync
+// only if it gets through the other half (32768 appends) before that fsync
+// ends. Measured: the fsync waited behind the background fsync of a sealed
+// segment (up to 58 ms here), and the synchronous version cost
+// BenchmarkAppend/size=128/sync=never about 100 ns per append.
+//
+// Waiting releases mu, so callers reserve before they look at the store's
+// state, and an atomic batch reserves all its sequences before it starts.
+func (s *Store) reserveLocked(need uint64) error {
+	if s.opts.Sync == SyncAlways || s.opts.NoReservation {
 		return nil
 	}
-	return s.writeReservationLocked(seq - 1 + reserveStep)
+	r := &s.reserve
+	for need > r.upTo {
+		if s.closed {
+			return store.ErrClosed
+		}
+		if s.werr != nil {
+			return s.werr
+		}
+		if r.ahead {
+			r.waitLocked(&s.mu)
+			continue
+		}
+		if err := s.writeReservationLocked(need - 1 + reserveStep); err != nil {
+			return s.failLocked(err)
+		}
+	}
+	if r.f != nil && !r.ahead && !r.noAhead && r.upTo-need < reserveStep/2 {
+		r.ahead = true
+		r.gen++
+		go s.extendReservation(r.gen, r.upTo+reserveStep)
+	}
+	return nil
 }
 
-// writeReservationLocked writes and fsyncs the mark upTo.
+// waitLocked waits, with mu held exclusively, until no mark is being
+// written in the background.
+func (r *reservation) waitLocked(mu *sync.RWMutex) {
+	if r.done == nil {
+		r.done = sync.NewCond(mu)
+	}
+	for r.ahead {
+		r.done.Wait()
+	}
+}
+
+// extendReservation writes and fsyncs the mark upTo in generation gen
+// outside the store lock. While it runs (r.ahead) nothing else writes the
+// file, and Close waits for it before closing the file.
+func (s *Store) extendReservation(gen uint32, upTo uint64) {
+	err := s.writeMark(gen, upTo)
+	s.mu.Lock()
+	r := &s.reserve
+	r.ahead = false
+	if err != nil {
+		s.failLocked(err)
+	} else {
+		r.upTo = max(r.upTo, upTo)
+	}
+	if r.done != nil {
+		r.done.Broadcast()
+	}
+	s.mu.Unlock()
+}
+
+// writeReservationLocked writes and fsyncs the mark upTo, creating the file
+// on first use.
 func (s *Store) writeReservationLocked(upTo uint64) error {
 	path := filepath.Join(s.dir, reserveFile)
 	if s.reserve.f == nil {
@@ -134,32 +204,45 @@ func (s *Store) writeReservationLocked(upTo uint64) error {
 		s.reserve.gen = s.reserveGen
 	}
 	s.reserve.gen++
+	if err := s.writeMark(s.reserve.gen, upTo); err != nil {
+		return err
+	}
+	s.reserve.upTo = upTo
+	return nil
+}
+
+// writeMark writes the slot of generation gen and fsyncs the file. The
+// other slot keeps the previous mark, whole, if this write is torn.
+func (s *Store) writeMark(gen uint32, upTo uint64) error {
 	var b [reserveSlot]byte
 	le := binary.LittleEndian
 	copy(b[:], reserveMagic)
-	le.PutUint32(b[4:], s.reserve.gen)
+	le.PutUint32(b[4:], gen)
 	le.PutUint64(b[8:], upTo)
 	le.PutUint64(b[16:], bootHash(s.opts))
 	le.PutUint64(b[24:], xxhash.Sum64(b[:24]))
-	off := int64(s.reserve.gen%2) * reserveSlot
+	path := filepath.Join(s.dir, reserveFile)
+	off := int64(gen%2) * reserveSlot
 	if _, err := s.reserve.f.WriteAt(b[:], off); err != nil {
 		return fmt.Errorf("wal: %s: offset %d: write sequence reservation: %w", path, off, err)
 	}
 	if err := s.reserve.f.Sync(); err != nil {
 		return fmt.Errorf("wal: %s: sync sequence reservation: %w", path, err)
 	}
-	s.reserve.upTo = upTo
 	return nil
 }
 
-// closeReservationLocked runs at a clean close, after everything was
-// fsynced: the mark comes down to the last sequence, so the next open skips
-// nothing even after a reboot.
-func (s *Store) closeReservationLocked() error {
+// closeReservationLocked runs at close and closes the file. When lower is
+// set, everything was fsynced, and the mark comes down to the last
+// sequence, so the next open skips nothing even after a reboot.
+func (s *Store) closeReservationLocked(lower bool) error {
 	if s.reserve.f == nil {
 		return nil
 	}
-	err := s.writeReservationLocked(s.last)
+	var err error
+	if lower {
+		err = s.writeReservationLocked(s.last)
+	}
 	if cerr := s.reserve.f.Close(); err == nil {
 		err = cerr
 	}

@@ -2,6 +2,9 @@ package wal
 
 import (
 	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,7 +40,7 @@ func appendN(t *testing.T, s *Store, n int) uint64 {
 // to the OS but not fsynced are lost by a power cut; their sequences must
 // not be handed to new messages after the reboot.
 func TestPowerLossNeverReusesSequences(t *testing.T) {
-	for _, n := range []int{1, 100, reserveStep + 10} {
+	for _, n := range []int{1, 100, reserveStep + 10, 3*reserveStep + 10} {
 		fs := vfs.NewMemFS()
 		boot := "boot-1"
 		s := powerLossStore(t, fs, &boot)
@@ -149,5 +152,127 @@ func TestNoReservation(t *testing.T) {
 	}
 	if _, err := crashed.Stat("/s/" + reserveFile); err == nil {
 		t.Fatal("a reservation file was written")
+	}
+}
+
+// TestReservationAheadNeverOutruns: the next mark is written in the
+// background once half a step is used; while that fsync has not returned,
+// appends go on up to the durable mark and no further. A power cut at any
+// point leaves a mark at or above every sequence handed out.
+func TestReservationAheadNeverOutruns(t *testing.T) {
+	mem := vfs.NewMemFS()
+	var block atomic.Bool
+	blocked := make(chan struct{}, 1)
+	release := make(chan struct{})
+	fs := &vfs.HookFS{Inner: mem, Hook: func(op, path string, _ bool) {
+		if op == "sync" && strings.HasSuffix(path, reserveFile) && block.Load() {
+			blocked <- struct{}{}
+			<-release
+		}
+	}}
+	s, err := Open("/s", Options{FS: fs, Sync: SyncNever, BootID: func() string { return "boot-1" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("x")
+	appendTo := func(last uint64) {
+		t.Helper()
+		s.mu.Lock()
+		from := s.last
+		s.mu.Unlock()
+		for range last - from {
+			if err := s.AppendAsync("a", nil, data, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// checkCut takes a power cut now: the durable mark must cover every
+	// sequence handed out so far.
+	checkCut := func(when string) {
+		t.Helper()
+		s.mu.Lock()
+		last := s.last
+		s.mu.Unlock()
+		upTo, _, _, ok := readReservation(mem.CrashClone(), "/s")
+		if !ok || upTo < last {
+			t.Fatalf("%s: power cut leaves mark %d (ok %v) below the handed-out sequence %d", when, upTo, ok, last)
+		}
+	}
+	appendTo(reserveStep / 2) // the first mark, reserveStep, written in line
+	checkCut("first mark")
+	block.Store(true)
+	appendTo(reserveStep/2 + 1) // half used: the next mark starts in the background
+	<-blocked
+	appendTo(reserveStep) // up to the durable mark: no wait
+	checkCut("mark write blocked, at the mark")
+	done := make(chan error, 1)
+	go func() { done <- s.AppendAsync("a", nil, data, nil) }()
+	for range 20 {
+		runtime.Gosched()
+		checkCut("mark write blocked, one more append waiting")
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("an append past the durable mark returned (%v) while the mark's fsync was blocked", err)
+	default:
+	}
+	block.Store(false)
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	checkCut("mark written")
+	s.mu.Lock()
+	if s.last != reserveStep+1 || s.reserve.upTo != 2*reserveStep {
+		t.Fatalf("after the mark: last %d mark %d, want %d and %d", s.last, s.reserve.upTo, reserveStep+1, 2*reserveStep)
+	}
+	s.mu.Unlock()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if upTo, _, _, _ := readReservation(mem, "/s"); upTo != reserveStep+1 {
+		t.Fatalf("after close the mark is %d, want it lowered to the last sequence %d", upTo, reserveStep+1)
+	}
+}
+
+// TestReservationCloseWaitsForAhead: Close while the next mark is being
+// written waits for it, then lowers the mark; nothing is written to a
+// closed file.
+func TestReservationCloseWaitsForAhead(t *testing.T) {
+	mem := vfs.NewMemFS()
+	var block atomic.Bool
+	blocked := make(chan struct{}, 1)
+	release := make(chan struct{})
+	fs := &vfs.HookFS{Inner: mem, Hook: func(op, path string, _ bool) {
+		if op == "sync" && strings.HasSuffix(path, reserveFile) && block.Load() {
+			block.Store(false)
+			blocked <- struct{}{}
+			<-release
+		}
+	}}
+	s, err := Open("/s", Options{FS: fs, Sync: SyncInterval, SyncInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, s, 1)
+	block.Store(true)
+	appendN(t, s, reserveStep/2)
+	<-blocked
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	for range 100 {
+		runtime.Gosched()
+	}
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a mark was being written", err)
+	default:
+	}
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if upTo, _, _, _ := readReservation(mem, "/s"); upTo != reserveStep/2+1 {
+		t.Fatalf("after close the mark is %d, want %d", upTo, reserveStep/2+1)
 	}
 }

@@ -215,6 +215,11 @@ func (s *Store) failLocked(err error) error {
 // Close flushes, writes an index checkpoint and releases the store.
 func (s *Store) Close() error {
 	s.mu.Lock()
+	// A reservation mark being written in the background ends first: Close
+	// writes the final one, and closes the file, only once nothing else
+	// does (reserve.go). Appends may go on meanwhile; Close syncs them.
+	s.reserve.noAhead = true
+	s.reserve.waitLocked(&s.mu)
 	if s.closed {
 		s.mu.Unlock()
 		return store.ErrClosed
@@ -230,9 +235,9 @@ func (s *Store) Close() error {
 			s.closing = true // the checkpoint is not mapped: Close unmaps at once
 			err = s.checkpointLocked()
 		}
-		if err == nil {
-			err = s.closeReservationLocked()
-		}
+	}
+	if rerr := s.closeReservationLocked(err == nil && s.werr == nil); err == nil {
+		err = rerr
 	}
 	if err != nil {
 		wserr = err
