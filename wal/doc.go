@@ -61,10 +61,12 @@
 //
 // A power loss in interval or never mode may lose the last written
 // messages, and with them the knowledge of how far the sequence got. So
-// those modes reserve sequences ahead (reserve.go): before handing out a
-// sequence past the reserved mark, the store fsyncs seq.reserve with a mark
-// 65536 further on, one small fsync per 65536 messages. The file has two
-// 32-byte slots written alternately:
+// those modes reserve sequences ahead (reserve.go): no sequence past the
+// durable mark in seq.reserve is handed out. The next mark, 65536 further
+// on, is written and fsynced by a background goroutine once half of the
+// current step is used, one small fsync per 65536 messages that an append
+// waits for only if it reaches the mark first. The file has two 32-byte
+// slots written alternately:
 //
 //	+------+-----------+--------------+----------------+-------------+
 //	| JWSR | gen  u32  | reserved u64 | boot hash  u64 | xxhash64    |
