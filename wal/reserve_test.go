@@ -155,21 +155,28 @@ func TestNoReservation(t *testing.T) {
 	}
 }
 
+// blockReserveSync wraps mem so that, while block is set, an fsync of the
+// reservation file signals blocked and waits for release to be closed.
+func blockReserveSync(mem *vfs.MemFS) (fs vfs.FS, block *atomic.Bool, blocked chan struct{}, release chan struct{}) {
+	block = new(atomic.Bool)
+	blocked = make(chan struct{}, 1)
+	release = make(chan struct{})
+	fs = &vfs.HookFS{Inner: mem, Hook: func(op, path string, _ bool) {
+		if op == "sync" && strings.HasSuffix(path, reserveFile) && block.Load() {
+			blocked <- struct{}{}
+			<-release
+		}
+	}}
+	return fs, block, blocked, release
+}
+
 // TestReservationAheadNeverOutruns: the next mark is written in the
 // background once half a step is used; while that fsync has not returned,
 // appends go on up to the durable mark and no further. A power cut at any
 // point leaves a mark at or above every sequence handed out.
 func TestReservationAheadNeverOutruns(t *testing.T) {
 	mem := vfs.NewMemFS()
-	var block atomic.Bool
-	blocked := make(chan struct{}, 1)
-	release := make(chan struct{})
-	fs := &vfs.HookFS{Inner: mem, Hook: func(op, path string, _ bool) {
-		if op == "sync" && strings.HasSuffix(path, reserveFile) && block.Load() {
-			blocked <- struct{}{}
-			<-release
-		}
-	}}
+	fs, block, blocked, release := blockReserveSync(mem)
 	s, err := Open("/s", Options{FS: fs, Sync: SyncNever, BootID: func() string { return "boot-1" }})
 	if err != nil {
 		t.Fatal(err)
@@ -240,16 +247,7 @@ func TestReservationAheadNeverOutruns(t *testing.T) {
 // closed file.
 func TestReservationCloseWaitsForAhead(t *testing.T) {
 	mem := vfs.NewMemFS()
-	var block atomic.Bool
-	blocked := make(chan struct{}, 1)
-	release := make(chan struct{})
-	fs := &vfs.HookFS{Inner: mem, Hook: func(op, path string, _ bool) {
-		if op == "sync" && strings.HasSuffix(path, reserveFile) && block.Load() {
-			block.Store(false)
-			blocked <- struct{}{}
-			<-release
-		}
-	}}
+	fs, block, blocked, release := blockReserveSync(mem)
 	s, err := Open("/s", Options{FS: fs, Sync: SyncInterval, SyncInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -258,6 +256,7 @@ func TestReservationCloseWaitsForAhead(t *testing.T) {
 	block.Store(true)
 	appendN(t, s, reserveStep/2)
 	<-blocked
+	block.Store(false) // Close's own final mark is not held
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
 	for range 100 {
