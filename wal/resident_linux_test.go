@@ -20,22 +20,7 @@ import (
 func TestRestartLeavesSegmentsCold(t *testing.T) {
 	dir := t.TempDir()
 	o := Options{Sync: SyncNever, SegmentSize: 16 << 20, FirstSegmentSize: 16 << 20}
-	s, err := Open(dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 1000 {
-		if _, _, err := s.Append("a.b", nil, make([]byte, 100)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = Open(dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := writeAndReopen(t, dir, o, 1000, zeros(100))
 	defer s.Close()
 	names, _ := filepath.Glob(filepath.Join(dir, "*.seg"))
 	if len(names) != 1 {
@@ -68,19 +53,8 @@ func TestRestartLeavesSegmentsCold(t *testing.T) {
 func TestVerifyChunks(t *testing.T) {
 	dir := t.TempDir()
 	o := Options{Sync: SyncNever, SegmentSize: 4 << 20, FirstSegmentSize: 4 << 20}
-	s, err := Open(dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 40000 // about 5.5 MiB: the first segment fills and seals
-	for range n {
-		if _, _, err := s.Append("a.b", nil, make([]byte, 100)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeClosed(t, dir, o, n, zeros(100))
 	names, _ := filepath.Glob(filepath.Join(dir, "*.seg"))
 	if len(names) < 2 {
 		t.Fatalf("segments %v, want at least two", names)
@@ -97,7 +71,7 @@ func TestVerifyChunks(t *testing.T) {
 	if err := os.WriteFile(names[0], b, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(dir, o)
+	s, err := Open(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,24 +194,8 @@ func TestRestartUniformRecords(t *testing.T) {
 	// One segment: six full blocks, then an open block of five: the
 	// checkpoint's tail is far shorter than a full block's entry count.
 	o := Options{Sync: SyncNever, SegmentSize: 16 << 20, FirstSegmentSize: 16 << 20}
-	s, err := Open(dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 6*8192 + 5
-	data := make([]byte, 128)
-	for q := 1; q <= n; q++ {
-		if err := s.AppendAsync("growth.x", nil, data, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = Open(dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := writeAndReopen(t, dir, o, n, zeros(128))
 	defer s.Close()
 	if rep := s.Recovery(); !rep.UsedCheckpoint || rep.CheckpointErr != nil {
 		t.Fatalf("reopen did not use the checkpoint: %v", rep.CheckpointErr)
@@ -254,4 +212,38 @@ func TestRestartUniformRecords(t *testing.T) {
 			t.Fatalf("load %d: %v", q, err)
 		}
 	}
+}
+
+// writeAndReopen appends n messages (payload(q) for sequence q) to a new
+// store in dir, closes it cleanly and returns it reopened.
+func writeAndReopen(t *testing.T, dir string, o Options, n uint64, payload func(q uint64) []byte) *Store {
+	t.Helper()
+	writeClosed(t, dir, o, n, payload)
+	s, err := Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// writeClosed appends n messages to a new store in dir and closes it.
+func writeClosed(t *testing.T, dir string, o Options, n uint64, payload func(q uint64) []byte) {
+	t.Helper()
+	s, err := Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q := uint64(1); q <= n; q++ {
+		if err := s.AppendAsync("a.b", nil, payload(q), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func zeros(n int) func(uint64) []byte {
+	b := make([]byte, n)
+	return func(uint64) []byte { return b }
 }
