@@ -60,21 +60,10 @@ FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzReco
 	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform ./jetstream:FuzzReadArchive \
 	./raftstore/stream:FuzzStreamEntryDecode ./jetstream:FuzzSchedulePattern
 
-# Go's fuzz coordinator can report the end of -fuzztime itself as a failure
-# ("context deadline exceeded": it checks its workers' context before the
-# cancellation of the deadline has reached it; more likely on a busy
-# machine). That one message, with no failing input, is retried once; any
-# other failure, and any crasher, fails at once.
+# fuzz/run.sh runs each target in turn (and retries once the fuzz engine's
+# own spurious "context deadline exceeded" report, see there).
 fuzz-short:
-	@for t in $(FUZZ_TARGETS); do \
-		pkg=$${t%%:*}; name=$${t##*:}; \
-		echo "fuzz $$name ($(SHORTFUZZ))"; \
-		out=$$($(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(SHORTFUZZ) $$pkg 2>&1); st=$$?; echo "$$out"; \
-		if [ $$st -ne 0 ] && echo "$$out" | grep -q 'context deadline exceeded' && ! echo "$$out" | grep -q 'Failing input'; then \
-			echo "fuzz $$name: the fuzz engine's own deadline report, once more"; \
-			$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(SHORTFUZZ) $$pkg || exit 1; \
-		elif [ $$st -ne 0 ]; then exit 1; fi; \
-	done
+	@sh fuzz/run.sh $(GO) $(SHORTFUZZ) $(FUZZ_TARGETS)
 
 # Process-level kill -9 crash tests (crashtest/): 200 cycles, or
 # CRASH_CYCLES; `make test` runs the 20-cycle short version with ./... .
@@ -109,20 +98,12 @@ HARDEN_FUZZ := ./fuzz:FuzzJetStreamAPI ./server:FuzzProtocolParser ./fuzz:FuzzRe
 	./consumerstate:FuzzConsumerLogReplay ./raftlog:FuzzRaftlogRecover
 
 hardening:
-	@for t in $(HARDEN_FUZZ); do \
-		pkg=$${t%%:*}; name=$${t##*:}; \
-		echo "fuzz $$name ($(HARDEN_FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(HARDEN_FUZZTIME) $$pkg || exit 1; \
-	done
+	@sh fuzz/run.sh $(GO) $(HARDEN_FUZZTIME) $(HARDEN_FUZZ)
 	JETWAL_ADMIN_CYCLES=60 JETWAL_CRASH_CYCLES=40 $(GO) test -count=1 -timeout 30m -run 'TestKill9' ./crashtest
 	$(GO) test -count=3 -run 'TestDamageMatrix|TestAdminCrashPoints|TestHardening|TestBlankFlood|TestSegmentFileDamage' ./cmd/jetwal ./jetstream ./server ./wal
 
 fuzz:
-	@for t in $(FUZZ_TARGETS); do \
-		pkg=$${t%%:*}; name=$${t##*:}; \
-		echo "fuzz $$name ($(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-	done
+	@sh fuzz/run.sh $(GO) $(FUZZTIME) $(FUZZ_TARGETS)
 
 # Engine micro-benchmarks of every package as one suite; each run is saved
 # as bench/results/engine-<UTC timestamp>.txt for bench-engine-compare.

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Runs Go fuzz targets one after another for a fixed time each; used by the
+# Makefile's fuzz, fuzz-short and hardening targets.
+#
+#   fuzz/run.sh GO FUZZTIME pkg:FuzzName...
+#
+# Go's fuzz coordinator can report the end of -fuzztime itself as a failure
+# ("context deadline exceeded": it checks its workers' context before the
+# cancellation of the deadline has reached it; more likely on a busy
+# machine). That one message, with no failing input, is retried once; any
+# other failure, and any crasher, fails at once.
+set -u
+go=$1 time=$2
+shift 2
+for t in "$@"; do
+	pkg=${t%%:*} name=${t##*:}
+	echo "fuzz $name ($time)"
+	out=$("$go" test -run '^$' -fuzz "^$name\$" -fuzztime "$time" "$pkg" 2>&1)
+	st=$?
+	echo "$out"
+	if echo "$out" | grep -q 'no fuzz tests to fuzz'; then
+		echo "fuzz $name: no such fuzz target in $pkg" >&2
+		exit 1
+	fi
+	if [ $st -ne 0 ] && echo "$out" | grep -q 'context deadline exceeded' && ! echo "$out" | grep -q 'Failing input'; then
+		echo "fuzz $name: the fuzz engine's own deadline report, once more"
+		"$go" test -run '^$' -fuzz "^$name\$" -fuzztime "$time" "$pkg" || exit 1
+	elif [ $st -ne 0 ]; then
+		exit 1
+	fi
+done
