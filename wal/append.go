@@ -95,7 +95,7 @@ func (s *Store) kickCommit() {
 
 func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64, int64, error) {
 	// First: reserving may wait with mu released (reserve.go).
-	if err := s.reserveLocked(s.last + 1); err != nil {
+	if err := s.reserveLocked(1); err != nil {
 		return 0, 0, err
 	}
 	if s.closed {

@@ -65,7 +65,7 @@ func (s *Store) AppendBatch(msgs []store.Msg) (int, error) {
 	s.mu.Lock()
 	// The whole batch is reserved before it starts: reserving may wait
 	// with mu released, which the batch, under one hold of mu, cannot.
-	if err := s.reserveLocked(s.last + uint64(len(msgs))); err != nil {
+	if err := s.reserveLocked(uint64(len(msgs))); err != nil {
 		s.mu.Unlock()
 		return 0, err
 	}

@@ -114,9 +114,9 @@ func (s *Store) applyReservation() uint64 {
 	return skipped
 }
 
-// reserveLocked makes sure every sequence up to need is covered by a
-// durable mark before it is handed out. Under SyncAlways the record itself
-// is durable before the ack and no mark is kept.
+// reserveLocked makes sure the next n sequences, s.last+1 to s.last+n, are
+// covered by a durable mark before they are handed out. Under SyncAlways
+// the record itself is durable before the ack and no mark is kept.
 //
 // The next mark is written ahead, in the background, once half of the
 // current step is used, so an appender waits for the reservation's fsync
@@ -127,12 +127,17 @@ func (s *Store) applyReservation() uint64 {
 //
 // Waiting releases mu, so callers reserve before they look at the store's
 // state, and an atomic batch reserves all its sequences before it starts.
-func (s *Store) reserveLocked(need uint64) error {
+// For the same reason the sequences needed are counted from s.last again
+// after every wait: meanwhile other appends (which need no wait while they
+// stay under the mark), SkipTo or Compact may have moved s.last on, and a
+// need taken before the wait would let an append pass the durable mark, or
+// an atomic batch run into it midway and release mu inside the batch.
+func (s *Store) reserveLocked(n uint64) error {
 	if s.opts.Sync == SyncAlways || s.opts.NoReservation {
 		return nil
 	}
 	r := &s.reserve
-	for need > r.upTo {
+	for s.last+n > r.upTo {
 		if s.closed {
 			return store.ErrClosed
 		}
@@ -143,11 +148,11 @@ func (s *Store) reserveLocked(need uint64) error {
 			r.waitLocked(&s.mu)
 			continue
 		}
-		if err := s.writeReservationLocked(need - 1 + reserveStep); err != nil {
+		if err := s.writeReservationLocked(s.last + n - 1 + reserveStep); err != nil {
 			return s.failLocked(err)
 		}
 	}
-	if r.f != nil && !r.ahead && !r.noAhead && r.upTo-need < reserveStep/2 {
+	if r.f != nil && !r.ahead && !r.noAhead && r.upTo-(s.last+n) < reserveStep/2 {
 		r.ahead = true
 		r.gen++
 		go s.extendReservation(r.gen, r.upTo+reserveStep)
