@@ -56,7 +56,9 @@ func (s *Segment) ReadAtCopy(off int64, size int, buf []byte) (Record, []byte, e
 	if err != nil {
 		return Record{}, buf, err
 	}
-	if l := int64(binary.LittleEndian.Uint32(buf)); l > int64(size) && l <= min(s.end-off, MaxRecordSize) {
+	// Fewer than 4 bytes before the end (a file cut short inside the
+	// length word): no length to read; decodeRecord reports the record.
+	if l := recordLenOf(buf); l > int64(size) && l <= min(s.end-off, MaxRecordSize) {
 		// Longer than estimated: read the rest after what is there.
 		if buf, err = s.readInto(buf, size, off+int64(size), int(l)-size); err != nil {
 			return Record{}, buf, err
@@ -70,6 +72,14 @@ func (s *Segment) ReadAtCopy(off int64, size int, buf []byte) (Record, []byte, e
 		return Record{}, buf, &CorruptError{File: s.path, Offset: off, Reason: reason, Expected: want, Actual: got}
 	}
 	return r, buf, nil
+}
+
+// recordLenOf is the length word at the start of b, 0 when b is shorter.
+func recordLenOf(b []byte) int64 {
+	if len(b) < 4 {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint32(b))
 }
 
 // readInto reads n bytes at file offset off into buf[at:at+n], growing buf

@@ -102,3 +102,51 @@ func TestReadAtCopy(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAtCopyCutLength: a file cut short inside a record's length word
+// (1 to 3 bytes of it left) holds no record there. ReadAtCopy refuses it
+// as ReadAt does, with a CorruptError, whatever the size estimate; it must
+// not take the length word from fewer than 4 bytes.
+func TestReadAtCopyCutLength(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(vfs.Default, dir, 1, 0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offs []int64
+	for i := range 2 {
+		off, err := s.Append(0, uint64(i+1), 0, "a", nil, make([]byte, 16<<10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		offs = append(offs, off)
+	}
+	if err := s.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	path := s.Path()
+	s.Close()
+	for cut := int64(1); cut <= 3; cut++ {
+		if err := os.Truncate(path, offs[1]+cut); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(vfs.Default, path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := r.ReadAt(offs[1]); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("cut %d bytes into the length word: ReadAt %v", cut, err)
+		}
+		for _, size := range []int{0, 16 << 10, 1 << 20} {
+			_, _, err := r.ReadAtCopy(offs[1], size, nil)
+			var ce *CorruptError
+			if !errors.As(err, &ce) || ce.Offset != offs[1] {
+				t.Fatalf("cut %d bytes into the length word, estimate %d: ReadAtCopy %v", cut, size, err)
+			}
+		}
+		if _, _, err := r.ReadAtCopy(offs[0], 1<<20, nil); err != nil {
+			t.Fatalf("the record before the cut: %v", err)
+		}
+		r.Close()
+	}
+}
