@@ -3,8 +3,6 @@ package wal
 import (
 	"path/filepath"
 	"runtime"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -155,28 +153,13 @@ func TestNoReservation(t *testing.T) {
 	}
 }
 
-// blockReserveSync wraps mem so that, while block is set, an fsync of the
-// reservation file signals blocked and waits for release to be closed.
-func blockReserveSync(mem *vfs.MemFS) (fs vfs.FS, block *atomic.Bool, blocked chan struct{}, release chan struct{}) {
-	block = new(atomic.Bool)
-	blocked = make(chan struct{}, 1)
-	release = make(chan struct{})
-	fs = &vfs.HookFS{Inner: mem, Hook: func(op, path string, _ bool) {
-		if op == "sync" && strings.HasSuffix(path, reserveFile) && block.Load() {
-			blocked <- struct{}{}
-			<-release
-		}
-	}}
-	return fs, block, blocked, release
-}
-
 // TestReservationAheadNeverOutruns: the next mark is written in the
 // background once half a step is used; while that fsync has not returned,
 // appends go on up to the durable mark and no further. A power cut at any
 // point leaves a mark at or above every sequence handed out.
 func TestReservationAheadNeverOutruns(t *testing.T) {
 	mem := vfs.NewMemFS()
-	fs, block, blocked, release := blockReserveSync(mem)
+	fs, gate := gateReserveSync(mem)
 	s, err := Open("/s", Options{FS: fs, Sync: SyncNever, BootID: func() string { return "boot-1" }})
 	if err != nil {
 		t.Fatal(err)
@@ -207,9 +190,9 @@ func TestReservationAheadNeverOutruns(t *testing.T) {
 	}
 	appendTo(reserveStep / 2) // the first mark, reserveStep, written in line
 	checkCut("first mark")
-	block.Store(true)
+	gate.armed.Store(true)
 	appendTo(reserveStep/2 + 1) // half used: the next mark starts in the background
-	<-blocked
+	release := <-gate.blocked
 	appendTo(reserveStep) // up to the durable mark: no wait
 	checkCut("mark write blocked, at the mark")
 	done := make(chan error, 1)
@@ -223,7 +206,6 @@ func TestReservationAheadNeverOutruns(t *testing.T) {
 		t.Fatalf("an append past the durable mark returned (%v) while the mark's fsync was blocked", err)
 	default:
 	}
-	block.Store(false)
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -247,16 +229,15 @@ func TestReservationAheadNeverOutruns(t *testing.T) {
 // closed file.
 func TestReservationCloseWaitsForAhead(t *testing.T) {
 	mem := vfs.NewMemFS()
-	fs, block, blocked, release := blockReserveSync(mem)
+	fs, gate := gateReserveSync(mem)
 	s, err := Open("/s", Options{FS: fs, Sync: SyncInterval, SyncInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	appendN(t, s, 1)
-	block.Store(true)
+	gate.armed.Store(true) // holds the next fsync only: not Close's own final mark
 	appendN(t, s, reserveStep/2)
-	<-blocked
-	block.Store(false) // Close's own final mark is not held
+	release := <-gate.blocked
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
 	for range 100 {
