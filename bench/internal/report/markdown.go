@@ -86,7 +86,7 @@ func WriteMarkdown(w io.Writer, d *Data, charts []string) error {
 
 func writeReproduce(m *md, d *Data) {
 	m.f("## Reproduce\n\n```sh\n")
-	m.f("%-28s # full mode: builds jetwal, installs nats-server v2.15.2, about 30 minutes on 2 cores\n", cmdFull)
+	m.f("%-28s # full mode: builds jetwal, installs nats-server v2.15.2, about 40 minutes on 2 cores\n", cmdFull)
 	m.f("%-28s # quick mode, under 2 minutes\n", cmdQuick)
 	m.f("%s [-quick]\n```\n\n", cmdDirect)
 	m.f("This report came from `%s`. The servers were started as:\n\n", strings.Join(d.Meta.Command, " "))
