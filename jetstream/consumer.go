@@ -20,6 +20,18 @@ import (
 // consumer's goroutine yields its lock (and re-signals itself).
 const roundLimit = 256
 
+// roundBytes is the most header and payload bytes one round loads: a round
+// of large messages ends after this much, as a full round does. The round's
+// messages are loaded into the consumer's buffers (bufs) and copied out only
+// after it, so without this a round of 256 KiB messages held 64 MiB.
+const roundBytes = 1 << 20
+
+// bufsKeep is how much buffer capacity bufs keeps between rounds, counted
+// from its first buffer: rounds of large messages fill the first few
+// buffers and keep them; capacity beyond this is let go, so a consumer's
+// idle memory is bounded whatever sizes it has delivered.
+const bufsKeep = 2 * roundBytes
+
 // consumer is one JetStream consumer of a stream: its config, its delivery
 // and ack state (consumerstate: durable through a consumerstate.Consumer,
 // in memory otherwise) and, for pull consumers, the waiting requests.
@@ -297,10 +309,26 @@ func (c *consumer) round() (wake int64, remove bool) {
 		c.js.srv.PublishAs(o.route, o.subj, o.reply, o.hdr, o.data)
 		*o = outMsg{}
 	}
+	c.mu.Lock()
+	c.trimBufs()
+	c.mu.Unlock()
 	if len(ackd) > 0 {
 		c.s.retire(c, ackd)
 	}
 	return wake, remove
+}
+
+// trimBufs lets go of the round buffers' capacity past bufsKeep (see
+// there), once the round's messages were copied out. Caller holds mu.
+func (c *consumer) trimBufs() {
+	kept := 0
+	for i := range c.bufs {
+		m := &c.bufs[i]
+		kept += cap(m.Header) + cap(m.Data)
+		if kept > bufsKeep {
+			*m = store.Msg{}
+		}
+	}
 }
 
 // deliver hands out messages to the push subject or the waiting pull
@@ -309,8 +337,9 @@ func (c *consumer) round() (wake int64, remove bool) {
 func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, soon func(int64)) (full bool) {
 	pending, havePending := uint64(0), false
 	ackNone := c.cfg.AckPolicy == api.AckNone
+	loaded := 0
 	for n := 0; ; n++ {
-		if n == roundLimit {
+		if n == roundLimit || loaded >= roundBytes {
 			return true
 		}
 		var w *pullRequest
@@ -365,6 +394,7 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			pend = c.numPending(st)
 		}
 		cseq := st.Delivered.Consumer + 1
+		loaded += len(m.Header) + len(m.Data)
 		hdr, data := m.Header, m.Data
 		if c.cfg.HeadersOnly {
 			hdr, data = headersOnly(hdr, len(data)), nil
