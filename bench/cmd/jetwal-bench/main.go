@@ -109,9 +109,9 @@ func printSummary(w io.Writer, d *report.Data, out string) int {
 			failed++
 		}
 	}
-	fmt.Fprintf(w, "%s / %s ratios at 128 B:\n", d.Meta.A.Name, d.Meta.B.Name)
+	fmt.Fprintf(w, "%s / %s target ratios:\n", d.Meta.A.Name, d.Meta.B.Name)
 	for _, v := range report.Judge(rows) {
-		fmt.Fprintf(w, "  %-66s %-12s %7.2fx  %-6s %s\n", v.Label, v.Key.Mode, v.Ratio, v.Required(), v.Status())
+		fmt.Fprintf(w, "  %-66s %7s %-12s %7.2fx  %-6s %s\n", v.Label, report.SizeLabel(v.Key.Size), v.Key.Mode, v.Ratio, v.Required(), v.Status())
 	}
 	fmt.Fprintf(w, "%d runs, %d failed; report: %s\n", len(d.Runs), failed, filepath.Join(out, report.FileReport))
 	return len(d.Runs) - failed

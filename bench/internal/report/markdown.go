@@ -106,7 +106,7 @@ func writeReproduce(m *md, d *Data) {
 }
 
 func writeTargets(m *md, d *Data, rows []Row, a, b string) {
-	m.f("## Targets\n\nThe ratios %s aims for against %s, at 128 B messages. A throughput ratio above 1 means %s moved more messages per second; for the latency row, below 1 means %s answered sooner. CPU-µs per message is the server process's user plus system CPU time over the run (from /proc/PID/stat) divided by the messages moved: it shows the server's own cost even where the client is the bottleneck. Client CPU-µs per message is the same for the benchmark process, where the clients run (getrusage): when it is as large as the server's, the client bounds the throughput and a cheaper server cannot raise it much on this machine's cores. The server CPU time is counted in clock ticks of %s, so a run too short to use one shows as \"< bound\".\n\n", a, b, a, a, proc.CPUResolution)
+	m.f("## Targets\n\nThe ratios %s aims for against %s, at 128 B messages and, for the JetStream workloads, at 16 KiB and 256 KiB. A throughput ratio above 1 means %s moved more messages per second; for the latency row, below 1 means %s answered sooner. CPU-µs per message is the server process's user plus system CPU time over the run (from /proc/PID/stat) divided by the messages moved: it shows the server's own cost even where the client is the bottleneck. Client CPU-µs per message is the same for the benchmark process, where the clients run (getrusage): when it is as large as the server's, the client bounds the throughput and a cheaper server cannot raise it much on this machine's cores. The server CPU time is counted in clock ticks of %s, so a run too short to use one shows as \"< bound\".\n\n", a, b, a, a, proc.CPUResolution)
 	var out [][]string
 	met := 0
 	vs := Judge(rows)
@@ -120,10 +120,10 @@ func writeTargets(m *md, d *Data, rows []Row, a, b string) {
 		if v.Latency {
 			metric = "p50 latency"
 		}
-		out = append(out, []string{v.Label, v.Measures, string(v.Key.Mode), metric, ratioLabel(v.Ratio), v.Required(), status,
+		out = append(out, []string{v.Label, v.Measures, SizeLabel(v.Key.Size), string(v.Key.Mode), metric, ratioLabel(v.Ratio), v.Required(), status,
 			cpuLabel(v.Row.A), cpuLabel(v.Row.B), cpuRatioLabel(v.Row), clientCPULabel(v.Row)})
 	}
-	m.table([]string{"target", "what is measured", "mode", "metric", "ratio", "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg", "CPU ratio", "client CPU-µs/msg (" + a + " / " + b + ")"}, out)
+	m.table([]string{"target", "what is measured", "size", "mode", "metric", "ratio", "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg", "CPU ratio", "client CPU-µs/msg (" + a + " / " + b + ")"}, out)
 	m.f("%d of %d targets met.\n\n", met, len(vs))
 	if l := memoryLine(d); l != "" {
 		m.f("%s\n\n", l)

@@ -30,10 +30,10 @@ func WritePerformance(w io.Writer, d *Data) error {
 		a, b, d.Meta.B.Version, d.Meta.Host.Cores, d.Meta.Started.Format(time.DateOnly), mode, d.Meta.Reps)
 	var out [][]string
 	for _, v := range Judge(rows) {
-		out = append(out, []string{v.Label, v.Measures, string(v.Key.Mode), ratioLabel(v.Ratio), v.Required(), v.Status(),
+		out = append(out, []string{v.Label, v.Measures, SizeLabel(v.Key.Size), string(v.Key.Mode), ratioLabel(v.Ratio), v.Required(), v.Status(),
 			cpuLabel(v.Row.A), cpuLabel(v.Row.B)})
 	}
-	m.table([]string{"target (128 B messages)", "what is measured", "mode", a + " / " + b, "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg"}, out)
+	m.table([]string{"target", "what is measured", "size", "mode", a + " / " + b, "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg"}, out)
 	m.f("Ratios above 1 mean %s is faster (for latency, below 1). CPU-µs/msg is the server process's CPU time per message moved, from /proc/PID/stat.\n\n", a)
 	if l := memoryLine(d); l != "" {
 		m.f("%s\n\n", l)
