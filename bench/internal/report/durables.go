@@ -93,7 +93,27 @@ func durableLine(d *Data) string {
 		parts = append(parts, fmt.Sprintf("%s idle CPU %s of a core (≤ 1%%: %s), restart %s clean / %s after kill -9 (≤ 1 s: %s)",
 			p.Server, pctLabel(p.IdleCPU), metLabel(v.IdleMet, p), durLabel(p.CleanRestart), durLabel(p.KillRestart), metLabel(v.RestartMet, p)))
 	}
-	return fmt.Sprintf("%s durable consumers on one stream: %s.", countLabel(float64(vs[0].Point.Consumers)), strings.Join(parts, "; "))
+	line := fmt.Sprintf("%s durable consumers on one stream: %s.", countLabel(float64(vs[0].Point.Consumers)), strings.Join(parts, "; "))
+	if c := createLine(vs); c != "" {
+		line += " " + c
+	}
+	return line
+}
+
+// createLine compares the time each server took to create the consumers,
+// the target being that A (jetwal) is the faster; "" unless both created
+// them all.
+func createLine(vs []DurableVerdict) string {
+	if len(vs) != 2 || vs[0].Point.Err != "" || vs[1].Point.Err != "" || vs[0].Point.CreateTime <= 0 || vs[1].Point.CreateTime <= 0 {
+		return ""
+	}
+	a, b := vs[0].Point, vs[1].Point
+	status := "not met"
+	if a.CreateTime < b.CreateTime {
+		status = "met"
+	}
+	return fmt.Sprintf("Creating them took %s on %s and %s on %s (%s faster than %s: %s).",
+		durLabel(a.CreateTime), a.Server, durLabel(b.CreateTime), b.Server, a.Server, b.Server, status)
 }
 
 // WriteDurablesCSV writes one line per server of the durable-consumers test.

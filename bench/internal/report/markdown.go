@@ -125,6 +125,9 @@ func writeTargets(m *md, d *Data, rows []Row, a, b string) {
 	}
 	m.table([]string{"target", "what is measured", "size", "mode", "metric", "ratio", "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg", "CPU ratio", "client CPU-µs/msg (" + a + " / " + b + ")"}, out)
 	m.f("%d of %d targets met.\n\n", met, len(vs))
+	if l := growthRateLine(d); l != "" {
+		m.f("%s\n\n", l)
+	}
 	if l := memoryLine(d); l != "" {
 		m.f("%s\n\n", l)
 	}

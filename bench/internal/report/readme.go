@@ -35,6 +35,9 @@ func WritePerformance(w io.Writer, d *Data) error {
 	}
 	m.table([]string{"target", "what is measured", "size", "mode", a + " / " + b, "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg"}, out)
 	m.f("Ratios above 1 mean %s is faster (for latency, below 1). CPU-µs/msg is the server process's CPU time per message moved, from /proc/PID/stat.\n\n", a)
+	if l := growthRateLine(d); l != "" {
+		m.f("%s\n\n", l)
+	}
 	if l := memoryLine(d); l != "" {
 		m.f("%s\n\n", l)
 	}

@@ -280,13 +280,25 @@ func TestMemoryLine(t *testing.T) {
 	if got := memoryLine(d); got != want {
 		t.Fatalf("memory line\n%q\nwant\n%q", got, want)
 	}
+	if got := growthRateLine(d); got != "" {
+		t.Fatalf("growth rate line %q with nats-server short of 1M", got)
+	}
+	d.Growth[0].AppendRate = 250_000
+	d.Growth[1] = GrowthPoint{Server: "nats-server", Target: MemoryTarget, Msgs: MemoryTarget, AppendRate: 100_000}
+	if got, want := growthRateLine(d), "Append rate of the growth test up to 1M messages: jetwal 250k/s, nats-server 100k/s (2.50×; ≥ 1×: met)."; got != want {
+		t.Fatalf("growth rate line\n%q\nwant\n%q", got, want)
+	}
+	d.Growth[0].AppendRate = 90_000
+	if got := growthRateLine(d); !strings.HasSuffix(got, "(0.90×; ≥ 1×: not met).") {
+		t.Fatalf("growth rate line for a slower jetwal %q", got)
+	}
 }
 
 func TestDurablesJudgedAndReported(t *testing.T) {
 	d := synthetic(1, 1)
 	d.Durables = []DurablePoint{
-		{Server: "jetwal", Consumers: 1000, Msgs: 10000, IdleCPU: 0.002, IdleWindow: 5 * time.Second, CleanRestart: 300 * time.Millisecond, KillRestart: 400 * time.Millisecond, After: 1000},
-		{Server: "nats-server", Consumers: 1000, Msgs: 10000, IdleCPU: 0.05, IdleWindow: 5 * time.Second, CleanRestart: 2 * time.Second, KillRestart: 3 * time.Second, After: 1000},
+		{Server: "jetwal", Consumers: 1000, Msgs: 10000, IdleCPU: 0.002, IdleWindow: 5 * time.Second, CleanRestart: 300 * time.Millisecond, KillRestart: 400 * time.Millisecond, After: 1000, CreateTime: 800 * time.Millisecond},
+		{Server: "nats-server", Consumers: 1000, Msgs: 10000, IdleCPU: 0.05, IdleWindow: 5 * time.Second, CleanRestart: 2 * time.Second, KillRestart: 3 * time.Second, After: 1000, CreateTime: 1200 * time.Millisecond},
 	}
 	vs := JudgeDurables(d)
 	if len(vs) != 2 || !vs[0].IdleMet || !vs[0].RestartMet || vs[1].IdleMet || vs[1].RestartMet {
@@ -296,7 +308,15 @@ func TestDurablesJudgedAndReported(t *testing.T) {
 	if err := WriteMarkdown(&buf, d, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## 1000 durable consumers on one stream", "| jetwal | 1000 | — | 0.20% |", "| 300 ms | 400 ms | 1000 | met | met |", "| 5.00% |", "| not met | not met |",
+	if got := createLine(vs); got != "Creating them took 800 ms on jetwal and 1.2 s on nats-server (jetwal faster than nats-server: met)." {
+		t.Errorf("create line %q", got)
+	}
+	slow := []DurableVerdict{vs[0], vs[1]}
+	slow[0].Point.CreateTime = 2 * time.Second
+	if got := createLine(slow); !strings.HasSuffix(got, ": not met).") {
+		t.Errorf("create line for a slower jetwal %q", got)
+	}
+	for _, want := range []string{"## 1000 durable consumers on one stream", "| jetwal | 1000 | 800 ms | 0.20% |", "| 300 ms | 400 ms | 1000 | met | met |", "| 5.00% |", "| not met | not met |",
 		"1000 durable consumers on one stream: jetwal idle CPU 0.20% of a core (≤ 1%: met)"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("report lacks %q", want)

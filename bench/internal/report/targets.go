@@ -165,6 +165,24 @@ func MemoryAt(d *Data, target int64) [2]*GrowthPoint {
 	return out
 }
 
+// growthRateLine compares the append rates of the growth test at
+// MemoryTarget messages, the target being at least 1×; "" unless both
+// servers reached it.
+func growthRateLine(d *Data) string {
+	pts := MemoryAt(d, MemoryTarget)
+	if pts[0] == nil || pts[1] == nil || pts[0].AppendRate <= 0 || pts[1].AppendRate <= 0 {
+		return ""
+	}
+	names := serverNames(d)
+	ratio := pts[0].AppendRate / pts[1].AppendRate
+	status := "not met"
+	if ratio >= 1 {
+		status = "met"
+	}
+	return fmt.Sprintf("Append rate of the growth test up to %s messages: %s %s/s, %s %s/s (%s; ≥ 1×: %s).",
+		countLabel(MemoryTarget), names[0], rateLabel(pts[0].AppendRate), names[1], rateLabel(pts[1].AppendRate), ratioLabel(ratio), status)
+}
+
 // memoryLine renders the RSS of both servers after MemoryTarget stored
 // messages, or "" when the growth test did not reach it.
 func memoryLine(d *Data) string {
