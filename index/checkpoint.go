@@ -135,6 +135,12 @@ func decode(file string, b []byte, alias bool) (*Index, []byte, error) {
 		if r.err != nil {
 			break
 		}
+		// A block whose end wraps past 2^64 would let the next start below
+		// it: the searches assume blocks in order and would index a block
+		// at seq minus a base far above it.
+		if bl.end() < bl.base {
+			return nil, nil, bad(at, fmt.Sprintf("block at %d of %d entries passes 2^64", bl.base, bl.n))
+		}
 		if bl.base < prevEnd {
 			return nil, nil, bad(at, "blocks out of order")
 		}

@@ -1,0 +1,145 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+func reseal(c []byte) []byte {
+	end := len(c) - 8
+	binary.LittleEndian.PutUint64(c[end:], xxhash.Sum64(c[:end]))
+	return c
+}
+
+// exerciseSeqs calls every read of the index around each block's edges and
+// a few other points, and appends and deletes after it, so that a decoded
+// index that is inconsistent panics here rather than in a store.
+func exerciseSeqs(x *Seqs, rng *rand.Rand) {
+	points := []uint64{0, 1, ^uint64(0), ^uint64(0) - 1, 1 << 63}
+	for _, b := range x.blocks {
+		points = append(points, b.base-1, b.base, b.base+1, b.end()-1, b.end(), b.end()+1, b.base+uint64(rng.IntN(b.n)))
+	}
+	for _, p := range points {
+		x.Lookup(p)
+		x.LookupSpan(p)
+		x.Next(p)
+		x.Prev(p)
+		x.CountFrom(p)
+	}
+	x.First()
+	x.Last()
+	x.Len()
+	x.MemBytes()
+	for _, b := range x.blocks {
+		x.SegLive(b.seg)
+		x.EachInSeg(b.seg, func(uint64, uint32) {})
+	}
+	for _, p := range points[:len(points)/2] {
+		x.Delete(p)
+	}
+	x.DropDead()
+	if last, ok := x.Last(); ok && last < ^uint64(0)-10 {
+		x.Add(last+1, Loc{Seg: 1, Off: 1})
+		x.Add(last+2, Loc{Seg: 1, Off: 2})
+	}
+	Encode(&Index{Seqs: *x, Subj: NewSubjects()}, nil)
+}
+
+// TestCheckpointBlockPastSeqSpace: a block whose base plus its count passes
+// 2^64 is refused. Its end wrapped to a small number, so the next block
+// could start below the one before, blocks were no longer in order, and
+// CountFrom's search then landed before a block far below seq and indexed
+// its deletion bitmap at a negative entry (a panic, not an error).
+func TestCheckpointBlockPastSeqSpace(t *testing.T) {
+	stride := func(base uint64, n int) *block {
+		return &block{seg: 1, base: base, n: n, first: 32, stride: 100}
+	}
+	open := &block{seg: 1, base: 1, n: 5, offs: append(make([]uint32, 0, 1024), 10, 20, 30, 40, 50)}
+	open.markDeleted(2)
+	x := &Index{Subj: NewSubjects()}
+	x.Seqs.blocks = []*block{
+		stride(10, 5),
+		stride(100, 5),
+		stride(1<<63+100, 10),
+		stride(^uint64(0), 2), // 2^64-1 and, past it, 0: its end wraps to 1
+		open,                  // from 1 again, after the "end" before it
+	}
+	x.Seqs.live = 10 + 5 + 5 + 2 + 4
+	enc := Encode(x, nil)
+	for _, decode := range []func(string, []byte) (*Index, []byte, error){Decode, DecodeInPlace} {
+		y, _, err := decode("wrap", alignedCopy(enc))
+		if !errors.Is(err, ErrCorrupt) {
+			y.Seqs.CountFrom(1<<63 + 105)
+			t.Fatalf("decoded a block past 2^64: err %v", err)
+		}
+	}
+}
+
+// TestCheckpointHostileBlocks: checkpoints of a mixed index (every block
+// form, stride ones included) with a field of the sequence section set to
+// a hostile value and the checksum recomputed either decode to an index
+// that every read, delete and append survives, or fail with ErrCorrupt.
+func TestCheckpointHostileBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	x, _, _ := buildMixed(t, rng)
+	enc := Encode(x, nil)
+	// The start of every block, to aim at its fields.
+	var starts []int
+	p := checkpointHead + 4
+	for _, bl := range x.Seqs.blocks {
+		starts = append(starts, p)
+		p += bl.blockSize()
+	}
+	seqEnd := p
+	values := []uint32{0, 1, 2, 3, 4, 7, 63, 64, 65, maxBlock - 1, maxBlock, maxBlock + 1, 1 << 16, 1<<31 - 1, 1 << 31, ^uint32(0), ^uint32(0) - 1}
+	refused := 0
+	for i := range 4000 {
+		c := append([]byte(nil), enc...)
+		for range 1 + rng.IntN(2) {
+			b := starts[rng.IntN(len(starts))]
+			switch rng.IntN(4) {
+			case 0: // a header field: seg, base (two words), n, form
+				at := b + 4*rng.IntN(5)
+				binary.LittleEndian.PutUint32(c[at:], values[rng.IntN(len(values))])
+			case 1: // base near the top of the sequence space
+				binary.LittleEndian.PutUint64(c[b+4:], ^uint64(0)-uint64(rng.IntN(3*maxBlock)))
+			case 2: // a word in the block's body (first, stride, arrays, bitmap)
+				at := b + 20 + 4*rng.IntN(8)
+				if at+4 <= seqEnd {
+					binary.LittleEndian.PutUint32(c[at:], values[rng.IntN(len(values))])
+				}
+			default: // a bit anywhere in the sequence section
+				at := checkpointHead + rng.IntN(seqEnd-checkpointHead)
+				c[at] ^= 1 << rng.IntN(8)
+			}
+		}
+		reseal(c)
+		decode := Decode
+		if i%2 == 1 {
+			decode = DecodeInPlace
+		}
+		y, _, err := decode("hostile", alignedCopy(c))
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("case %d: error without ErrCorrupt: %v", i, err)
+			}
+			refused++
+			continue
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("case %d: decoded, then panicked: %v", i, r)
+				}
+			}()
+			exerciseSeqs(&y.Seqs, rng)
+		}()
+	}
+	if refused == 0 {
+		t.Fatal("no damaged checkpoint was refused")
+	}
+}
