@@ -143,3 +143,61 @@ func TestCheckpointHostileBlocks(t *testing.T) {
 		t.Fatal("no damaged checkpoint was refused")
 	}
 }
+
+// TestCheckpointV1LongBlock: jetwal before sequence blocks were capped at
+// maxBlock entries wrote a segment's messages as one block in its version 1
+// checkpoints. Such a block used to decode (and pack, often into the stride
+// form), but the version 3 checkpoint written from it was then refused at
+// the next restart (a block of more than maxBlock entries), which scanned
+// every segment. A version 1 checkpoint must either be refused itself or
+// round-trip through the current version; it is refused (so the restart
+// scans the segments once and rebuilds blocks of maxBlock), and a block of
+// exactly maxBlock entries still decodes and round-trips.
+func TestCheckpointV1LongBlock(t *testing.T) {
+	x := New()
+	long := &block{seg: 1, base: 1, n: maxBlock + 1000, offs: make([]uint32, maxBlock+1000)}
+	for i := range long.offs {
+		long.offs[i] = uint32(32 + 170*i)
+	}
+	long.markDeleted(maxBlock) // a deletion past the cap
+	open := &block{seg: 2, base: maxBlock + 1001, n: 2, offs: append(make([]uint32, 0, 1024), 32, 200)}
+	x.Seqs.blocks = []*block{long, open}
+	x.Seqs.live = long.live() + open.live()
+	y, _, err := Decode("v1", checkpointV1(x))
+	if err == nil {
+		if _, _, err := Decode("v3", Encode(y, nil)); err != nil {
+			t.Fatalf("a version 1 checkpoint decoded, but the checkpoint written from it is refused: %v", err)
+		}
+	}
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a version 1 block of %d entries: %v, want ErrCorrupt", long.n, err)
+	}
+	// A deletion bit past a block is refused too: in the open block an
+	// entry appended at that index would be deleted while Len counts it.
+	long.n, long.offs = maxBlock, long.offs[:maxBlock] // its deletion at maxBlock is now past it
+	open.base = maxBlock + 1
+	x.Seqs.live = long.live() + open.live()
+	if _, _, err := Decode("v1", checkpointV1(x)); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a version 1 deletion bit past its block: %v, want ErrCorrupt", err)
+	}
+	open.markDeleted(5)
+	open.ndel = 0
+	long.del = nil
+	x.Seqs.live = long.live() + open.live()
+	if _, _, err := Decode("v1", checkpointV1(x)); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a version 1 deletion bit past the open block: %v, want ErrCorrupt", err)
+	}
+	open.del = nil
+	// At the cap it is fine, and becomes a stride block.
+	x.Seqs.live = long.live() + open.live()
+	y, _, err = Decode("v1", checkpointV1(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y.Seqs.blocks[0].form() != formStride || y.Seqs.Len() != maxBlock+2 {
+		t.Fatalf("form %d, %d live", y.Seqs.blocks[0].form(), y.Seqs.Len())
+	}
+	if _, _, err := Decode("v3", Encode(y, nil)); err != nil {
+		t.Fatal(err)
+	}
+}
