@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -17,8 +18,9 @@ func reseal(c []byte) []byte {
 
 // exerciseSeqs calls every read of the index around each block's edges and
 // a few other points, and appends and deletes after it, so that a decoded
-// index that is inconsistent panics here rather than in a store.
-func exerciseSeqs(x *Seqs, rng *rand.Rand) {
+// index that is inconsistent panics here rather than in a store. It
+// returns what it finds inconsistent without panicking.
+func exerciseSeqs(x *Seqs, rng *rand.Rand) string {
 	points := []uint64{0, 1, ^uint64(0), ^uint64(0) - 1, 1 << 63}
 	for _, b := range x.blocks {
 		points = append(points, b.base-1, b.base, b.base+1, b.end()-1, b.end(), b.end()+1, b.base+uint64(rng.IntN(b.n)))
@@ -42,11 +44,28 @@ func exerciseSeqs(x *Seqs, rng *rand.Rand) {
 		x.Delete(p)
 	}
 	x.DropDead()
-	if last, ok := x.Last(); ok && last < ^uint64(0)-10 {
-		x.Add(last+1, Loc{Seg: 1, Off: 1})
-		x.Add(last+2, Loc{Seg: 1, Off: 2})
+	for _, b := range x.blocks {
+		if bitsSet(b.del) != b.ndel {
+			// An entry appended (or counted) at a marked index past n
+			// would be deleted while Len counts it.
+			return fmt.Sprintf("block at %d: %d deletion bits, %d within its %d entries", b.base, bitsSet(b.del), b.ndel, b.n)
+		}
+	}
+	if x.Len() != x.CountFrom(0) {
+		return fmt.Sprintf("Len %d, CountFrom(0) %d", x.Len(), x.CountFrom(0))
+	}
+	if n := len(x.blocks); n > 0 && x.blocks[n-1].end() < ^uint64(0)-10 {
+		next := x.blocks[n-1].end()
+		x.Add(next, Loc{Seg: 1, Off: 1})
+		x.Add(next+1, Loc{Seg: 1, Off: 2})
+		for _, q := range []uint64{next, next + 1} {
+			if _, ok := x.Lookup(q); !ok {
+				return fmt.Sprintf("%d not found just after its Add", q)
+			}
+		}
 	}
 	Encode(&Index{Seqs: *x, Subj: NewSubjects()}, nil)
+	return ""
 }
 
 // TestCheckpointBlockPastSeqSpace: a block whose base plus its count passes
@@ -136,7 +155,9 @@ func TestCheckpointHostileBlocks(t *testing.T) {
 					t.Fatalf("case %d: decoded, then panicked: %v", i, r)
 				}
 			}()
-			exerciseSeqs(&y.Seqs, rng)
+			if bad := exerciseSeqs(&y.Seqs, rng); bad != "" {
+				t.Fatalf("case %d: decoded to an inconsistent index: %s", i, bad)
+			}
 		}()
 	}
 	if refused == 0 {
@@ -199,5 +220,59 @@ func TestCheckpointV1LongBlock(t *testing.T) {
 	}
 	if _, _, err := Decode("v3", Encode(y, nil)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckpointV1Hostile: TestCheckpointHostileBlocks for version 1
+// checkpoints (one offset per entry, packed on decode, stride included):
+// words and bits of the sequence section changed, the checksum
+// recomputed; each is refused with ErrCorrupt or decodes to an index
+// that every read, delete and append survives.
+func TestCheckpointV1Hostile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	x, _, _ := buildMixed(t, rng)
+	enc := checkpointV1(x)
+	seqEnd := checkpointHead + len(seqSectionV1(x))
+	openDel := 8 * len(x.Seqs.blocks[len(x.Seqs.blocks)-1].del)
+	if openDel == 0 {
+		t.Fatal("the open block has no deletion bitmap")
+	}
+	values := []uint32{0, 1, 2, 63, 64, maxBlock, maxBlock + 1, 1 << 31, ^uint32(0)}
+	refused := 0
+	for i := range 1500 {
+		c := append([]byte(nil), enc...)
+		for range 1 + rng.IntN(2) {
+			at := checkpointHead + 4*rng.IntN((seqEnd-checkpointHead)/4)
+			switch rng.IntN(3) {
+			case 0:
+				binary.LittleEndian.PutUint32(c[at:], values[rng.IntN(len(values))])
+			case 1:
+				c[at+rng.IntN(4)] ^= 1 << rng.IntN(8)
+			default: // a bit of the open block's deletion bitmap
+				c[seqEnd-1-rng.IntN(openDel)] ^= 1 << rng.IntN(8)
+			}
+		}
+		reseal(c)
+		y, _, err := Decode("hostile-v1", c)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("case %d: error without ErrCorrupt: %v", i, err)
+			}
+			refused++
+			continue
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("case %d: decoded, then panicked: %v", i, r)
+				}
+			}()
+			if bad := exerciseSeqs(&y.Seqs, rng); bad != "" {
+				t.Fatalf("case %d: decoded to an inconsistent index: %s", i, bad)
+			}
+		}()
+	}
+	if refused == 0 {
+		t.Fatal("no damaged checkpoint was refused")
 	}
 }
