@@ -241,3 +241,83 @@ func TestStrideLastOffsetAtTop(t *testing.T) {
 		}
 	}
 }
+
+// TestRepointStrideBlocks: EncodeToPlaced places no stride block (it has
+// no array to map), so an index of stride blocks and an open block
+// repoints with nothing to move and keeps reading from the heap, and in a
+// mixed index the stride blocks stay as they were while the others move.
+// Deletes after the move, and a second checkpoint and Repoint, still find
+// every entry.
+func TestRepointStrideBlocks(t *testing.T) {
+	x := New()
+	for q := uint64(1); q <= 3*maxBlock+7; q++ {
+		x.Add(q, Loc{Seg: 1, Off: uint32(32 + (q-1)*200)}, "u")
+	}
+	var buf bytes.Buffer
+	_, place, err := EncodeToPlaced(&buf, x, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(place.blocks) != 0 {
+		t.Fatalf("%d stride blocks placed", len(place.blocks))
+	}
+	if !x.Seqs.Repoint(place, alignedCopy(buf.Bytes())) && littleEndian {
+		t.Fatal("Repoint with nothing to move refused")
+	}
+	// Now a mixed index: stride, small (jittered sizes), stride again.
+	y := New()
+	want := map[uint64]Loc{}
+	off := uint32(32)
+	for q := uint64(1); q <= 3*maxBlock; q++ {
+		y.Add(q, Loc{Seg: 1, Off: off}, "m")
+		want[q] = Loc{Seg: 1, Off: off}
+		off += 100
+		if q > maxBlock && q <= 2*maxBlock {
+			off += uint32(q % 7)
+		}
+	}
+	y.Add(3*maxBlock+1, Loc{Seg: 2, Off: 32}, "m")
+	want[3*maxBlock+1] = Loc{Seg: 2, Off: 32}
+	forms := []int{y.Seqs.blocks[0].form(), y.Seqs.blocks[1].form(), y.Seqs.blocks[2].form()}
+	if forms[0] != formStride || forms[1] != formSmall || forms[2] != formStride {
+		t.Fatalf("forms %v", forms)
+	}
+	for round := range 2 {
+		buf.Reset()
+		if _, place, err = EncodeToPlaced(&buf, y, nil); err != nil {
+			t.Fatal(err)
+		}
+		if len(place.blocks) != 1 || place.blocks[0] != y.Seqs.blocks[1] {
+			t.Fatalf("round %d: placed %d blocks, want the small one", round, len(place.blocks))
+		}
+		if !y.Seqs.Repoint(place, alignedCopy(buf.Bytes())) {
+			if littleEndian {
+				t.Fatal("Repoint refused")
+			}
+		} else if y.Seqs.blocks[0].mapped || !y.Seqs.blocks[1].mapped || y.Seqs.blocks[2].mapped {
+			t.Fatal("Repoint moved a stride block, or not the small one")
+		}
+		// Deletes at the stride blocks' edges and the boundaries.
+		for _, q := range []uint64{1, maxBlock, maxBlock + 1, 2 * maxBlock, 2*maxBlock + 1, 3 * maxBlock} {
+			if y.Seqs.Delete(q) {
+				delete(want, q)
+			}
+		}
+		checkLocs(t, y, want, 3*maxBlock+1)
+		for q := range want {
+			if _, end, hasEnd, _ := y.Seqs.LookupSpan(q); hasEnd {
+				if next, ok := y.Seqs.blocks[(q-1)/maxBlock].offAt(q + 1); !ok || end != next {
+					t.Fatalf("round %d: LookupSpan(%d) end %d, next entry at %d", round, q, end, next)
+				}
+			}
+		}
+	}
+}
+
+// offAt is the offset of seq in b, deleted or not.
+func (b *block) offAt(seq uint64) (uint32, bool) {
+	if seq < b.base || seq >= b.end() {
+		return 0, false
+	}
+	return b.off(int(seq - b.base)), true
+}
