@@ -135,6 +135,25 @@ func decode(file string, b []byte, alias bool) (*Index, []byte, error) {
 		if r.err != nil {
 			break
 		}
+		// A version 1 block is held to what decodeBlock checks. Version 1
+		// did not bound a block's length (jetwal before the cap wrote a
+		// segment's messages as one block): such a block would be written
+		// again in the current version and refused at the next restart, so
+		// it is refused now (the segments are scanned once and the index
+		// rebuilt in blocks of maxBlock). A deletion bit past the block
+		// would mark an entry appended later deleted while Len counts it.
+		if version == 1 && bl.n > maxBlock {
+			return nil, nil, bad(at, fmt.Sprintf("block of %d entries, more than %d", bl.n, maxBlock))
+		}
+		if version == 1 && bitsSet(bl.del) != bl.ndel {
+			return nil, nil, bad(at, "deletion bitmap marks entries past the block")
+		}
+		// A block whose end wraps past 2^64 would let the next start below
+		// it: the searches assume blocks in order and would index a block
+		// at seq minus a base far above it.
+		if bl.end() < bl.base {
+			return nil, nil, bad(at, fmt.Sprintf("block at %d of %d entries passes 2^64", bl.base, bl.n))
+		}
 		if bl.base < prevEnd {
 			return nil, nil, bad(at, "blocks out of order")
 		}

@@ -83,6 +83,10 @@
 // maps the checkpoint can use a packed block's arrays in place
 // (DecodeInPlace). The newest block is always form 0 (it stays open for
 // appends). Version 1 wrote every block as form 0 without the form field.
+// In every version a block holds 1 to 8192 entries, base+n (one past its
+// last sequence) is below 2^64, blocks ascend without overlap, and no
+// deletion bit lies past entry n-1; a checkpoint that breaks any of these
+// is refused as corrupt.
 // The subject section follows (subjcodec.go), then the store's trailer.
 //
 // Subject section, version 2 (subjcodec.go; every field 4-byte aligned
