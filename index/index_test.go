@@ -170,7 +170,7 @@ func TestPrev(t *testing.T) {
 		t.Fatalf("seqs prev %d", q)
 	}
 	var del []uint64
-	x.Seqs.Deleted(func(s uint64) { del = append(del, s) })
+	x.Seqs.Deleted(func(s uint64) bool { del = append(del, s); return true })
 	if len(del) != 1 || del[0] != 99 {
 		t.Fatalf("deleted %v", del)
 	}

@@ -305,8 +305,9 @@ func (x *Seqs) CountFrom(seq uint64) int {
 }
 
 // Deleted calls fn for every deleted sequence between the first and last
-// live ones, in order.
-func (x *Seqs) Deleted(fn func(seq uint64)) {
+// live ones, in order, until fn returns false. (A gap between blocks can
+// be of any length: a caller that wants a bounded list stops early.)
+func (x *Seqs) Deleted(fn func(seq uint64) bool) {
 	first, ok := x.First()
 	if !ok {
 		return
@@ -318,12 +319,14 @@ func (x *Seqs) Deleted(fn func(seq uint64)) {
 			continue
 		}
 		for s := max(prevEnd, first); s < b.base && s < last; s++ {
-			fn(s) // gap between blocks (a compacted jump)
+			if !fn(s) { // gap between blocks (a compacted jump)
+				return
+			}
 		}
 		for i := range b.n {
 			s := b.base + uint64(i)
-			if s > first && s < last && b.deleted(i) {
-				fn(s)
+			if s > first && s < last && b.deleted(i) && !fn(s) {
+				return
 			}
 		}
 		prevEnd = b.end()

@@ -162,7 +162,7 @@ func TestStrideMaxBlockBoundary(t *testing.T) {
 			t.Fatalf("%s: CountFrom(%d) = %d", name, maxBlock, n)
 		}
 		var del []uint64
-		y.Deleted(func(q uint64) { del = append(del, q) })
+		y.Deleted(func(q uint64) bool { del = append(del, q); return true })
 		if len(del) != 2 || del[0] != maxBlock || del[1] != maxBlock+1 {
 			t.Fatalf("%s: Deleted %v", name, del)
 		}

@@ -209,7 +209,7 @@ func checkSeqs(t *testing.T, step int, x *Seqs, m *seqModel, rng *rand.Rand) {
 	// Deleted: every sequence strictly between the first and last live
 	// ones that is not live (deleted entries and gaps alike).
 	var gotDel []uint64
-	x.Deleted(func(q uint64) { gotDel = append(gotDel, q) })
+	x.Deleted(func(q uint64) bool { gotDel = append(gotDel, q); return true })
 	var wantDel []uint64
 	if len(live) > 0 {
 		for q := live[0] + 1; q < live[len(live)-1]; q++ {

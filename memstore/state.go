@@ -15,8 +15,9 @@ func (s *Store) State() store.State {
 	return s.stateLocked()
 }
 
-// StateWithDeleted is State with Deleted listing, in ascending order, every
-// sequence between FirstSeq and LastSeq that holds no message.
+// StateWithDeleted is State with Deleted listing, in ascending order, the
+// sequences between FirstSeq and LastSeq that hold no message (the lowest
+// store.MaxDeletedList of them).
 func (s *Store) StateWithDeleted() store.State {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -24,13 +25,13 @@ func (s *Store) StateWithDeleted() store.State {
 	if st.NumDeleted == 0 {
 		return st
 	}
-	st.Deleted = make([]uint64, 0, st.NumDeleted)
-	for i := 0; i < s.ents.len(); i++ {
+	st.Deleted = make([]uint64, 0, min(st.NumDeleted, store.MaxDeletedList))
+	for i := 0; i < s.ents.len() && len(st.Deleted) < store.MaxDeletedList; i++ {
 		if !s.ents.at(i).live() {
 			st.Deleted = append(st.Deleted, s.base+uint64(i))
 		}
 	}
-	for seq := s.lastLive() + 1; seq <= s.last; seq++ {
+	for seq := s.lastLive() + 1; seq <= s.last && len(st.Deleted) < store.MaxDeletedList; seq++ {
 		st.Deleted = append(st.Deleted, seq)
 	}
 	return st

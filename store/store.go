@@ -105,9 +105,16 @@ type State struct {
 	LastTime    time.Time
 	NumSubjects int
 	NumDeleted  int      // interior gaps between FirstSeq and LastSeq
-	Deleted     []uint64 // filled only by StateWithDeleted
+	Deleted     []uint64 // filled only by StateWithDeleted, at most MaxDeletedList
 	Lost        *LostData
 }
+
+// MaxDeletedList bounds State.Deleted: StateWithDeleted lists the lowest
+// MaxDeletedList deleted sequences, and NumDeleted still counts them all.
+// A file store can hold a gap of any length (SkipTo, when a mirror or a
+// restored snapshot jumps ahead), and listing a gap of 2^40 sequences would
+// take the memory and the time of 2^40 entries for one stream info request.
+const MaxDeletedList = 1 << 20
 
 // LostData names messages recovery found damaged and could not serve.
 type LostData struct {
@@ -166,7 +173,8 @@ type StreamStore interface {
 	Truncate(seq uint64) error
 
 	State() State
-	// StateWithDeleted is State with the Deleted list filled.
+	// StateWithDeleted is State with the Deleted list filled (at most
+	// MaxDeletedList entries, the lowest).
 	StateWithDeleted() State
 	// SubjectsState summarises the subjects matching filter.
 	SubjectsState(filter string) map[string]SubjectState

@@ -39,13 +39,15 @@ func (s *Store) stateLocked(withDeleted bool) store.State {
 		st.NumDeleted = int(st.LastSeq - st.FirstSeq + 1 - st.Msgs)
 		if withDeleted && st.NumDeleted > 0 {
 			last, _ := s.idx.Seqs.Last()
-			s.idx.Seqs.Deleted(func(q uint64) {
-				if q <= st.LastSeq {
-					st.Deleted = append(st.Deleted, q)
+			s.idx.Seqs.Deleted(func(q uint64) bool {
+				if q > st.LastSeq || len(st.Deleted) == store.MaxDeletedList {
+					return false // ascending: the rest are past either bound too
 				}
+				st.Deleted = append(st.Deleted, q)
+				return true
 			})
 			// Sequences after the last live message up to LastSeq.
-			for q := last + 1; q <= st.LastSeq; q++ {
+			for q := last + 1; q <= st.LastSeq && len(st.Deleted) < store.MaxDeletedList; q++ {
 				st.Deleted = append(st.Deleted, q)
 			}
 		}

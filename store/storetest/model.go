@@ -402,7 +402,7 @@ func (m *model) stateLocked(withDeleted bool) store.State {
 	for seq := m.first; seq <= m.last; seq++ {
 		if _, ok := m.msgs[seq]; !ok {
 			st.NumDeleted++
-			if withDeleted {
+			if withDeleted && len(st.Deleted) < store.MaxDeletedList {
 				st.Deleted = append(st.Deleted, seq)
 			}
 		}
