@@ -309,9 +309,11 @@ func (c *consumer) round() (wake int64, remove bool) {
 		c.js.srv.PublishAs(o.route, o.subj, o.reply, o.hdr, o.data)
 		*o = outMsg{}
 	}
-	c.mu.Lock()
-	c.trimBufs()
-	c.mu.Unlock()
+	if len(outs) > 0 { // a round that sent nothing grew one buffer at most
+		c.mu.Lock()
+		c.trimBufs()
+		c.mu.Unlock()
+	}
 	if len(ackd) > 0 {
 		c.s.retire(c, ackd)
 	}
