@@ -339,6 +339,26 @@ func BenchmarkLoadNext(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "us/op")
 	})
+	// scan: one reader going through 256 MiB of 1 KiB messages in order, as
+	// a consumer does, wrapping around; each pass faults the pages it
+	// cooled behind it on the pass before back in (see coolbehind.go).
+	b.Run("scan/size=1024", func(b *testing.B) {
+		const n = 256 << 10
+		s := benchOpen(b, b.TempDir(), Options{Sync: SyncNever})
+		defer s.Close()
+		fill(b, s, n, func(int) string { return "scan" }, 1024)
+		s.Sync()
+		var m store.Msg
+		b.SetBytes(1024)
+		b.ResetTimer()
+		for i, seq := 0, uint64(1); i < b.N; i++ {
+			if err := s.LoadNext("", seq, &m); err != nil {
+				b.Fatal(err)
+			}
+			seq = m.Seq%n + 1
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	})
 }
 
 // BenchmarkRecover reopens a store of 1M 128-byte messages after a clean

@@ -38,7 +38,10 @@ func (s *Store) readLocLocked(loc index.Loc) (rec segment.Record, needFlush bool
 // the write buffer first if the record is still in it. (It copies rather
 // than hand the record to a callback: a record whose address goes to a
 // function value escapes to the heap, one allocation per read.)
-func (s *Store) loadInto(seq uint64, m *store.Msg) error {
+//
+// seqRead marks a sequential reader's load (LoadNext): it cools the pages the
+// reader has left behind (see coolbehind.go).
+func (s *Store) loadInto(seq uint64, m *store.Msg, seqRead bool) error {
 	for attempt := 0; ; attempt++ {
 		s.mu.RLock()
 		if s.closed {
@@ -49,7 +52,7 @@ func (s *Store) loadInto(seq uint64, m *store.Msg) error {
 			s.mu.RUnlock()
 			return store.ErrNotFound
 		}
-		rec, copied, needFlush, err := s.readForLoadLocked(seq, m)
+		rec, copied, needFlush, err := s.readForLoadLocked(seq, m, seqRead)
 		erased := false
 		if err == nil && !needFlush {
 			switch {
@@ -92,7 +95,7 @@ func (s *Store) loadInto(seq uint64, m *store.Msg) error {
 // the mapping, whose first touch of every page is a page fault (see
 // segment.CopyReadMin). Either way the record is read under mu, so its
 // segment cannot be closed or removed meanwhile.
-func (s *Store) readForLoadLocked(seq uint64, m *store.Msg) (rec segment.Record, copied, needFlush bool, err error) {
+func (s *Store) readForLoadLocked(seq uint64, m *store.Msg, seqRead bool) (rec segment.Record, copied, needFlush bool, err error) {
 	loc, end, hasEnd, ok := s.idx.Seqs.LookupSpan(seq)
 	if !ok {
 		return rec, false, false, store.ErrNotFound
@@ -113,6 +116,9 @@ func (s *Store) readForLoadLocked(seq uint64, m *store.Msg) (rec segment.Record,
 		// seg is known, open and flushed to loc: read it directly rather
 		// than look it up and check it again through readLocLocked.
 		rec, _, err = seg.ReadAt(int64(loc.Off))
+		if seqRead && err == nil {
+			s.enteredLocked(loc, size)
+		}
 		return rec, false, false, err
 	}
 	rec, buf, err := seg.ReadAtCopy(int64(loc.Off), size, m.Data[:0])
@@ -202,7 +208,7 @@ func copyMsg(m *store.Msg, r *segment.Record) {
 
 // Load reads message seq into m.
 func (s *Store) Load(seq uint64, m *store.Msg) error {
-	err := s.loadInto(seq, m)
+	err := s.loadInto(seq, m, false)
 	if err == store.ErrNotFound {
 		return fmt.Errorf("wal: sequence %d: %w", seq, store.ErrNotFound)
 	}
@@ -222,7 +228,7 @@ func (s *Store) LoadNext(filter string, start uint64, m *store.Msg) error {
 		if err != nil {
 			return err
 		}
-		err = s.loadInto(seq, m)
+		err = s.loadInto(seq, m, true)
 		if errors.Is(err, store.ErrNotFound) {
 			start = seq + 1 // deleted in between, or lost to damage: go on
 			continue
@@ -333,7 +339,7 @@ func (s *Store) LoadPrev(filter string, seq uint64, m *store.Msg) error {
 		if err != nil {
 			return err
 		}
-		err = s.loadInto(q, m)
+		err = s.loadInto(q, m, false)
 		if errors.Is(err, store.ErrNotFound) {
 			// Removed since prevMatch found it (a limit evicted it, say):
 			// look again; it will not be found a second time.

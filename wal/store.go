@@ -46,16 +46,18 @@ type Store struct {
 	// exclusively, so no read ever touches an unmapped segment.
 	notifyMu sync.Mutex // serialises AppendDone callbacks; taken before mu is released
 
-	mu      sync.RWMutex
-	segs    []*segEntry // by base sequence
-	active  *segEntry
-	nextID  index.SegID
-	idx     *index.Index
-	last    uint64 // highest sequence handed out
-	visible uint64 // highest sequence readers may see
-	msgs    uint64 // live messages, including ones not yet visible
-	bytes   uint64
-	pendB   uint64 // bytes of appended messages not yet visible
+	mu   sync.RWMutex
+	segs []*segEntry // by base sequence
+	// readChunks: the chunks sequential readers hold resident (coolbehind.go).
+	readChunks readChunks
+	active     *segEntry
+	nextID     index.SegID
+	idx        *index.Index
+	last       uint64 // highest sequence handed out
+	visible    uint64 // highest sequence readers may see
+	msgs       uint64 // live messages, including ones not yet visible
+	bytes      uint64
+	pendB      uint64 // bytes of appended messages not yet visible
 	// trims are appends whose limit evictions wait until they are visible
 	// (limits.go), so that a reader never finds a subject's old message
 	// gone while its new one cannot be seen yet.
