@@ -233,7 +233,7 @@ func (c Config) settings() []string {
 			c.BytesBudget>>20, c.MinCount, c.MaxCount, c.CoreMaxCount, c.OneAtATimeCount),
 		fmt.Sprintf("Time cap per run: twice the comparison budget (%s) left per remaining run, between %s and %s. A capped publish run still waits for every acknowledgement it is owed.",
 			c.CompareBudget, c.MinRunCap, c.RunCap),
-		fmt.Sprintf("Async publish window: %s, lowered so at most 64 MiB is in flight (256 at 256 KiB). Pull batches: 1000 messages, at most 8 MiB (32 at 256 KiB); consumers ack explicitly with MaxAckPending 65536.", window),
+		fmt.Sprintf("Async publish: batches of %s messages, lowered so at most 64 MiB is in flight (256 at 256 KiB); each batch is published, then all its acknowledgements awaited, as `nats bench js pub async --batch` does. Pull batches: 1000 messages, at most 8 MiB (32 at 256 KiB); consumers ack explicitly with MaxAckPending 65536.", window),
 		fmt.Sprintf("Growth test: %d B messages, appended %d per call, budget %s for both servers (a fifth of each server's share is kept for restarts).",
 			c.GrowthSize, c.GrowthChunk, c.GrowthBudget),
 		fmt.Sprintf("Durable consumers: %d durable pull consumers created one at a time on a stream of %d messages of 128 B, idle CPU measured from /proc/PID/stat over %s after a settling pause of a quarter of that.",

@@ -111,7 +111,7 @@ type Workload struct {
 // All returns every workload in report order.
 func All() []Workload {
 	return []Workload{
-		{Name: JSPubAsync, Run: PubAsync, JetStream: true, Summary: "JetStream publish, async acks (window scaled to payload size)"},
+		{Name: JSPubAsync, Run: PubAsync, JetStream: true, Summary: "JetStream publish, async acks, in batches (scaled to payload size) awaited whole"},
 		{Name: JSFetch, Run: Fetch, JetStream: true, Reads: true, Summary: "pull consumer, Fetch batches, explicit ack per message"},
 		{Name: JSConsume, Run: Consume, JetStream: true, Reads: true, Summary: "pull consumer, Consume callback, explicit ack per message"},
 		{Name: JSOrdered, Run: Ordered, JetStream: true, Reads: true, Summary: "ordered consumer, Consume callback, no acks"},
