@@ -48,6 +48,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		growthBudget = fs.Duration("growth-budget", 0, "time budget of the growth test, both servers (0: preset, 24m full / 25s quick; 24m reaches 100M on 2 cores)")
 		tmp          = fs.String("tmp", "", "parent directory of the servers' store directories (empty: $TMPDIR)")
 		noProgress   = fs.Bool("no-progress", false, "do not draw a progress bar")
+		clientGOGC   = fs.Int("client-gogc", 0, "GOGC of the benchmark process's clients (0: preset, 400; 100 is Go's default); the servers keep theirs")
 		growthOnly   = fs.Bool("growth-only", false, "run only the growth test, against server A alone, with the whole -growth-budget")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -73,6 +74,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	o.cfg.TmpDir = *tmp
 	o.cfg.GrowthOnly = *growthOnly
+	if *clientGOGC > 0 {
+		o.cfg.ClientGOGC = *clientGOGC
+	}
 	if *reps > 0 {
 		o.cfg.Reps = *reps
 	}

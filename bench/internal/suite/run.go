@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/jetwal/jetwal/bench/internal/proc"
@@ -44,6 +45,9 @@ func Run(ctx context.Context, cfg Config, a, b proc.Spec, prog Progress) (*repor
 	}
 	if prog == nil {
 		prog = NopProgress{}
+	}
+	if cfg.ClientGOGC != 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(cfg.ClientGOGC))
 	}
 	r := &runner{cfg: cfg, a: a, b: b, prog: prog, data: &report.Data{}, noConsumers: make(map[string]string)}
 	r.data.Meta = r.meta(ctx)
