@@ -88,6 +88,17 @@
 // and purges still work on a full disk; a purge frees the sealed segments it
 // empties, and appends resume without a reopen.
 //
+// # Reading
+//
+// A load finds the record through the sequence index and decodes it in
+// place: a record under segment.CopyReadMin (8 KiB) through the segment's
+// read-only mapping, a larger one with pread into the message's own buffer
+// (read.go). A record still in the write buffer is flushed first. Pages a
+// mapping read touches stay in the process's resident set, so a sequential
+// reader (LoadNext) cools the ones it has left: past 32 MiB of 1 MiB
+// chunks entered by sequential reads, the least recently entered chunk is
+// dropped from the mapping, the page cache keeping it (coolbehind.go).
+//
 // # Removal
 //
 // Deletes, filtered purges, truncates and limit evictions are written as
