@@ -37,7 +37,6 @@ type running struct {
 
 	// Set before done is closed; read only after <-done.
 	waitErr error
-	maxRSS  Bytes
 }
 
 // New prepares a server with a fresh temporary store directory under
@@ -94,7 +93,7 @@ func (s *Server) Start(ctx context.Context) error {
 		if !s.Exited() {
 			return fmt.Errorf("proc: %s already running", s.spec.Name)
 		}
-		s.finish(s.run)
+		s.run = nil
 	}
 	args, err := s.spec.args(s.mode, s.port, s.storeDir, s.root)
 	if err != nil {
@@ -117,9 +116,6 @@ func (s *Server) Start(ctx context.Context) error {
 	r := &running{cmd: cmd, logPath: logPath, done: make(chan struct{})}
 	go func() {
 		r.waitErr = cmd.Wait()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru != nil {
-			r.maxRSS = Bytes(ru.Maxrss << 10)
-		}
 		_ = logFile.Close()
 		close(r.done)
 	}()
@@ -144,7 +140,8 @@ func (s *Server) Memory() (Mem, error) {
 }
 
 // PeakRSS is the largest resident set size observed over all of this
-// server's process lifetimes (VmHWM samples and ru_maxrss at exit).
+// server's process lifetimes (VmHWM samples; see the package doc for why
+// not ru_maxrss).
 func (s *Server) PeakRSS() Bytes { return s.peak }
 
 func (s *Server) notePeak(b Bytes) {
@@ -171,10 +168,10 @@ func (s *Server) Stop(grace time.Duration) error {
 	case <-t.C:
 		_ = r.cmd.Process.Kill()
 		<-r.done
-		s.finish(r)
+		s.run = nil
 		return fmt.Errorf("proc: %s did not exit within %s of SIGTERM%s", s.spec.Name, grace, tailOf(r.logPath))
 	}
-	s.finish(r)
+	s.run = nil
 	return nil
 }
 
@@ -189,13 +186,8 @@ func (s *Server) Kill() error {
 		return fmt.Errorf("proc: SIGKILL %s: %w", s.spec.Name, err)
 	}
 	<-r.done
-	s.finish(r)
-	return nil
-}
-
-func (s *Server) finish(r *running) {
-	s.notePeak(r.maxRSS)
 	s.run = nil
+	return nil
 }
 
 // Exited reports whether the current process has exited on its own.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +117,28 @@ func TestValidate(t *testing.T) {
 	}
 	if err := (proc.Spec{Kind: proc.KindJetwal, Path: "/bin/sh"}).Validate(); err == nil {
 		t.Fatal("nameless spec accepted")
+	}
+}
+
+// TestPeakRSSIsTheServers: the peak is the server's own, not the benchmark
+// process's. Go starts children with vfork, and the kernel folds the
+// parent's peak into the child's ru_maxrss: with 256 MiB touched here, a
+// peak taken from ru_maxrss came out at 256 MiB or more for an idle server.
+func TestPeakRSSIsTheServers(t *testing.T) {
+	big := make([]byte, 256<<20)
+	for i := 0; i < len(big); i += 4096 {
+		big[i] = 1
+	}
+	srv := benchtest.Start(t, benchtest.NATSServer(t), proc.ModeDefault)
+	m, err := srv.Memory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Stop(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	runtime.KeepAlive(big)
+	if p := srv.PeakRSS(); p < m.HWM || p > 128<<20 {
+		t.Fatalf("peak RSS %d MiB; the idle server's VmHWM was %d MiB, this process holds 256 MiB", p>>20, m.HWM>>20)
 	}
 }

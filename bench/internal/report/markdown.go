@@ -212,7 +212,7 @@ func writePeaks(m *md, d *Data) {
 	if len(ps) == 0 {
 		return
 	}
-	m.f("## Peak memory\n\nPeak resident set size of each server process over one session (every workload at every size), from VmHWM in /proc/PID/status and ru_maxrss at exit.\n\n")
+	m.f("## Peak memory\n\nPeak resident set size of each server process over one session (every workload at every size), from VmHWM in /proc/PID/status, sampled while it runs and just before it is stopped.\n\n")
 	var out [][]string
 	for _, p := range ps {
 		out = append(out, []string{p.Server, string(p.Mode), bytesLabel(p.Median), bytesLabel(p.Max), fmt.Sprint(p.N)})
