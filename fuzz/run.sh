@@ -7,11 +7,15 @@
 # Go's fuzz coordinator can report the end of -fuzztime itself as a failure
 # ("context deadline exceeded": it checks its workers' context before the
 # cancellation of the deadline has reached it; more likely on a busy
-# machine). That one message, with no failing input, is retried once; any
-# other failure, and any crasher, fails at once.
+# machine; golang/go#75804, fixed in Go 1.27). That one message, with no
+# failing input, is retried once with a count instead of a duration
+# (-fuzztime ${RETRY}x): a count sets no deadline, so the retry cannot hit
+# the same race (retrying with the duration once failed twice in a row).
+# Any other failure, and any crasher, fails at once.
 set -u
 go=$1 time=$2
 shift 2
+RETRY=${FUZZ_RETRY_EXECS:-1000}
 for t in "$@"; do
 	pkg=${t%%:*} name=${t##*:}
 	echo "fuzz $name ($time)"
@@ -23,8 +27,8 @@ for t in "$@"; do
 		exit 1
 	fi
 	if [ $st -ne 0 ] && echo "$out" | grep -q 'context deadline exceeded' && ! echo "$out" | grep -q 'Failing input'; then
-		echo "fuzz $name: the fuzz engine's own deadline report, once more"
-		"$go" test -run '^$' -fuzz "^$name\$" -fuzztime "$time" "$pkg" || exit 1
+		echo "fuzz $name: the fuzz engine's own deadline report; once more, for ${RETRY} inputs"
+		"$go" test -run '^$' -fuzz "^$name\$" -fuzztime "${RETRY}x" "$pkg" || exit 1
 	elif [ $st -ne 0 ]; then
 		exit 1
 	fi
