@@ -52,7 +52,7 @@ type readChunks struct {
 
 // enteredLocked is called with the store's mu held (shared or exclusive)
 // after a sequential read of the record at loc, at most size bytes long,
-// through seg's mapping.
+// through its segment's mapping.
 func (s *Store) enteredLocked(loc index.Loc, size int) {
 	off := int64(loc.Off)
 	first, last := off>>coolShift, (off+int64(max(size, 1))-1)>>coolShift

@@ -41,23 +41,25 @@ type Store struct {
 	opts Options
 	lock io.Closer
 
+	// readChunks are the chunks sequential readers hold resident
+	// (coolbehind.go); it has its own lock, taken with mu held shared.
+	readChunks readChunks
+
 	// mu guards everything below it. Readers hold it shared while they copy
 	// out of a segment mapping; segments are closed only under it held
 	// exclusively, so no read ever touches an unmapped segment.
 	notifyMu sync.Mutex // serialises AppendDone callbacks; taken before mu is released
 
-	mu   sync.RWMutex
-	segs []*segEntry // by base sequence
-	// readChunks: the chunks sequential readers hold resident (coolbehind.go).
-	readChunks readChunks
-	active     *segEntry
-	nextID     index.SegID
-	idx        *index.Index
-	last       uint64 // highest sequence handed out
-	visible    uint64 // highest sequence readers may see
-	msgs       uint64 // live messages, including ones not yet visible
-	bytes      uint64
-	pendB      uint64 // bytes of appended messages not yet visible
+	mu      sync.RWMutex
+	segs    []*segEntry // by base sequence
+	active  *segEntry
+	nextID  index.SegID
+	idx     *index.Index
+	last    uint64 // highest sequence handed out
+	visible uint64 // highest sequence readers may see
+	msgs    uint64 // live messages, including ones not yet visible
+	bytes   uint64
+	pendB   uint64 // bytes of appended messages not yet visible
 	// trims are appends whose limit evictions wait until they are visible
 	// (limits.go), so that a reader never finds a subject's old message
 	// gone while its new one cannot be seen yet.
