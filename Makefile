@@ -12,7 +12,7 @@ STORE_DIR ?=
 export PATH := $(BIN):$(PATH)
 export JETWAL_NATS_CLI := $(NATS)
 
-.PHONY: build run cluster cluster-chaos bench-cluster test vet race fuzz fuzz-short crash crash-short hardening bench tools clean benchstat bench-engine-compare peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft compat compat-quick compat-deps
+.PHONY: build run cluster cluster-chaos bench-cluster test vet race fuzz fuzz-short crash crash-short hardening bench tools clean benchstat bench-engine-compare bench-engine-peer peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft compat compat-quick compat-deps
 
 build:
 	$(GO) build -o $(BIN)/jetwal ./cmd/jetwal
@@ -131,6 +131,18 @@ bench-engine-compare: $(BENCHSTAT)
 	@set -- $$(ls -1 $(BENCH_RESULTS)/engine-*.txt 2>/dev/null | sort | tail -n 2); \
 	if [ $$# -lt 2 ]; then echo "bench-engine-compare: need two runs of 'make bench' in bench/results, found $$#"; exit 1; fi; \
 	echo "benchstat old=$$1 new=$$2"; $(BENCHSTAT) old=$$1 new=$$2
+
+# jetwal's stream store against nats-server v2.15.2's file store, the same
+# workloads in one run (bench/enginepeer, in the bench module): appends
+# without fsync, random loads, an ordered scan. benchstat puts the stores
+# side by side, nats-server as the base.
+PEER_BENCHTIME ?= 2s
+PEER_COUNT     ?= 6
+
+bench-engine-peer: $(BENCHSTAT)
+	@mkdir -p $(BENCH_RESULTS)
+	cd bench && $(GO) test -run '^$$' -bench . -benchtime $(PEER_BENCHTIME) -count $(PEER_COUNT) ./enginepeer > $(BENCH_RESULTS)/engine-peer.txt
+	$(BENCHSTAT) -col '/store@(nats-server jetwal)' $(BENCH_RESULTS)/engine-peer.txt
 
 # The reference server the comparison runs against, built from its module.
 NATS_SERVER_VERSION := v2.15.2
