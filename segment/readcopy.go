@@ -94,3 +94,19 @@ func (s *Segment) readInto(buf []byte, at int, off int64, n int) ([]byte, error)
 	}
 	return buf, nil
 }
+
+// ReadSpan reads up to n bytes of written records from off into buf (grown
+// when short) with pread, stopping at the end of the written data: it is how
+// a sequential reader fills a read-ahead window (package wal) without
+// touching the mapping. Decode records from the result with ReadAtBuf. The
+// caller must keep the segment open for the call, as for ReadAt.
+func (s *Segment) ReadSpan(buf []byte, off int64, n int) ([]byte, error) {
+	if s.compressed {
+		return buf[:0], ErrSealed
+	}
+	if off < HeaderSize || off >= s.end {
+		return buf[:0], fmt.Errorf("segment: %s: offset %d outside written data [%d, %d): %w",
+			s.path, off, HeaderSize, s.end, ErrCorrupt)
+	}
+	return s.readInto(buf, 0, off, int(min(int64(n), s.end-off)))
+}

@@ -93,11 +93,15 @@
 // A load finds the record through the sequence index and decodes it in
 // place: a record under segment.CopyReadMin (8 KiB) through the segment's
 // read-only mapping, a larger one with pread into the message's own buffer
-// (read.go). A record still in the write buffer is flushed first. Pages a
-// mapping read touches stay in the process's resident set, so a sequential
-// reader (LoadNext) cools the ones it has left: past 32 MiB of 1 MiB
-// chunks entered by sequential reads, the least recently entered chunk is
-// dropped from the mapping, the page cache keeping it (coolbehind.go).
+// (read.go). A record still in the write buffer is flushed first. A
+// sequential reader (LoadNext: consumers, mirrors, scans) reads small records
+// from read-ahead windows instead, 128 KiB of a segment read with one pread
+// and decoded record by record, checksums verified as from the mapping; the
+// store keeps 8 of them, least recently used refilled (readahead.go). Pages a
+// mapping read touches stay in the process's resident set and each costs a
+// page fault the first time; a window touches none, so a consumer reading a
+// whole stream leaves none of it resident. An in-place erase drops the
+// windows of its segment.
 //
 // # Removal
 //

@@ -52,22 +52,7 @@ func (s *Store) loadInto(seq uint64, m *store.Msg, seqRead bool) error {
 			s.mu.RUnlock()
 			return store.ErrNotFound
 		}
-		rec, copied, needFlush, err := s.readForLoadLocked(seq, m, seqRead)
-		erased := false
-		if err == nil && !needFlush {
-			switch {
-			case rec.Seq != seq:
-				err = fmt.Errorf("wal: %s: index maps sequence %d to a record of sequence %d: %w", s.dir, seq, rec.Seq, store.ErrCorrupt)
-			case rec.Flags&segment.FlagErased != 0:
-				// Erased in place, its tombstone lost to a crash (or to
-				// damage): the message was deleted, it is not data.
-				erased = true
-			case copied:
-				takeCopied(m, &rec)
-			default:
-				copyMsg(m, &rec)
-			}
-		}
+		needFlush, erased, err := s.loadLocked(seq, m, seqRead)
 		s.mu.RUnlock()
 		if erased {
 			s.mu.Lock()
@@ -90,20 +75,49 @@ func (s *Store) loadInto(seq uint64, m *store.Msg, seqRead bool) error {
 	}
 }
 
+// loadLocked is loadInto's read under mu (held shared; the store open and
+// seq visible): it copies seq's record into m, or reports that the record
+// is still in the write buffer (needFlush) or was erased in place (erased),
+// which loadInto handles with mu released.
+func (s *Store) loadLocked(seq uint64, m *store.Msg, seqRead bool) (needFlush, erased bool, err error) {
+	rec, copied, filled, needFlush, err := s.readForLoadLocked(seq, m, seqRead)
+	if err != nil || needFlush {
+		return needFlush, false, err
+	}
+	switch {
+	case rec.Seq != seq:
+		return false, false, fmt.Errorf("wal: %s: index maps sequence %d to a record of sequence %d: %w", s.dir, seq, rec.Seq, store.ErrCorrupt)
+	case rec.Flags&segment.FlagErased != 0:
+		// Erased in place, its tombstone lost to a crash (or to
+		// damage): the message was deleted, it is not data.
+		return false, true, nil
+	case filled:
+		// m holds it already (a read-ahead window's copy).
+	case copied:
+		takeCopied(m, &rec)
+	default:
+		copyMsg(m, &rec)
+	}
+	return false, false, nil
+}
+
 // readForLoadLocked is readRecordLocked for loadInto: a large record is
 // read with pread into m.Data's array (copied reports it) rather than through
 // the mapping, whose first touch of every page is a page fault (see
-// segment.CopyReadMin). Either way the record is read under mu, so its
-// segment cannot be closed or removed meanwhile.
-func (s *Store) readForLoadLocked(seq uint64, m *store.Msg, seqRead bool) (rec segment.Record, copied, needFlush bool, err error) {
+// segment.CopyReadMin). A sequential reader's (seqRead) small record comes
+// from a read-ahead window (readahead.go) and is copied into m at once
+// (filled reports it; rec then carries only the sequence and flags). Either
+// way the record is read under mu, so its segment cannot be closed or
+// removed meanwhile.
+func (s *Store) readForLoadLocked(seq uint64, m *store.Msg, seqRead bool) (rec segment.Record, copied, filled, needFlush bool, err error) {
 	loc, end, hasEnd, ok := s.idx.Seqs.LookupSpan(seq)
 	if !ok {
-		return rec, false, false, store.ErrNotFound
+		return rec, false, false, false, store.ErrNotFound
 	}
 	seg := s.segByID(loc.Seg)
 	if seg == nil || seg.Compressed() || int64(loc.Off) >= seg.Flushed() {
 		rec, needFlush, err = s.readLocLocked(loc)
-		return rec, false, needFlush, err
+		return rec, false, false, needFlush, err
 	}
 	var size int
 	if hasEnd && end > loc.Off {
@@ -113,22 +127,29 @@ func (s *Store) readForLoadLocked(seq uint64, m *store.Msg, seqRead bool) (rec s
 	}
 	size = min(size, maxSizeEstimate)
 	if size < segment.CopyReadMin {
-		// seg is known, open and flushed to loc: read it directly rather
-		// than look it up and check it again through readLocLocked.
-		rec, _, err = seg.ReadAt(int64(loc.Off))
-		if seqRead && err == nil {
-			s.enteredLocked(loc, size)
+		if seqRead {
+			seq, flags, ok, err := s.readAheadLocked(seg, loc, size, m)
+			if ok {
+				return segment.Record{Seq: seq, Flags: flags}, false, true, false, err
+			}
+			// Every window is being filled by another reader: pread
+			// this one record rather than touch the mapping.
+		} else {
+			// seg is known, open and flushed to loc: read it directly
+			// rather than look it up and check it again through
+			// readLocLocked.
+			rec, _, err = seg.ReadAt(int64(loc.Off))
+			return rec, false, false, false, err
 		}
-		return rec, false, false, err
 	}
 	rec, buf, err := seg.ReadAtCopy(int64(loc.Off), size, m.Data[:0])
 	if err != nil {
-		return rec, false, false, err
+		return rec, false, false, false, err
 	}
 	// The record now sits in buf, which may be m.Data's array: m's payload
 	// is gone either way, so m.Data is empty until takeCopied fills it.
 	m.Data = buf[:0]
-	return rec, true, false, nil
+	return rec, true, false, false, nil
 }
 
 // recordSizeLocked estimates the length of seq's record at loc for a
@@ -215,7 +236,10 @@ func (s *Store) Load(seq uint64, m *store.Msg) error {
 	return err
 }
 
-// LoadNext reads the first message >= start matching filter.
+// LoadNext reads the first message >= start matching filter. The match and
+// the read take one hold of mu (a consumer's every delivery comes through
+// here); a record that needs a flush, was erased in place or reads corrupt
+// goes through loadInto, which handles those with mu released.
 func (s *Store) LoadNext(filter string, start uint64, m *store.Msg) error {
 	if err := checkFilter(filter); err != nil {
 		return err
@@ -224,12 +248,25 @@ func (s *Store) LoadNext(filter string, start uint64, m *store.Msg) error {
 		start = 1
 	}
 	for {
-		seq, err := s.nextMatch(filter, start)
-		if err != nil {
+		s.mu.RLock()
+		if s.closed {
+			s.mu.RUnlock()
+			return store.ErrClosed
+		}
+		seq, ok, err := s.nextMatchLocked(filter, start, s.visible)
+		if err != nil || !ok {
+			s.mu.RUnlock()
+			if err == nil {
+				err = store.ErrEOF
+			}
 			return err
 		}
-		err = s.loadInto(seq, m, true)
-		if errors.Is(err, store.ErrNotFound) {
+		needFlush, erased, err := s.loadLocked(seq, m, true)
+		s.mu.RUnlock()
+		if err == nil && !needFlush && !erased {
+			return nil
+		}
+		if err = s.loadInto(seq, m, true); errors.Is(err, store.ErrNotFound) {
 			start = seq + 1 // deleted in between, or lost to damage: go on
 			continue
 		}
@@ -237,23 +274,8 @@ func (s *Store) LoadNext(filter string, start uint64, m *store.Msg) error {
 	}
 }
 
-// nextMatch finds the first live visible sequence >= start matching filter.
-func (s *Store) nextMatch(filter string, start uint64) (uint64, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return 0, store.ErrClosed
-	}
-	seq, ok, err := s.nextMatchLocked(filter, start, s.visible)
-	if err != nil {
-		return 0, err
-	}
-	if !ok {
-		return 0, store.ErrEOF
-	}
-	return seq, nil
-}
-
+// nextMatchLocked finds the first live sequence in [start, limit] matching
+// filter.
 func (s *Store) nextMatchLocked(filter string, start, limit uint64) (uint64, bool, error) {
 	if start > limit {
 		return 0, false, nil

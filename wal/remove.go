@@ -152,6 +152,7 @@ func (s *Store) Delete(seq uint64, erase bool) error {
 		// read first). Compressed sealed segments are read-only: there the
 		// tombstone alone hides the message.
 		if seg := s.segByID(loc.Seg); seg != nil && !seg.Compressed() {
+			s.dropWindowsLocked(loc.Seg) // no copy of the record outlives it
 			if err := seg.Erase(int64(loc.Off)); err != nil {
 				err = s.failLocked(err)
 				s.mu.Unlock()

@@ -41,9 +41,9 @@ type Store struct {
 	opts Options
 	lock io.Closer
 
-	// readChunks are the chunks sequential readers hold resident
-	// (coolbehind.go); it has its own lock, taken with mu held shared.
-	readChunks readChunks
+	// readWindows are the sequential readers' read-ahead windows
+	// (readahead.go); it has its own lock, taken with mu held.
+	readWindows readWindows
 
 	// mu guards everything below it. Readers hold it shared while they copy
 	// out of a segment mapping; segments are closed only under it held
@@ -323,6 +323,7 @@ func (s *Store) background() {
 			}
 			s.unlockNotify(ws, nil)
 		case <-ckpt:
+			s.releaseIdleWindows()
 			s.mu.Lock()
 			var ws []waiter
 			if !s.closed && s.dirty && s.werr == nil {
