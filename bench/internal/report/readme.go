@@ -55,7 +55,7 @@ func WritePerformance(w io.Writer, d *Data) error {
 	if g := lastGrowth(d); g != "" {
 		m.f("%s\n\n", g)
 	}
-	m.f("Reproduce:\n\n```sh\n%s        # full comparison (about 40 minutes on 2 cores)\n%s  # under 2 minutes\nmake bench                # engine micro-benchmarks, saved to bench/results/engine-*.txt\nmake bench-engine-compare # benchstat of the two newest engine runs\n```\n", cmdFull, cmdQuick)
+	m.f("Reproduce:\n\n```sh\n%s        # full comparison (about 40 minutes on 2 cores)\n%s  # under 2 minutes\nmake bench                # engine micro-benchmarks, saved to bench/results/engine-*.txt\nmake bench-engine-compare # benchstat of the two newest engine runs\nmake bench-engine-peer    # the stream store against nats-server's file store, in one run\n```\n", cmdFull, cmdQuick)
 	return m.err
 }
 
