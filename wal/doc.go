@@ -94,13 +94,15 @@
 // place: a record under segment.CopyReadMin (8 KiB) through the segment's
 // read-only mapping, a larger one with pread into the message's own buffer
 // (read.go). A record still in the write buffer is flushed first. A
-// sequential reader (LoadNext: consumers, mirrors, scans) reads small records
-// from read-ahead windows instead, 128 KiB of a segment read with one pread
-// and decoded record by record, checksums verified as from the mapping; the
-// store keeps 8 of them, least recently used refilled (readahead.go). Pages a
-// mapping read touches stay in the process's resident set and each costs a
-// page fault the first time; a window touches none, so a consumer reading a
-// whole stream leaves none of it resident. An in-place erase drops the
+// sequential reader (LoadNext: consumers, mirrors, scans) reading small
+// records in order reads them from read-ahead windows instead: spans of a
+// segment read with one pread, 16 KiB at first and doubling up to 128 KiB as
+// the reader runs off the end, decoded record by record with checksums
+// verified as from the mapping; the store keeps 8 of them (readahead.go).
+// Pages a mapping read touches stay in the process's resident set and each
+// costs a page fault the first time; a window touches none, so a consumer
+// reading a whole stream leaves none of it resident. Reads out of order (a
+// sparse filter) go through the mapping. An in-place erase drops the
 // windows of its segment.
 //
 // # Removal

@@ -104,9 +104,9 @@ func (s *Store) loadLocked(seq uint64, m *store.Msg, seqRead bool) (needFlush, e
 // readForLoadLocked is readRecordLocked for loadInto: a large record is
 // read with pread into m.Data's array (copied reports it) rather than through
 // the mapping, whose first touch of every page is a page fault (see
-// segment.CopyReadMin). A sequential reader's (seqRead) small record comes
-// from a read-ahead window (readahead.go) and is copied into m at once
-// (filled reports it; rec then carries only the sequence and flags). Either
+// segment.CopyReadMin). A sequential reader's (seqRead) small record read in
+// order comes from a read-ahead window (readahead.go) and is copied into m
+// at once (filled reports it; rec then carries only the sequence and flags). Either
 // way the record is read under mu, so its segment cannot be closed or
 // removed meanwhile.
 func (s *Store) readForLoadLocked(seq uint64, m *store.Msg, seqRead bool) (rec segment.Record, copied, filled, needFlush bool, err error) {
@@ -127,20 +127,23 @@ func (s *Store) readForLoadLocked(seq uint64, m *store.Msg, seqRead bool) (rec s
 	}
 	size = min(size, maxSizeEstimate)
 	if size < segment.CopyReadMin {
+		miss := aheadMapping
 		if seqRead {
-			seq, flags, ok, err := s.readAheadLocked(seg, loc, size, m)
-			if ok {
+			var seq uint64
+			var flags uint16
+			if seq, flags, miss, err = s.readAheadLocked(seg, loc, size, m); miss == aheadRead {
 				return segment.Record{Seq: seq, Flags: flags}, false, true, false, err
 			}
-			// Every window is being filled by another reader: pread
-			// this one record rather than touch the mapping.
-		} else {
+		}
+		if miss == aheadMapping {
 			// seg is known, open and flushed to loc: read it directly
 			// rather than look it up and check it again through
 			// readLocLocked.
 			rec, _, err = seg.ReadAt(int64(loc.Off))
 			return rec, false, false, false, err
 		}
+		// Every window is being filled by another reader: pread this one
+		// record rather than touch the mapping.
 	}
 	rec, buf, err := seg.ReadAtCopy(int64(loc.Off), size, m.Data[:0])
 	if err != nil {
