@@ -117,6 +117,12 @@ func (x *Subjects) decode(r *reader, version byte) error {
 		if err := l.check(); err != nil {
 			return fmt.Errorf("subject %s: %v", name, err)
 		}
+		if err := l.walk(); err != nil {
+			return fmt.Errorf("subject %s: %v", name, err)
+		}
+		if err := checkEntry(name, msgs, first, last, &l); err != nil {
+			return err
+		}
 		if err := x.load(name, msgs, first, last, l); err != nil {
 			return err
 		}
@@ -171,6 +177,12 @@ func (x *Subjects) decodeV1(r *reader) error {
 		}
 		if err := l.check(); err != nil {
 			return fmt.Errorf("subject %s: %v", name, err)
+		}
+		if err := l.walk(); err != nil {
+			return fmt.Errorf("subject %s: %v", name, err)
+		}
+		if err := checkEntry(name, msgs, first, last, &l); err != nil {
+			return err
 		}
 		l.mergeRuns()
 		if err := x.load(name, msgs, first, last, l); err != nil {

@@ -72,10 +72,12 @@ func (p Plan) NextIn(start uint64, live func(uint64) bool) (uint64, bool) {
 			}
 			continue
 		}
+		// A subject's live messages lie in [first, last]; its list may
+		// hold removed ones past either end, which the walks do not visit.
 		it := p.x.lists.at(e.list - 1).from(from)
 		for {
 			q, ok := it.next()
-			if !ok || (found && q >= best) {
+			if !ok || q > e.last || (found && q >= best) {
 				break
 			}
 			if q >= from && live(q) {
@@ -105,7 +107,7 @@ func (p Plan) PrevIn(seq uint64, live func(uint64) bool) (uint64, bool) {
 			continue
 		}
 		p.x.lists.at(e.list-1).rev(min(seq, e.last), func(q uint64) bool {
-			if found && q <= best {
+			if q < e.first || (found && q <= best) {
 				return false
 			}
 			if live(q) {
@@ -139,7 +141,7 @@ func (p Plan) CountFrom(start uint64, lastPerSubject bool, live func(uint64) boo
 			it := p.x.lists.at(e.list - 1).from(start)
 			for {
 				q, ok := it.next()
-				if !ok {
+				if !ok || q > e.last {
 					break
 				}
 				if q >= start && live(q) {

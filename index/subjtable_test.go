@@ -209,9 +209,13 @@ func TestSubjectsCountOverflow(t *testing.T) {
 	x.Add(1, Loc{}, "big")
 	x.Add(2, Loc{}, "big")
 	x.Add(3, Loc{}, "big")
+	// Pretend: 2^32-1 messages, 1 to 2^32-1, a run in the subject's list
+	// (the checkpoint decoder holds the count to the list's entries).
 	id, _, _ := x.Subj.lookup("big")
-	x.Subj.ent(id).msgs = math.MaxUint32 // pretend: 2^32-1 messages
-	x.Add(4, Loc{}, "big")
+	e := x.Subj.ent(id)
+	e.msgs, e.last = math.MaxUint32, math.MaxUint32
+	*x.Subj.lists.at(e.list - 1) = seqList{marks: []listMark{{seq: 1, n: math.MaxUint32}}, n: math.MaxUint32, last: math.MaxUint32}
+	x.Add(1<<32, Loc{}, "big")
 	if info, _ := x.Subj.Get("big"); info.Msgs != 1<<32 {
 		t.Fatalf("count %d, want 2^32", info.Msgs)
 	}
@@ -219,7 +223,7 @@ func TestSubjectsCountOverflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info, _ := back.Subj.Get("big"); info.Msgs != 1<<32 || info.First != 1 || info.Last != 4 {
+	if info, _ := back.Subj.Get("big"); info.Msgs != 1<<32 || info.First != 1 || info.Last != 1<<32 {
 		t.Fatalf("decoded %+v", info)
 	}
 	x.Remove(2, "big")
