@@ -377,14 +377,5 @@ func (x *Subjects) holds(e *entry, seq uint64) bool {
 	if e.list == 0 {
 		return seq == e.first || seq == e.last
 	}
-	it := x.lists.at(e.list - 1).from(seq)
-	for {
-		q, ok := it.next()
-		if !ok || q > seq {
-			return false
-		}
-		if q == seq {
-			return true
-		}
-	}
+	return x.lists.at(e.list - 1).has(seq)
 }

@@ -3,7 +3,7 @@ package jetstream
 import (
 	"context"
 	"fmt"
-	"syscall"
+	"github.com/jetwal/jetwal/internal/proccpu"
 	"testing"
 	"time"
 
@@ -142,7 +142,6 @@ func benchServerJSDir(b *testing.B, cfg Config) (*server.Server, *JetStream, fun
 
 // cpuTime is the CPU time (user + system) the process has used.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := proccpu.Used()
+	return d
 }

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"github.com/jetwal/jetwal/internal/proccpu"
 	"math"
 	"sync"
 	"time"
@@ -28,7 +29,7 @@ type cpuMeter struct {
 // percent returns the CPU use; start is when the server started, used for
 // the first sample.
 func (c *cpuMeter) percent(start time.Time) float64 {
-	used, ok := processCPU()
+	used, ok := proccpu.Used()
 	if !ok {
 		return 0
 	}

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"github.com/jetwal/jetwal/internal/proccpu"
 	"runtime"
 	"testing"
 	"time"
@@ -10,10 +11,10 @@ import (
 // previous sample (the first one: since start), and a sample younger than
 // the window is served again.
 func TestCPU(t *testing.T) {
-	used, ok := processCPU()
+	used, ok := proccpu.Used()
 	for ok && used < 50*time.Millisecond {
 		burn()
-		used, ok = processCPU()
+		used, ok = proccpu.Used()
 	}
 	if !ok {
 		t.Fatalf("processCPU not measured on %s", runtime.GOOS)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/jetwal/jetwal/internal/proccpu"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -65,11 +66,8 @@ func benchRounds(b *testing.B, recBytes int, round func(n int), reset func()) {
 
 // cpuTime is the CPU time the process has used, user and system.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := proccpu.Used()
+	return d
 }
 
 // BenchmarkAppend measures appends. sync=never is the engine's raw speed;

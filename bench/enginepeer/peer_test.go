@@ -2,9 +2,9 @@ package enginepeer
 
 import (
 	"fmt"
+	"github.com/jetwal/jetwal/internal/proccpu"
 	"math/rand/v2"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -199,9 +199,6 @@ func report(b *testing.B, cpu time.Duration) {
 
 // cpuTime is the CPU time the process has used, user and system.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := proccpu.Used()
+	return d
 }

@@ -1,14 +1,14 @@
 //go:build unix
 
-package monitor
+package proccpu
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the user and system CPU time this process has used.
-func processCPU() (time.Duration, bool) {
+// Used returns the user and system CPU time this process has used.
+func Used() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false
