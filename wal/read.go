@@ -106,9 +106,9 @@ func (s *Store) loadLocked(seq uint64, m *store.Msg, seqRead bool) (needFlush, e
 // the mapping, whose first touch of every page is a page fault (see
 // segment.CopyReadMin). A sequential reader's (seqRead) small record read in
 // order comes from a read-ahead window (readahead.go) and is copied into m
-// at once (filled reports it; rec then carries only the sequence and flags). Either
-// way the record is read under mu, so its segment cannot be closed or
-// removed meanwhile.
+// at once (filled reports it; rec then carries only the sequence and
+// flags). Either way the record is read under mu, so its segment cannot be
+// closed or removed meanwhile.
 func (s *Store) readForLoadLocked(seq uint64, m *store.Msg, seqRead bool) (rec segment.Record, copied, filled, needFlush bool, err error) {
 	loc, end, hasEnd, ok := s.idx.Seqs.LookupSpan(seq)
 	if !ok {
@@ -129,10 +129,10 @@ func (s *Store) readForLoadLocked(seq uint64, m *store.Msg, seqRead bool) (rec s
 	if size < segment.CopyReadMin {
 		miss := aheadMapping
 		if seqRead {
-			var seq uint64
+			var got uint64
 			var flags uint16
-			if seq, flags, miss, err = s.readAheadLocked(seg, loc, size, m); miss == aheadRead {
-				return segment.Record{Seq: seq, Flags: flags}, false, true, false, err
+			if got, flags, miss, err = s.readAheadLocked(seg, loc, size, m); miss == aheadRead {
+				return segment.Record{Seq: got, Flags: flags}, false, true, false, err
 			}
 		}
 		if miss == aheadMapping {
