@@ -77,14 +77,15 @@ func (r *reader) u64() uint64 {
 }
 
 // count reads a length and checks that at least n*unit bytes remain, so a
-// damaged count cannot make Decode allocate wildly.
+// damaged count cannot make Decode allocate wildly. The product is taken
+// in 64 bits, so that it cannot wrap where int is 32.
 func (r *reader) count(unit int) int {
-	n := int(r.u32())
-	if r.err == nil && n*unit > len(r.b)-r.p {
+	n := r.u32()
+	if r.err == nil && uint64(n)*uint64(unit) > uint64(len(r.b)-r.p) {
 		r.err = fmt.Errorf("count %d exceeds remaining %d bytes", n, len(r.b)-r.p)
 		return 0
 	}
-	return n
+	return int(n)
 }
 
 // Decode parses a checkpoint. Any damage yields an error wrapping ErrCorrupt.
