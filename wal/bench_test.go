@@ -356,8 +356,8 @@ func BenchmarkLoadNext(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "us/op")
 	})
 	// scan: one reader going through 256 MiB of 1 KiB messages in order, as
-	// a consumer does, wrapping around; each pass faults the pages it
-	// cooled behind it on the pass before back in (see coolbehind.go).
+	// a consumer does, wrapping around; the reads come from read-ahead
+	// windows (see readahead.go), so no pass faults in mapping pages.
 	b.Run("scan/size=1024", func(b *testing.B) {
 		const n = 256 << 10
 		s := benchOpen(b, b.TempDir(), Options{Sync: SyncNever})

@@ -39,8 +39,8 @@ func (s *Store) readLocLocked(loc index.Loc) (rec segment.Record, needFlush bool
 // than hand the record to a callback: a record whose address goes to a
 // function value escapes to the heap, one allocation per read.)
 //
-// seqRead marks a sequential reader's load (LoadNext): it cools the pages the
-// reader has left behind (see coolbehind.go).
+// seqRead marks a sequential reader's load (LoadNext): a small record read in
+// order comes from a read-ahead window (see readahead.go).
 func (s *Store) loadInto(seq uint64, m *store.Msg, seqRead bool) error {
 	for attempt := 0; ; attempt++ {
 		s.mu.RLock()
