@@ -174,33 +174,19 @@ func (s *Store) rollLocked(base uint64, need int) error {
 		return err
 	}
 	old := s.active
-	if s.opts.Sync == SyncAlways {
-		// Waiters in the old segment are released by the next group commit
-		// (already kicked by their appends), once this seal made them durable.
-		if err := s.opts.Metrics.timeFsync(old.seg.Seal); err != nil {
-			seg.Remove()
-			return s.failLocked(err)
-		}
-		if s.opts.Compress && s.busy[old] == 0 {
-			c, err := segment.Compress(old.seg)
-			if err != nil {
-				seg.Remove()
-				return s.failLocked(err)
-			}
-			old.seg = c
-		}
-	} else {
-		// Without SyncAlways nobody waits for the old segment's fsync: it is
-		// trimmed and synced in the background (finishSeals).
-		if err := old.seg.Freeze(); err != nil {
-			seg.Remove()
-			return s.failLocked(err)
-		}
-		s.sealing = append(s.sealing, old)
-		select {
-		case s.sealKick <- struct{}{}:
-		default:
-		}
+	// The old segment is frozen here (its buffer written) and trimmed and
+	// fsynced outside the lock, by whichever of the background seal and the
+	// next group commit comes first: with SyncAlways the commit releases
+	// the old segment's waiters only once it is durable (groupCommit), so
+	// no append waits under the lock for a seal's fsync.
+	if err := old.seg.Freeze(); err != nil {
+		seg.Remove()
+		return s.failLocked(err)
+	}
+	s.sealing = append(s.sealing, old)
+	select {
+	case s.sealKick <- struct{}{}:
+	default:
 	}
 	s.unsynced = false
 	s.nextID++
@@ -268,9 +254,14 @@ func (s *Store) groupCommit() {
 		ent := s.active
 		s.busy[ent]++
 		s.unsynced = false
+		// Segments sealed since the last commit hold waiters too.
+		seals := s.takeSealingLocked()
 		s.mu.Unlock()
 
-		err := s.opts.Metrics.timeFsync(ent.seg.SyncFile)
+		err := s.finishTaken(seals)
+		if err == nil {
+			err = s.opts.Metrics.timeFsync(ent.seg.SyncFile)
+		}
 
 		s.mu.Lock()
 		s.unbusyLocked(ent)
@@ -335,29 +326,53 @@ func (s *Store) unbusyLocked(e *segEntry) {
 // (finishSealsLocked) never claims an unsynced segment.
 func (s *Store) finishSeals() {
 	s.mu.Lock()
+	todo := s.takeSealingLocked()
+	s.mu.Unlock()
+	s.finishTaken(todo)
+}
+
+// takeSealingLocked returns the frozen segments to finish, each marked busy
+// so it stays open until finishTaken is done with it.
+func (s *Store) takeSealingLocked() []*segEntry {
+	if len(s.sealing) == 0 {
+		return nil
+	}
 	todo := append([]*segEntry(nil), s.sealing...)
 	for _, e := range todo {
 		s.busy[e]++
 	}
-	s.mu.Unlock()
+	return todo
+}
+
+// finishTaken trims and fsyncs segments taken by takeSealingLocked, outside
+// the lock, and returns the first error (which also fails the store).
+func (s *Store) finishTaken(todo []*segEntry) error {
+	var first error
 	for _, e := range todo {
-		err := s.opts.Metrics.timeFsync(e.seg.Finish)
+		var err error
+		if first == nil {
+			err = s.opts.Metrics.timeFsync(e.seg.Finish)
+		}
 		s.mu.Lock()
-		if err != nil {
-			s.failLocked(err)
-		} else {
+		switch {
+		case first != nil:
+			// An earlier one failed: this one stays in s.sealing.
+		case err != nil:
+			first = s.failLocked(err)
+		default:
 			s.sealing = removeEntry(s.sealing, e)
 			if s.opts.Compress && s.busy[e] == 1 && !s.removed(e) {
 				if c, cerr := segment.Compress(e.seg); cerr == nil {
 					e.seg = c
 				} else {
-					s.failLocked(cerr)
+					first = s.failLocked(cerr)
 				}
 			}
 		}
 		s.unbusyLocked(e)
 		s.mu.Unlock()
 	}
+	return first
 }
 
 func removeEntry(list []*segEntry, e *segEntry) []*segEntry {

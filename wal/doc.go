@@ -43,7 +43,9 @@
 // share fsyncs; before starting the next fsync the goroutine waits up to
 // 50 µs for the writers it just released to append again (never for a lone
 // writer), which keeps 64 writers in one group instead of two alternating
-// ones. With SyncInterval and SyncNever the commit is one pwrite of the
+// ones. A roll freezes the full segment (writes its buffer) under the
+// lock; the commit trims and fsyncs it outside the lock before it releases
+// the waiters it holds, so no append waits under the lock for that fsync. With SyncInterval and SyncNever the commit is one pwrite of the
 // buffer and no fsync: the waiters are released once their bytes belong to
 // the operating system, and the interval ticker (or the OS) fsyncs later.
 // Appends that arrive while a commit runs share the next one.
