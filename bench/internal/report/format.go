@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jetwal/jetwal/bench/internal/proc"
@@ -68,6 +69,19 @@ func ratioLabel(v float64) string {
 		return fmt.Sprintf("%.0f×", v)
 	}
 	return fmt.Sprintf("%.2f×", v)
+}
+
+// repRangeLabel renders the range of per-repetition ratios, "0.81–1.37×",
+// one value when they agree, or "—" when there are none.
+func repRangeLabel(r Row) string {
+	if r.RepMin <= 0 {
+		return "—"
+	}
+	lo, hi := ratioLabel(r.RepMin), ratioLabel(r.RepMax)
+	if lo == hi {
+		return lo
+	}
+	return strings.TrimSuffix(lo, "×") + "–" + hi
 }
 
 // durLabel renders a duration with a unit suited to its size.

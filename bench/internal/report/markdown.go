@@ -50,7 +50,7 @@ func WriteMarkdown(w io.Writer, d *Data, charts []string) error {
 	}
 	m.f("# %s vs %s: benchmark report\n\n", a, b)
 	m.f("Generated %s by `jetwal-bench` in **%s** mode; the run took %s.\n", d.Meta.Started.Format(time.RFC3339), mode, d.Meta.Finished.Sub(d.Meta.Started).Round(time.Second))
-	m.f("Every figure is the median of %d runs; the runs of the two servers alternate (A then B, then B then A). Ratios are %s / %s: above 1 means %s moved more messages per second (for latency rows: took longer).\n\n", d.Meta.Reps, a, b, a)
+	m.f("Every figure is the median of %d runs; the runs of the two servers alternate (A then B, then B then A). Ratios are %s / %s: above 1 means %s moved more messages per second (for latency rows: took longer). A ratio is the median of one server's runs over the median of the other's; the ratio per repetition, of the two runs of one repetition, shows how far this machine's noise moves it.\n\n", d.Meta.Reps, a, b, a)
 	if d.Meta.Quick {
 		m.f("> Quick mode: message counts and time caps are far smaller than in full mode, so the figures are noisy and the 1M-message targets are measured on a few thousand messages. Use `%s` for the real comparison.\n\n", cmdFull)
 	}
@@ -120,10 +120,10 @@ func writeTargets(m *md, d *Data, rows []Row, a, b string) {
 		if v.Latency {
 			metric = "p50 latency"
 		}
-		out = append(out, []string{v.Label, v.Measures, SizeLabel(v.Key.Size), string(v.Key.Mode), metric, ratioLabel(v.Ratio), v.Required(), status,
+		out = append(out, []string{v.Label, v.Measures, SizeLabel(v.Key.Size), string(v.Key.Mode), metric, ratioLabel(v.Ratio), repRangeLabel(v.Row), v.Required(), status,
 			cpuLabel(v.Row.A), cpuLabel(v.Row.B), cpuRatioLabel(v.Row), clientCPULabel(v.Row)})
 	}
-	m.table([]string{"target", "what is measured", "size", "mode", "metric", "ratio", "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg", "CPU ratio", "client CPU-µs/msg (" + a + " / " + b + ")"}, out)
+	m.table([]string{"target", "what is measured", "size", "mode", "metric", "ratio", "ratio per repetition (lowest–highest)", "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg", "CPU ratio", "client CPU-µs/msg (" + a + " / " + b + ")"}, out)
 	m.f("%d of %d targets met.\n\n", met, len(vs))
 	if l := growthRateLine(d); l != "" {
 		m.f("%s\n\n", l)
@@ -147,7 +147,7 @@ func writeThroughput(m *md, rows []Row, mode proc.Mode, a, b string) {
 			countLabel(r.A.Msgs) + " / " + countLabel(r.B.Msgs),
 			sideRate(r.A), sideRate(r.B),
 			mbLabel(r.A.MBs), mbLabel(r.B.MBs),
-			ratioLabel(r.Ratio),
+			ratioLabel(r.Ratio), repRangeLabel(r),
 			cpuLabel(r.A), cpuLabel(r.B), cpuRatioLabel(r),
 			failures(r),
 		})
@@ -157,7 +157,7 @@ func writeThroughput(m *md, rows []Row, mode proc.Mode, a, b string) {
 	}
 	m.f("## Throughput, %s mode\n\n", mode)
 	m.f("CPU-µs/msg: server CPU time (user + system) per message moved, median over the runs; CPU ratio below 1 means %s spent less CPU per message.\n\n", a)
-	m.table([]string{"workload", "size", "msgs per run (A / B)", a + " msgs/s", b + " msgs/s", a + " MiB/s", b + " MiB/s", "ratio", a + " CPU-µs/msg", b + " CPU-µs/msg", "CPU ratio", "failed runs (A / B)"}, out)
+	m.table([]string{"workload", "size", "msgs per run (A / B)", a + " msgs/s", b + " msgs/s", a + " MiB/s", b + " MiB/s", "ratio", "ratio per repetition", a + " CPU-µs/msg", b + " CPU-µs/msg", "CPU ratio", "failed runs (A / B)"}, out)
 }
 
 // sideRate is a side's median rate, or "error" when all its runs failed.

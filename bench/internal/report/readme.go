@@ -30,11 +30,11 @@ func WritePerformance(w io.Writer, d *Data) error {
 		a, b, d.Meta.B.Version, d.Meta.Host.Cores, d.Meta.Started.Format(time.DateOnly), mode, d.Meta.Reps)
 	var out [][]string
 	for _, v := range Judge(rows) {
-		out = append(out, []string{v.Label, v.Measures, SizeLabel(v.Key.Size), string(v.Key.Mode), ratioLabel(v.Ratio), v.Required(), v.Status(),
+		out = append(out, []string{v.Label, v.Measures, SizeLabel(v.Key.Size), string(v.Key.Mode), ratioLabel(v.Ratio), repRangeLabel(v.Row), v.Required(), v.Status(),
 			cpuLabel(v.Row.A), cpuLabel(v.Row.B)})
 	}
-	m.table([]string{"target", "what is measured", "size", "mode", a + " / " + b, "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg"}, out)
-	m.f("Ratios above 1 mean %s is faster (for latency, below 1). CPU-µs/msg is the server process's CPU time per message moved, from /proc/PID/stat.\n\n", a)
+	m.table([]string{"target", "what is measured", "size", "mode", a + " / " + b, "per repetition", "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg"}, out)
+	m.f("Ratios above 1 mean %s is faster (for latency, below 1). The ratio is of the medians; \"per repetition\" is the lowest and highest ratio of the two servers' runs in one repetition, which shows how much this shared machine's noise moves it. CPU-µs/msg is the server process's CPU time per message moved, from /proc/PID/stat.\n\n", a)
 	if l := growthRateLine(d); l != "" {
 		m.f("%s\n\n", l)
 	}

@@ -57,6 +57,11 @@ type Row struct {
 	// LatencyRatio is A.P50/B.P50 for latency workloads, else 0.
 	LatencyRatio float64
 	Latency      bool
+	// RepMin and RepMax are the lowest and highest ratio of one
+	// repetition's pair of runs (A's rate over B's, or for latency rows A's
+	// p50 over B's), over the repetitions where both runs succeeded; 0 when
+	// there are none. They show how much of a ratio is this machine's noise.
+	RepMin, RepMax float64
 }
 
 // Summarize reduces the runs to one row per key, ordered by mode, workload
@@ -97,9 +102,44 @@ func Summarize(d *Data) []Row {
 		if row.Latency && row.A.P50 > 0 && row.B.P50 > 0 {
 			row.LatencyRatio = float64(row.A.P50) / float64(row.B.P50)
 		}
+		row.RepMin, row.RepMax = repRange(g.a, g.b, row.Latency)
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// repRange returns the lowest and highest ratio of A's run to B's run of
+// the same repetition, over the repetitions where both succeeded.
+func repRange(a, b []Run, latency bool) (lo, hi float64) {
+	value := func(r Run) float64 {
+		if r.Err != "" || r.Result.Msgs == 0 {
+			return 0
+		}
+		if latency {
+			if r.Result.Latency == nil {
+				return 0
+			}
+			return float64(r.Result.Latency.P50)
+		}
+		return r.Result.MsgsPerSec()
+	}
+	for _, ra := range a {
+		for _, rb := range b {
+			if ra.Rep != rb.Rep {
+				continue
+			}
+			va, vb := value(ra), value(rb)
+			if va <= 0 || vb <= 0 {
+				continue
+			}
+			q := va / vb
+			if lo == 0 || q < lo {
+				lo = q
+			}
+			hi = max(hi, q)
+		}
+	}
+	return lo, hi
 }
 
 // SideErr describes the sides whose runs all failed, as "jetwal: error:
