@@ -71,17 +71,28 @@ func ratioLabel(v float64) string {
 	return fmt.Sprintf("%.2f×", v)
 }
 
-// repRangeLabel renders the range of per-repetition ratios, "0.81–1.37×",
-// one value when they agree, or "—" when there are none.
-func repRangeLabel(r Row) string {
-	if r.RepMin <= 0 {
+// repRangeLabel renders the range of per-repetition throughput ratios,
+// "0.81–1.37×", one value when they agree, or "—" when there are none.
+func repRangeLabel(r Row) string { return rangeLabel(r.RepMin, r.RepMax) }
+
+// verdictRangeLabel renders the per-repetition range of the ratio a target
+// is judged on: p50 latency for latency targets, else throughput.
+func verdictRangeLabel(v Verdict) string {
+	if v.Latency {
+		return rangeLabel(v.Row.LatRepMin, v.Row.LatRepMax)
+	}
+	return repRangeLabel(v.Row)
+}
+
+func rangeLabel(lo, hi float64) string {
+	if lo <= 0 {
 		return "—"
 	}
-	lo, hi := ratioLabel(r.RepMin), ratioLabel(r.RepMax)
-	if lo == hi {
-		return lo
+	l, h := ratioLabel(lo), ratioLabel(hi)
+	if l == h {
+		return l
 	}
-	return strings.TrimSuffix(lo, "×") + "–" + hi
+	return strings.TrimSuffix(l, "×") + "–" + h
 }
 
 // durLabel renders a duration with a unit suited to its size.

@@ -120,7 +120,7 @@ func writeTargets(m *md, d *Data, rows []Row, a, b string) {
 		if v.Latency {
 			metric = "p50 latency"
 		}
-		out = append(out, []string{v.Label, v.Measures, SizeLabel(v.Key.Size), string(v.Key.Mode), metric, ratioLabel(v.Ratio), repRangeLabel(v.Row), v.Required(), status,
+		out = append(out, []string{v.Label, v.Measures, SizeLabel(v.Key.Size), string(v.Key.Mode), metric, ratioLabel(v.Ratio), verdictRangeLabel(v), v.Required(), status,
 			cpuLabel(v.Row.A), cpuLabel(v.Row.B), cpuRatioLabel(v.Row), clientCPULabel(v.Row)})
 	}
 	m.table([]string{"target", "what is measured", "size", "mode", "metric", "ratio", "ratio per repetition (lowest–highest)", "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg", "CPU ratio", "client CPU-µs/msg (" + a + " / " + b + ")"}, out)

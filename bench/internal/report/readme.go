@@ -30,7 +30,7 @@ func WritePerformance(w io.Writer, d *Data) error {
 		a, b, d.Meta.B.Version, d.Meta.Host.Cores, d.Meta.Started.Format(time.DateOnly), mode, d.Meta.Reps)
 	var out [][]string
 	for _, v := range Judge(rows) {
-		out = append(out, []string{v.Label, v.Measures, SizeLabel(v.Key.Size), string(v.Key.Mode), ratioLabel(v.Ratio), repRangeLabel(v.Row), v.Required(), v.Status(),
+		out = append(out, []string{v.Label, v.Measures, SizeLabel(v.Key.Size), string(v.Key.Mode), ratioLabel(v.Ratio), verdictRangeLabel(v), v.Required(), v.Status(),
 			cpuLabel(v.Row.A), cpuLabel(v.Row.B)})
 	}
 	m.table([]string{"target", "what is measured", "size", "mode", a + " / " + b, "per repetition", "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg"}, out)

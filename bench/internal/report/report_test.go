@@ -369,3 +369,30 @@ func TestRepRange(t *testing.T) {
 		t.Fatalf("report lacks %q:\n%s", want, buf.String())
 	}
 }
+
+// A workload that records latency is judged on p50 only for a latency
+// target; its throughput rows (and throughput targets) show the rate range.
+func TestRepRangeLatencyWorkload(t *testing.T) {
+	d := &Data{Meta: Meta{A: ServerInfo{Name: "jetwal"}, B: ServerInfo{Name: "nats-server"}, Reps: 1, Sizes: []int{128}, Modes: []proc.Mode{proc.ModeDefault}}}
+	for i, name := range []string{"jetwal", "nats-server"} {
+		el, p50 := time.Second, 100*time.Microsecond
+		if i == 0 {
+			el, p50 = el/2, p50/2 // twice the rate, half the latency
+		}
+		d.Runs = append(d.Runs, Run{Mode: proc.ModeDefault, Rep: 1, Server: name, Workload: workload.ReqReply, Size: 128,
+			Result: workload.Result{Msgs: 1000, Bytes: 128000, Elapsed: el, Latency: &workload.Latency{N: 1000, P50: p50, P90: p50, P99: p50, P999: p50, Max: p50}}})
+	}
+	rows := Summarize(d)
+	if got := repRangeLabel(rows[0]); got != "2.00×" {
+		t.Fatalf("throughput range %q, want 2.00×", got)
+	}
+	for _, v := range Judge(rows) {
+		if v.Key.Workload == workload.ReqReply {
+			if got := verdictRangeLabel(v); got != "0.50×" {
+				t.Fatalf("latency target range %q, want 0.50×", got)
+			}
+			return
+		}
+	}
+	t.Fatal("no request/reply verdict")
+}

@@ -58,10 +58,12 @@ type Row struct {
 	LatencyRatio float64
 	Latency      bool
 	// RepMin and RepMax are the lowest and highest ratio of one
-	// repetition's pair of runs (A's rate over B's, or for latency rows A's
-	// p50 over B's), over the repetitions where both runs succeeded; 0 when
-	// there are none. They show how much of a ratio is this machine's noise.
-	RepMin, RepMax float64
+	// repetition's pair of runs (A's rate over B's, as Ratio), over the
+	// repetitions where both runs succeeded; 0 when there are none. They
+	// show how much of a ratio is this machine's noise. LatRepMin and
+	// LatRepMax are the same for the p50 latency (as LatencyRatio).
+	RepMin, RepMax       float64
+	LatRepMin, LatRepMax float64
 }
 
 // Summarize reduces the runs to one row per key, ordered by mode, workload
@@ -102,7 +104,10 @@ func Summarize(d *Data) []Row {
 		if row.Latency && row.A.P50 > 0 && row.B.P50 > 0 {
 			row.LatencyRatio = float64(row.A.P50) / float64(row.B.P50)
 		}
-		row.RepMin, row.RepMax = repRange(g.a, g.b, row.Latency)
+		row.RepMin, row.RepMax = repRange(g.a, g.b, false)
+		if row.Latency {
+			row.LatRepMin, row.LatRepMax = repRange(g.a, g.b, true)
+		}
 		rows = append(rows, row)
 	}
 	return rows
