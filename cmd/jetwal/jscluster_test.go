@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -56,7 +57,10 @@ func (m *member) start(t *testing.T) {
 					t.Errorf("%s: %v", m.name, err)
 				}
 			case <-time.After(30 * time.Second):
-				t.Errorf("%s: serve did not return after cancel", m.name)
+				// Rare (one make test run in many): keep every goroutine's
+				// stack so the hang can be found.
+				buf := make([]byte, 4<<20)
+				t.Errorf("%s: serve did not return after cancel; goroutines:\n%s", m.name, buf[:runtime.Stack(buf, true)])
 			}
 		})
 	}
