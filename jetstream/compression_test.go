@@ -30,7 +30,8 @@ func sealedBytes(t *testing.T, storeDir, stream string) (total int64, compressed
 	}
 	var segs []os.DirEntry
 	for _, e := range ents {
-		if strings.Contains(e.Name(), ".seg") {
+		// Segments only: not the spare made ahead of the next roll.
+		if strings.HasSuffix(e.Name(), segment.SuffixPlain) || strings.HasSuffix(e.Name(), segment.SuffixCompressed) {
 			segs = append(segs, e)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jetwal/jetwal/vfs"
 )
@@ -34,6 +35,10 @@ type Segment struct {
 
 	sealed     bool
 	compressed bool
+
+	// nameUnsynced is set on a segment made from a Spare until a sync of
+	// its file has also synced its directory entry (syncName).
+	nameUnsynced atomic.Bool
 
 	decodeMu  sync.Mutex // guards lazy decoding of a compressed body
 	decodeErr error
@@ -312,6 +317,19 @@ func (s *Segment) Sync() error {
 	if err := s.f.Sync(); err != nil {
 		return fmt.Errorf("segment: sync %s: %w", s.path, err)
 	}
+	return s.syncName()
+}
+
+// syncName syncs the directory after the file, once, for a segment whose
+// name a Spare's rename has not yet made durable.
+func (s *Segment) syncName() error {
+	if !s.nameUnsynced.Load() {
+		return nil
+	}
+	if err := s.fs.SyncDir(filepath.Dir(s.path)); err != nil {
+		return fmt.Errorf("segment: sync dir of %s: %w", s.path, err)
+	}
+	s.nameUnsynced.Store(false)
 	return nil
 }
 
@@ -430,7 +448,7 @@ func (s *Segment) Finish() error {
 	if err := s.f.Sync(); err != nil {
 		return fmt.Errorf("segment: sync %s: %w", s.path, err)
 	}
-	return nil
+	return s.syncName()
 }
 
 // Close releases the mapping and the file. Record views become invalid.
@@ -467,7 +485,7 @@ func (s *Segment) SyncFile() error {
 	if err := s.f.Sync(); err != nil {
 		return fmt.Errorf("segment: sync %s: %w", s.path, err)
 	}
-	return nil
+	return s.syncName()
 }
 
 // ReadBuffered decodes a record that is still in the write buffer. The view

@@ -169,9 +169,18 @@ func (s *Store) rollLocked(base uint64, need int) error {
 	// full, the store stays as it was and the old segment keeps its tomb
 	// reserve.
 	size := max(s.nextSegmentSize(), int64(segment.HeaderSize+need))
-	seg, err := segment.Create(s.fs, s.dir, base, s.nowNano(), size)
-	if err != nil {
-		return err
+	var seg *segment.Segment
+	var err error
+	if sp := s.takeSpareLocked(size); sp != nil {
+		seg, err = sp.Use(base, s.nowNano())
+		s.spare.used++
+	}
+	if seg == nil {
+		// No spare, or it failed (and is gone): create the file here.
+		if seg, err = segment.Create(s.fs, s.dir, base, s.nowNano(), size); err != nil {
+			return err
+		}
+		s.spare.created++
 	}
 	old := s.active
 	// The old segment is frozen here (its buffer written) and trimmed and
@@ -192,6 +201,7 @@ func (s *Store) rollLocked(base uint64, need int) error {
 	s.nextID++
 	s.active = &segEntry{id: s.nextID, seg: seg}
 	s.segs = append(s.segs, s.active)
+	s.wantSpareLocked()
 	// Bound how much a crash recovery scans: checkpoint every few rolls.
 	// (A checkpoint costs time proportional to the index, so not on every
 	// roll; the periodic and closing checkpoints cover the rest.)

@@ -12,6 +12,7 @@
 //	<dir>/index.ckpt                   the last index checkpoint
 //	<dir>/index.ckpt.tmp               a checkpoint being written (removed on open)
 //	<dir>/seq.reserve                  sequence reservation (interval and never modes)
+//	<dir>/spare.seg.tmp                the next segment, made ahead (removed on open)
 //
 // Only the newest segment is written; every older one is sealed (trimmed to
 // its used length and fsynced). Segment formats are drawn in package
@@ -45,7 +46,13 @@
 // writer), which keeps 64 writers in one group instead of two alternating
 // ones. A roll freezes the full segment (writes its buffer) under the
 // lock; the commit trims and fsyncs it outside the lock before it releases
-// the waiters it holds, so no append waits under the lock for that fsync. With SyncInterval and SyncNever the commit is one pwrite of the
+// the waiters it holds, so no append waits under the lock for that fsync.
+// Nor for the new segment's creation: once a store has rolled, a goroutine
+// keeps a spare file ready (created, preallocated, mapped, synced, its
+// directory entry too; spare.go), and the roll writes its header and
+// renames it. The rename becomes durable with the segment's first sync,
+// which syncs the directory after the file, before any append in it is
+// acknowledged. A stream that never rolls keeps no spare. With SyncInterval and SyncNever the commit is one pwrite of the
 // buffer and no fsync: the waiters are released once their bytes belong to
 // the operating system, and the interval ticker (or the OS) fsyncs later.
 // Appends that arrive while a commit runs share the next one.

@@ -102,6 +102,7 @@ type Store struct {
 	ckpt       *ckptInfo   // that checkpoint's contents, during recovery (checkHeadLocked)
 	ckptMap    vfs.Mapping // the checkpoint the index was read from, in place (ckptload.go)
 	closing    bool        // Close is writing its final checkpoint
+	spare      spareState  // the next roll's segment file (spare.go)
 }
 
 type segEntry struct {
@@ -255,6 +256,7 @@ func (s *Store) Close() error {
 	close(s.stop)
 	s.wg.Wait()
 	s.mu.Lock()
+	s.discardSpareLocked()
 	s.closeSegments()
 	s.releaseCheckpointMap(true)
 	s.mu.Unlock()
