@@ -64,6 +64,12 @@
 // ftruncate and the same pwrite path reports ENOSPC. Reads go through a
 // read-only shared mapping (mmap-go), which sees pwritten bytes immediately.
 //
+// A file can be made ahead of need (Spare, named spare.seg.tmp: created,
+// preallocated, synced with its directory entry, mapped) and turned into a
+// segment later by writing the header and renaming it. Such a segment syncs
+// its directory after its file on its first sync, so its name is durable no
+// later than its first record.
+//
 // Why pwrite and not stores into a writable mapping: BenchmarkWritePath
 // measures both for 128-byte records into fresh preallocated 64 MiB files.
 // Here (2 cores) pwrite took 102-118 ns/record against 137-345 ns/record for

@@ -51,15 +51,26 @@ func Create(fs vfs.FS, dir string, base uint64, created int64, capacity int64) (
 		return nil, fmt.Errorf("segment: capacity %d too small", capacity)
 	}
 	path := filepath.Join(dir, FileName(base, false))
+	f, m, err := prepareFile(fs, dir, path, capacity, encodeHeader(base, created, 0))
+	if err != nil {
+		return nil, err
+	}
+	return &Segment{fs: fs, path: path, f: f, hdr: segHeader{base: base, created: created}, capacity: capacity,
+		end: HeaderSize, m: m, data: m.Bytes()}, nil
+}
+
+// prepareFile creates path with capacity bytes reserved on disk, writes hdr
+// (if any) at its start, syncs the file and its directory entry, and maps
+// it. On an error nothing is left behind.
+func prepareFile(fs vfs.FS, dir, path string, capacity int64, hdr []byte) (vfs.File, vfs.Mapping, error) {
 	f, err := fs.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("segment: create %s: %w", path, err)
+		return nil, nil, fmt.Errorf("segment: create %s: %w", path, err)
 	}
-	s := &Segment{fs: fs, path: path, f: f, hdr: segHeader{base: base, created: created}, capacity: capacity, end: HeaderSize}
-	fail := func(err error) (*Segment, error) {
+	fail := func(err error) (vfs.File, vfs.Mapping, error) {
 		f.Close()
 		fs.Remove(path)
-		return nil, err
+		return nil, nil, err
 	}
 	if err := f.Allocate(0, capacity); err != nil {
 		if !errors.Is(err, vfs.ErrAllocUnsupported) {
@@ -71,8 +82,10 @@ func Create(fs vfs.FS, dir string, base uint64, created int64, capacity int64) (
 			return fail(fmt.Errorf("segment: size %s: %w", path, err))
 		}
 	}
-	if _, err := f.WriteAt(encodeHeader(base, created, 0), 0); err != nil {
-		return fail(fmt.Errorf("segment: write header %s: %w", path, err))
+	if hdr != nil {
+		if _, err := f.WriteAt(hdr, 0); err != nil {
+			return fail(fmt.Errorf("segment: write header %s: %w", path, err))
+		}
 	}
 	if err := f.Sync(); err != nil {
 		return fail(fmt.Errorf("segment: sync %s: %w", path, err))
@@ -84,8 +97,7 @@ func Create(fs vfs.FS, dir string, base uint64, created int64, capacity int64) (
 	if err != nil {
 		return fail(fmt.Errorf("segment: map %s: %w", path, err))
 	}
-	s.m, s.data = m, m.Bytes()
-	return s, nil
+	return f, m, nil
 }
 
 // Open opens an existing segment file. Records are not validated; call Scan.

@@ -1,7 +1,6 @@
 package segment
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -34,33 +33,11 @@ func CreateSpare(fs vfs.FS, dir string, capacity int64) (*Spare, error) {
 		return nil, fmt.Errorf("segment: spare capacity %d too small", capacity)
 	}
 	path := filepath.Join(dir, SpareName)
-	f, err := fs.Create(path)
+	f, m, err := prepareFile(fs, dir, path, capacity, nil)
 	if err != nil {
-		return nil, fmt.Errorf("segment: create %s: %w", path, err)
-	}
-	sp := &Spare{fs: fs, dir: dir, path: path, f: f, capacity: capacity}
-	fail := func(err error) (*Spare, error) {
-		sp.Discard()
 		return nil, err
 	}
-	if err := f.Allocate(0, capacity); err != nil {
-		if !errors.Is(err, vfs.ErrAllocUnsupported) {
-			return fail(fmt.Errorf("segment: preallocate %s: %w", path, err))
-		}
-		if err := f.Truncate(capacity); err != nil {
-			return fail(fmt.Errorf("segment: size %s: %w", path, err))
-		}
-	}
-	if err := f.Sync(); err != nil {
-		return fail(fmt.Errorf("segment: sync %s: %w", path, err))
-	}
-	if err := fs.SyncDir(dir); err != nil {
-		return fail(fmt.Errorf("segment: sync dir %s: %w", dir, err))
-	}
-	if sp.m, err = f.Map(int(capacity)); err != nil {
-		return fail(fmt.Errorf("segment: map %s: %w", path, err))
-	}
-	return sp, nil
+	return &Spare{fs: fs, dir: dir, path: path, f: f, m: m, capacity: capacity}, nil
 }
 
 // Capacity is the bytes the spare reserves.
