@@ -232,17 +232,26 @@ func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *r
 	return g, nil
 }
 
-// close stops raft and closes the group's stores.
+// close stops raft and closes the group's stores. raft's Shutdown waits
+// for its replication and vote goroutines, which may be inside an RPC to a
+// peer that will not answer (one being stopped too, or partitioned away):
+// closing the layer first closes their connections, so they fail at once
+// instead of at the transport's 10 s timeout, once per stuck RPC. The log
+// store closes only after raft has stopped writing to it.
 func (g *group) close() error {
-	var err error
+	var fut raft.Future
 	if g.r != nil {
-		err = g.r.Shutdown().Error()
+		fut = g.r.Shutdown()
+	}
+	if g.layer != nil {
+		g.layer.Close()
 	}
 	if g.trans != nil {
 		g.trans.Close()
 	}
-	if g.layer != nil {
-		g.layer.Close()
+	var err error
+	if fut != nil {
+		err = fut.Error()
 	}
 	if g.log != nil {
 		if cerr := g.log.Close(); err == nil {

@@ -200,6 +200,48 @@ type Layer struct {
 	conns chan net.Conn
 	done  chan struct{}
 	once  sync.Once
+
+	// live holds the connections handed to raft (accepted or dialed) and
+	// not yet closed: closing the layer closes them, so that an RPC raft
+	// is waiting on fails at once instead of at the transport's timeout.
+	// raft's Shutdown waits for its replication and vote goroutines, and
+	// NetworkTransport.Close does not close their connections.
+	liveMu sync.Mutex
+	live   map[*liveConn]struct{}
+}
+
+// liveConn is a connection of a layer, removed from it when closed.
+type liveConn struct {
+	net.Conn
+	l    *Layer
+	once sync.Once
+}
+
+func (c *liveConn) Close() error {
+	c.once.Do(func() {
+		c.l.liveMu.Lock()
+		delete(c.l.live, c)
+		c.l.liveMu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+// track registers c with the layer, or closes it if the layer is closed.
+func (l *Layer) track(c net.Conn) (net.Conn, error) {
+	lc := &liveConn{Conn: c, l: l}
+	l.liveMu.Lock()
+	defer l.liveMu.Unlock()
+	select {
+	case <-l.done:
+		c.Close()
+		return nil, ErrClosed
+	default:
+	}
+	if l.live == nil {
+		l.live = make(map[*liveConn]struct{})
+	}
+	l.live[lc] = struct{}{}
+	return lc, nil
 }
 
 var _ raft.StreamLayer = (*Layer)(nil)
@@ -208,14 +250,14 @@ var _ raft.StreamLayer = (*Layer)(nil)
 func (l *Layer) Accept() (net.Conn, error) {
 	select {
 	case c := <-l.conns:
-		return c, nil
+		return l.track(c)
 	case <-l.done:
 		return nil, ErrClosed
 	}
 }
 
 // Close removes the group from its Mux: later connections for it are
-// refused.
+// refused, and the ones it handed out are closed.
 func (l *Layer) Close() error {
 	l.mux.mu.Lock()
 	if l.mux.groups[l.group] == l {
@@ -228,7 +270,14 @@ func (l *Layer) Close() error {
 
 func (l *Layer) shut() {
 	l.once.Do(func() {
+		l.liveMu.Lock()
 		close(l.done)
+		live := l.live
+		l.live = nil
+		l.liveMu.Unlock()
+		for c := range live {
+			c.Conn.Close()
+		}
 		for {
 			select {
 			case c := <-l.conns:
@@ -255,7 +304,7 @@ func (l *Layer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Con
 		return nil, fmt.Errorf("mux: %s: send preamble for group %s: %w", address, l.group, err)
 	}
 	_ = c.SetWriteDeadline(time.Time{})
-	return c, nil
+	return l.track(c)
 }
 
 // bufferedConn is a connection whose first bytes were read ahead.

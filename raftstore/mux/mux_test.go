@@ -170,3 +170,56 @@ func TestBadPreambles(t *testing.T) {
 		t.Fatalf("accept after close: %v", err)
 	}
 }
+
+// TestCloseClosesHandedOutConns: closing a layer closes the connections it
+// dialed and accepted, so raft goroutines blocked on them return (raft's
+// Shutdown waits for them); a connection closed before stays closed, and
+// dialing a closed layer fails.
+func TestCloseClosesHandedOutConns(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(ln.Addr(), nil)
+	go m.Serve(ln)
+	defer m.Close()
+	layer, err := m.Layer("G")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialed, err := layer.Dial(raft.ServerAddress(ln.Addr().String()), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted, err := layer.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	early, err := layer.Dial(raft.ServerAddress(ln.Addr().String()), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	early.Close()
+	// Reads blocked on both ends, as raft's RPC and handler goroutines are.
+	errs := make(chan error, 2)
+	for _, c := range []net.Conn{dialed, accepted} {
+		go func() {
+			_, err := c.Read(make([]byte, 1))
+			errs <- err
+		}()
+	}
+	layer.Close()
+	for range 2 {
+		select {
+		case err := <-errs:
+			if err == nil {
+				t.Fatal("a read returned data after close")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a read on a handed-out connection still blocks after the layer closed")
+		}
+	}
+	if _, err := layer.Dial(raft.ServerAddress(ln.Addr().String()), 5*time.Second); err == nil {
+		t.Fatal("dial on a closed layer succeeded")
+	}
+}
