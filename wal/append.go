@@ -172,8 +172,9 @@ func (s *Store) rollLocked(base uint64, need int) error {
 	var seg *segment.Segment
 	var err error
 	if sp := s.takeSpareLocked(size); sp != nil {
-		seg, err = sp.Use(base, s.nowNano())
-		s.spare.used++
+		if seg, err = sp.Use(base, s.nowNano()); err == nil {
+			s.spare.used++
+		}
 	}
 	if seg == nil {
 		// No spare, or it failed (and is gone): create the file here.
