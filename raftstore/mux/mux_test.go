@@ -117,20 +117,28 @@ func TestGroupsShareOnePort(t *testing.T) {
 	}
 }
 
-// TestBadPreambles: malformed, oversized, silent and unknown-group
-// connections are closed, and the mux goes on serving a valid one.
-func TestBadPreambles(t *testing.T) {
+// serveOneGroup starts a Mux on a loopback port, closed at the test's end,
+// with one group "G".
+func serveOneGroup(t *testing.T) (net.Listener, *Mux, *Layer) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := New(ln.Addr(), nil)
 	go m.Serve(ln)
-	defer m.Close()
+	t.Cleanup(func() { m.Close() })
 	layer, err := m.Layer("G")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ln, m, layer
+}
+
+// TestBadPreambles: malformed, oversized, silent and unknown-group
+// connections are closed, and the mux goes on serving a valid one.
+func TestBadPreambles(t *testing.T) {
+	ln, m, layer := serveOneGroup(t)
 	for _, pre := range []string{"HELLO\r\n", "RAFT \r\n", "RAFT a b\r\n", "RAFT NOPE\r\n", "RAFT " + string(make([]byte, 300)) + "\r\n"} {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
@@ -176,17 +184,7 @@ func TestBadPreambles(t *testing.T) {
 // Shutdown waits for them); a connection closed before stays closed, and
 // dialing a closed layer fails.
 func TestCloseClosesHandedOutConns(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := New(ln.Addr(), nil)
-	go m.Serve(ln)
-	defer m.Close()
-	layer, err := m.Layer("G")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln, _, layer := serveOneGroup(t)
 	dialed, err := layer.Dial(raft.ServerAddress(ln.Addr().String()), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
