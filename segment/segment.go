@@ -47,22 +47,28 @@ type Segment struct {
 // Create makes a new segment for sequences from base, reserving capacity
 // bytes on disk. The directory entry is synced before Create returns.
 func Create(fs vfs.FS, dir string, base uint64, created int64, capacity int64) (*Segment, error) {
-	if capacity < HeaderSize+RecordMinSize {
-		return nil, fmt.Errorf("segment: capacity %d too small", capacity)
-	}
 	path := filepath.Join(dir, FileName(base, false))
 	f, m, err := prepareFile(fs, dir, path, capacity, encodeHeader(base, created, 0))
 	if err != nil {
 		return nil, err
 	}
+	return newWritable(fs, path, f, m, base, created, capacity), nil
+}
+
+// newWritable is an empty plain segment on a prepared file whose header
+// holds base and created.
+func newWritable(fs vfs.FS, path string, f vfs.File, m vfs.Mapping, base uint64, created, capacity int64) *Segment {
 	return &Segment{fs: fs, path: path, f: f, hdr: segHeader{base: base, created: created}, capacity: capacity,
-		end: HeaderSize, m: m, data: m.Bytes()}, nil
+		end: HeaderSize, m: m, data: m.Bytes()}
 }
 
 // prepareFile creates path with capacity bytes reserved on disk, writes hdr
 // (if any) at its start, syncs the file and its directory entry, and maps
 // it. On an error nothing is left behind.
 func prepareFile(fs vfs.FS, dir, path string, capacity int64, hdr []byte) (vfs.File, vfs.Mapping, error) {
+	if capacity < HeaderSize+RecordMinSize {
+		return nil, nil, fmt.Errorf("segment: capacity %d too small", capacity)
+	}
 	f, err := fs.Create(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("segment: create %s: %w", path, err)

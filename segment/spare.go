@@ -29,9 +29,6 @@ type Spare struct {
 // CreateSpare makes a spare of capacity bytes in dir, replacing any
 // earlier spare file there.
 func CreateSpare(fs vfs.FS, dir string, capacity int64) (*Spare, error) {
-	if capacity < HeaderSize+RecordMinSize {
-		return nil, fmt.Errorf("segment: spare capacity %d too small", capacity)
-	}
 	path := filepath.Join(dir, SpareName)
 	f, m, err := prepareFile(fs, dir, path, capacity, nil)
 	if err != nil {
@@ -61,8 +58,7 @@ func (sp *Spare) Use(base uint64, created int64) (*Segment, error) {
 		sp.Discard()
 		return nil, fmt.Errorf("segment: rename %s to %s: %w", sp.path, path, err)
 	}
-	s := &Segment{fs: sp.fs, path: path, f: sp.f, hdr: segHeader{base: base, created: created},
-		capacity: sp.capacity, end: HeaderSize, m: sp.m, data: sp.m.Bytes()}
+	s := newWritable(sp.fs, path, sp.f, sp.m, base, created, sp.capacity)
 	s.nameUnsynced.Store(true)
 	sp.f, sp.m = nil, nil
 	return s, nil

@@ -52,9 +52,11 @@
 // directory entry too; spare.go), and the roll writes its header and
 // renames it. The rename becomes durable with the segment's first sync,
 // which syncs the directory after the file, before any append in it is
-// acknowledged. A stream that never rolls keeps no spare. With SyncInterval and SyncNever the commit is one pwrite of the
-// buffer and no fsync: the waiters are released once their bytes belong to
-// the operating system, and the interval ticker (or the OS) fsyncs later.
+// acknowledged. A stream that never rolls keeps no spare.
+//
+// With SyncInterval and SyncNever the commit is one pwrite of the buffer
+// and no fsync: the waiters are released once their bytes belong to the
+// operating system, and the interval ticker (or the OS) fsyncs later.
 // Appends that arrive while a commit runs share the next one.
 //
 // The contract, per mode:
