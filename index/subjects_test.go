@@ -207,6 +207,8 @@ func TestSubjectsAgainstModel(t *testing.T) {
 							m.add(name, last)
 						}
 					}
+				case op < 62: // a span at once, as compactions and purges remove them
+					spanRemove(t, x, m, rng, last, pool, seed)
 				case op < 99 || rng.Intn(5) > 0: // a checkpoint round trip now and then
 					q := m.live[rng.Intn(len(m.live))]
 					if op < 70 { // the subject's oldest, as per-subject limits do
@@ -245,6 +247,45 @@ func TestSubjectsAgainstModel(t *testing.T) {
 				t.Fatalf("seed %d: arena holds %d garbage bytes for %d live", seed, x.Subj.names.garbage, x.Subj.names.live)
 			}
 		})
+	}
+}
+
+// spanRemove removes every live message in a random span of sequences,
+// of every subject or of one, through Seqs.Delete and one RemoveSpan per
+// subject, which is told either the span or the subject's own lowest and
+// highest removed sequence (both are valid).
+func spanRemove(t *testing.T, x *Index, m *subjModel, rng *rand.Rand, last uint64, pool []string, seed int64) {
+	t.Helper()
+	lo := 1 + uint64(rng.Int63n(int64(last)))
+	hi := min(last, lo+uint64(rng.Intn(400)))
+	only := ""
+	if rng.Intn(3) == 0 {
+		only = pool[len(pool)-1-rng.Intn(20)]
+	}
+	type span struct{ n, lo, hi uint64 }
+	got := map[string]*span{}
+	for q := lo; q <= hi; q++ {
+		name, ok := m.subjOf[q]
+		if !ok || (only != "" && name != only) {
+			continue
+		}
+		m.remove(q)
+		if !x.Seqs.Delete(q) {
+			t.Fatalf("seed %d: delete %d reported not live", seed, q)
+		}
+		sp := got[name]
+		if sp == nil {
+			sp = &span{lo: q}
+			got[name] = sp
+		}
+		sp.n++
+		sp.hi = q
+	}
+	for name, sp := range got {
+		if rng.Intn(2) == 0 {
+			sp.lo, sp.hi = lo, hi
+		}
+		x.Subj.RemoveSpan(name, sp.n, sp.lo, sp.hi, x.Seqs.Live)
 	}
 }
 

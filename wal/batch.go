@@ -162,9 +162,11 @@ func (s *Store) dropOpenBatchLocked() {
 	if first == 0 {
 		return
 	}
+	p := s.newPruner()
 	for q := first; q <= s.last; q++ {
-		s.removeLocked(q)
+		p.removeLocked(q)
 	}
+	p.finishLocked()
 	s.report.DroppedBatch = &DroppedBatch{First: first, Last: s.last}
 }
 

@@ -127,6 +127,13 @@
 // reader may hold a slice of it: reads copy out under the read lock, and a
 // removed segment busy in an fsync outside the lock is closed when that ends.
 //
+// A removal of many messages (a compaction, a purge, a truncate, a limit
+// lowered, a tombstone replayed at recovery) updates the subject index
+// once per subject, not once per message (prune.go). A compaction or purge
+// longer than pruneChunk messages releases the lock between chunks, so
+// appends and reads of the stream go on while it runs; at each release the
+// indexes agree with each other.
+//
 // # Recovery
 //
 // Open lists the segments, loads index.ckpt if its checksum holds and it

@@ -65,16 +65,18 @@ func (s *Store) applyTrimsLocked() {
 	}
 	if l.Discard == store.DiscardOld {
 		pend := s.last - s.visible
+		p := s.newPruner()
 		for l.MaxMsgs > 0 && s.msgs > uint64(l.MaxMsgs)+pend {
-			if !s.evictFirstLocked() {
+			if !s.evictFirstLocked(p) {
 				break
 			}
 		}
 		for l.MaxBytes > 0 && s.bytes > uint64(l.MaxBytes)+s.pendB {
-			if !s.evictFirstLocked() {
+			if !s.evictFirstLocked(p) {
 				break
 			}
 		}
+		p.finishLocked()
 	}
 	if len(s.tombs) > 0 {
 		s.dropDeadLocked()

@@ -374,9 +374,11 @@ func (s *Store) noteLost(from, to uint64) {
 
 func (s *Store) applyTombLocked(first, count uint64) {
 	end := first + count // exclusive
+	p := s.newPruner()
 	for q, ok := s.idx.Seqs.Next(first); ok && q < end; q, ok = s.idx.Seqs.Next(q + 1) {
-		s.removeLocked(q)
+		p.removeLocked(q)
 	}
+	p.finishLocked()
 	if end-1 > s.last {
 		s.last = end - 1
 	}

@@ -53,10 +53,15 @@ func (s *Store) removeLocked(seq uint64) (bool, error) {
 // written with the next flush (recovery re-applies limits meanwhile).
 func (s *Store) evictLocked(seq uint64) {
 	if ok, _ := s.removeLocked(seq); ok {
-		r := ranges(s.tombs)
-		r.add(seq)
-		s.tombs = r
+		s.tombLocked(seq)
 	}
+}
+
+// tombLocked queues a tombstone for an evicted message.
+func (s *Store) tombLocked(seq uint64) {
+	r := ranges(s.tombs)
+	r.add(seq)
+	s.tombs = r
 }
 
 // persistRemovalLocked writes tombstones for explicitly removed ranges and
@@ -199,12 +204,22 @@ func (s *Store) Purge(filter string, upTo, keep uint64) (uint64, error) {
 				seqs = seqs[:uint64(len(seqs))-keep]
 			}
 		}
-		for _, q := range seqs {
-			if ok, _ := s.removeLocked(q); ok {
+		// Each matching subject loses all its messages below the first
+		// one kept: a span, as the pruner needs.
+		p := s.newPruner()
+		for i, q := range seqs {
+			if i > 0 && i%pruneChunk == 0 {
+				if err := p.yieldLocked(); err != nil {
+					s.mu.Unlock()
+					return n, err
+				}
+			}
+			if p.removeLocked(q) {
 				rs.add(q)
 				n++
 			}
 		}
+		p.finishLocked()
 	}
 	ws, err := s.persistRemovalLocked(rs)
 	s.scheduleAgeLocked()
@@ -253,11 +268,19 @@ func (s *Store) Compact(seq uint64) (uint64, error) {
 			s.applyTrimsLocked()
 		}
 	} else {
+		p := s.newPruner()
 		for q, ok := s.idx.Seqs.Next(1); ok && q < seq; q, ok = s.idx.Seqs.Next(q + 1) {
-			s.removeLocked(q)
+			if n > 0 && n%pruneChunk == 0 {
+				if err := p.yieldLocked(); err != nil {
+					s.mu.Unlock()
+					return n, err
+				}
+			}
+			p.removeLocked(q)
 			rs.add(q)
 			n++
 		}
+		p.finishLocked()
 	}
 	ws, err := s.persistRemovalLocked(rs)
 	s.scheduleAgeLocked()
@@ -274,10 +297,12 @@ func (s *Store) Truncate(seq uint64) error {
 		return err
 	}
 	var rs ranges
+	p := s.newPruner()
 	for q, ok := s.idx.Seqs.Next(seq + 1); ok; q, ok = s.idx.Seqs.Next(q + 1) {
-		s.removeLocked(q)
+		p.removeLocked(q)
 		rs.add(q)
 	}
+	p.finishLocked()
 	ws, err := s.persistRemovalLocked(rs)
 	s.unlockNotify(ws, nil)
 	return err
@@ -341,16 +366,18 @@ func (s *Store) enforceLimitsLocked(subj string) {
 		}
 	}
 	if l.Discard == store.DiscardOld || subj == "" {
+		p := s.newPruner()
 		for l.MaxMsgs > 0 && s.msgs > uint64(l.MaxMsgs) {
-			if !s.evictFirstLocked() {
+			if !s.evictFirstLocked(p) {
 				break
 			}
 		}
 		for l.MaxBytes > 0 && s.bytes > uint64(l.MaxBytes) {
-			if !s.evictFirstLocked() {
+			if !s.evictFirstLocked(p) {
 				break
 			}
 		}
+		p.finishLocked()
 	}
 	if len(s.tombs) > 0 {
 		s.dropDeadLocked()
@@ -367,12 +394,15 @@ func (s *Store) trimSubjectLocked(subj string, max uint64) {
 	}
 }
 
-func (s *Store) evictFirstLocked() bool {
+// evictFirstLocked evicts the oldest message through p.
+func (s *Store) evictFirstLocked(p *pruner) bool {
 	q, ok := s.idx.Seqs.First()
 	if !ok {
 		return false
 	}
-	s.evictLocked(q)
+	if p.removeLocked(q) {
+		s.tombLocked(q)
+	}
 	return true
 }
 
@@ -440,6 +470,7 @@ func (s *Store) expireLocked() {
 		return
 	}
 	cutoff := s.nowNano() - int64(s.limits.MaxAge)
+	p := s.newPruner()
 	for {
 		q, ok := s.idx.Seqs.First()
 		if !ok {
@@ -450,8 +481,11 @@ func (s *Store) expireLocked() {
 		if err == nil && r.Time > cutoff {
 			break
 		}
-		s.evictLocked(q)
+		if p.removeLocked(q) {
+			s.tombLocked(q)
+		}
 	}
+	p.finishLocked()
 	if len(s.tombs) > 0 {
 		s.dropDeadLocked()
 	}

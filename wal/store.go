@@ -41,6 +41,10 @@ type Store struct {
 	opts Options
 	lock io.Closer
 
+	// testYield, when set (tests only), runs while a long compaction or
+	// purge has released the lock between chunks (prune.go).
+	testYield func()
+
 	// readWindows are the sequential readers' read-ahead windows
 	// (readahead.go); it has its own lock, taken with mu held.
 	readWindows readWindows

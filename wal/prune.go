@@ -1,0 +1,125 @@
+package wal
+
+import (
+	"runtime"
+
+	"github.com/jetwal/jetwal/segment"
+	"github.com/jetwal/jetwal/store"
+)
+
+// pruner removes messages in bulk: a compaction, a purge, a truncation, a
+// tombstone replayed at recovery, evictions of the oldest messages. Each
+// removal updates the sequence index and the accounting at once, as
+// removeLocked does; the subject index is updated once per subject when
+// the batch ends (finishLocked, index.Subjects.RemoveSpan), instead of
+// once per message, each of which looked for the subject's new first
+// message from the one removed (most of a large compaction's time).
+//
+// Until finishLocked the subject index still counts the removed messages:
+// nothing may read or change it meanwhile. A batch must remove, for each
+// subject it touches, every live message of that subject between the
+// lowest and the highest it removed (RemoveSpan's condition). The oldest
+// messages, all messages in a range, all matching messages below a
+// sequence: each bulk removal here is one of these.
+type pruner struct {
+	s        *Store
+	subj     map[string]*prunedSubj
+	last *prunedSubj // the subject removed last: streams repeat subjects
+}
+
+type prunedSubj struct {
+	name      string
+	n, lo, hi uint64
+}
+
+func (s *Store) newPruner() *pruner { return &pruner{s: s} }
+
+// removeLocked removes seq if it is live and reports whether it was.
+func (p *pruner) removeLocked(seq uint64) bool {
+	s := p.s
+	loc, ok := s.idx.Seqs.Lookup(seq)
+	if !ok {
+		return false
+	}
+	r, err := s.recordAnyLocked(loc)
+	s.idx.Seqs.Delete(seq)
+	s.msgs--
+	s.dirty = true
+	if err != nil {
+		// As removeLocked: a damaged record's size and subject are
+		// unknown; accounting drops the message only.
+		return true
+	}
+	s.bytes -= min(s.bytes, store.FileRecordSizeLen(len(r.Subject), len(r.Header), len(r.Data)))
+	if r.Flags&segment.FlagErased != 0 {
+		// The subject index is as it was before the batch, so it still
+		// knows whose seq this was.
+		p.note(s.idx.Subj.SubjectOf(seq), seq)
+		return true
+	}
+	if p.last != nil && string(r.Subject) == p.last.name {
+		p.count(p.last, seq)
+		return true
+	}
+	sp := p.subj[string(r.Subject)] // a lookup with string(b) does not allocate
+	if sp == nil {
+		sp = p.add(string(r.Subject), seq)
+	}
+	p.count(sp, seq)
+	return true
+}
+
+func (p *pruner) note(name string, seq uint64) {
+	sp := p.subj[name]
+	if sp == nil {
+		sp = p.add(name, seq)
+	}
+	p.count(sp, seq)
+}
+
+func (p *pruner) add(name string, seq uint64) *prunedSubj {
+	if p.subj == nil {
+		p.subj = make(map[string]*prunedSubj)
+	}
+	sp := &prunedSubj{name: name, lo: seq}
+	p.subj[name] = sp
+	return sp
+}
+
+func (p *pruner) count(sp *prunedSubj, seq uint64) {
+	sp.n++
+	sp.hi = seq
+	p.last = sp
+}
+
+// finishLocked updates the subject index for the batch.
+func (p *pruner) finishLocked() {
+	for name, sp := range p.subj {
+		p.s.idx.Subj.RemoveSpan(name, sp.n, sp.lo, sp.hi, p.s.idx.Seqs.Live)
+	}
+	clear(p.subj)
+	p.last = nil
+}
+
+// pruneChunk is how many messages a compaction or purge removes per hold of
+// the store's lock (about 10 ms here): a purge of millions of messages
+// would otherwise stop every append and read of the stream for seconds.
+const pruneChunk = 1 << 16
+
+// yieldLocked lets appends and reads in between chunks of a long removal:
+// it completes the batch so far (the subject index is whole again), then
+// releases the lock and takes it back. Readers meanwhile see part of the
+// removal done, as they would have seen none or all of it; a crash
+// meanwhile keeps at most what a checkpoint took of it, never a message
+// half removed. It returns an error if the store closed or failed
+// meanwhile.
+func (p *pruner) yieldLocked() error {
+	p.finishLocked()
+	p.s.mu.Unlock()
+	if p.s.testYield != nil {
+		p.s.testYield()
+	}
+	runtime.Gosched()
+	p.s.mu.Lock()
+	return p.s.checkOpen()
+}

@@ -1,0 +1,153 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/jetwal/jetwal/store"
+)
+
+// pruneFill appends n messages over seven subjects and deletes every
+// 997th, so that the subjects' lists have holes.
+func pruneFill(t *testing.T, s *Store, n int) {
+	t.Helper()
+	data := make([]byte, 16)
+	for i := 0; i < n; i++ {
+		if err := s.AppendAsync(fmt.Sprintf("p.%d", i%7), nil, data, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for q := uint64(500); q <= uint64(n); q += 997 {
+		if err := s.Delete(q, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkSubjectsWhole checks the subject index against the messages: each
+// subject's count, first and last as a scan of the store finds them, and
+// the store's count as their sum.
+func checkSubjectsWhole(t *testing.T, s *Store, tag string) {
+	t.Helper()
+	want := map[string]store.SubjectState{}
+	var m store.Msg
+	var total uint64
+	for q := uint64(1); ; q = m.Seq + 1 {
+		err := s.LoadNext("", q, &m)
+		if errors.Is(err, store.ErrEOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: LoadNext(%d): %v", tag, q, err)
+		}
+		w := want[m.Subject]
+		if w.Msgs == 0 {
+			w.First = m.Seq
+		}
+		w.Msgs++
+		w.Last = m.Seq
+		want[m.Subject] = w
+		total++
+	}
+	got := s.SubjectsState("")
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d subjects, a scan finds %d: %v vs %v", tag, len(got), len(want), got, want)
+	}
+	for name, w := range want {
+		if g := got[name]; g.Msgs != w.Msgs || g.First != w.First || g.Last != w.Last {
+			t.Fatalf("%s: subject %s: %+v, a scan finds %+v", tag, name, g, w)
+		}
+	}
+	if st := s.State(); st.Msgs != total {
+		t.Fatalf("%s: State says %d messages, a scan finds %d", tag, st.Msgs, total)
+	}
+}
+
+// TestLongRemovalsYield: a compaction or purge of more than pruneChunk
+// messages releases the lock between chunks. At each release the store is
+// whole (the subject index agrees with the messages) and appends go in;
+// the removal ends as one taken at once would, and a restart keeps it.
+func TestLongRemovalsYield(t *testing.T) {
+	const n = 3*pruneChunk + 700
+	for _, c := range []struct {
+		name   string
+		remove func(s *Store) (uint64, error)
+		check  func(t *testing.T, s *Store)
+	}{
+		{"compact", func(s *Store) (uint64, error) { return s.Compact(n - 100) }, func(t *testing.T, s *Store) {
+			if st := s.State(); st.FirstSeq != n-100 {
+				t.Fatalf("first sequence %d after compacting to %d", st.FirstSeq, n-100)
+			}
+		}},
+		{"purge-filter-keep", func(s *Store) (uint64, error) { return s.Purge("p.*", 0, 10) }, func(t *testing.T, s *Store) {
+			if st := s.SubjectsState("p.*"); len(st) != 7 {
+				t.Fatalf("subjects after a purge keeping 10: %v", st)
+			}
+			var kept uint64
+			for _, st := range s.SubjectsState("p.*") {
+				kept += st.Msgs
+			}
+			if kept != 10 {
+				t.Fatalf("%d messages of p.* after a purge keeping 10", kept)
+			}
+		}},
+		{"purge-below", func(s *Store) (uint64, error) { return s.Purge("", n-50, 0) }, func(t *testing.T, s *Store) {
+			if st := s.State(); st.FirstSeq != n-50 {
+				t.Fatalf("first sequence %d after purging below %d", st.FirstSeq, n-50)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := Open(dir, Options{Sync: SyncAlways})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pruneFill(t, s, n)
+			yields := 0
+			var late []uint64
+			s.testYield = func() {
+				yields++
+				checkSubjectsWhole(t, s, fmt.Sprintf("yield %d", yields))
+				seq, _, err := s.Append("late", nil, []byte("during"))
+				if err != nil {
+					t.Fatalf("append during a removal: %v", err)
+				}
+				late = append(late, seq)
+			}
+			removed, err := c.remove(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.testYield = nil
+			if yields < 3 {
+				t.Fatalf("removed %d messages with %d yields", removed, yields)
+			}
+			c.check(t, s)
+			checkSubjectsWhole(t, s, "after")
+			var m store.Msg
+			for _, q := range late {
+				if err := s.Load(q, &m); err != nil || string(m.Data) != "during" {
+					t.Fatalf("the append made during the removal, %d: %v", q, err)
+				}
+			}
+			before := s.StateWithDeleted()
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s, err = Open(dir, Options{Sync: SyncAlways})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if after := s.StateWithDeleted(); after.Msgs != before.Msgs || after.FirstSeq != before.FirstSeq || after.LastSeq != before.LastSeq || after.Bytes != before.Bytes {
+				t.Fatalf("after a restart %+v, before %+v", after, before)
+			}
+			checkSubjectsWhole(t, s, "reopened")
+		})
+	}
+}
