@@ -22,8 +22,8 @@ import (
 // messages, all messages in a range, all matching messages below a
 // sequence: each bulk removal here is one of these.
 type pruner struct {
-	s        *Store
-	subj     map[string]*prunedSubj
+	s    *Store
+	subj map[string]*prunedSubj
 	last *prunedSubj // the subject removed last: streams repeat subjects
 }
 
