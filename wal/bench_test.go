@@ -488,3 +488,25 @@ func BenchmarkIndexMemory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendEvicting appends to a stream at its MaxMsgs limit
+// (discard old): each append evicts the oldest message.
+func BenchmarkAppendEvicting(b *testing.B) {
+	s := benchOpen(b, b.TempDir(), Options{Sync: SyncNever, Limits: store.Limits{MaxMsgs: 10000, Discard: store.DiscardOld}})
+	defer s.Close()
+	data := make([]byte, 128)
+	subjs := make([]string, 16)
+	for i := range subjs {
+		subjs[i] = fmt.Sprintf("evict.%d", i)
+	}
+	b.SetBytes(128)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s.AppendAsync(subjs[i%len(subjs)], nil, data, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
