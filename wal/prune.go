@@ -4,7 +4,6 @@ import (
 	"runtime"
 
 	"github.com/jetwal/jetwal/segment"
-	"github.com/jetwal/jetwal/store"
 )
 
 // pruner removes messages in bulk: a compaction, a purge, a truncation, a
@@ -36,25 +35,14 @@ func (s *Store) newPruner() *pruner { return &pruner{s: s} }
 
 // removeLocked removes seq if it is live and reports whether it was.
 func (p *pruner) removeLocked(seq uint64) bool {
-	s := p.s
-	loc, ok := s.idx.Seqs.Lookup(seq)
-	if !ok {
-		return false
+	r, live, readable := p.s.dropLocked(seq)
+	if !live || !readable {
+		return live
 	}
-	r, err := s.recordAnyLocked(loc)
-	s.idx.Seqs.Delete(seq)
-	s.msgs--
-	s.dirty = true
-	if err != nil {
-		// As removeLocked: a damaged record's size and subject are
-		// unknown; accounting drops the message only.
-		return true
-	}
-	s.bytes -= min(s.bytes, store.FileRecordSizeLen(len(r.Subject), len(r.Header), len(r.Data)))
 	if r.Flags&segment.FlagErased != 0 {
 		// The subject index is as it was before the batch, so it still
 		// knows whose seq this was.
-		p.note(s.idx.Subj.SubjectOf(seq), seq)
+		p.note(p.s.idx.Subj.SubjectOf(seq), seq)
 		return true
 	}
 	if p.last != nil && string(r.Subject) == p.last.name {

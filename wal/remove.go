@@ -25,28 +25,36 @@ func (r *ranges) add(seq uint64) {
 
 // removeLocked deletes one live message from the index and the accounting.
 func (s *Store) removeLocked(seq uint64) (bool, error) {
-	loc, ok := s.idx.Seqs.Lookup(seq)
-	if !ok {
-		return false, nil
-	}
-	r, err := s.recordAnyLocked(loc)
-	if err != nil {
-		// A damaged record is still removed from the index; its size is
-		// unknown, so accounting drops the message only.
-		s.idx.Seqs.Delete(seq)
-		s.msgs--
-		s.dirty = true
-		return true, nil
+	r, live, readable := s.dropLocked(seq)
+	if !live || !readable {
+		return live, nil
 	}
 	name := string(r.Subject)
 	if r.Flags&segment.FlagErased != 0 {
 		name = s.idx.Subj.SubjectOf(seq)
 	}
-	s.idx.Remove(seq, name)
-	s.msgs--
-	s.bytes -= min(s.bytes, store.FileRecordSizeLen(len(r.Subject), len(r.Header), len(r.Data)))
-	s.dirty = true
+	s.idx.Subj.Remove(name, seq, s.idx.Seqs.Live)
 	return true, nil
+}
+
+// dropLocked removes seq, if it is live, from the sequence index and the
+// accounting, and returns its record for the caller to update the subject
+// index with. A damaged record (readable false) is still removed; its size
+// and subject are unknown, so accounting drops the message only.
+func (s *Store) dropLocked(seq uint64) (r segment.Record, live, readable bool) {
+	loc, ok := s.idx.Seqs.Lookup(seq)
+	if !ok {
+		return r, false, false
+	}
+	r, err := s.recordAnyLocked(loc)
+	s.idx.Seqs.Delete(seq)
+	s.msgs--
+	s.dirty = true
+	if err != nil {
+		return r, true, false
+	}
+	s.bytes -= min(s.bytes, store.FileRecordSizeLen(len(r.Subject), len(r.Header), len(r.Data)))
+	return r, true, true
 }
 
 // evictLocked removes a message because a limit said so; its tombstone is
