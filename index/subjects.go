@@ -186,62 +186,7 @@ func (x *Subjects) lookup(name string) (uint32, int, bool) {
 // Remove records that seq (of subject name) was deleted. live reports whether
 // a sequence is still stored; it is used to move First and Last.
 func (x *Subjects) Remove(name string, seq uint64, live func(uint64) bool) {
-	id, slot, ok := x.lookup(name)
-	if !ok {
-		return
-	}
-	e := x.ent(id)
-	n := x.count(id, e)
-	if n <= 1 {
-		x.deleteEntry(id, slot)
-		return
-	}
-	if e.msgs == 0 {
-		x.overAdd(id, -1)
-	}
-	e.msgs--
-	if e.list == 0 { // two messages, First and Last: one is left
-		switch {
-		case seq == e.first:
-			e.first = e.last
-		case seq == e.last:
-			e.last = e.first
-		case live(e.first):
-			e.last = e.first
-		default:
-			e.first = e.last
-		}
-		return
-	}
-	l := x.lists.at(e.list - 1)
-	if seq == e.first {
-		it := l.from(seq + 1)
-		for {
-			q, ok := it.next()
-			if !ok {
-				break
-			}
-			if q > seq && live(q) {
-				e.first = q
-				break
-			}
-		}
-	}
-	if seq == e.last {
-		l.rev(seq-1, func(q uint64) bool {
-			if live(q) {
-				e.last = q
-				return false
-			}
-			return true
-		})
-	}
-	switch {
-	case n-1 <= 2:
-		x.dropList(e)
-	case uint64(l.n) > 2*(n-1)+64:
-		rebuildList(l, e.first, live)
-	}
+	x.RemoveSpan(name, 1, seq, seq, live) // subjspan.go
 }
 
 // deleteEntry removes a subject whose last message went.

@@ -28,10 +28,15 @@ func (x *Subjects) RemoveSpan(name string, n, lo, hi uint64, live func(uint64) b
 	firstGone := e.first >= lo && e.first <= hi
 	lastGone := e.last >= lo && e.last <= hi
 	if e.list == 0 { // two messages, one is left
-		if firstGone {
+		switch {
+		case firstGone:
 			e.first = e.last
-		} else {
+		case lastGone:
 			e.last = e.first
+		case live(e.first): // neither in the span: a caller's mistake; keep the live one
+			e.last = e.first
+		default:
+			e.first = e.last
 		}
 		return
 	}

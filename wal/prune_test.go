@@ -1,11 +1,11 @@
 package wal
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/store/storetest"
 )
 
 // pruneFill appends n messages over seven subjects and deletes every
@@ -28,49 +28,11 @@ func pruneFill(t *testing.T, s *Store, n int) {
 	}
 }
 
-// checkSubjectsWhole checks the subject index against the messages: each
-// subject's count, first and last as a scan of the store finds them, and
-// the store's count as their sum.
-func checkSubjectsWhole(t *testing.T, s *Store, tag string) {
-	t.Helper()
-	want := map[string]store.SubjectState{}
-	var m store.Msg
-	var total uint64
-	for q := uint64(1); ; q = m.Seq + 1 {
-		err := s.LoadNext("", q, &m)
-		if errors.Is(err, store.ErrEOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: LoadNext(%d): %v", tag, q, err)
-		}
-		w := want[m.Subject]
-		if w.Msgs == 0 {
-			w.First = m.Seq
-		}
-		w.Msgs++
-		w.Last = m.Seq
-		want[m.Subject] = w
-		total++
-	}
-	got := s.SubjectsState("")
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d subjects, a scan finds %d: %v vs %v", tag, len(got), len(want), got, want)
-	}
-	for name, w := range want {
-		if g := got[name]; g.Msgs != w.Msgs || g.First != w.First || g.Last != w.Last {
-			t.Fatalf("%s: subject %s: %+v, a scan finds %+v", tag, name, g, w)
-		}
-	}
-	if st := s.State(); st.Msgs != total {
-		t.Fatalf("%s: State says %d messages, a scan finds %d", tag, st.Msgs, total)
-	}
-}
-
 // TestLongRemovalsYield: a compaction or purge of more than pruneChunk
 // messages releases the lock between chunks. At each release the store is
-// whole (the subject index agrees with the messages) and appends go in;
-// the removal ends as one taken at once would, and a restart keeps it.
+// whole (storetest.CheckConsistent: counters, subjects and loads agree)
+// and appends go in; the removal ends as one taken at once would, and a
+// restart keeps it.
 func TestLongRemovalsYield(t *testing.T) {
 	const n = 3*pruneChunk + 700
 	for _, c := range []struct {
@@ -112,7 +74,7 @@ func TestLongRemovalsYield(t *testing.T) {
 			var late []uint64
 			s.testYield = func() {
 				yields++
-				checkSubjectsWhole(t, s, fmt.Sprintf("yield %d", yields))
+				storetest.CheckConsistent(t, s)
 				seq, _, err := s.Append("late", nil, []byte("during"))
 				if err != nil {
 					t.Fatalf("append during a removal: %v", err)
@@ -128,7 +90,7 @@ func TestLongRemovalsYield(t *testing.T) {
 				t.Fatalf("removed %d messages with %d yields", removed, yields)
 			}
 			c.check(t, s)
-			checkSubjectsWhole(t, s, "after")
+			storetest.CheckConsistent(t, s)
 			var m store.Msg
 			for _, q := range late {
 				if err := s.Load(q, &m); err != nil || string(m.Data) != "during" {
@@ -147,7 +109,7 @@ func TestLongRemovalsYield(t *testing.T) {
 			if after := s.StateWithDeleted(); after.Msgs != before.Msgs || after.FirstSeq != before.FirstSeq || after.LastSeq != before.LastSeq || after.Bytes != before.Bytes {
 				t.Fatalf("after a restart %+v, before %+v", after, before)
 			}
-			checkSubjectsWhole(t, s, "reopened")
+			storetest.CheckConsistent(t, s)
 		})
 	}
 }
