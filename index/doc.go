@@ -45,7 +45,10 @@
 // run). A subject that owns a stretch of the stream so costs one mark per
 // stretch: 16 bytes for 100M messages of one subject. Entries of deleted
 // messages stay in a list until dead entries outnumber live ones, when the
-// list is rebuilt; a subject back to two messages drops its list.
+// list is rebuilt; a subject back to two messages drops its list. A
+// removal moves a subject's First (or Last) to the next live entry of its
+// list; a bulk removal (RemoveSpan: every message of the subject in a span
+// of sequences) does so once for the whole span, not once per message.
 //
 // Filters with wildcards are resolved to the matching subjects (cached until
 // the subject set changes). When a filter matches few subjects the store walks
