@@ -39,30 +39,22 @@ func (p *pruner) removeLocked(seq uint64) bool {
 	if !live || !readable {
 		return live
 	}
+	name := r.Subject
 	if r.Flags&segment.FlagErased != 0 {
 		// The subject index is as it was before the batch, so it still
 		// knows whose seq this was.
-		p.note(p.s.idx.Subj.SubjectOf(seq), seq)
-		return true
+		name = []byte(p.s.idx.Subj.SubjectOf(seq))
 	}
-	if p.last != nil && string(r.Subject) == p.last.name {
-		p.count(p.last, seq)
-		return true
+	sp := p.last
+	if sp == nil || string(name) != sp.name {
+		if sp = p.subj[string(name)]; sp == nil { // string(b) in a lookup does not allocate
+			sp = p.add(string(name), seq)
+		}
 	}
-	sp := p.subj[string(r.Subject)] // a lookup with string(b) does not allocate
-	if sp == nil {
-		sp = p.add(string(r.Subject), seq)
-	}
-	p.count(sp, seq)
+	sp.n++
+	sp.hi = seq
+	p.last = sp
 	return true
-}
-
-func (p *pruner) note(name string, seq uint64) {
-	sp := p.subj[name]
-	if sp == nil {
-		sp = p.add(name, seq)
-	}
-	p.count(sp, seq)
 }
 
 func (p *pruner) add(name string, seq uint64) *prunedSubj {
@@ -72,12 +64,6 @@ func (p *pruner) add(name string, seq uint64) *prunedSubj {
 	sp := &prunedSubj{name: name, lo: seq}
 	p.subj[name] = sp
 	return sp
-}
-
-func (p *pruner) count(sp *prunedSubj, seq uint64) {
-	sp.n++
-	sp.hi = seq
-	p.last = sp
 }
 
 // finishLocked updates the subject index for the batch.
@@ -90,14 +76,15 @@ func (p *pruner) finishLocked() {
 }
 
 // pruneChunk is how many messages a compaction or purge removes per hold of
-// the store's lock (about 10 ms here): a purge of millions of messages
+// the store's lock (about 11 ms at the 170 ns a removal takes on the 2-core
+// VM): a purge of millions of messages
 // would otherwise stop every append and read of the stream for seconds.
 const pruneChunk = 1 << 16
 
 // yieldLocked lets appends and reads in between chunks of a long removal:
 // it completes the batch so far (the subject index is whole again), then
-// releases the lock and takes it back. Readers meanwhile see part of the
-// removal done, as they would have seen none or all of it; a crash
+// releases the lock and takes it back. Readers meanwhile see the removal
+// partly done (before it they saw none of it, after it all of it); a crash
 // meanwhile keeps at most what a checkpoint took of it, never a message
 // half removed. It returns an error if the store closed or failed
 // meanwhile.
