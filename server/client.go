@@ -493,7 +493,7 @@ func (c *client) matchIn(acc *Account, subj []byte) *result {
 	if oneOff(subj) {
 		// Never published twice: caching it would only evict subjects that
 		// repeat, and take the cache's write lock for every message.
-		return acc.subs.MatchOnce(bytesView(subj))
+		return acc.subs.MatchUncached(bytesView(subj))
 	}
 	res := acc.subs.Match(bytesView(subj))
 	m.subj = append(m.subj[:0], subj...)

@@ -269,6 +269,18 @@ func (l *List[T]) MatchOnce(subj string) *Result[T] {
 	return r
 }
 
+// MatchUncached is MatchOnce for a subject never published before, such as
+// a JetStream ack subject (unique per delivery): the cache cannot hold it,
+// so it goes straight to the tree without hashing subj for a lookup.
+func (l *List[T]) MatchUncached(subj string) *Result[T] {
+	if !validPublish(subj) {
+		return l.empty
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.treeRLocked(subj)
+}
+
 // match looks subj up in the cache, else in the tree; gen is the
 // generation the tree result was computed at.
 func (l *List[T]) match(subj string) (r *Result[T], gen uint64, hit bool) {
@@ -281,13 +293,19 @@ func (l *List[T]) match(subj string) (r *Result[T], gen uint64, hit bool) {
 		return r, 0, true
 	}
 	gen = l.gen.Load()
+	r = l.treeRLocked(subj)
+	l.mu.RUnlock()
+	return r, gen, false
+}
+
+// treeRLocked matches subj against the tree (read lock held).
+func (l *List[T]) treeRLocked(subj string) *Result[T] {
 	var b builder[T]
 	matchLevel(l.mu.root, subj, &b)
-	l.mu.RUnlock()
-	if r = b.result(); r == nil {
-		r = l.empty
+	if r := b.result(); r != nil {
+		return r
 	}
-	return r, gen, false
+	return l.empty
 }
 
 // HasInterest reports whether any subscription matches subj.

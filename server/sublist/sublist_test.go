@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -214,9 +215,19 @@ func TestMatchAgainstBruteForce(t *testing.T) {
 				t.Fatalf("remove %q: %v", s.filter, err)
 			}
 			live = slices.Delete(live, i, i+1)
+		case op == 6:
+			// A subject with an empty token matches nothing, whichever
+			// way it is looked up (even under a ">" filter).
+			subj := []string{"", ".", "a.", ".a", "a..b", "a.b.", "..", "a.b..c"}[rng.IntN(8)]
+			if !l.Match(subj).Empty() || !l.MatchOnce(subj).Empty() || !l.MatchUncached(subj).Empty() {
+				t.Fatalf("step %d: invalid subject %q matched", step, subj)
+			}
 		default:
 			subj := randSubject()
 			r := l.Match(subj)
+			if u, o := plainIDs(l.MatchUncached(subj)), plainIDs(l.MatchOnce(subj)); !slices.Equal(u, plainIDs(r)) || !slices.Equal(o, plainIDs(r)) {
+				t.Fatalf("step %d %q: Match %v, MatchUncached %v, MatchOnce %v", step, subj, plainIDs(r), u, o)
+			}
 			var want, wantQ []int
 			for _, s := range live {
 				if subject.Match(s.filter, subj) {
@@ -388,5 +399,58 @@ func TestOneNodeMatchShared(t *testing.T) {
 	}
 	if got := plainIDs(r); !slices.Equal(got, []int{1, 2}) {
 		t.Fatalf("a merged result handed out changed to %v", got)
+	}
+}
+
+// TestValidPublish compares the one-pass check with its definition: no
+// token between dots is empty.
+func TestValidPublish(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	alphabet := []byte{'.', 'a', '*', '>', '$'}
+	for i := 0; i < 20000; i++ {
+		b := make([]byte, rng.IntN(8))
+		for j := range b {
+			b[j] = alphabet[rng.IntN(len(alphabet))]
+		}
+		subj := string(b)
+		want := !slices.Contains(strings.Split(subj, "."), "")
+		if got := validPublish(subj); got != want {
+			t.Fatalf("validPublish(%q) = %v, want %v", subj, got, want)
+		}
+	}
+}
+
+// BenchmarkMatchAck looks up JetStream ack subjects, unique per delivery,
+// under the consumer's "$JS.ACK.<stream>.<consumer>.>" subscription, as a
+// fetch's acknowledgements are routed. MatchUncached skips the cache
+// lookup (hashing the subject), which can only miss.
+func BenchmarkMatchAck(b *testing.B) {
+	l := New[*sub](Options{})
+	s := &sub{1, "$JS.ACK.benchstream.durable.>", ""}
+	if err := l.Insert(s.filter, "", s); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 256; i++ { // a cache holding the subjects that repeat
+		l.Match(fmt.Sprintf("orders.%d", i))
+	}
+	subjs := make([]string, 1024)
+	for i := range subjs {
+		subjs[i] = fmt.Sprintf("$JS.ACK.benchstream.durable.1.%d.%d.1764950000000000000.%d", 1000+i, 1000+i, 1024-i)
+	}
+	for _, way := range []string{"MatchOnce", "MatchUncached"} {
+		b.Run(way, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				subj := subjs[i%len(subjs)]
+				var r *Result[*sub]
+				if way == "MatchOnce" {
+					r = l.MatchOnce(subj)
+				} else {
+					r = l.MatchUncached(subj)
+				}
+				if len(r.Plain) != 1 {
+					b.Fatalf("%q matched %d", subj, len(r.Plain))
+				}
+			}
+		})
 	}
 }
