@@ -165,6 +165,18 @@ func (s *Store) rollLocked(base uint64, need int) error {
 	if err := s.writeTombsLocked(); err != nil {
 		return s.failLocked(err)
 	}
+	if s.active.seg.Base() == base {
+		// More tombstones were pending than the old segment had room for,
+		// and writing them rolled already, to a segment of this very base
+		// that holds them and no message. Take it, grown if need be: a
+		// second file of the same name would be created over it, and
+		// sealing the first would then trim the shared file to its end,
+		// cutting off what was written through the second.
+		if s.active.seg.Room(need) {
+			return nil
+		}
+		return s.active.seg.Grow(max(s.nextSegmentSize(), int64(segment.HeaderSize+need)) + s.active.seg.End())
+	}
 	// Create the new segment before sealing the old one: if the disk is
 	// full, the store stays as it was and the old segment keeps its tomb
 	// reserve.
