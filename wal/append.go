@@ -222,7 +222,7 @@ func (s *Store) rollLocked(base uint64, need int) error {
 	if s.rolls >= checkpointRolls {
 		// A failed checkpoint (a full disk, say) costs only a longer
 		// recovery scan; it matters here only if it made the store fail.
-		if err := s.checkpointLocked(); err != nil && s.werr != nil {
+		if err := s.checkpointInBackground(); err != nil && s.werr != nil {
 			return s.werr
 		}
 	}

@@ -398,62 +398,6 @@ const (
 	trailerVersionV1 = 1
 )
 
-func (s *Store) checkpointLocked() error {
-	if err := s.finishSealsLocked(); err != nil {
-		return err
-	}
-	t := []byte{trailerVersion}
-	le := binary.LittleEndian
-	t = le.AppendUint64(t, s.last)
-	t = le.AppendUint64(t, s.msgs)
-	t = le.AppendUint64(t, s.bytes)
-	t = le.AppendUint64(t, uint64(s.lastTS))
-	t = le.AppendUint32(t, uint32(len(s.segs)))
-	for _, e := range s.segs {
-		t = le.AppendUint64(t, e.seg.Base())
-		t = le.AppendUint32(t, uint32(e.id))
-	}
-	t = le.AppendUint32(t, uint32(len(s.segs)-1))
-	t = le.AppendUint64(t, uint64(s.active.seg.Flushed()))
-	var lost []uint64
-	if s.lost != nil {
-		lost = s.lost.Msgs
-	}
-	t = le.AppendUint32(t, uint32(len(lost)))
-	for _, q := range lost {
-		t = le.AppendUint64(t, q)
-	}
-	path := filepath.Join(s.dir, checkpointFile)
-	tmp := path + ".tmp"
-	f, err := s.fs.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("wal: checkpoint %s: %w", tmp, err)
-	}
-	size, place, err := index.EncodeToPlaced(f, s.idx, t) // streamed: never the whole checkpoint in memory
-	if err == nil {
-		err = s.opts.Metrics.timeFsync(f.Sync)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = s.fs.Rename(tmp, path)
-	}
-	if err == nil {
-		err = s.fs.SyncDir(s.dir)
-	}
-	if err != nil {
-		s.fs.Remove(tmp)
-		return fmt.Errorf("wal: checkpoint %s: %w", path, err)
-	}
-	s.adoptCheckpoint(path, size, place) // ckptload.go
-	s.dirty = false
-	s.rolls = 0
-	s.lastCkpt = time.Now()
-	s.opts.Metrics.checkpointed()
-	return nil
-}
-
 // loadCheckpoint installs the checkpointed index if it matches the segments
 // on disk. It returns the segment index and offset to scan from.
 func (s *Store) loadCheckpoint() (int, uint64, bool) {

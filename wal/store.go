@@ -106,7 +106,11 @@ type Store struct {
 	ckpt       *ckptInfo   // that checkpoint's contents, during recovery (checkHeadLocked)
 	ckptMap    vfs.Mapping // the checkpoint the index was read from, in place (ckptload.go)
 	closing    bool        // Close is writing its final checkpoint
-	spare      spareState  // the next roll's segment file (spare.go)
+	// ckptBusy: a checkpoint is being made durable with the lock released;
+	// ckptIdle is signalled when it ends (ckptwrite.go).
+	ckptBusy bool
+	ckptIdle *sync.Cond
+	spare    spareState // the next roll's segment file (spare.go)
 }
 
 type segEntry struct {
@@ -144,6 +148,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		kick: make(chan struct{}, 1), sealKick: make(chan struct{}, 1), stop: make(chan struct{}),
 		busy: map[*segEntry]int{},
 	}
+	s.ckptIdle = sync.NewCond(&s.mu)
 	began := time.Now()
 	if err := s.recover(); err != nil {
 		s.closeSegments()
@@ -229,6 +234,11 @@ func (s *Store) Close() error {
 	// does (reserve.go). Appends may go on meanwhile; Close syncs them.
 	s.reserve.noAhead = true
 	s.reserve.waitLocked(&s.mu)
+	// So too a checkpoint being made durable in the background: from here
+	// Close keeps the lock until the store is closed, so none starts again.
+	for s.ckptBusy {
+		s.ckptIdle.Wait()
+	}
 	if s.closed {
 		s.mu.Unlock()
 		return store.ErrClosed
@@ -330,15 +340,26 @@ func (s *Store) background() {
 			s.unlockNotify(ws, nil)
 		case <-ckpt:
 			s.releaseIdleWindows()
-			s.mu.Lock()
-			var ws []waiter
-			if !s.closed && s.dirty && s.werr == nil {
-				var err error
-				if ws, err = s.syncLocked(); err == nil {
-					s.checkpointLocked()
-				}
-			}
-			s.unlockNotify(ws, nil)
+			s.periodicCheckpoint()
 		}
 	}
+}
+
+// periodicCheckpoint syncs the store and checkpoints its index if it
+// changed since the last checkpoint. The sync and the encoding of the
+// checkpoint take one hold of the lock (the checkpoint claims what the sync
+// made durable); making the checkpoint durable runs on a goroutine of its
+// own (ckptwrite.go), so that neither the lock nor this goroutine, which
+// runs the group commits, waits for it.
+func (s *Store) periodicCheckpoint() error {
+	s.mu.Lock()
+	var ws []waiter
+	var err error
+	if !s.closed && s.dirty && s.werr == nil && !s.ckptBusy {
+		if ws, err = s.syncLocked(); err == nil {
+			err = s.checkpointInBackground()
+		}
+	}
+	s.unlockNotify(ws, nil)
+	return err
 }

@@ -1,0 +1,160 @@
+package wal
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/vfs"
+)
+
+// blockedCkptFS stops the fsync of a checkpoint's temp file until release
+// is closed, and says when one has reached it.
+func blockedCkptFS(inner vfs.FS) (fs *vfs.HookFS, reached <-chan struct{}, release chan struct{}) {
+	r := make(chan struct{}, 16)
+	release = make(chan struct{})
+	fs = &vfs.HookFS{Inner: inner, Hook: func(op, path string, _ bool) {
+		if op == "sync" && strings.HasSuffix(path, checkpointFile+".tmp") {
+			r <- struct{}{}
+			<-release
+		}
+	}}
+	return fs, r, release
+}
+
+// TestCheckpointDurableWithoutLock: while a checkpoint's fsync runs, appends
+// and reads of the store go on (they would wait for the store lock if the
+// checkpoint held it); a second checkpoint does not start meanwhile; once
+// it ends, the store reopens from it with everything appended, those made
+// during the fsync included.
+func TestCheckpointDurableWithoutLock(t *testing.T) {
+	mem := vfs.NewMemFS()
+	fs, reached, release := blockedCkptFS(mem)
+	opts := Options{FS: fs, Sync: SyncAlways, CheckpointEvery: -1}
+	s, err := Open("/db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		if _, _, err := s.Append(fmt.Sprintf("a.%d", i%7), nil, []byte("before")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started := make(chan error, 1)
+	go func() { started <- s.periodicCheckpoint() }()
+	select {
+	case <-reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the checkpoint never reached its fsync")
+	}
+	// The checkpoint is blocked in its fsync: the store serves meanwhile.
+	done := make(chan error, 1)
+	go func() {
+		var m store.Msg
+		for i := 0; i < 50; i++ {
+			if _, _, err := s.Append("during", nil, []byte("x")); err != nil {
+				done <- err
+				return
+			}
+		}
+		if err := s.Load(7, &m); err != nil {
+			done <- err
+			return
+		}
+		done <- s.Delete(3, false)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("appends and reads waited for the checkpoint's fsync")
+	}
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	// Another checkpoint is refused while this one is in progress.
+	s.mu.Lock()
+	busy, dirty := s.ckptBusy, s.dirty
+	s.mu.Unlock()
+	if !busy || !dirty {
+		t.Fatalf("during the fsync: busy %v dirty %v, want both (the appends dirtied the index again)", busy, dirty)
+	}
+	if err := s.periodicCheckpoint(); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	s.mu.Lock()
+	for s.ckptBusy {
+		s.ckptIdle.Wait()
+	}
+	s.mu.Unlock()
+	if got := s.Stats().LastCheckpoint; got.IsZero() {
+		t.Fatal("no checkpoint recorded")
+	}
+	want := s.State()
+	abandon(s) // kill -9: the checkpoint and the log are all recovery has
+
+	o := opts
+	o.FS = mem.ProcessCrashClone()
+	s2, err := Open("/db", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if r := s2.Recovery(); !r.UsedCheckpoint || r.CheckpointErr != nil {
+		t.Fatalf("recovery did not use the checkpoint: %+v", r)
+	}
+	if got := s2.State(); got.Msgs != want.Msgs || got.LastSeq != want.LastSeq || got.Bytes != want.Bytes {
+		t.Fatalf("reopened: %+v, want %+v", got, want)
+	}
+	var m store.Msg
+	if err := s2.Load(3, &m); err == nil {
+		t.Fatal("sequence 3, deleted during the checkpoint's fsync, is back")
+	}
+	if err := s2.Load(want.LastSeq, &m); err != nil || m.Subject != "during" {
+		t.Fatalf("last message: %v %q", err, m.Subject)
+	}
+}
+
+// TestCloseWaitsForCheckpoint: Close waits for a checkpoint being made
+// durable in the background before it writes its own (they share a temp
+// file) and closes the files.
+func TestCloseWaitsForCheckpoint(t *testing.T) {
+	mem := vfs.NewMemFS()
+	fs, reached, release := blockedCkptFS(mem)
+	s, err := Open("/db", Options{FS: fs, Sync: SyncAlways, CheckpointEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Append("a", nil, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.periodicCheckpoint(); err != nil {
+		t.Fatal(err)
+	}
+	<-reached
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) during the checkpoint's fsync", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	// Close's own checkpoint blocks at the same place: let both through.
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open("/db", Options{FS: mem, CheckpointEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if r := s2.Recovery(); !r.UsedCheckpoint || s2.State().Msgs != 1 {
+		t.Fatalf("after Close: %+v, state %+v", r, s2.State())
+	}
+}
