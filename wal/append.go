@@ -274,25 +274,11 @@ func (s *Store) groupCommit() {
 	}
 	target := s.last
 	if always {
-		ent := s.active
-		s.busy[ent]++
-		s.unsynced = false
 		// Segments sealed since the last commit hold waiters too.
-		seals := s.takeSealingLocked()
-		s.mu.Unlock()
-
-		err := s.finishTaken(seals)
-		if err == nil {
-			err = s.opts.Metrics.timeFsync(ent.seg.SyncFile)
-		}
-
-		s.mu.Lock()
-		s.unbusyLocked(ent)
-		if err != nil {
-			fail(s.failLocked(err))
+		if err := s.fsyncUnlocking(target); err != nil {
+			fail(err)
 			return
 		}
-		s.syncedTo(target)
 	}
 	s.commits++
 	taken := s.waiters // the array batch aliases; recycled once notified
@@ -307,6 +293,62 @@ func (s *Store) groupCommit() {
 	if more {
 		s.kickCommit()
 	}
+}
+
+// fsyncUnlocking makes everything written to the files up to sequence
+// target durable: the frozen segments are finished and the active one
+// fsynced with mu released, so that appends and reads go on meanwhile. The
+// caller holds mu and has flushed the active segment's buffer and written
+// the pending tombstones; mu is held again on return. An error fails the
+// store.
+func (s *Store) fsyncUnlocking(target uint64) error {
+	ent := s.active
+	s.busy[ent]++
+	s.unsynced = false
+	seals := s.takeSealingLocked()
+	s.mu.Unlock()
+
+	err := s.finishTaken(seals)
+	if err == nil {
+		err = s.opts.Metrics.timeFsync(ent.seg.SyncFile)
+	}
+
+	s.mu.Lock()
+	s.unbusyLocked(ent)
+	if err != nil {
+		return s.failLocked(err)
+	}
+	s.syncedTo(target)
+	return nil
+}
+
+// syncOutsideLock is Sync for the interval ticker and for the first pass of
+// a periodic checkpoint: the write of the buffer and the tombstones under
+// mu, the fsyncs without it (fsyncUnlocking). Under SyncNever or a long
+// interval the fsync may have many megabytes to write back; appends and
+// reads used to wait for it.
+func (s *Store) syncOutsideLock() {
+	s.mu.Lock()
+	if s.closed || s.werr != nil || !s.unsynced && len(s.tombs) == 0 && len(s.sealing) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	if err := s.writeTombsLocked(); err != nil {
+		s.failLocked(err)
+		s.mu.Unlock()
+		return
+	}
+	if err := s.active.seg.Flush(); err != nil {
+		s.failLocked(err)
+		s.mu.Unlock()
+		return
+	}
+	target := s.last
+	var ws []waiter
+	if s.fsyncUnlocking(target) == nil {
+		ws = s.takeWaitersLocked(target)
+	}
+	s.unlockNotify(ws, nil)
 }
 
 // gather lets the writers released by the previous commit append again

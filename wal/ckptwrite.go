@@ -45,9 +45,8 @@ func (s *Store) checkpointLocked() error {
 
 // checkpointInBackground writes a checkpoint under the lock and makes it
 // durable on a goroutine of its own (the segment roll, where an appender
-// holds the lock and must not release it, and the periodic checkpoint). If
-// one is in progress already it does nothing: the next roll tries again,
-// and the index stays dirty for the next periodic checkpoint.
+// holds the lock and must not release it). If one is in progress already
+// it does nothing: the next roll tries again.
 func (s *Store) checkpointInBackground() error {
 	if s.ckptBusy {
 		return nil

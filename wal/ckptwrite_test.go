@@ -3,6 +3,8 @@ package wal
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,9 +75,6 @@ func TestCheckpointDurableWithoutLock(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("appends and reads waited for the checkpoint's fsync")
 	}
-	if err := <-started; err != nil {
-		t.Fatal(err)
-	}
 	// Another checkpoint is refused while this one is in progress.
 	s.mu.Lock()
 	busy, dirty := s.ckptBusy, s.dirty
@@ -87,11 +86,9 @@ func TestCheckpointDurableWithoutLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(release)
-	s.mu.Lock()
-	for s.ckptBusy {
-		s.ckptIdle.Wait()
+	if err := <-started; err != nil {
+		t.Fatal(err)
 	}
-	s.mu.Unlock()
 	if got := s.Stats().LastCheckpoint; got.IsZero() {
 		t.Fatal("no checkpoint recorded")
 	}
@@ -133,9 +130,7 @@ func TestCloseWaitsForCheckpoint(t *testing.T) {
 	if _, _, err := s.Append("a", nil, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.periodicCheckpoint(); err != nil {
-		t.Fatal(err)
-	}
+	go s.periodicCheckpoint()
 	<-reached
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
@@ -156,5 +151,65 @@ func TestCloseWaitsForCheckpoint(t *testing.T) {
 	defer s2.Close()
 	if r := s2.Recovery(); !r.UsedCheckpoint || s2.State().Msgs != 1 {
 		t.Fatalf("after Close: %+v, state %+v", r, s2.State())
+	}
+}
+
+// TestIntervalSyncWithoutLock: under SyncInterval the ticker's fsync of the
+// active segment runs with the store lock released and off the goroutine
+// that commits appends: while it is blocked, appends are acknowledged (they
+// wait for their write, not for that fsync) and reads are served.
+func TestIntervalSyncWithoutLock(t *testing.T) {
+	mem := vfs.NewMemFS()
+	var armed atomic.Bool
+	reached := make(chan struct{}, 1)
+	release := make(chan struct{})
+	fs := &vfs.HookFS{Inner: mem, Hook: func(op, path string, _ bool) {
+		if op == "sync" && strings.HasSuffix(path, ".seg") && armed.CompareAndSwap(true, false) {
+			reached <- struct{}{}
+			<-release
+		}
+	}}
+	s, err := Open("/db", Options{FS: fs, Sync: SyncInterval, SyncInterval: 5 * time.Millisecond, CheckpointEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer free() // before Close, whose own sync would block here too
+	armed.Store(true)
+	if _, _, err := s.Append("a", nil, []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the interval sync never ran")
+	}
+	done := make(chan error, 1)
+	go func() {
+		var m store.Msg
+		for i := 0; i < 50; i++ {
+			if _, _, err := s.Append("b", nil, []byte("during")); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- s.Load(1, &m)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("appends and reads waited for the interval fsync")
+	}
+	free()
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.State(); st.Msgs != 51 {
+		t.Fatalf("%d messages, want 51", st.Msgs)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jetwal/jetwal/index"
@@ -323,6 +324,7 @@ func (s *Store) background() {
 		defer t.Stop()
 		ckpt = t.C
 	}
+	var syncing, checkpointing atomic.Bool
 	for {
 		select {
 		case <-s.stop:
@@ -332,34 +334,55 @@ func (s *Store) background() {
 		case <-s.sealKick:
 			s.finishSeals()
 		case <-tick:
-			s.mu.Lock()
-			var ws []waiter
-			if !s.closed && s.werr == nil && (s.unsynced || len(s.tombs) > 0) {
-				ws, _ = s.syncLocked()
-			}
-			s.unlockNotify(ws, nil)
+			s.spawn(&syncing, s.syncOutsideLock)
 		case <-ckpt:
 			s.releaseIdleWindows()
-			s.periodicCheckpoint()
+			s.spawn(&checkpointing, func() { s.periodicCheckpoint() })
 		}
 	}
 }
 
 // periodicCheckpoint syncs the store and checkpoints its index if it
-// changed since the last checkpoint. The sync and the encoding of the
-// checkpoint take one hold of the lock (the checkpoint claims what the sync
-// made durable); making the checkpoint durable runs on a goroutine of its
-// own (ckptwrite.go), so that neither the lock nor this goroutine, which
-// runs the group commits, waits for it.
+// changed since the last checkpoint. Most of what the sync has to write
+// back (under SyncNever, up to CheckpointEvery's worth of appends) is
+// synced first without the lock; then the sync of what came in meanwhile
+// and the encoding of the checkpoint take one hold of the lock (the
+// checkpoint claims what the sync made durable), and the checkpoint is made
+// durable without it (ckptwrite.go).
 func (s *Store) periodicCheckpoint() error {
+	s.syncOutsideLock()
 	s.mu.Lock()
-	var ws []waiter
-	var err error
-	if !s.closed && s.dirty && s.werr == nil && !s.ckptBusy {
-		if ws, err = s.syncLocked(); err == nil {
-			err = s.checkpointInBackground()
-		}
+	if s.closed || !s.dirty || s.werr != nil || s.ckptBusy {
+		s.mu.Unlock()
+		return nil
+	}
+	ws, err := s.syncLocked()
+	var j *ckptJob
+	if err == nil {
+		j, err = s.beginCheckpointLocked()
 	}
 	s.unlockNotify(ws, nil)
-	return err
+	if err != nil {
+		return err
+	}
+	ferr := s.finishCheckpoint(j)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endCheckpointLocked(j, ferr)
+}
+
+// spawn runs fn on a goroutine of its own unless the one started before
+// through running is still at work: the interval sync and the periodic
+// checkpoint wait for fsyncs, and the group commits and seals on the
+// background goroutine must not wait behind them.
+func (s *Store) spawn(running *atomic.Bool, fn func()) {
+	if !running.CompareAndSwap(false, true) {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer running.Store(false)
+		fn()
+	}()
 }
