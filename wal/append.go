@@ -345,7 +345,7 @@ func (s *Store) syncOutsideLock() {
 	}
 	target := s.last
 	var ws []waiter
-	if s.fsyncUnlocking(target) == nil {
+	if s.fsyncUnlocking(target) == nil && !s.closed { // Close took every waiter
 		ws = s.takeWaitersLocked(target)
 	}
 	s.unlockNotify(ws, nil)
