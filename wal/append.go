@@ -218,13 +218,13 @@ func (s *Store) rollLocked(base uint64, need int) error {
 	// Bound how much a crash recovery scans: checkpoint every few rolls.
 	// (A checkpoint costs time proportional to the index, so not on every
 	// roll; the periodic and closing checkpoints cover the rest.)
+	// It runs as the periodic one does, on a goroutine of its own, so that
+	// neither this appender nor anyone else waits for the fsyncs of the
+	// segment just sealed and of the checkpoint with the lock held. If one
+	// is running already, a later roll tries again.
 	s.rolls++
 	if s.rolls >= checkpointRolls {
-		// A failed checkpoint (a full disk, say) costs only a longer
-		// recovery scan; it matters here only if it made the store fail.
-		if err := s.checkpointInBackground(); err != nil && s.werr != nil {
-			return s.werr
-		}
+		s.spawn(&s.checkpointing, func() { s.periodicCheckpoint() })
 	}
 	return nil
 }

@@ -43,30 +43,6 @@ func (s *Store) checkpointLocked() error {
 	return s.endCheckpointLocked(j, s.finishCheckpoint(j))
 }
 
-// checkpointInBackground writes a checkpoint under the lock and makes it
-// durable on a goroutine of its own (the segment roll, where an appender
-// holds the lock and must not release it). If one is in progress already
-// it does nothing: the next roll tries again.
-func (s *Store) checkpointInBackground() error {
-	if s.ckptBusy {
-		return nil
-	}
-	j, err := s.beginCheckpointLocked()
-	if err != nil {
-		s.rolls = checkpointRolls // try again on the next roll
-		return err
-	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		err := s.finishCheckpoint(j)
-		s.mu.Lock()
-		s.endCheckpointLocked(j, err)
-		s.mu.Unlock()
-	}()
-	return nil
-}
-
 // beginCheckpointLocked encodes the index and the trailer into the temp
 // file and marks a checkpoint in progress. The index is clean from here:
 // a change made while the checkpoint is made durable dirties it again.

@@ -213,3 +213,51 @@ func TestIntervalSyncWithoutLock(t *testing.T) {
 		t.Fatalf("%d messages, want 51", st.Msgs)
 	}
 }
+
+// TestRollsCheckpoint: every checkpointRolls segment rolls a checkpoint is
+// written in the background, without a periodic timer or a Close; a kill -9
+// afterwards recovers from it, with what was appended after it replayed.
+func TestRollsCheckpoint(t *testing.T) {
+	mem := vfs.NewMemFS()
+	m := &Metrics{}
+	opts := Options{FS: mem, Sync: SyncNever, SegmentSize: 16 << 10, FirstSegmentSize: 16 << 10, CheckpointEvery: -1, Metrics: m}
+	s, err := Open("/db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 1000)
+	n := 0
+	for deadline := time.Now().Add(10 * time.Second); m.Snapshot().Checkpoints == 0; n++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("no checkpoint after %d appends", n)
+		}
+		if _, _, err := s.Append(fmt.Sprintf("r.%d", n%5), nil, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A 16 KiB segment holds 13 to 15 of these (its tombstone reserve
+	// aside): no checkpoint before the rolls were due.
+	if n < checkpointRolls*13 {
+		t.Fatalf("a checkpoint after only %d appends of %d bytes, before %d rolls", n, len(data), checkpointRolls)
+	}
+	for i := 0; i < 10; i++ {
+		if _, _, err := s.Append("after", nil, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := s.State()
+	abandon(s)
+	o := opts
+	o.FS, o.Metrics = mem.ProcessCrashClone(), nil
+	s2, err := Open("/db", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if r := s2.Recovery(); !r.UsedCheckpoint {
+		t.Fatalf("recovery did not use the roll's checkpoint: %+v", r)
+	}
+	if got := s2.State(); got.Msgs != want.Msgs || got.LastSeq != want.LastSeq {
+		t.Fatalf("reopened %+v, want %+v", got, want)
+	}
+}

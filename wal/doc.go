@@ -149,10 +149,11 @@
 // next sequence is above everything any segment holds.
 //
 // Checkpoints are written on Close, every CheckpointEvery while dirty, and
-// every 8 segment rolls (temp file, fsync, rename, directory fsync). Only
-// the encoding into the temp file holds the store lock; except on Close the
-// fsync, rename and directory fsync run on a goroutine of their own, one
-// checkpoint at a time, while appends and reads go on (ckptwrite.go). A
+// every 8 segment rolls (temp file, fsync, rename, directory fsync). Except
+// on Close a checkpoint runs on a goroutine of its own, one at a time, and
+// holds the store lock only to sync what came in since a first sync made
+// without it and to encode the index into the temp file; its fsync, rename
+// and directory fsync run while appends and reads go on (ckptwrite.go). A
 // checkpoint holds the index in its packed form (about 1.1 bytes per
 // message for small records, a few bytes per block of 8192 for records of
 // one size), written through a small buffer

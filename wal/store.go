@@ -111,7 +111,9 @@ type Store struct {
 	// ckptIdle is signalled when it ends (ckptwrite.go).
 	ckptBusy bool
 	ckptIdle *sync.Cond
-	spare    spareState // the next roll's segment file (spare.go)
+	// checkpointing: a periodic checkpoint's goroutine is running (spawn).
+	checkpointing atomic.Bool
+	spare         spareState // the next roll's segment file (spare.go)
 }
 
 type segEntry struct {
@@ -324,7 +326,7 @@ func (s *Store) background() {
 		defer t.Stop()
 		ckpt = t.C
 	}
-	var syncing, checkpointing atomic.Bool
+	var syncing atomic.Bool
 	for {
 		select {
 		case <-s.stop:
@@ -337,13 +339,14 @@ func (s *Store) background() {
 			s.spawn(&syncing, s.syncOutsideLock)
 		case <-ckpt:
 			s.releaseIdleWindows()
-			s.spawn(&checkpointing, func() { s.periodicCheckpoint() })
+			s.spawn(&s.checkpointing, func() { s.periodicCheckpoint() })
 		}
 	}
 }
 
 // periodicCheckpoint syncs the store and checkpoints its index if it
-// changed since the last checkpoint. Most of what the sync has to write
+// changed since the last checkpoint (every CheckpointEvery, and every
+// checkpointRolls segment rolls). Most of what the sync has to write
 // back (under SyncNever, up to CheckpointEvery's worth of appends) is
 // synced first without the lock; then the sync of what came in meanwhile
 // and the encoding of the checkpoint take one hold of the lock (the
