@@ -221,9 +221,10 @@ func (s *Store) rollLocked(base uint64, need int) error {
 	// It runs as the periodic one does, on a goroutine of its own, so that
 	// neither this appender nor anyone else waits for the fsyncs of the
 	// segment just sealed and of the checkpoint with the lock held. If one
-	// is running already, a later roll tries again.
+	// is running already, a later roll tries again. (Not during recovery,
+	// which runs without the lock: a roll there waits for the next one.)
 	s.rolls++
-	if s.rolls >= checkpointRolls {
+	if s.rolls >= checkpointRolls && s.opened {
 		s.spawn(&s.checkpointing, func() { s.periodicCheckpoint() })
 	}
 	return nil

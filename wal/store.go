@@ -113,6 +113,7 @@ type Store struct {
 	ckptIdle *sync.Cond
 	// checkpointing: a periodic checkpoint's goroutine is running (spawn).
 	checkpointing atomic.Bool
+	opened        bool       // recovery is over: background work may start
 	spare         spareState // the next roll's segment file (spare.go)
 }
 
@@ -164,6 +165,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	s.wg.Add(1)
 	go s.background()
 	s.mu.Lock()
+	s.opened = true
 	s.scheduleAgeLocked()
 	s.mu.Unlock()
 	return s, nil
