@@ -237,7 +237,12 @@ func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *r
 // peer that will not answer (one being stopped too, or partitioned away):
 // closing the layer first closes their connections, so they fail at once
 // instead of at the transport's 10 s timeout, once per stuck RPC. The log
-// store closes only after raft has stopped writing to it.
+// store closes only after raft has stopped writing to it: after Shutdown,
+// and after the transport's goroutines serving peers' connections have
+// returned, since one may still be answering a heartbeat, which saves the
+// term in the stable store (raft panics when that fails: "failed to save
+// current term: raftlog: store closed" was a flaky crash of cmd/jetwal's
+// tests).
 func (g *group) close() error {
 	var fut raft.Future
 	if g.r != nil {
@@ -252,6 +257,14 @@ func (g *group) close() error {
 	var err error
 	if fut != nil {
 		err = fut.Error()
+	}
+	if g.layer != nil && !g.layer.WaitHandlers(10*time.Second) {
+		// Closing the log under one of them could make raft panic: it is
+		// left open (its files are released when the process exits).
+		if err == nil {
+			err = errors.New("cluster: raft still serving a peer 10 s after shutdown; its log store is left open")
+		}
+		return err
 	}
 	if g.log != nil {
 		if cerr := g.log.Close(); err == nil {

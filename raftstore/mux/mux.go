@@ -208,13 +208,18 @@ type Layer struct {
 	// NetworkTransport.Close does not close their connections.
 	liveMu sync.Mutex
 	live   map[*liveConn]struct{}
+	// handlers counts the accepted connections raft has not closed yet:
+	// each is served by a NetworkTransport goroutine, which closes it when
+	// it returns (WaitHandlers).
+	handlers sync.WaitGroup
 }
 
 // liveConn is a connection of a layer, removed from it when closed.
 type liveConn struct {
 	net.Conn
-	l    *Layer
-	once sync.Once
+	l        *Layer
+	once     sync.Once
+	accepted bool
 }
 
 func (c *liveConn) Close() error {
@@ -222,13 +227,16 @@ func (c *liveConn) Close() error {
 		c.l.liveMu.Lock()
 		delete(c.l.live, c)
 		c.l.liveMu.Unlock()
+		if c.accepted {
+			c.l.handlers.Done()
+		}
 	})
 	return c.Conn.Close()
 }
 
 // track registers c with the layer, or closes it if the layer is closed.
-func (l *Layer) track(c net.Conn) (net.Conn, error) {
-	lc := &liveConn{Conn: c, l: l}
+func (l *Layer) track(c net.Conn, accepted bool) (net.Conn, error) {
+	lc := &liveConn{Conn: c, l: l, accepted: accepted}
 	l.liveMu.Lock()
 	defer l.liveMu.Unlock()
 	select {
@@ -241,7 +249,31 @@ func (l *Layer) track(c net.Conn) (net.Conn, error) {
 		l.live = make(map[*liveConn]struct{})
 	}
 	l.live[lc] = struct{}{}
+	if accepted {
+		l.handlers.Add(1)
+	}
 	return lc, nil
+}
+
+// WaitHandlers waits, at most d, until every connection the layer accepted
+// has been closed by its user, and reports whether they all were. raft's
+// NetworkTransport serves each accepted connection on a goroutine that
+// closes it on return, and it answers heartbeats there, writing the term
+// to the stable store: neither raft's Shutdown nor the transport's Close
+// waits for those goroutines. Close the stores only once this returns
+// true (after the layer's Close, which makes their reads fail).
+func (l *Layer) WaitHandlers(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		l.handlers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
 }
 
 var _ raft.StreamLayer = (*Layer)(nil)
@@ -250,7 +282,7 @@ var _ raft.StreamLayer = (*Layer)(nil)
 func (l *Layer) Accept() (net.Conn, error) {
 	select {
 	case c := <-l.conns:
-		return l.track(c)
+		return l.track(c, true)
 	case <-l.done:
 		return nil, ErrClosed
 	}
@@ -304,7 +336,7 @@ func (l *Layer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Con
 		return nil, fmt.Errorf("mux: %s: send preamble for group %s: %w", address, l.group, err)
 	}
 	_ = c.SetWriteDeadline(time.Time{})
-	return l.track(c)
+	return l.track(c, false)
 }
 
 // bufferedConn is a connection whose first bytes were read ahead.

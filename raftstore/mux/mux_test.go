@@ -221,3 +221,41 @@ func TestCloseClosesHandedOutConns(t *testing.T) {
 		t.Fatal("dial on a closed layer succeeded")
 	}
 }
+
+// TestWaitHandlers: WaitHandlers waits for the connections the layer
+// accepted (served by raft's transport goroutines, which close them when
+// they return), not for the ones it dialed, and not past its bound.
+func TestWaitHandlers(t *testing.T) {
+	ln, _, layer := serveOneGroup(t)
+	dialed, err := layer.Dial(raft.ServerAddress(ln.Addr().String()), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dialed.Close()
+	accepted, err := layer.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer.Close()
+	// A handler still running: its read fails, but it has not returned.
+	if layer.WaitHandlers(50 * time.Millisecond) {
+		t.Fatal("WaitHandlers returned true while an accepted connection is open")
+	}
+	returned := make(chan bool, 1)
+	go func() { returned <- layer.WaitHandlers(10 * time.Second) }()
+	select {
+	case <-returned:
+		t.Fatal("WaitHandlers returned before the handler closed its connection")
+	case <-time.After(50 * time.Millisecond):
+	}
+	accepted.Close() // the handler returns
+	accepted.Close() // twice, as a handler and the layer may
+	select {
+	case ok := <-returned:
+		if !ok {
+			t.Fatal("WaitHandlers timed out after the handler closed its connection")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("WaitHandlers still waiting after the handler closed its connection")
+	}
+}
