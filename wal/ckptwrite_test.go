@@ -26,6 +26,33 @@ func blockedCkptFS(inner vfs.FS) (fs *vfs.HookFS, reached <-chan struct{}, relea
 	return fs, r, release
 }
 
+// within runs work on a goroutine and fails the test unless it returns,
+// without an error, within 10 s: what the test holds blocked must not hold
+// it up.
+func within(t *testing.T, why string, work func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- work() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal(why)
+	}
+}
+
+// appendMany appends n copies of data on subj, each acknowledged.
+func appendMany(s *Store, subj string, data []byte, n int) error {
+	for i := 0; i < n; i++ {
+		if _, _, err := s.Append(subj, nil, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // TestCheckpointDurableWithoutLock: while a checkpoint's fsync runs, appends
 // and reads of the store go on (they would wait for the store lock if the
 // checkpoint held it); a second checkpoint does not start meanwhile; once
@@ -52,29 +79,16 @@ func TestCheckpointDurableWithoutLock(t *testing.T) {
 		t.Fatal("the checkpoint never reached its fsync")
 	}
 	// The checkpoint is blocked in its fsync: the store serves meanwhile.
-	done := make(chan error, 1)
-	go func() {
+	within(t, "appends and reads waited for the checkpoint's fsync", func() error {
 		var m store.Msg
-		for i := 0; i < 50; i++ {
-			if _, _, err := s.Append("during", nil, []byte("x")); err != nil {
-				done <- err
-				return
-			}
+		if err := appendMany(s, "during", []byte("x"), 50); err != nil {
+			return err
 		}
 		if err := s.Load(7, &m); err != nil {
-			done <- err
-			return
+			return err
 		}
-		done <- s.Delete(3, false)
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("appends and reads waited for the checkpoint's fsync")
-	}
+		return s.Delete(3, false)
+	})
 	// Another checkpoint is refused while this one is in progress.
 	s.mu.Lock()
 	busy, dirty := s.ckptBusy, s.dirty
@@ -186,25 +200,13 @@ func TestIntervalSyncWithoutLock(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the interval sync never ran")
 	}
-	done := make(chan error, 1)
-	go func() {
+	within(t, "appends and reads waited for the interval fsync", func() error {
 		var m store.Msg
-		for i := 0; i < 50; i++ {
-			if _, _, err := s.Append("b", nil, []byte("during")); err != nil {
-				done <- err
-				return
-			}
+		if err := appendMany(s, "b", []byte("during"), 50); err != nil {
+			return err
 		}
-		done <- s.Load(1, &m)
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("appends and reads waited for the interval fsync")
-	}
+		return s.Load(1, &m)
+	})
 	free()
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
