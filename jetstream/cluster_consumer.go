@@ -64,8 +64,14 @@ func (cs *consumerSync) close() {
 }
 
 // checkpointConsumer proposes c's state when it changed since the last
-// checkpoint.
+// checkpoint. The state is encoded under cs.mu, so checkpoints are proposed
+// in the order of the states they hold: encoded before it, the ticker's
+// checkpoint of an older state could wait for cs.mu behind a confirmed
+// ack's newer one and then overwrite it, and the next leader would
+// redeliver a message whose ack was confirmed.
 func (js *JetStream) checkpointConsumer(cs *consumerSync, c *consumer) error {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
 	c.mu.Lock()
 	durable := c.cfg.Durable != "" && c.cs == nil && !c.closed
 	var enc []byte
@@ -76,8 +82,6 @@ func (js *JetStream) checkpointConsumer(cs *consumerSync, c *consumer) error {
 	if !durable {
 		return nil
 	}
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
 	if bytes.Equal(cs.last[c.name], enc) {
 		return nil
 	}
