@@ -42,6 +42,9 @@ const (
 	reserveMagic = "JWSR"
 	reserveSlot  = 32
 	reserveStep  = 1 << 16
+	// maxReserveStep caps the step, which doubles each time an appender
+	// had to wait for a mark (see reserveLocked).
+	maxReserveStep = 1 << 22
 )
 
 type reservation struct {
@@ -54,6 +57,7 @@ type reservation struct {
 	ahead   bool
 	noAhead bool
 	done    *sync.Cond // on Store.mu
+	step    uint64     // how far ahead the next mark goes; reserveStep at first
 }
 
 // bootIDPath is where Linux publishes an id that changes at every boot.
@@ -120,10 +124,14 @@ func (s *Store) applyReservation() uint64 {
 //
 // The next mark is written ahead, in the background, once half of the
 // current step is used, so an appender waits for the reservation's fsync
-// only if it gets through the other half (32768 appends) before that fsync
-// ends. Measured: the fsync waited behind the background fsync of a sealed
-// segment (up to 58 ms here), and the synchronous version cost
-// BenchmarkAppend/size=128/sync=never about 100 ns per append.
+// only if it gets through the other half (32768 appends at first) before
+// that fsync ends. Measured: the fsync waited behind the background fsync
+// of a sealed segment (up to 58 ms here), and the synchronous version cost
+// BenchmarkAppend/size=128/sync=never about 100 ns per append. Each time
+// an appender does wait, the step doubles (up to maxReserveStep, about a
+// second of appends at this machine's fastest), so a stream appending
+// faster than the marks' fsyncs keep up with stops waiting for them. The
+// price is the gap a reboot leaves: up to a step of unused sequences.
 //
 // Waiting releases mu, so callers reserve before they look at the store's
 // state, and an atomic batch reserves all its sequences before it starts.
@@ -145,17 +153,18 @@ func (s *Store) reserveLocked(n uint64) error {
 			return s.werr
 		}
 		if r.ahead {
+			r.step = min(2*r.step, maxReserveStep)
 			r.waitLocked(&s.mu)
 			continue
 		}
-		if err := s.writeReservationLocked(s.last + n - 1 + reserveStep); err != nil {
+		if err := s.writeReservationLocked(s.last + n - 1 + r.step); err != nil {
 			return s.failLocked(err)
 		}
 	}
-	if r.f != nil && !r.ahead && !r.noAhead && r.upTo-(s.last+n) < reserveStep/2 {
+	if r.f != nil && !r.ahead && !r.noAhead && r.upTo-(s.last+n) < r.step/2 {
 		r.ahead = true
 		r.gen++
-		go s.extendReservation(r.gen, r.upTo+reserveStep)
+		go s.extendReservation(r.gen, r.upTo+r.step)
 	}
 	return nil
 }

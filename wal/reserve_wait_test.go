@@ -224,3 +224,59 @@ func TestReservationBatchNeverWaitsMidway(t *testing.T) {
 		})
 	}
 }
+
+// TestReservationStepGrowsAfterWait: an appender that had to wait for the
+// mark being written in the background doubles the step, so the next mark
+// goes twice as far ahead, and starts once fewer than half of that are
+// left (at once, here); a store whose appends never wait keeps reserveStep.
+func TestReservationStepGrowsAfterWait(t *testing.T) {
+	mem := vfs.NewMemFS()
+	s, g, rel := aheadBlocked(t, mem, 0)
+	defer s.Close()
+	if s.reserve.step != reserveStep {
+		t.Fatalf("step %d before any wait, want %d", s.reserve.step, reserveStep)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := s.Append("a", nil, []byte("x"))
+		done <- err
+	}()
+	awaitGoroutine(t, "waits for the reservation in an append", "sync.(*Cond).Wait", "(*Store).reserveLocked", "(*Store).AppendAsync")
+	g.armed.Store(true) // hold the mark after the one being released
+	close(rel)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The append that waited, sequence reserveStep+1, leaves fewer than
+	// step/2 (= reserveStep) under the mark 2*reserveStep: it started the
+	// next mark, 2*reserveStep further.
+	rel = nil
+	for i := 0; rel == nil && i < 200000; i++ {
+		select {
+		case rel = <-g.blocked:
+		default:
+			runtime.Gosched()
+		}
+	}
+	if rel == nil {
+		g.armed.Store(false) // or Close's mark would block
+		t.Fatal("the append that waited started no next mark")
+	}
+	s.mu.Lock()
+	step, upTo := s.reserve.step, s.reserve.upTo
+	s.mu.Unlock()
+	if step != 2*reserveStep || upTo != 2*reserveStep {
+		t.Fatalf("after the wait: step %d, mark %d; want %d and %d", step, upTo, 2*reserveStep, 2*reserveStep)
+	}
+	close(rel)
+	s.mu.Lock()
+	s.reserve.waitLocked(&s.mu)
+	next := s.reserve.upTo
+	s.mu.Unlock()
+	if next != 4*reserveStep {
+		t.Fatalf("next mark %d, want %d", next, 4*reserveStep)
+	}
+	if got, _, _, ok := readReservation(mem.CrashClone(), "/s"); !ok || got != next {
+		t.Fatalf("a power cut now leaves the mark at %d (ok %v), want %d", got, ok, next)
+	}
+}

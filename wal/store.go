@@ -152,6 +152,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		kick: make(chan struct{}, 1), sealKick: make(chan struct{}, 1), stop: make(chan struct{}),
 		busy: map[*segEntry]int{},
 	}
+	s.reserve.step = reserveStep
 	s.ckptIdle = sync.NewCond(&s.mu)
 	began := time.Now()
 	if err := s.recover(); err != nil {
