@@ -64,6 +64,15 @@
 // ftruncate and the same pwrite path reports ENOSPC. Reads go through a
 // read-only shared mapping (mmap-go), which sees pwritten bytes immediately.
 //
+// A flush may run in the background (StartFlush): the buffer is handed to a
+// pwrite on a goroutine of its own and a second buffer takes the appends,
+// at file offsets after it. At most one such write is in flight; its
+// records are readable from its buffer (ReadBuffered) and count as flushed
+// (Flushed) once the owner settles it under its lock (Flush, WaitFlush,
+// SettleWrite, the next StartFlush). Flush, Erase, Freeze and Close wait for
+// it first. The goroutine reads only its buffer and the file, so no
+// segment field changes outside the owner's lock.
+//
 // A file can be made ahead of need (Spare, named spare.seg.tmp: created,
 // preallocated, synced with its directory entry, mapped) and turned into a
 // segment later by writing the header and renaming it. Such a segment syncs

@@ -31,7 +31,9 @@ type Segment struct {
 	data     []byte      // mapped or decoded bytes; valid in [0, end)
 	capacity int64       // bytes reserved for the file
 	end      int64       // bytes written to the file (header included)
-	wbuf     []byte      // encoded records not yet written, at file offset end
+	wbuf     []byte      // encoded records not yet written, at end + the write in flight
+	inflight *bgWrite    // records being written in the background, at file offset end
+	spare    []byte      // a settled background write's buffer, for the next swap
 
 	sealed     bool
 	compressed bool
@@ -173,8 +175,14 @@ func (s *Segment) Sealed() bool { return s.sealed }
 // Compressed reports whether the segment is a compressed sealed segment.
 func (s *Segment) Compressed() bool { return s.compressed }
 
-// End is the offset after the last record, including buffered ones.
-func (s *Segment) End() int64 { return s.end + int64(len(s.wbuf)) }
+// End is the offset after the last record, including buffered ones and
+// those being written in the background.
+func (s *Segment) End() int64 {
+	if s.inflight != nil {
+		return s.end + int64(len(s.inflight.buf)) + int64(len(s.wbuf))
+	}
+	return s.end + int64(len(s.wbuf))
+}
 
 // Flushed is the offset up to which records have been written to the file.
 func (s *Segment) Flushed() int64 {
@@ -190,7 +198,8 @@ func (s *Segment) Flushed() int64 {
 	return s.end
 }
 
-// Buffered is the number of encoded bytes waiting for Flush.
+// Buffered is the number of encoded bytes waiting for Flush or StartFlush
+// (not counting a write in flight).
 func (s *Segment) Buffered() int { return len(s.wbuf) }
 
 // Cool lets the OS take the segment's mapped pages out of the process's
@@ -306,8 +315,12 @@ func (s *Segment) Append(flags uint16, seq uint64, ts int64, subject string, hdr
 	return off, nil
 }
 
-// Flush writes buffered records to the file (not necessarily to disk).
+// Flush writes buffered records to the file (not necessarily to disk),
+// after waiting for a background write in flight (StartFlush).
 func (s *Segment) Flush() error {
+	if err := s.WaitFlush(); err != nil {
+		return err
+	}
 	if len(s.wbuf) == 0 {
 		return nil
 	}
@@ -319,7 +332,7 @@ func (s *Segment) Flush() error {
 		return fmt.Errorf("segment: write %s at offset %d: %w", s.path, s.end, err)
 	}
 	s.end += int64(n)
-	if cap(s.wbuf) > 4<<20 {
+	if cap(s.wbuf) > maxSpare {
 		s.wbuf = nil
 	} else {
 		s.wbuf = s.wbuf[:0]
@@ -395,6 +408,9 @@ func (s *Segment) Erase(off int64) error {
 	if s.compressed {
 		return ErrSealed
 	}
+	if err := s.WaitFlush(); err != nil { // its buffer is not ours to change
+		return err
+	}
 	var rec []byte
 	if off >= s.end {
 		i := off - s.end
@@ -469,8 +485,14 @@ func (s *Segment) Finish() error {
 	return s.syncName()
 }
 
-// Close releases the mapping and the file. Record views become invalid.
+// Close releases the mapping and the file. Record views become invalid. A
+// background write still in flight is waited for (its error is dropped:
+// whoever needed it flushed has settled it).
 func (s *Segment) Close() error {
+	if w := s.inflight; w != nil {
+		<-w.done
+		s.inflight = nil
+	}
 	var err error
 	if s.m != nil {
 		err = s.m.Unmap()
@@ -506,10 +528,14 @@ func (s *Segment) SyncFile() error {
 	return s.syncName()
 }
 
-// ReadBuffered decodes a record that is still in the write buffer. The view
-// is valid only until the next Append or Flush.
+// ReadBuffered decodes a record that is still in the write buffer or in a
+// background write. The view is valid only until the next Append or Flush.
 func (s *Segment) ReadBuffered(off int64) (Record, error) {
-	i := off - s.end
+	if b, ok := s.inflightRecord(off); ok {
+		r, _, err := s.ReadAtBuf(b, off)
+		return r, err
+	}
+	i := off - s.End() + int64(len(s.wbuf))
 	if i < 0 || i >= int64(len(s.wbuf)) {
 		return Record{}, fmt.Errorf("segment: %s: offset %d not buffered", s.path, off)
 	}

@@ -141,7 +141,7 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 		return 0, 0, s.failLocked(err)
 	}
 	if s.active.seg.Buffered() >= flushThreshold {
-		if err := s.active.seg.Flush(); err != nil {
+		if err := s.active.seg.StartFlush(maxBuffered); err != nil {
 			return 0, 0, s.failLocked(err)
 		}
 	}
@@ -242,9 +242,9 @@ func (s *Store) nextSegmentSize() int64 {
 }
 
 // groupCommit makes pending appends durable under the sync policy and
-// releases their waiters. With SyncAlways it flushes the buffer and fsyncs
-// once for all of them, outside the lock, so appends keep going into the
-// buffer while the fsync runs. Otherwise one pwrite of the buffer is enough:
+// releases their waiters. With SyncAlways it writes the buffer and fsyncs
+// once for all of them, both outside the lock, so appends keep going into a
+// second buffer meanwhile. Otherwise one pwrite of the buffer is enough:
 // the bytes are the operating system's, and the interval ticker (or the OS)
 // fsyncs them later.
 func (s *Store) groupCommit() {
@@ -269,17 +269,21 @@ func (s *Store) groupCommit() {
 		fail(s.failLocked(err))
 		return
 	}
-	if err := s.active.seg.Flush(); err != nil {
-		fail(s.failLocked(err))
+	write, err := s.startFlushUnlocking()
+	if err != nil {
+		fail(err)
 		return
 	}
 	target := s.last
 	if always {
 		// Segments sealed since the last commit hold waiters too.
-		if err := s.fsyncUnlocking(target); err != nil {
-			fail(err)
-			return
-		}
+		err = s.fsyncUnlocking(target, write)
+	} else {
+		err = s.writtenUnlocking(write)
+	}
+	if err != nil {
+		fail(err)
+		return
 	}
 	s.commits++
 	taken := s.waiters // the array batch aliases; recycled once notified
@@ -296,19 +300,21 @@ func (s *Store) groupCommit() {
 	}
 }
 
-// fsyncUnlocking makes everything written to the files up to sequence
-// target durable: the frozen segments are finished and the active one
-// fsynced with mu released, so that appends and reads go on meanwhile. The
-// caller holds mu and has flushed the active segment's buffer and written
-// the pending tombstones; mu is held again on return. An error fails the
-// store.
-func (s *Store) fsyncUnlocking(target uint64) error {
+// fsyncUnlocking makes everything appended up to sequence target durable:
+// the active segment's buffer is written (write, from startFlushUnlocking,
+// or the write in flight waited for), the frozen segments are finished and
+// the active one fsynced, all with mu released, so that appends and reads
+// go on meanwhile. The caller holds mu and has written the pending
+// tombstones; mu is held again on return. An error fails the store.
+func (s *Store) fsyncUnlocking(target uint64, write func()) error {
 	ent := s.active
 	s.busy[ent]++
 	s.unsynced = false
 	seals := s.takeSealingLocked()
+	written := ent.seg.InFlight()
 	s.mu.Unlock()
 
+	waitWritten(write, written)
 	err := s.finishTaken(seals)
 	if err == nil {
 		err = s.opts.Metrics.timeFsync(ent.seg.SyncFile)
@@ -316,11 +322,88 @@ func (s *Store) fsyncUnlocking(target uint64) error {
 
 	s.mu.Lock()
 	s.unbusyLocked(ent)
+	if err == nil {
+		err = s.settleLocked(ent, written)
+	}
 	if err != nil {
 		return s.failLocked(err)
 	}
 	s.syncedTo(target)
 	return nil
+}
+
+// startFlushUnlocking makes everything the active segment buffers a write
+// in flight (segment.BeginFlush) and returns it for the caller to run once
+// it has released mu (nil if nothing was buffered): fsyncUnlocking or
+// writtenUnlocking, which must follow at once, since whoever needs the
+// segment written waits for that write. If an append's background write is
+// in flight, it first waits for that with mu released, rather than under
+// mu as BeginFlush would. mu is held on return; an error fails the store.
+func (s *Store) startFlushUnlocking() (write func(), err error) {
+	ent := s.active
+	if w := ent.seg.InFlight(); w != nil && ent.seg.Buffered() > 0 {
+		s.busy[ent]++
+		s.mu.Unlock()
+		<-w
+		s.mu.Lock()
+		s.unbusyLocked(ent)
+		if err := s.settleLocked(ent, w); err != nil {
+			return nil, s.failLocked(err)
+		}
+		if s.closed { // Close wrote everything and took the waiters
+			return nil, store.ErrClosed
+		}
+	}
+	// (A roll meanwhile flushed ent; the new active segment's buffer is
+	// what is left.)
+	if write, err = s.active.seg.BeginFlush(); err != nil {
+		return nil, s.failLocked(err)
+	}
+	return write, nil
+}
+
+// writtenUnlocking runs write (from startFlushUnlocking), or waits for the
+// active segment's write in flight, with mu released, so that everything
+// appended before has left the process. mu is held again on return. An
+// error fails the store.
+func (s *Store) writtenUnlocking(write func()) error {
+	ent := s.active
+	written := ent.seg.InFlight()
+	if written == nil {
+		return nil
+	}
+	s.busy[ent]++
+	s.mu.Unlock()
+	waitWritten(write, written)
+	s.mu.Lock()
+	s.unbusyLocked(ent)
+	if err := s.settleLocked(ent, written); err != nil {
+		return s.failLocked(err)
+	}
+	return nil
+}
+
+// waitWritten runs write, if there is one (the caller's own write of the
+// buffer), and waits for the segment's write in flight, written: the same
+// write, or an append's started before it.
+func waitWritten(write func(), written <-chan struct{}) {
+	if write != nil {
+		write()
+	}
+	if written != nil {
+		<-written
+	}
+}
+
+// settleLocked settles the background write written of ent's segment,
+// which the caller waited for with mu released. If somebody settled it
+// meanwhile (an append starting the next write, a roll, a read) and it
+// failed, they failed the store.
+func (s *Store) settleLocked(ent *segEntry, written <-chan struct{}) error {
+	if err := ent.seg.SettleWrite(written); err != nil {
+		return err
+	}
+	return s.werr
 }
 
 // syncOutsideLock is Sync for the interval ticker and for the first pass of
@@ -339,14 +422,14 @@ func (s *Store) syncOutsideLock() {
 		s.mu.Unlock()
 		return
 	}
-	if err := s.active.seg.Flush(); err != nil {
-		s.failLocked(err)
+	write, err := s.startFlushUnlocking()
+	if err != nil {
 		s.mu.Unlock()
 		return
 	}
 	target := s.last
 	var ws []waiter
-	if s.fsyncUnlocking(target) == nil && !s.closed { // Close took every waiter
+	if s.fsyncUnlocking(target, write) == nil && !s.closed { // Close took every waiter
 		ws = s.takeWaitersLocked(target)
 	}
 	s.unlockNotify(ws, nil)

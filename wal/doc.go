@@ -35,11 +35,18 @@
 // goes backwards, encodes the record into the active segment's write buffer,
 // adds it to the index and enforces the discard-old limits. The buffer is
 // written with one pwrite per 256 KiB (segment/doc.go says why pwrite and not
-// a writable mapping).
+// a writable mapping), on a goroutine of its own (segment.StartFlush): the
+// appender swaps in a second buffer and goes on, under the lock, while the
+// kernel copies the first into the page cache on the other core. It waits
+// for that write only if it fills 1 MiB (maxBuffered) meanwhile, or when
+// it needs the segment written whole (a roll, a read of a record not yet
+// written). A record counts as flushed once its write is settled under the
+// lock; the write's goroutine touches nothing but the file.
 //
 // The append then queues a waiter and kicks the background commit goroutine.
-// With SyncAlways (the default) it flushes the buffer, fsyncs once outside
-// the lock and releases every waiter up to the sequence it covered. Appends
+// With SyncAlways (the default) it starts the write of the buffer, waits
+// for it and fsyncs once, both outside the lock, and releases every waiter
+// up to the sequence it covered. Appends
 // keep going into the buffer while an fsync runs, so concurrent appenders
 // share fsyncs; before starting the next fsync the goroutine waits up to
 // 50 µs for the writers it just released to append again (never for a lone
@@ -54,9 +61,9 @@
 // which syncs the directory after the file, before any append in it is
 // acknowledged. A stream that never rolls keeps no spare.
 //
-// With SyncInterval and SyncNever the commit is one pwrite of the buffer
-// and no fsync: the waiters are released once their bytes belong to the
-// operating system, and the interval ticker (or the OS) fsyncs later.
+// With SyncInterval and SyncNever the commit is one pwrite of the buffer,
+// waited for outside the lock, and no fsync: the waiters are released once
+// their bytes belong to the operating system, and the interval ticker (or the OS) fsyncs later.
 // Appends that arrive while a commit runs share the next one.
 //
 // The contract, per mode:

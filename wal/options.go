@@ -49,9 +49,14 @@ const (
 	// checkpointRolls is how many segment rolls may pass without a
 	// checkpoint.
 	checkpointRolls = 8
-	// flushThreshold is the write-buffer size at which appends are written
-	// to the file even before a sync is due.
+	// flushThreshold is the write-buffer size at which appends hand the
+	// buffer to a background write (segment.StartFlush) even before a
+	// commit is due.
 	flushThreshold = 256 << 10
+	// maxBuffered is the write-buffer size at which an append waits for
+	// the segment's background write (segment.StartFlush) instead of
+	// buffering on while it runs.
+	maxBuffered = 4 * flushThreshold
 
 	// tombReserve is the space a message append leaves free in its
 	// segment for tombstones (32 of them), so removals never need a new
