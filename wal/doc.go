@@ -44,14 +44,13 @@
 // lock; the write's goroutine touches nothing but the file.
 //
 // The append then queues a waiter and kicks the background commit goroutine.
-// With SyncAlways (the default) it starts the write of the buffer, waits
-// for it and fsyncs once, both outside the lock, and releases every waiter
-// up to the sequence it covered. Appends
-// keep going into the buffer while an fsync runs, so concurrent appenders
-// share fsyncs; before starting the next fsync the goroutine waits up to
-// 50 µs for the writers it just released to append again (never for a lone
-// writer), which keeps 64 writers in one group instead of two alternating
-// ones. A roll freezes the full segment (writes its buffer) under the
+// With SyncAlways (the default) it writes the buffer and fsyncs once, both
+// outside the lock, and releases every waiter up to the sequence it
+// covered. Appends keep going into a second buffer meanwhile, so concurrent
+// appenders share fsyncs; before starting the next fsync the goroutine
+// waits up to 50 µs for the writers it just released to append again
+// (never for a lone writer), which keeps 64 writers in one group instead of
+// two alternating ones. A roll freezes the full segment (writes its buffer) under the
 // lock; the commit trims and fsyncs it outside the lock before it releases
 // the waiters it holds, so no append waits under the lock for that fsync.
 // Nor for the new segment's creation: once a store has rolled, a goroutine
@@ -63,8 +62,9 @@
 //
 // With SyncInterval and SyncNever the commit is one pwrite of the buffer,
 // waited for outside the lock, and no fsync: the waiters are released once
-// their bytes belong to the operating system, and the interval ticker (or the OS) fsyncs later.
-// Appends that arrive while a commit runs share the next one.
+// their bytes belong to the operating system, and the interval ticker (or
+// the OS) fsyncs later. Appends that arrive while a commit runs share the
+// next one.
 //
 // The contract, per mode:
 //

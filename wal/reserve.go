@@ -58,6 +58,7 @@ type reservation struct {
 	noAhead bool
 	done    *sync.Cond // on Store.mu
 	step    uint64     // how far ahead the next mark goes; reserveStep at first
+	grewAt  uint32     // gen of the mark whose wait last doubled step
 }
 
 // bootIDPath is where Linux publishes an id that changes at every boot.
@@ -127,9 +128,9 @@ func (s *Store) applyReservation() uint64 {
 // only if it gets through the other half (32768 appends at first) before
 // that fsync ends. Measured: the fsync waited behind the background fsync
 // of a sealed segment (up to 58 ms here), and the synchronous version cost
-// BenchmarkAppend/size=128/sync=never about 100 ns per append. Each time
-// an appender does wait, the step doubles (up to maxReserveStep, about a
-// second of appends at this machine's fastest), so a stream appending
+// BenchmarkAppend/size=128/sync=never about 100 ns per append. Each mark
+// that appenders had to wait for doubles the step (up to maxReserveStep,
+// about a second of appends at this machine's fastest), so a stream appending
 // faster than the marks' fsyncs keep up with stops waiting for them. The
 // price is the gap a reboot leaves: up to a step of unused sequences.
 //
@@ -153,8 +154,14 @@ func (s *Store) reserveLocked(n uint64) error {
 			return s.werr
 		}
 		if r.ahead {
-			r.step = min(2*r.step, maxReserveStep)
-			r.waitLocked(&s.mu)
+			if r.grewAt != r.gen { // once per mark, however many wait for it
+				r.step = min(2*r.step, maxReserveStep)
+				r.grewAt = r.gen
+			}
+			// One wake-up, then look again: the mark just written may be
+			// all this append needs, though the first appender it woke
+			// has started the next one already.
+			r.waitEndLocked(&s.mu)
 			continue
 		}
 		if err := s.writeReservationLocked(s.last + n - 1 + r.step); err != nil {
@@ -172,12 +179,18 @@ func (s *Store) reserveLocked(n uint64) error {
 // waitLocked waits, with mu held exclusively, until no mark is being
 // written in the background.
 func (r *reservation) waitLocked(mu *sync.RWMutex) {
+	for r.ahead {
+		r.waitEndLocked(mu)
+	}
+}
+
+// waitEndLocked waits, with mu held exclusively, for the end of the mark
+// being written in the background (or a spurious wake-up).
+func (r *reservation) waitEndLocked(mu *sync.RWMutex) {
 	if r.done == nil {
 		r.done = sync.NewCond(mu)
 	}
-	for r.ahead {
-		r.done.Wait()
-	}
+	r.done.Wait()
 }
 
 // extendReservation writes and fsyncs the mark upTo in generation gen

@@ -32,9 +32,14 @@ func gateReserveSync(mem *vfs.MemFS) (vfs.FS, *reserveGate) {
 
 // goroutineWith reports whether some goroutine's stack holds every one of
 // frames.
-func goroutineWith(frames ...string) bool {
+func goroutineWith(frames ...string) bool { return goroutinesWith(frames...) > 0 }
+
+// goroutinesWith counts the goroutines whose stacks hold every one of
+// frames.
+func goroutinesWith(frames ...string) int {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
 	for _, g := range bytes.Split(buf, []byte("\n\n")) {
 		all := true
 		for _, f := range frames {
@@ -44,10 +49,10 @@ func goroutineWith(frames ...string) bool {
 			}
 		}
 		if all {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // awaitGoroutine waits until some goroutine's stack holds every one of
@@ -225,10 +230,11 @@ func TestReservationBatchNeverWaitsMidway(t *testing.T) {
 	}
 }
 
-// TestReservationStepGrowsAfterWait: an appender that had to wait for the
-// mark being written in the background doubles the step, so the next mark
-// goes twice as far ahead, and starts once fewer than half of that are
-// left (at once, here); a store whose appends never wait keeps reserveStep.
+// TestReservationStepGrowsAfterWait: appenders that had to wait for the
+// mark being written in the background double the step, once however many
+// waited, so the next mark goes twice as far ahead, and starts once fewer
+// than half of that are left (at once, here); a store whose appends never
+// wait keeps reserveStep.
 func TestReservationStepGrowsAfterWait(t *testing.T) {
 	mem := vfs.NewMemFS()
 	s, g, rel := aheadBlocked(t, mem, 0)
@@ -236,20 +242,43 @@ func TestReservationStepGrowsAfterWait(t *testing.T) {
 	if s.reserve.step != reserveStep {
 		t.Fatalf("step %d before any wait, want %d", s.reserve.step, reserveStep)
 	}
-	done := make(chan error, 1)
-	go func() {
-		_, _, err := s.Append("a", nil, []byte("x"))
-		done <- err
-	}()
-	awaitGoroutine(t, "waits for the reservation in an append", "sync.(*Cond).Wait", "(*Store).reserveLocked", "(*Store).AppendAsync")
+	const waiters = 3
+	done := make(chan error, waiters)
+	for range waiters {
+		go func() {
+			_, _, err := s.Append("a", nil, []byte("x"))
+			done <- err
+		}()
+	}
+	for i := 0; goroutinesWith("sync.(*Cond).Wait", "(*Store).reserveLocked", "(*Store).AppendAsync") < waiters; i++ {
+		if i == 200000 {
+			t.Fatalf("fewer than %d appends wait for the reservation", waiters)
+		}
+		runtime.Gosched()
+	}
 	g.armed.Store(true) // hold the mark after the one being released
 	close(rel)
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	// Every waiter needed only the mark just released: none may wait for
+	// the next one, which the first of them starts (and the gate holds).
+	for got, i := 0, 0; got < waiters; i++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			got++
+		default:
+			if i == 200000 {
+				g.armed.Store(false)
+				go func() { close(<-g.blocked) }()
+				t.Fatalf("%d of %d appends still wait, for a mark they do not need", waiters-got, waiters)
+			}
+			runtime.Gosched()
+		}
 	}
-	// The append that waited, sequence reserveStep+1, leaves fewer than
-	// step/2 (= reserveStep) under the mark 2*reserveStep: it started the
-	// next mark, 2*reserveStep further.
+	// The appends that waited, sequences reserveStep+1 on, leave fewer than
+	// step/2 (= reserveStep) under the mark 2*reserveStep: the first of
+	// them started the next mark, 2*reserveStep further.
 	rel = nil
 	for i := 0; rel == nil && i < 200000; i++ {
 		select {
@@ -265,10 +294,10 @@ func TestReservationStepGrowsAfterWait(t *testing.T) {
 	s.mu.Lock()
 	step, upTo := s.reserve.step, s.reserve.upTo
 	s.mu.Unlock()
+	close(rel)
 	if step != 2*reserveStep || upTo != 2*reserveStep {
 		t.Fatalf("after the wait: step %d, mark %d; want %d and %d", step, upTo, 2*reserveStep, 2*reserveStep)
 	}
-	close(rel)
 	s.mu.Lock()
 	s.reserve.waitLocked(&s.mu)
 	next := s.reserve.upTo
