@@ -215,23 +215,7 @@ func TestStartFlushError(t *testing.T) {
 func TestCloseWaitsForBackgroundWrite(t *testing.T) {
 	s, g := gatedSegment(t)
 	appendN(t, s, 1, 2)
-	g.armed.Store(true)
-	if err := s.StartFlush(0); err != nil {
-		t.Fatal(err)
-	}
-	<-g.blocked
-	closed := make(chan error, 1)
-	go func() { closed <- s.Close() }()
-	for range 1000 {
-		select {
-		case err := <-closed:
-			t.Fatalf("Close returned (%v) with a write in flight", err)
-		default:
-			runtime.Gosched()
-		}
-	}
-	g.release()
-	if err := <-closed; err != nil {
+	if err := waitsForHeldWrite(t, s, g, "Close", s.Close); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -242,24 +226,7 @@ func TestCloseWaitsForBackgroundWrite(t *testing.T) {
 func TestEraseWaitsForBackgroundWrite(t *testing.T) {
 	s, g := gatedSegment(t)
 	offs := appendN(t, s, 1, 2)
-	g.armed.Store(true)
-	if err := s.StartFlush(0); err != nil {
-		t.Fatal(err)
-	}
-	<-g.blocked
-	g.armed.Store(false)
-	erased := make(chan error, 1)
-	go func() { erased <- s.Erase(offs[1]) }()
-	for range 1000 {
-		select {
-		case err := <-erased:
-			t.Fatalf("Erase returned (%v) with the write holding its record in flight", err)
-		default:
-			runtime.Gosched()
-		}
-	}
-	g.release()
-	if err := <-erased; err != nil {
+	if err := waitsForHeldWrite(t, s, g, "Erase", func() error { return s.Erase(offs[1]) }); err != nil {
 		t.Fatal(err)
 	}
 	r, _, err := s.ReadAt(offs[1])
@@ -268,6 +235,32 @@ func TestEraseWaitsForBackgroundWrite(t *testing.T) {
 	}
 	r, _, err = s.ReadAt(offs[0])
 	checkRecord(t, r, err, 1)
+}
+
+// waitsForHeldWrite hands s's buffer to a background write and holds it,
+// runs op on a goroutine, fails the test if op returns while the write is
+// held (over a thousand yields), then releases the write and returns op's
+// error.
+func waitsForHeldWrite(t *testing.T, s *Segment, g *writeGate, what string, op func() error) error {
+	t.Helper()
+	g.armed.Store(true)
+	if err := s.StartFlush(0); err != nil {
+		t.Fatal(err)
+	}
+	<-g.blocked
+	g.armed.Store(false)
+	done := make(chan error, 1)
+	go func() { done <- op() }()
+	for range 1000 {
+		select {
+		case err := <-done:
+			t.Fatalf("%s returned (%v) with a write in flight", what, err)
+		default:
+			runtime.Gosched()
+		}
+	}
+	g.release()
+	return <-done
 }
 
 // TestBeginFlush: the write BeginFlush returns is in flight until its
