@@ -342,13 +342,8 @@ func (s *Store) fsyncUnlocking(target uint64, write func()) error {
 func (s *Store) startFlushUnlocking() (write func(), err error) {
 	ent := s.active
 	if w := ent.seg.InFlight(); w != nil && ent.seg.Buffered() > 0 {
-		s.busy[ent]++
-		s.mu.Unlock()
-		<-w
-		s.mu.Lock()
-		s.unbusyLocked(ent)
-		if err := s.settleLocked(ent, w); err != nil {
-			return nil, s.failLocked(err)
+		if err := s.waitWriteUnlocking(ent, nil, w); err != nil {
+			return nil, err
 		}
 		if s.closed { // Close wrote everything and took the waiters
 			return nil, store.ErrClosed
@@ -372,6 +367,13 @@ func (s *Store) writtenUnlocking(write func()) error {
 	if written == nil {
 		return nil
 	}
+	return s.waitWriteUnlocking(ent, write, written)
+}
+
+// waitWriteUnlocking runs write (if not nil) and waits for ent's write in
+// flight, written, with mu released and ent kept busy meanwhile, then
+// settles it. mu is held again on return; an error fails the store.
+func (s *Store) waitWriteUnlocking(ent *segEntry, write func(), written <-chan struct{}) error {
 	s.busy[ent]++
 	s.mu.Unlock()
 	waitWritten(write, written)
