@@ -255,6 +255,7 @@ func writeMethod(m *md, d *Data) {
 	m.f("## How it was measured\n\n")
 	m.f("- Both servers run on 127.0.0.1 as child processes of the bench binary, each with a fresh store directory from `os.MkdirTemp` and a port picked by listening on `:0`. Each repetition of each mode is a session with new servers; within a session every workload runs at every size against A and B in turn, alternating which goes first.\n")
 	m.f("- Clients are nats.go in the bench process (new connections per run). Message counts scale with size and every run also has a time cap, so the tables show the messages actually measured per run. The read workloads read the messages both servers stored in the preceding async publish run, so both read the same amount.\n")
+	m.f("- Before each timed run the bench calls sync(2) and waits for it, so the run starts with no dirty pages: a server that does not fsync leaves its writes in the page cache, and the kernel would otherwise write them back during the next run, which may be the other server's.\n")
 	for _, s := range d.Meta.Settings {
 		m.f("- %s\n", s)
 	}

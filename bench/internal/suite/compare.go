@@ -168,6 +168,7 @@ func (r *runner) sizeRuns(ctx context.Context, rep int, mode proc.Mode, srv pair
 			case w.Reads && run.Count == 0:
 				run.Err = "no messages stored by both servers to read"
 			default:
+				proc.SettleDisks() // the previous run's writeback is not this run's
 				cpu0, cpuErr0 := srv[i].CPUTime()
 				self0, selfErr0 := proc.SelfCPUTime()
 				res, err := w.Run(ctx, r.params(srv[i], w, n, size, run.Count, run.Cap))

@@ -57,6 +57,7 @@ func (r *runner) durablesOne(ctx context.Context, spec proc.Spec) report.Durable
 	if _, err := workload.PubAsync(ctx, workload.Params{URL: s.URL(), Size: 128, Count: r.cfg.DurableMsgs, Stall: stallTimeout, Subject: durableSubject}); err != nil {
 		return fail("fill stream: %v", err)
 	}
+	proc.SettleDisks() // the fill's writeback is not the creation's
 	if pt.CreateTime, err = workload.CreateDurables(ctx, s.URL(), durableStream, r.cfg.Durables); err != nil {
 		return fail("%v", err)
 	}

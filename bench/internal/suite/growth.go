@@ -61,6 +61,7 @@ func (r *runner) growOne(ctx context.Context, spec proc.Spec, deadline time.Time
 		r.note("growth %s: %v", spec.Name, err)
 		return
 	}
+	proc.SettleDisks() // the other server's writeback is not this one's
 	appendEnd := deadline.Add(-time.Duration(restartShare * float64(time.Until(deadline))))
 	var have int64
 	for _, target := range r.cfg.GrowthTargets {
