@@ -25,6 +25,29 @@ type bgWrite struct {
 // maxSpare caps the capacity of a write buffer kept for reuse.
 const maxSpare = 4 << 20
 
+// ReleaseBuffers lets go of the memory the segment keeps for its next
+// appends: the settled write buffer held for the next swap, and the write
+// buffer itself when it holds nothing. The owner calls it for a stream gone
+// idle: one that once took a burst would otherwise keep two buffers of up
+// to maxSpare each for as long as it is open. The next append allocates a
+// buffer again. A write in flight keeps its buffer until it is settled.
+func (s *Segment) ReleaseBuffers() {
+	s.spare = nil
+	if len(s.wbuf) == 0 {
+		s.wbuf = nil
+	}
+}
+
+// BufferBytes is the memory the segment's write buffers hold: the write
+// buffer, the one kept for the next swap and a write in flight.
+func (s *Segment) BufferBytes() int {
+	n := cap(s.wbuf) + cap(s.spare)
+	if s.inflight != nil {
+		n += cap(s.inflight.buf)
+	}
+	return n
+}
+
 // StartFlush hands the buffered records to a background write and returns
 // at once. If a write is already in flight it returns without starting one
 // while fewer than limit bytes are buffered (so appends keep filling the

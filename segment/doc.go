@@ -71,7 +71,9 @@
 // (Flushed) once the owner settles it under its lock (Flush, WaitFlush,
 // SettleWrite, the next StartFlush). Flush, Erase, Freeze and Close wait for
 // it first. The goroutine reads only its buffer and the file, so no
-// segment field changes outside the owner's lock.
+// segment field changes outside the owner's lock. A settled write's buffer
+// is kept for the next swap; Freeze drops both buffers, and so does
+// ReleaseBuffers, which the owner calls for a stream gone idle.
 //
 // A file can be made ahead of need (Spare, named spare.seg.tmp: created,
 // preallocated, synced with its directory entry, mapped) and turned into a

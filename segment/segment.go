@@ -469,6 +469,7 @@ func (s *Segment) Freeze() error {
 		return err
 	}
 	s.sealed = true
+	s.ReleaseBuffers() // no append comes again
 	return nil
 }
 

@@ -694,3 +694,20 @@ func (s *Store) nowNano() int64 {
 	}
 	return s.clk.now()
 }
+
+// releaseIdleBuffers drops the active segment's write buffers when nothing
+// was appended since the previous checkpoint tick (segment.ReleaseBuffers).
+// A stream that took one burst keeps up to two buffers of 4 MiB otherwise,
+// and a server with many such streams holds that much per stream; a stream
+// appending at any rate keeps them and never reallocates.
+func (s *Store) releaseIdleBuffers() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.active == nil {
+		return
+	}
+	if s.last == s.idleMark {
+		s.active.seg.ReleaseBuffers()
+	}
+	s.idleMark = s.last
+}

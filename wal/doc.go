@@ -41,7 +41,11 @@
 // for that write only if it fills 1 MiB (maxBuffered) meanwhile, or when
 // it needs the segment written whole (a roll, a read of a record not yet
 // written). A record counts as flushed once its write is settled under the
-// lock; the write's goroutine touches nothing but the file.
+// lock; the write's goroutine touches nothing but the file. The two buffers
+// are kept for reuse (up to 4 MiB each) only by the active segment while
+// the stream appends: a frozen segment drops them, and so does the active
+// one when a whole checkpoint tick passes without an append (append.go,
+// releaseIdleBuffers).
 //
 // The append then queues a waiter and kicks the background commit goroutine.
 // With SyncAlways (the default) it writes the buffer and fsyncs once, both

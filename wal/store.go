@@ -115,6 +115,9 @@ type Store struct {
 	checkpointing atomic.Bool
 	opened        bool       // recovery is over: background work may start
 	spare         spareState // the next roll's segment file (spare.go)
+	// idleMark is last as the previous checkpoint tick found it
+	// (releaseIdleBuffers).
+	idleMark uint64
 }
 
 type segEntry struct {
@@ -342,6 +345,7 @@ func (s *Store) background() {
 			s.spawn(&syncing, s.syncOutsideLock)
 		case <-ckpt:
 			s.releaseIdleWindows()
+			s.releaseIdleBuffers()
 			s.spawn(&s.checkpointing, func() { s.periodicCheckpoint() })
 		}
 	}
