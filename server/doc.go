@@ -51,16 +51,17 @@
 // queue, a list of chunks, as a whole: when the next message would not fit
 // and at the end of each input chunk; only stages under 4 KiB are copied into
 // the queue's last chunk. The reader then wakes every writer it fed. The
-// writer takes the whole list under the lock and sends it with one vectored
-// write (writev) without holding it, so bytes are never copied between
-// framing and the socket, however far a receiver falls behind.
+// writer takes chunks from the front of the list under the lock, up to 1 MiB
+// at a time, and sends them with one vectored write (writev) without holding
+// it, so bytes are never copied between framing and the socket, however far
+// a receiver falls behind.
 //
 // A receiver whose queue exceeds Options.MaxPending is a slow consumer: its
 // queue is dropped and it is closed without an -ERR (as nats-server does, so
 // that clients reconnect instead of taking the error as final); publishers
-// never block on its socket. Before that point (above 3/4 of MaxPending) a
-// publisher pauses for a few milliseconds per input chunk to let a merely
-// slower receiver catch up, as nats-server does.
+// never block on its socket. Before that point (above 3/4 of MaxPending, as
+// in nats-server, but from 8 MiB at most) a publisher pauses for a few
+// milliseconds per input chunk to let a merely slower receiver catch up.
 //
 // # Security
 //

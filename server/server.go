@@ -22,13 +22,17 @@ var ErrServerClosed = errors.New("server: closed")
 
 // Server is a NATS core protocol server.
 type Server struct {
-	opts     Options // defaults applied; read-only after New
-	logger   *slog.Logger
-	id       string
-	name     string
-	gacc     *Account            // $G (account.go)
-	accounts map[string]*Account // every account by name, $G included; fixed at New
-	cluster  *cluster            // nil without Options.Cluster (route.go)
+	opts Options // defaults applied; read-only after New
+	// stallMark is the queue length past which a publisher stalls for a
+	// receiver (outbound.go): the smaller of 3/4 of MaxPending and
+	// stallMarkMax.
+	stallMark int64
+	logger    *slog.Logger
+	id        string
+	name      string
+	gacc      *Account            // $G (account.go)
+	accounts  map[string]*Account // every account by name, $G included; fixed at New
+	cluster   *cluster            // nil without Options.Cluster (route.go)
 
 	nextID        atomic.Uint64
 	slowConsumers atomic.Int64
@@ -64,6 +68,7 @@ func New(opts Options) (*Server, error) {
 	opts = opts.withDefaults()
 	s := &Server{
 		opts:         opts,
+		stallMark:    min(opts.MaxPending/4*3, stallMarkMax),
 		logger:       opts.Logger,
 		id:           newServerID(),
 		shutdownDone: make(chan struct{}),

@@ -114,7 +114,7 @@ func (c *client) checkQueued(dst *client, queued int64) {
 	switch {
 	case queued > maxPending:
 		c.srv.slowConsumer(dst)
-	case queued > maxPending/4*3:
+	case queued > c.srv.stallMark:
 		c.stallFor(dst, queued)
 	}
 }
