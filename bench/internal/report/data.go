@@ -14,6 +14,9 @@ type Data struct {
 	Peaks    []Peak
 	Growth   []GrowthPoint
 	Durables []DurablePoint
+	// Disk holds the disk's durable write rate, measured at the start of
+	// each session (proc.MeasureDiskWrite).
+	Disk []DiskPoint
 }
 
 // Meta describes the run: what was compared, where and how.
@@ -91,6 +94,16 @@ type Peak struct {
 	Mode   proc.Mode
 	Rep    int
 	Peak   proc.Bytes
+}
+
+// DiskPoint is one measurement of the durable write rate of the disk
+// holding the servers' store directories, taken before a session's servers
+// start.
+type DiskPoint struct {
+	Mode  proc.Mode
+	Rep   int
+	MiBps float64 // 0 when Err is set
+	Err   string
 }
 
 // GrowthPoint is what the growth test measured at one stream size.

@@ -68,6 +68,7 @@ func WriteMarkdown(w io.Writer, d *Data, charts []string) error {
 	}
 	writeLatency(m, rows, a, b)
 	writePeaks(m, d)
+	writeDisk(m, d, rows)
 	writeDurables(m, d)
 	writeGrowth(m, d)
 	if len(charts) > 0 {
@@ -132,6 +133,9 @@ func writeTargets(m *md, d *Data, rows []Row, a, b string) {
 		m.f("%s\n\n", l)
 	}
 	if l := durableLine(d); l != "" {
+		m.f("%s\n\n", l)
+	}
+	if l := diskLine(d, rows); l != "" {
 		m.f("%s\n\n", l)
 	}
 }

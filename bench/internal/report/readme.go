@@ -44,6 +44,9 @@ func WritePerformance(w io.Writer, d *Data) error {
 	if l := durableLine(d); l != "" {
 		m.f("%s\n\n", l)
 	}
+	if l := diskLine(d, rows); l != "" {
+		m.f("%s\n\n", l)
+	}
 	out = out[:0]
 	for _, r := range rows {
 		if r.Size != 128 {

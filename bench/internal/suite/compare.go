@@ -73,6 +73,7 @@ func (r *runner) session(ctx context.Context, rep int, mode proc.Mode) {
 			}
 		}
 	}()
+	r.measureDisk(rep, mode)
 	for i, spec := range []proc.Spec{r.a, r.b} {
 		s, err := r.startFresh(ctx, spec, mode)
 		if err != nil {
@@ -91,6 +92,26 @@ func (r *runner) session(ctx context.Context, rep int, mode proc.Mode) {
 		}
 		r.data.Peaks = append(r.data.Peaks, report.Peak{Server: s.Spec().Name, Mode: mode, Rep: rep, Peak: s.PeakRSS()})
 	}
+}
+
+// measureDisk records the durable write rate of the disk under the store
+// directories, with nothing else writing: the ceiling of a server that
+// syncs before it acknowledges.
+func (r *runner) measureDisk(rep int, mode proc.Mode) {
+	total := int64(report.DiskMeasureBytes)
+	if r.cfg.Quick {
+		total = report.DiskMeasureBytesQuick
+	}
+	proc.SettleDisks()
+	p := report.DiskPoint{Mode: mode, Rep: rep}
+	rate, err := proc.MeasureDiskWrite(r.cfg.TmpDir, total)
+	if err != nil {
+		p.Err = err.Error()
+		r.note("rep %d %s: %v", rep, mode, err)
+	} else {
+		p.MiBps = rate
+	}
+	r.data.Disk = append(r.data.Disk, p)
 }
 
 func (r *runner) startFresh(ctx context.Context, spec proc.Spec, mode proc.Mode) (*proc.Server, error) {

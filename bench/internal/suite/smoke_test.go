@@ -72,6 +72,14 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("no peak RSS for %s %s", p.Server, p.Mode)
 		}
 	}
+	if want := cfg.Reps * len(cfg.Modes); len(d.Disk) != want {
+		t.Errorf("%d disk measurements, want one per session (%d)", len(d.Disk), want)
+	}
+	for _, p := range d.Disk {
+		if p.Err != "" || p.MiBps <= 0 {
+			t.Errorf("disk measurement %+v", p)
+		}
+	}
 	if len(d.Growth) != 2*len(cfg.GrowthTargets) {
 		t.Fatalf("%d growth points, want %d: %+v", len(d.Growth), 2*len(cfg.GrowthTargets), d.Growth)
 	}
