@@ -72,8 +72,11 @@
 // SettleWrite, the next StartFlush). Flush, Erase, Freeze and Close wait for
 // it first. The goroutine reads only its buffer and the file, so no
 // segment field changes outside the owner's lock. A settled write's buffer
-// is kept for the next swap; Freeze drops both buffers, and so does
-// ReleaseBuffers, which the owner calls for a stream gone idle.
+// is kept for the next swap; Freeze lets both buffers go, and so does
+// ReleaseBuffers, which the owner calls for a stream gone idle. Let-go
+// buffers wait in a sync.Pool for the next segment to take (a stream that
+// rolls to a new segment keeps its buffers), and the garbage collector
+// empties the pool when nobody does.
 //
 // A file can be made ahead of need (Spare, named spare.seg.tmp: created,
 // preallocated, synced with its directory entry, mapped) and turned into a

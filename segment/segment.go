@@ -311,6 +311,9 @@ func (s *Segment) Append(flags uint16, seq uint64, ts int64, subject string, hdr
 		return 0, ErrFull
 	}
 	off := s.End()
+	if s.wbuf == nil {
+		s.wbuf = getBuffer()
+	}
 	s.wbuf = AppendRecord(s.wbuf, flags, seq, ts, subject, hdr, data)
 	return off, nil
 }
