@@ -6,7 +6,8 @@ const (
 	minReadBuf   = 4 << 10
 	maxReadBuf   = 64 << 10
 	minReadSpace = 1 << 10
-	shrinkAfter  = 16 // consecutive short reads before halving
+	shrinkAfter  = 16      // consecutive short reads before halving
+	growRound    = 4 << 10 // a buffer grown for one operation is rounded up to this
 )
 
 // inbuf is a connection's single read buffer. Bytes are read into the free
@@ -52,9 +53,15 @@ func (r *inbuf) space() []byte {
 		want *= 2
 	}
 	if r.need > want {
-		want = r.need
+		// Rounded up, so that the next message, a few bytes longer (a
+		// reply subject with one more digit), still fits.
+		want = (r.need + growRound - 1) &^ (growRound - 1)
 	}
-	for want-unparsed < minReadSpace {
+	// Room for a useful read: when the pending operation's length is
+	// known, up to its end is enough (doubling a buffer that lacks a few
+	// bytes of a 256 KiB message would allocate 512 KiB); otherwise at
+	// least minReadSpace.
+	for r.need == 0 && want-unparsed < minReadSpace {
 		want *= 2
 	}
 	if want != cap(r.buf) {
@@ -117,6 +124,9 @@ func (r *inbuf) parse(lim limits, cmd *command, h cmdHandler) protoErr {
 		}
 		r.consume(n)
 		r.need = 0
+		if n > maxReadBuf {
+			r.drained = 0 // a large operation came, if whole in one read
+		}
 		if !h.handle(cmd) {
 			return errNone
 		}

@@ -83,3 +83,48 @@ func TestInbufLargeMessages(t *testing.T) {
 		t.Fatalf("read buffer still %d bytes after %d small messages", cap(in.buf), shrinkAfter+1)
 	}
 }
+
+// TestInbufLargeMessagesAnyReadSize: a stream of 256 KiB messages whose
+// reply subjects grow by a digit now and then keeps one grown buffer
+// whatever the reads deliver, from 1 KiB pieces to many messages at once.
+// (Messages read whole in one read used to count as drains, so the buffer
+// was dropped and regrown every 16 messages; a buffer that lacked a few
+// bytes of a message was doubled; and each longer reply regrew it.)
+func TestInbufLargeMessagesAnyReadSize(t *testing.T) {
+	const size, msgs = 256 << 10, 200
+	var stream []byte
+	for i := range msgs {
+		stream = fmt.Appendf(stream, "PUB big _INBOX.abcdefgh.%d %d\r\n", i, size)
+		stream = append(stream, bytes.Repeat([]byte{byte('a' + i%26)}, size)...)
+		stream = append(stream, "\r\n"...)
+	}
+	for _, maxRead := range []int{1 << 10, 32 << 10, 100_000, 1 << 20} {
+		var in inbuf
+		var cmd command
+		var h payloadCheck
+		big := map[uintptr]bool{}
+		for rest := stream; len(rest) > 0; {
+			space := in.space()
+			if cap(in.buf) > maxReadBuf {
+				big[uintptr(unsafe.Pointer(unsafe.SliceData(in.buf)))] = true
+			}
+			n := copy(space[:min(len(space), maxRead)], rest)
+			rest = rest[n:]
+			in.commit(n, len(space))
+			if perr := in.parse(testLimits, &cmd, &h); perr != errNone {
+				t.Fatal(perr.text())
+			}
+		}
+		if len(h.sizes) != msgs {
+			t.Fatalf("reads of %d: parsed %d messages, want %d", maxRead, len(h.sizes), msgs)
+		}
+		for i, n := range h.sizes {
+			if n != size || h.first[i] != byte('a'+i%26) {
+				t.Fatalf("reads of %d: message %d: %d bytes starting %q", maxRead, i, n, h.first[i])
+			}
+		}
+		if len(big) != 1 {
+			t.Fatalf("reads of %d: %d large buffers allocated, want 1", maxRead, len(big))
+		}
+	}
+}
