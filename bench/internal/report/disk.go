@@ -51,7 +51,7 @@ func diskLine(d *Data, rows []Row) string {
 	if disk.N == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("Disk: this machine's disk took durable writes at %s MiB/s (median of %d sessions, see Disk below).", mbLabel(disk.Median), disk.N)
+	s := fmt.Sprintf("Disk: this machine's disk took durable writes at %s MiB/s (median of %d sessions; see the Disk section of the full report).", mbLabel(disk.Median), disk.N)
 	for _, r := range rows {
 		if r.Workload == workload.JSPubAsync && r.Mode == proc.ModeDefault && r.Size >= 16<<10 && r.A.MBs > 0 && syncsBeforeAck(d.Meta.A.Kind, r.Mode) {
 			s += fmt.Sprintf(" At %s, %s's async publish stored %s MiB/s, %s of it.", SizeLabel(r.Size), d.Meta.A.Name, mbLabel(r.A.MBs), shareLabel(r.A.MBs, disk))

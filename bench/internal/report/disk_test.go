@@ -45,7 +45,7 @@ func TestSummarizeDisk(t *testing.T) {
 func TestDiskReported(t *testing.T) {
 	d := diskData()
 	rows := Summarize(d)
-	want := "Disk: this machine's disk took durable writes at 1000 MiB/s (median of 3 sessions, see Disk below). At 16 KiB, jetwal's async publish stored 781 MiB/s, 78% of it."
+	want := "Disk: this machine's disk took durable writes at 1000 MiB/s (median of 3 sessions; see the Disk section of the full report). At 16 KiB, jetwal's async publish stored 781 MiB/s, 78% of it."
 	if got := diskLine(d, rows); got != want {
 		t.Fatalf("disk line\n%q\nwant\n%q", got, want)
 	}
