@@ -21,6 +21,45 @@ func (h *payloadCheck) handle(c *command) bool {
 	return true
 }
 
+// check fails t unless h saw msgs payloads of size bytes, message i
+// starting with 'a'+i%26.
+func (h *payloadCheck) check(t *testing.T, msgs, size int) {
+	t.Helper()
+	if len(h.sizes) != msgs {
+		t.Fatalf("parsed %d messages, want %d", len(h.sizes), msgs)
+	}
+	for i, n := range h.sizes {
+		if n != size || h.first[i] != byte('a'+i%26) {
+			t.Fatalf("message %d: %d bytes starting %q", i, n, h.first[i])
+		}
+	}
+}
+
+// feedInbuf reads stream into in as a socket would, at most maxRead bytes
+// a read, parsing after each read. It returns the read buffers larger than
+// maxReadBuf it saw, and how often a partial operation stood behind parsed
+// ones when a read began (so space had to move it to the front).
+func feedInbuf(t *testing.T, in *inbuf, cmd *command, h cmdHandler, stream []byte, maxRead int) (big map[uintptr]bool, moves int) {
+	t.Helper()
+	big = map[uintptr]bool{}
+	for rest := stream; len(rest) > 0; {
+		if len(in.buf) > in.pos && in.pos > 0 {
+			moves++
+		}
+		space := in.space()
+		if cap(in.buf) > maxReadBuf {
+			big[uintptr(unsafe.Pointer(unsafe.SliceData(in.buf)))] = true
+		}
+		n := copy(space[:min(len(space), maxRead)], rest)
+		rest = rest[n:]
+		in.commit(n, len(space))
+		if perr := in.parse(testLimits, cmd, h); perr != errNone {
+			t.Fatal(perr.text())
+		}
+	}
+	return big, moves
+}
+
 // TestInbufLargeMessages: a stream of 256 KiB messages, read the way a
 // socket delivers them (at most 100,000 bytes a read), keeps one grown
 // buffer instead of allocating one per message, never moves a partial
@@ -37,31 +76,8 @@ func TestInbufLargeMessages(t *testing.T) {
 	var in inbuf
 	var cmd command
 	var h payloadCheck
-	arrays := map[uintptr]bool{}
-	moves := 0
-	for rest := stream; len(rest) > 0; {
-		if len(in.buf) > in.pos && in.pos > 0 {
-			moves++ // a partial operation left behind the parsed ones
-		}
-		space := in.space()
-		if cap(in.buf) > maxReadBuf {
-			arrays[uintptr(unsafe.Pointer(unsafe.SliceData(in.buf)))] = true
-		}
-		n := copy(space[:min(len(space), maxRead)], rest)
-		rest = rest[n:]
-		in.commit(n, len(space))
-		if perr := in.parse(testLimits, &cmd, &h); perr != errNone {
-			t.Fatal(perr.text())
-		}
-	}
-	if len(h.sizes) != msgs {
-		t.Fatalf("parsed %d messages, want %d", len(h.sizes), msgs)
-	}
-	for i, n := range h.sizes {
-		if n != size || h.first[i] != byte('a'+i%26) {
-			t.Fatalf("message %d: %d bytes starting %q", i, n, h.first[i])
-		}
-	}
+	arrays, moves := feedInbuf(t, &in, &cmd, &h, stream, maxRead)
+	h.check(t, msgs, size)
 	if len(arrays) > 2 {
 		t.Fatalf("%d large read buffers for %d messages, want at most 2", len(arrays), msgs)
 	}
@@ -102,27 +118,8 @@ func TestInbufLargeMessagesAnyReadSize(t *testing.T) {
 		var in inbuf
 		var cmd command
 		var h payloadCheck
-		big := map[uintptr]bool{}
-		for rest := stream; len(rest) > 0; {
-			space := in.space()
-			if cap(in.buf) > maxReadBuf {
-				big[uintptr(unsafe.Pointer(unsafe.SliceData(in.buf)))] = true
-			}
-			n := copy(space[:min(len(space), maxRead)], rest)
-			rest = rest[n:]
-			in.commit(n, len(space))
-			if perr := in.parse(testLimits, &cmd, &h); perr != errNone {
-				t.Fatal(perr.text())
-			}
-		}
-		if len(h.sizes) != msgs {
-			t.Fatalf("reads of %d: parsed %d messages, want %d", maxRead, len(h.sizes), msgs)
-		}
-		for i, n := range h.sizes {
-			if n != size || h.first[i] != byte('a'+i%26) {
-				t.Fatalf("reads of %d: message %d: %d bytes starting %q", maxRead, i, n, h.first[i])
-			}
-		}
+		big, _ := feedInbuf(t, &in, &cmd, &h, stream, maxRead)
+		h.check(t, msgs, size)
 		if len(big) != 1 {
 			t.Fatalf("reads of %d: %d large buffers allocated, want 1", maxRead, len(big))
 		}
