@@ -1,10 +1,16 @@
 package server
 
 // Read buffer sizing. A connection starts small, doubles while reads fill
-// the buffer, and shrinks back when it sits idle with short reads.
+// the buffer, and shrinks back when it sits idle with short reads. The
+// largest, 256 KiB (nats-server stops at 64 KiB), is for a publisher that
+// keeps it full: each read's batch of messages costs one system call and
+// one hand-over to the store and the receivers, and a message cut by the
+// buffer's end is moved to the front once per read. Async publishes of
+// 16 KiB took 12-13 server CPU-µs per message against 14-20 with 64 KiB,
+// in four alternating comparison runs.
 const (
 	minReadBuf   = 4 << 10
-	maxReadBuf   = 64 << 10
+	maxReadBuf   = 256 << 10
 	minReadSpace = 1 << 10
 	shrinkAfter  = 16      // consecutive short reads before halving
 	growRound    = 4 << 10 // a buffer grown for one operation is rounded up to this
