@@ -43,8 +43,10 @@
 // # Data path
 //
 // Each connection has one read goroutine and one write goroutine. The reader
-// reads into a single reusable buffer and parses operations in place without
-// allocating (parser.go, inbuf.go). A PUB is matched against the sublist
+// reads into a single reusable buffer (4 KiB, growing to 256 KiB while reads
+// fill it, or to one large message's length, and shrinking when reads come
+// short) and parses operations in place without allocating (parser.go,
+// inbuf.go). A PUB is matched against the sublist
 // (package sublist, with a result cache, plus a one-entry memo per
 // publisher) and framed as MSG/HMSG into a per-receiver stage: a pooled
 // 64 KiB chunk (stage.go, chunk.go). A stage joins the receiver's outbound
