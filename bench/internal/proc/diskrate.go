@@ -10,9 +10,9 @@ import (
 // The shape of MeasureDiskWrite's writes: the way jetwal's segments are
 // written under sync always, with the group commit of a busy publisher.
 const (
-	diskFileSize  = 64 << 20 // one preallocated file, jetwal's segment size
-	diskWriteSize = 1 << 20  // one pwrite
-	diskSyncEvery = 4 << 20  // bytes written between fdatasyncs
+	DiskFileSize  = 64 << 20 // one preallocated file, jetwal's segment size
+	DiskWriteSize = 1 << 20  // one pwrite
+	DiskSyncEvery = 4 << 20  // bytes written between fdatasyncs
 )
 
 // MeasureDiskWrite measures how fast the filesystem holding dir takes
@@ -31,13 +31,13 @@ func MeasureDiskWrite(dir string, total int64) (float64, error) {
 		return 0, fmt.Errorf("disk write rate: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	buf := make([]byte, diskWriteSize)
+	buf := make([]byte, DiskWriteSize)
 	for i := range buf {
 		buf[i] = byte(i*7 + i>>8) // not zeros: no layer below may shortcut them
 	}
 	start := time.Now()
 	for n, written := 0, int64(0); written < total; n++ {
-		size := min(int64(diskFileSize), total-written)
+		size := min(int64(DiskFileSize), total-written)
 		if err := writeSynced(filepath.Join(tmp, fmt.Sprintf("f%d", n)), buf, size); err != nil {
 			return 0, fmt.Errorf("disk write rate: %w", err)
 		}
@@ -47,7 +47,7 @@ func MeasureDiskWrite(dir string, total int64) (float64, error) {
 }
 
 // writeSynced creates path, preallocates size bytes and fills them with
-// copies of buf, syncing the data every diskSyncEvery bytes and at the end.
+// copies of buf, syncing the data every DiskSyncEvery bytes and at the end.
 func writeSynced(path string, buf []byte, size int64) (err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -67,7 +67,7 @@ func writeSynced(path string, buf []byte, size int64) (err error) {
 		if _, err := f.WriteAt(b, off); err != nil {
 			return err
 		}
-		if unsynced += int64(len(b)); unsynced >= diskSyncEvery {
+		if unsynced += int64(len(b)); unsynced >= DiskSyncEvery {
 			if err := datasync(f); err != nil {
 				return err
 			}

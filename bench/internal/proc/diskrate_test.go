@@ -11,7 +11,7 @@ import (
 // is an error.
 func TestMeasureDiskWrite(t *testing.T) {
 	dir := t.TempDir()
-	rate, err := MeasureDiskWrite(dir, diskFileSize+diskWriteSize+123)
+	rate, err := MeasureDiskWrite(dir, DiskFileSize+DiskWriteSize+123)
 	if err != nil {
 		t.Fatal(err)
 	}

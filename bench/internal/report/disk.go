@@ -68,7 +68,8 @@ func writeDisk(m *md, d *Data, rows []Row) {
 		return
 	}
 	m.f("## Disk\n\n")
-	m.f("Before each session's servers start, the bench measures how fast the disk under the store directories takes durable writes: %d MiB in 1 MiB pwrites into fresh 64 MiB files preallocated with fallocate, fdatasync after every 4 MiB. That is how jetwal writes its segments when it syncs before acknowledging, so the rate is the ceiling of a server that does, however little CPU it spends. ", diskMiB(d))
+	m.f("Before each session's servers start, the bench measures how fast the disk under the store directories takes durable writes: %d MiB in %d MiB pwrites into fresh %d MiB files preallocated with fallocate, fdatasync after every %d MiB. That is how jetwal writes its segments when it syncs before acknowledging, so the rate is the ceiling of a server that does, however little CPU it spends. ",
+		diskMiB(d), proc.DiskWriteSize>>20, proc.DiskFileSize>>20, proc.DiskSyncEvery>>20)
 	if disk.N == 0 {
 		m.f("No measurement succeeded (see the notes).\n\n")
 		return
@@ -104,8 +105,8 @@ func diskMiB(d *Data) int {
 	return DiskMeasureBytes >> 20
 }
 
-// Bytes one disk measurement writes (the suite uses these): four 64 MiB
-// files, about a quarter of a second at 1 GB/s.
+// Bytes one disk measurement writes (the suite uses these): four of
+// proc.DiskFileSize, about a quarter of a second at 1 GB/s.
 const (
 	DiskMeasureBytes      = 256 << 20
 	DiskMeasureBytesQuick = 64 << 20
