@@ -10,8 +10,10 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -19,13 +21,16 @@ import (
 	"github.com/jetwal/jetwal/server"
 )
 
-// The meta group's entries: a put or a delete of one key of the map.
+// The meta group's entries: a put or a delete of one key of the map, or a
+// no-op that Sync commits to learn how far the log reaches.
 //
 //	1 | uvarint len | key | value      put
 //	2 | uvarint len | key              delete
+//	3                                  no-op
 const (
 	opPut    = 1
 	opDelete = 2
+	opNoop   = 3
 )
 
 // proposeSubject is served by the meta leader: other servers forward
@@ -47,6 +52,8 @@ func encodeMeta(key string, val []byte, del bool) []byte {
 	b = append(b, key...)
 	return append(b, val...)
 }
+
+var noopEntry = []byte{opNoop}
 
 func decodeMeta(b []byte) (key string, val []byte, del bool, err error) {
 	if len(b) < 2 || (b[0] != opPut && b[0] != opDelete) {
@@ -71,6 +78,8 @@ type meta struct {
 	kv  map[string][]byte
 	sub *server.Subscription // proposeSubject, while leader
 
+	applied atomic.Uint64 // index of the last entry Apply finished
+
 	done chan struct{}
 }
 
@@ -87,7 +96,10 @@ func startMeta(n *Node, put func(string, []byte), del func(string)) (*meta, erro
 
 // Apply applies one committed entry and tells the JetStream layer.
 func (m *meta) Apply(l *raft.Log) any {
-	if l.Type != raft.LogCommand {
+	// Stored when the entry is fully applied, callbacks included: raft's
+	// own AppliedIndex moves when it hands entries to this goroutine.
+	defer m.applied.Store(l.Index)
+	if l.Type != raft.LogCommand || len(l.Data) == 1 && l.Data[0] == opNoop {
 		return nil
 	}
 	key, val, del, err := decodeMeta(l.Data)
@@ -187,7 +199,8 @@ func (m *meta) watchLeader() {
 	}
 }
 
-// serveProposal applies a forwarded proposal and answers "" or the error.
+// serveProposal applies a forwarded proposal and answers "+<log index>"
+// or "-<error>".
 func (m *meta) serveProposal(msg *server.Msg) {
 	if msg.Reply == "" {
 		return
@@ -195,55 +208,62 @@ func (m *meta) serveProposal(msg *server.Msg) {
 	data := append([]byte(nil), msg.Data...)
 	reply := msg.Reply
 	go func() {
-		resp := ""
-		if err := m.apply(data); err != nil {
-			resp = err.Error()
+		idx, err := m.apply(data)
+		resp := "+" + strconv.FormatUint(idx, 10)
+		if err != nil {
+			resp = "-" + err.Error()
 		}
 		m.n.srv.Publish(reply, "", nil, []byte(resp))
 	}()
 }
 
-func (m *meta) apply(entry []byte) error {
+// apply commits entry (this server leads) and returns its log index.
+func (m *meta) apply(entry []byte) (uint64, error) {
 	f := m.g.r.Apply(entry, ProposeTimeout)
 	if err := f.Error(); err != nil {
-		return err
+		return 0, err
 	}
 	if err, ok := f.Response().(error); ok {
-		return err
+		return 0, err
 	}
-	return nil
+	return f.Index(), nil
 }
 
 // propose commits entry through the leader: here when this server leads,
-// else forwarded; retried until the timeout while there is no leader.
-func (m *meta) propose(entry []byte) error {
+// else forwarded; retried until the timeout while there is no leader. It
+// returns the entry's log index. Closing abort gives up waiting for a
+// leader.
+func (m *meta) propose(entry []byte, abort <-chan struct{}) (uint64, error) {
 	deadline := time.Now().Add(ProposeTimeout)
 	var last error = ErrNoLeader
 	for time.Now().Before(deadline) {
 		if m.g.r.State() == raft.Leader {
-			err := m.apply(entry)
+			idx, err := m.apply(entry)
 			if err == nil || !errors.Is(err, raft.ErrNotLeader) && !errors.Is(err, raft.ErrLeadershipLost) {
-				return err
+				return idx, err
 			}
 			last = err
-		} else if err := m.forward(entry, time.Until(deadline)); err == nil {
-			return nil
+		} else if idx, err := m.forward(entry, time.Until(deadline)); err == nil {
+			return idx, nil
 		} else if !errors.Is(err, ErrNoLeader) {
-			return err
+			return 0, err
 		}
 		select {
 		case <-time.After(50 * time.Millisecond):
 		case <-m.done:
-			return ErrClosed
+			return 0, ErrClosed
+		case <-abort:
+			return 0, ErrClosed
 		}
 	}
-	return last
+	return 0, last
 }
 
-// forward sends entry to the meta leader and waits for its answer.
-func (m *meta) forward(entry []byte, wait time.Duration) error {
+// forward sends entry to the meta leader and waits for its answer: the
+// entry's log index, or an error.
+func (m *meta) forward(entry []byte, wait time.Duration) (uint64, error) {
 	if m.n.srv == nil || !m.n.srv.HasInterest(proposeSubject) && !m.n.srv.HasRemoteInterest(proposeSubject) {
-		return ErrNoLeader
+		return 0, ErrNoLeader
 	}
 	var id [12]byte
 	_, _ = rand.Read(id[:])
@@ -256,24 +276,33 @@ func (m *meta) forward(entry []byte, wait time.Duration) error {
 		}
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer sub.Unsubscribe()
 	m.n.srv.Publish(proposeSubject, inbox, nil, entry)
 	select {
 	case resp := <-ch:
-		if resp != "" {
-			if strings.Contains(resp, raft.ErrNotLeader.Error()) || strings.Contains(resp, raft.ErrLeadershipLost.Error()) {
-				return ErrNoLeader
-			}
-			return errors.New(resp)
-		}
-		return nil
+		return parseProposalAnswer(resp)
 	case <-time.After(min(wait, 2*time.Second)):
-		return ErrNoLeader
+		return 0, ErrNoLeader
 	case <-m.done:
-		return ErrClosed
+		return 0, ErrClosed
 	}
+}
+
+// parseProposalAnswer reads serveProposal's answer.
+func parseProposalAnswer(resp string) (uint64, error) {
+	if msg, ok := strings.CutPrefix(resp, "-"); ok {
+		if strings.Contains(msg, raft.ErrNotLeader.Error()) || strings.Contains(msg, raft.ErrLeadershipLost.Error()) {
+			return 0, ErrNoLeader
+		}
+		return 0, errors.New(msg)
+	}
+	idx, err := strconv.ParseUint(strings.TrimPrefix(resp, "+"), 10, 64)
+	if err != nil || !strings.HasPrefix(resp, "+") {
+		return 0, fmt.Errorf("cluster: malformed answer from the meta leader: %q", resp)
+	}
+	return idx, nil
 }
 
 func (m *meta) close() error {
@@ -288,19 +317,66 @@ func (m *meta) close() error {
 }
 
 // Put commits key=val through the meta group.
-func (n *Node) Put(key string, val []byte) error { return n.propose(encodeMeta(key, val, false)) }
+func (n *Node) Put(key string, val []byte) error {
+	_, err := n.propose(encodeMeta(key, val, false))
+	return err
+}
 
 // Delete commits the removal of key through the meta group.
-func (n *Node) Delete(key string) error { return n.propose(encodeMeta(key, nil, true)) }
+func (n *Node) Delete(key string) error {
+	_, err := n.propose(encodeMeta(key, nil, true))
+	return err
+}
 
-func (n *Node) propose(entry []byte) error {
-	n.mu.Lock()
-	m := n.meta
-	n.mu.Unlock()
+func (n *Node) propose(entry []byte) (uint64, error) {
+	m := n.metaGroup()
+	if m == nil {
+		return 0, ErrClosed
+	}
+	return m.propose(entry, nil)
+}
+
+// SyncMeta waits until this server's copy of the map holds every change
+// committed before the call (a read barrier): it commits a no-op through
+// the leader and waits for this server to apply the log up to it. Get and
+// Keys read the local copy, which a follower, or a new leader that has not
+// yet applied its predecessor's last entries, may hold behind the commit;
+// after SyncMeta they see at least what was committed when it was called.
+// It must not be called from put or del (the apply goroutine it waits for).
+func (n *Node) SyncMeta() error { return n.syncMeta(nil) }
+
+// syncMeta is SyncMeta, given up when abort closes.
+func (n *Node) syncMeta(abort <-chan struct{}) error {
+	m := n.metaGroup()
 	if m == nil {
 		return ErrClosed
 	}
-	return m.propose(entry)
+	deadline := time.Now().Add(ProposeTimeout)
+	for {
+		idx, err := m.propose(noopEntry, abort)
+		if err != nil {
+			return fmt.Errorf("cluster: meta read barrier: %w", err)
+		}
+		// A snapshot installed here instead of the entries up to the no-op
+		// does not pass through Apply; a second no-op, a second later, is
+		// applied after it.
+		retry := time.Now().Add(time.Second)
+		for m.applied.Load() < idx && time.Now().Before(retry) {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("cluster: meta read barrier: log applied to %d, not yet to %d", m.applied.Load(), idx)
+			}
+			select {
+			case <-time.After(2 * time.Millisecond):
+			case <-m.done:
+				return ErrClosed
+			case <-abort:
+				return ErrClosed
+			}
+		}
+		if m.applied.Load() >= idx {
+			return nil
+		}
+	}
 }
 
 // Get reads key from this server's copy of the map.

@@ -66,7 +66,8 @@ func groupName(stream string) string {
 // replicated stream name, whose group is peers. opts configures its wal
 // store (limits, compression). onLeader hears every change of this
 // server's leadership of the group; when it is told true, everything
-// committed before has been applied.
+// committed before has been applied, to the replica and to this server's
+// copy of the meta map (see readyToLead).
 func (n *Node) OpenStream(name string, peers []string, opts wal.Options, onLeader func(bool)) (*Replica, error) {
 	n.mu.Lock()
 	if n.closed {
@@ -131,18 +132,40 @@ func (r *Replica) watchLeader() {
 		case <-r.done:
 			return
 		case lead := <-r.g.r.LeaderCh():
-			if lead {
-				// Apply everything committed under earlier leaders first.
-				if err := r.g.r.Barrier(applyTimeout).Error(); err != nil {
-					r.n.log.Warn("stream group: barrier after election", "stream", r.name, "error", err)
-					continue
-				}
-				if r.g.r.State() != raft.Leader {
-					continue
-				}
+			if lead && !r.readyToLead() {
+				continue
 			}
 			r.onLeader(lead)
 		}
+	}
+}
+
+// readyToLead prepares a newly elected leader: it applies everything
+// committed under earlier leaders, then brings this server's copy of the
+// meta map up to its commit, for the JetStream layer keeps there what a
+// leader takes over (its consumers' checkpoints: without the barrier, a
+// server that had not yet applied the last checkpoint of the leader before
+// it would restore an older one, and redeliver messages whose acks were
+// confirmed). The meta barrier is retried while there is no meta leader.
+// It reports false when this server no longer leads, or the replica is
+// closing.
+func (r *Replica) readyToLead() bool {
+	if err := r.g.r.Barrier(applyTimeout).Error(); err != nil {
+		r.n.log.Warn("stream group: barrier after election", "stream", r.name, "error", err)
+		return false
+	}
+	for {
+		if r.g.r.State() != raft.Leader {
+			return false
+		}
+		err := r.n.syncMeta(r.done)
+		if err == nil {
+			return r.g.r.State() == raft.Leader
+		}
+		if errors.Is(err, ErrClosed) {
+			return false
+		}
+		r.n.log.Warn("stream group: meta read barrier after election; retrying", "stream", r.name, "error", err)
 	}
 }
 

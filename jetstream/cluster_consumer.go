@@ -16,7 +16,9 @@ import (
 // ("cstate/<stream>/<consumer>", consumerstate's encoding) every
 // consumerSyncInterval when it changed, and at once for an ack that asks
 // for a confirmation (the confirmation waits for the commit). The next
-// leader starts each consumer from its last checkpoint, so a confirmed ack
+// leader starts each consumer from its last checkpoint (the cluster layer
+// tells it to lead only once its copy of the meta map holds every commit
+// made before: a read barrier), so a confirmed ack
 // is never redelivered and a plain one at most once more, after its ack
 // wait, as with a consumer that lost its last acks.
 
