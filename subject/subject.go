@@ -82,6 +82,9 @@ func ValidLiteral(s string) bool {
 func ValidPublish(s string) bool {
 	start := 0
 	for i := 0; i < len(s); i++ {
+		if s[i] > maxSpecial {
+			continue // letters, '_' and most others: the common case
+		}
 		switch byteClass[s[i]] {
 		case dot:
 			if i == start {
@@ -94,6 +97,9 @@ func ValidPublish(s string) bool {
 	}
 	return start < len(s)
 }
+
+// maxSpecial is the highest byte byteClass does not class plain ('>').
+const maxSpecial = fwc
 
 const (
 	plain = iota

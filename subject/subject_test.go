@@ -59,3 +59,24 @@ func BenchmarkValidLiteral(b *testing.B) {
 		}
 	}
 }
+
+// TestValidPublishSkipsOnlyPlainBytes: ValidPublish skips the byte class
+// lookup above maxSpecial, which is only right while every byte there is
+// plain.
+func TestValidPublishSkipsOnlyPlainBytes(t *testing.T) {
+	for c := maxSpecial + 1; c < 256; c++ {
+		if byteClass[c] != plain {
+			t.Fatalf("byte %q above maxSpecial is not plain", rune(c))
+		}
+	}
+	for _, s := range []string{"a b", "a\tb", "a\rb", "a\nb", "a\x00b", ".a", "a.", "a..b", ""} {
+		if ValidPublish(s) {
+			t.Errorf("%q accepted", s)
+		}
+	}
+	for _, s := range []string{"a", "a.b", "orders.*", "a.>", "z~{|}.ü", "0-9_A"} {
+		if !ValidPublish(s) {
+			t.Errorf("%q refused", s)
+		}
+	}
+}
