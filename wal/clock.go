@@ -2,6 +2,7 @@ package wal
 
 import (
 	"math/bits"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,10 +12,11 @@ import (
 // between anchors it adds the time elapsed since the anchor:
 //
 //   - where the processor's time-stamp counter is the kernel's clock
-//     source (tsc.go), from the counter: one instruction, about a third of
+//     source (tsc_amd64.go), from the counter: one instruction, about a third of
 //     a monotonic clock read, scaled by the rate measured between the
-//     last two anchors. Until two anchors are a second apart, and after
-//     the counter went backwards, it falls back to:
+//     last two anchors (or by another clock of the process, tscRate).
+//     Until a rate is known, and after the counter went backwards, it
+//     falls back to:
 //   - time.Since the anchor: one monotonic clock read instead of
 //     time.Now's two.
 //
@@ -44,15 +46,27 @@ func (c *clock) now() int64 {
 	return c.anchor()
 }
 
+// tscRate is the counter's last calibrated rate (mult, span), shared by
+// every clock of the process: a store's first anchor takes it, so it need
+// not count its first second with the monotonic clock.
+var tscRate atomic.Pointer[[2]uint64]
+
 // anchor re-reads the wall clock and, with the counter, recalibrates its
-// rate over the time since the previous anchor.
+// rate over the time since the previous anchor (or takes the rate another
+// clock measured).
 func (c *clock) anchor() int64 {
 	now := time.Now()
 	if tscUsable() {
 		t := readTSC()
 		c.mult, c.span = 0, 0
 		if c.tsc != 0 && t > c.tsc {
-			c.mult, c.span, _ = calibrate(uint64(now.Sub(c.mono)), t-c.tsc)
+			var ok bool
+			if c.mult, c.span, ok = calibrate(uint64(now.Sub(c.mono)), t-c.tsc); ok {
+				tscRate.Store(&[2]uint64{c.mult, c.span})
+			}
+		}
+		if r := tscRate.Load(); c.mult == 0 && r != nil && (c.tsc == 0 || t > c.tsc) {
+			c.mult, c.span = r[0], r[1]
 		}
 		c.tsc = t
 	}

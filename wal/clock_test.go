@@ -64,4 +64,14 @@ func TestClockFollowsWallClock(t *testing.T) {
 	if tscUsable() && c.mult == 0 {
 		t.Fatal("the time-stamp counter is usable here, and the clock did not calibrate it in 2.2 s")
 	}
+	// A new clock (a store opened later) counts with the rate at once.
+	var c2 clock
+	before := time.Now().UnixNano()
+	got := c2.now()
+	if after := time.Now().UnixNano(); got < before || got > after {
+		t.Fatalf("new clock: %d, wall clock between %d and %d", got, before, after)
+	}
+	if tscUsable() && c2.mult == 0 {
+		t.Fatal("a new clock did not take the rate the first one measured")
+	}
 }
