@@ -52,7 +52,7 @@ func NewSubjects() *Subjects {
 // Add records that seq has subject name. Sequences must be added in
 // increasing order per subject.
 func (x *Subjects) Add(name string, seq uint64) {
-	if x.lastEnt != nil && string(x.lastName) == name {
+	if x.IsLast(name) {
 		x.addSeq(x.lastID-1, x.lastEnt, seq)
 		return
 	}
@@ -128,6 +128,13 @@ func (x *Subjects) addSeq(id uint32, e *entry, seq uint64) {
 	if x.lastID != id+1 {
 		x.touch(id)
 	}
+}
+
+// IsLast reports whether name is the subject Add recorded last (while no
+// entry was created or deleted since): a cheap check that name is already
+// in the index.
+func (x *Subjects) IsLast(name string) bool {
+	return x.lastEnt != nil && string(x.lastName) == name
 }
 
 // touch makes id the last-subject fast path's entry.

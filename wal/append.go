@@ -37,7 +37,7 @@ func (s *Store) Append(subj string, hdr, data []byte) (uint64, int64, error) {
 // loses an acknowledged message nor hands its sequence out again. done runs
 // on the store's commit goroutine, never inside AppendAsync.
 func (s *Store) AppendAsync(subj string, hdr, data []byte, done store.AppendDone) error {
-	if !subject.ValidPublish(subj) || len(subj) > segment.MaxSubjectLen {
+	if len(subj) > segment.MaxSubjectLen {
 		return fmt.Errorf("%w: %q", store.ErrInvalidSubject, subj)
 	}
 	size := store.FileRecordSize(subj, hdr, data)
@@ -45,6 +45,12 @@ func (s *Store) AppendAsync(subj string, hdr, data []byte, done store.AppendDone
 		return fmt.Errorf("%w: record of %d bytes above the %d-byte format limit", store.ErrMaxMsgSize, n, segment.MaxRecordSize)
 	}
 	s.mu.Lock()
+	// The subject of the previous append was checked then: a publisher
+	// that keeps to one subject skips the byte-by-byte check.
+	if !s.idx.Subj.IsLast(subj) && !subject.ValidPublish(subj) {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: %q", store.ErrInvalidSubject, subj)
+	}
 	seq, ts, err := s.appendLocked(subj, hdr, data, size)
 	if err != nil {
 		s.mu.Unlock()
