@@ -5,7 +5,11 @@
 //   - The meta group has every server as a member. Its state is a small
 //     replicated map (key → bytes) that the JetStream layer fills with
 //     stream and consumer assignments and reads back through the callbacks
-//     it gives Start; the map's encoding of values is JetStream's.
+//     it gives Start; the map's encoding of values is JetStream's. The
+//     one key this package writes there is a replicated stream's fence,
+//     "_fence/<stream>": a token each new stream leader commits before it
+//     serves (with the wait for it, a read barrier), which the old
+//     leader's Replica.Checkpoint puts must match to apply.
 //   - A replicated stream has a group of its own (its peers are named in
 //     its assignment). Its leader orders appends through raft; every
 //     member applies them to its own wal store (raftstore/stream). A

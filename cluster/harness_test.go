@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/jetwal/jetwal/internal/testport"
 	"github.com/jetwal/jetwal/server"
 )
@@ -33,13 +35,16 @@ func startNodes(t *testing.T, k int, put func(i int) func(string, []byte)) []*te
 		routes = append(routes, &url.URL{Scheme: "nats", Host: addr})
 		peers = append(peers, addr)
 	}
+	// Every server listens before any meta group starts, so that no
+	// group's first vote requests go to a port nobody answers yet.
 	nodes := make([]*testNode, k)
+	handoffs := make([]atomic.Pointer[Node], k)
 	for i := range nodes {
-		var handoff atomic.Pointer[Node]
+		h := &handoffs[i]
 		srv, err := server.New(server.Options{Host: "127.0.0.1", ServerName: fmt.Sprintf("s%d", i+1),
 			Cluster: &server.ClusterOptions{Name: "T", Host: "127.0.0.1", Port: ports[i], Routes: routes,
 				HandoffPrefix: HandoffPrefix, Handoff: func(c net.Conn) {
-					if n := handoff.Load(); n != nil {
+					if n := h.Load(); n != nil {
 						n.Handoff(c)
 						return
 					}
@@ -54,39 +59,73 @@ func startNodes(t *testing.T, k int, put func(i int) func(string, []byte)) []*te
 		if err := srv.Start(); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(ctx)
+		})
 		n, err := New(Options{Dir: filepath.Join(t.TempDir(), "_cluster"), Self: peers[i], Peers: peers})
 		if err != nil {
 			t.Fatal(err)
 		}
-		handoff.Store(n)
-		if err := n.Start(srv, put(i), func(string) {}); err != nil {
+		h.Store(n)
+		nodes[i] = &testNode{srv: srv, n: n}
+	}
+	for i, tn := range nodes {
+		if err := tn.n.Start(tn.srv, put(i), func(string) {}); err != nil {
 			t.Fatal(err)
 		}
-		nodes[i] = &testNode{srv: srv, n: n}
 		t.Cleanup(func() {
-			if err := n.Close(); err != nil {
+			if err := tn.n.Close(); err != nil {
 				t.Error(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(ctx)
 		})
 	}
 	return nodes
 }
 
-// metaLeader waits for the meta group's leader and returns its index.
+// metaLeader waits until every server names the same meta leader, and has
+// for 250 ms (the group's first elections may follow one another while
+// servers come up), and returns its index.
 func metaLeader(t *testing.T, nodes []*testNode) int {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
+	stable, last := 0, -1
 	for time.Now().Before(deadline) {
-		for i, tn := range nodes {
-			if tn.n.IsMetaLeader() {
-				return i
-			}
+		cur := agreedLeader(nodes)
+		if cur >= 0 && cur == last {
+			stable++
+		} else {
+			stable = 0
 		}
-		time.Sleep(10 * time.Millisecond)
+		if stable >= 5 {
+			return cur
+		}
+		last = cur
+		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal("no meta leader")
+	t.Fatal("no meta leader that every server names")
 	return -1
+}
+
+// agreedLeader returns the index of the server every server names as the
+// meta leader, -1 when they do not agree.
+func agreedLeader(nodes []*testNode) int {
+	lead := -1
+	var addr raft.ServerAddress
+	for i, tn := range nodes {
+		m := tn.n.metaGroup()
+		if m == nil {
+			return -1
+		}
+		a, _ := m.g.r.LeaderWithID()
+		if a == "" || (addr != "" && a != addr) {
+			return -1
+		}
+		addr = a
+		if tn.n.IsMetaLeader() {
+			lead = i
+		}
+	}
+	return lead
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -21,17 +22,54 @@ import (
 	"github.com/jetwal/jetwal/server"
 )
 
-// The meta group's entries: a put or a delete of one key of the map, or a
-// no-op that Sync commits to learn how far the log reaches.
+// The meta group's entries: a put or a delete of one key of the map, a
+// no-op that SyncMeta commits to learn how far the log reaches, or a put
+// or delete that applies only while a fence key holds a token (fenced:
+// Replica.Checkpoint).
 //
 //	1 | uvarint len | key | value      put
 //	2 | uvarint len | key              delete
 //	3                                  no-op
+//	4 | uvarint len | fence key | uvarint len | token | put or delete entry
+//	                                   fenced
 const (
 	opPut    = 1
 	opDelete = 2
 	opNoop   = 3
+	opFenced = 4
 )
+
+// ErrFenced: a fenced entry found its fence holding another token (another
+// server has led the stream since).
+var ErrFenced = errors.New("cluster: fenced out: another server leads the stream now")
+
+// encodeFenced wraps a put or delete entry in a fence.
+func encodeFenced(fence string, token []byte, entry []byte) []byte {
+	b := binary.AppendUvarint([]byte{opFenced}, uint64(len(fence)))
+	b = append(b, fence...)
+	b = binary.AppendUvarint(b, uint64(len(token)))
+	b = append(b, token...)
+	return append(b, entry...)
+}
+
+// decodeFenced splits a fenced entry after its op byte.
+func decodeFenced(b []byte) (fence string, token, entry []byte, err error) {
+	field := func() ([]byte, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return nil, false
+		}
+		f := b[k : k+int(n)]
+		b = b[k+int(n):]
+		return f, true
+	}
+	f, ok1 := field()
+	t, ok2 := field()
+	if !ok1 || !ok2 {
+		return "", nil, nil, errors.New("cluster: malformed fenced meta entry")
+	}
+	return string(f), t, b, nil
+}
 
 // proposeSubject is served by the meta leader: other servers forward
 // their proposals there.
@@ -102,7 +140,28 @@ func (m *meta) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand || len(l.Data) == 1 && l.Data[0] == opNoop {
 		return nil
 	}
-	key, val, del, err := decodeMeta(l.Data)
+	var (
+		key string
+		val []byte
+		del bool
+		err error
+	)
+	entry := l.Data
+	if len(entry) > 0 && entry[0] == opFenced {
+		var fence string
+		var token []byte
+		if fence, token, entry, err = decodeFenced(entry[1:]); err == nil {
+			m.mu.RLock()
+			cur, ok := m.kv[fence]
+			m.mu.RUnlock()
+			if !ok || !bytes.Equal(cur, token) {
+				return ErrFenced
+			}
+		}
+	}
+	if err == nil {
+		key, val, del, err = decodeMeta(entry)
+	}
 	if err != nil {
 		m.n.log.Error("meta group: entry not applied", "index", l.Index, "error", err)
 		return err
@@ -296,6 +355,9 @@ func parseProposalAnswer(resp string) (uint64, error) {
 		if strings.Contains(msg, raft.ErrNotLeader.Error()) || strings.Contains(msg, raft.ErrLeadershipLost.Error()) {
 			return 0, ErrNoLeader
 		}
+		if msg == ErrFenced.Error() {
+			return 0, ErrFenced
+		}
 		return 0, errors.New(msg)
 	}
 	idx, err := strconv.ParseUint(strings.TrimPrefix(resp, "+"), 10, 64)
@@ -347,23 +409,32 @@ func (n *Node) SyncMeta() error { return n.syncMeta(nil) }
 
 // syncMeta is SyncMeta, given up when abort closes.
 func (n *Node) syncMeta(abort <-chan struct{}) error {
+	if err := n.commitApplied(noopEntry, abort); err != nil {
+		return fmt.Errorf("cluster: meta read barrier: %w", err)
+	}
+	return nil
+}
+
+// commitApplied commits entry through the meta leader and waits until this
+// server has applied the log up to it. Closing abort gives up.
+func (n *Node) commitApplied(entry []byte, abort <-chan struct{}) error {
 	m := n.metaGroup()
 	if m == nil {
 		return ErrClosed
 	}
 	deadline := time.Now().Add(ProposeTimeout)
 	for {
-		idx, err := m.propose(noopEntry, abort)
+		idx, err := m.propose(entry, abort)
 		if err != nil {
-			return fmt.Errorf("cluster: meta read barrier: %w", err)
+			return err
 		}
-		// A snapshot installed here instead of the entries up to the no-op
-		// does not pass through Apply; a second no-op, a second later, is
-		// applied after it.
+		// A snapshot installed here instead of the entries up to this one
+		// does not pass through Apply; a no-op, a second later, is applied
+		// after it.
 		retry := time.Now().Add(time.Second)
 		for m.applied.Load() < idx && time.Now().Before(retry) {
 			if time.Now().After(deadline) {
-				return fmt.Errorf("cluster: meta read barrier: log applied to %d, not yet to %d", m.applied.Load(), idx)
+				return fmt.Errorf("log applied to %d, not yet to %d", m.applied.Load(), idx)
 			}
 			select {
 			case <-time.After(2 * time.Millisecond):
@@ -376,6 +447,7 @@ func (n *Node) syncMeta(abort <-chan struct{}) error {
 		if m.applied.Load() >= idx {
 			return nil
 		}
+		entry = noopEntry
 	}
 }
 

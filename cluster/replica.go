@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	crand "crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -24,6 +25,9 @@ import (
 // applyTimeout bounds one write to a replicated stream.
 const applyTimeout = 10 * time.Second
 
+// ErrNotLeader: this server does not lead the stream.
+var ErrNotLeader = errors.New("cluster: not the stream's leader")
+
 // Replica is this server's member of a replicated stream's group.
 type Replica struct {
 	n     *Node
@@ -40,6 +44,7 @@ type Replica struct {
 	wg       sync.WaitGroup
 
 	mu       sync.Mutex
+	token    []byte                 // this leadership's fence token (readyToLead); nil when not leading
 	failed   map[raft.ServerID]bool // followers whose heartbeats fail
 	progress map[string]progress    // what each member last reported applying
 	closed   bool
@@ -135,38 +140,75 @@ func (r *Replica) watchLeader() {
 			if lead && !r.readyToLead() {
 				continue
 			}
+			if !lead {
+				r.mu.Lock()
+				r.token = nil
+				r.mu.Unlock()
+			}
 			r.onLeader(lead)
 		}
 	}
 }
 
-// readyToLead prepares a newly elected leader: it applies everything
-// committed under earlier leaders, then brings this server's copy of the
-// meta map up to its commit, for the JetStream layer keeps there what a
-// leader takes over (its consumers' checkpoints: without the barrier, a
-// server that had not yet applied the last checkpoint of the leader before
-// it would restore an older one, and redeliver messages whose acks were
-// confirmed). The meta barrier is retried while there is no meta leader.
-// It reports false when this server no longer leads, or the replica is
-// closing.
+// fencePrefix is the meta map's prefix of stream fences: "_fence/<stream>"
+// holds the token of the server that last became the stream's leader.
+const fencePrefix = "_fence/"
+
+func fenceKey(stream string) string { return fencePrefix + stream }
+
+// readyToLead prepares a newly elected leader. It applies everything
+// committed under earlier leaders, then commits a new token to the
+// stream's fence in the meta map and waits until this server's copy of the
+// map holds it. The JetStream layer keeps there what a leader takes over
+// (its consumers' checkpoints), and this makes two promises:
+//   - the new leader reads the last checkpoint of the leader before it:
+//     without the wait, a server that had not yet applied it would restore
+//     an older one and redeliver messages whose acks were confirmed;
+//   - the leader before it cannot overwrite that checkpoint afterwards,
+//     while it has not yet noticed that it lost the leadership: its
+//     Checkpoints carry its own token, and the meta group applies a
+//     checkpoint only while its token is the fence's (ErrFenced).
+//
+// The fence is retried while there is no meta leader. It reports false
+// when this server no longer leads, or the replica is closing.
 func (r *Replica) readyToLead() bool {
 	if err := r.g.r.Barrier(applyTimeout).Error(); err != nil {
 		r.n.log.Warn("stream group: barrier after election", "stream", r.name, "error", err)
 		return false
 	}
+	token := make([]byte, 16)
+	_, _ = crand.Read(token)
 	for {
 		if r.g.r.State() != raft.Leader {
 			return false
 		}
-		err := r.n.syncMeta(r.done)
+		err := r.n.commitApplied(encodeMeta(fenceKey(r.name), token, false), r.done)
 		if err == nil {
+			r.mu.Lock()
+			r.token = token
+			r.mu.Unlock()
 			return r.g.r.State() == raft.Leader
 		}
 		if errors.Is(err, ErrClosed) {
 			return false
 		}
-		r.n.log.Warn("stream group: meta read barrier after election; retrying", "stream", r.name, "error", err)
+		r.n.log.Warn("stream group: fencing the meta map after election; retrying", "stream", r.name, "error", err)
 	}
+}
+
+// Checkpoint commits key=val to the meta map as this server's leadership
+// of the stream: it fails with ErrFenced once another server has become
+// the stream's leader (even while this one has not yet noticed), and with
+// ErrNotLeader when this server has not led it since it last started.
+func (r *Replica) Checkpoint(key string, val []byte) error {
+	r.mu.Lock()
+	token := r.token
+	r.mu.Unlock()
+	if token == nil {
+		return ErrNotLeader
+	}
+	_, err := r.n.propose(encodeFenced(fenceKey(r.name), token, encodeMeta(key, val, false)))
+	return err
 }
 
 func (r *Replica) watchHeartbeats(ch chan raft.Observation) {
@@ -336,8 +378,24 @@ func (r *Replica) Close() error {
 	return r.close()
 }
 
-// Remove stops this replica and deletes its data.
+// Remove stops this replica and deletes its data. The server that led it
+// last also drops its fence from the meta map, in the background (Remove
+// runs where the meta group applies the stream's deletion, which a commit
+// cannot wait on), and only while the fence holds its token: a stream of
+// the same name created since has a fence of its own.
 func (r *Replica) Remove() error {
+	r.mu.Lock()
+	token := r.token
+	r.mu.Unlock()
+	if token != nil {
+		fence := fenceKey(r.name)
+		go func() {
+			_, err := r.n.propose(encodeFenced(fence, token, encodeMeta(fence, nil, true)))
+			if err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrFenced) {
+				r.n.log.Warn("stream group: dropping the stream's fence", "stream", r.name, "error", err)
+			}
+		}()
+	}
 	err := r.Close()
 	if rerr := os.RemoveAll(r.dir); err == nil {
 		err = rerr

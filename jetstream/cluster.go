@@ -63,6 +63,10 @@ type Replica interface {
 	Leader() string
 	Followers() []*api.PeerInfo
 	StepDown() error
+	// Checkpoint commits key=val to the meta map while this server leads
+	// the stream: it fails once another server has taken the leadership
+	// over, even before this one notices (the new leader's fence).
+	Checkpoint(key string, val []byte) error
 	UpdateLimits(store.Limits) error
 	Close() error
 	Remove() error

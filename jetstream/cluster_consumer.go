@@ -18,7 +18,8 @@ import (
 // for a confirmation (the confirmation waits for the commit). The next
 // leader starts each consumer from its last checkpoint (the cluster layer
 // tells it to lead only once its copy of the meta map holds every commit
-// made before: a read barrier), so a confirmed ack
+// made before, and fences the old leader's checkpoints out: see
+// Replica.Checkpoint), so a confirmed ack
 // is never redelivered and a plain one at most once more, after its ack
 // wait, as with a consumer that lost its last acks.
 
@@ -87,7 +88,7 @@ func (js *JetStream) checkpointConsumer(cs *consumerSync, c *consumer) error {
 	if bytes.Equal(cs.last[c.name], enc) {
 		return nil
 	}
-	if err := js.cl.c.Put(cstateKey(c.s.name, c.name), enc); err != nil {
+	if err := c.s.rep.Checkpoint(cstateKey(c.s.name, c.name), enc); err != nil {
 		return err
 	}
 	cs.last[c.name] = enc

@@ -11,14 +11,14 @@ import (
 	"github.com/jetwal/jetwal/jetstream/api"
 )
 
-// putRecorder is a Cluster that records Puts (and has nothing else).
+// putRecorder is a Replica that records Checkpoints (and has nothing else).
 type putRecorder struct {
-	Cluster
+	Replica
 	mu   sync.Mutex
 	puts map[string][]byte
 }
 
-func (p *putRecorder) Put(key string, val []byte) error {
+func (p *putRecorder) Checkpoint(key string, val []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.puts[key] = bytes.Clone(val)
@@ -32,8 +32,8 @@ func (p *putRecorder) Put(key string, val []byte) error {
 // checkpoint and make the next leader redeliver a confirmed ack.
 func TestCheckpointConsumerEncodesInOrder(t *testing.T) {
 	rec := &putRecorder{puts: map[string][]byte{}}
-	js := &JetStream{cl: &clustering{c: rec}}
-	c := &consumer{name: "W", s: &stream{name: "S"}, cfg: api.ConsumerConfig{Durable: "W"}}
+	js := &JetStream{}
+	c := &consumer{name: "W", s: &stream{name: "S", rep: rec}, cfg: api.ConsumerConfig{Durable: "W"}}
 	for seq := consumerstate.StreamSeq(1); seq <= 3; seq++ {
 		if _, err := c.mem.Deliver(seq, 1, 1); err != nil {
 			t.Fatal(err)
