@@ -405,11 +405,8 @@ func (n *Node) propose(entry []byte) (uint64, error) {
 // yet applied its predecessor's last entries, may hold behind the commit;
 // after SyncMeta they see at least what was committed when it was called.
 // It must not be called from put or del (the apply goroutine it waits for).
-func (n *Node) SyncMeta() error { return n.syncMeta(nil) }
-
-// syncMeta is SyncMeta, given up when abort closes.
-func (n *Node) syncMeta(abort <-chan struct{}) error {
-	if err := n.commitApplied(noopEntry, abort); err != nil {
+func (n *Node) SyncMeta() error {
+	if err := n.commitApplied(noopEntry, nil); err != nil {
 		return fmt.Errorf("cluster: meta read barrier: %w", err)
 	}
 	return nil
