@@ -33,16 +33,21 @@ func pruneFill(t *testing.T, s *Store, n int) {
 // whole (storetest.CheckConsistent: counters, subjects and loads agree)
 // and appends go in; the removal ends as one taken at once would, and a
 // restart keeps it.
+//
+// The compaction and the purge below a sequence keep more than pruneChunk
+// messages: fewer survivors than removed messages are read and the index
+// rebuilt from them instead (survivors.go, TestRemovalRebuildsFromSurvivors).
 func TestLongRemovalsYield(t *testing.T) {
-	const n = 3*pruneChunk + 700
+	const n = 5*pruneChunk + 700
+	const cut = 3*pruneChunk + 500
 	for _, c := range []struct {
 		name   string
 		remove func(s *Store) (uint64, error)
 		check  func(t *testing.T, s *Store)
 	}{
-		{"compact", func(s *Store) (uint64, error) { return s.Compact(n - 100) }, func(t *testing.T, s *Store) {
-			if st := s.State(); st.FirstSeq != n-100 {
-				t.Fatalf("first sequence %d after compacting to %d", st.FirstSeq, n-100)
+		{"compact", func(s *Store) (uint64, error) { return s.Compact(cut) }, func(t *testing.T, s *Store) {
+			if st := s.State(); st.FirstSeq != cut {
+				t.Fatalf("first sequence %d after compacting to %d", st.FirstSeq, cut)
 			}
 		}},
 		{"purge-filter-keep", func(s *Store) (uint64, error) { return s.Purge("p.*", 0, 10) }, func(t *testing.T, s *Store) {
@@ -57,9 +62,9 @@ func TestLongRemovalsYield(t *testing.T) {
 				t.Fatalf("%d messages of p.* after a purge keeping 10", kept)
 			}
 		}},
-		{"purge-below", func(s *Store) (uint64, error) { return s.Purge("", n-50, 0) }, func(t *testing.T, s *Store) {
-			if st := s.State(); st.FirstSeq != n-50 {
-				t.Fatalf("first sequence %d after purging below %d", st.FirstSeq, n-50)
+		{"purge-below", func(s *Store) (uint64, error) { return s.Purge("", cut+50, 0) }, func(t *testing.T, s *Store) {
+			if st := s.State(); st.FirstSeq != cut+50 {
+				t.Fatalf("first sequence %d after purging below %d", st.FirstSeq, cut+50)
 			}
 		}},
 	} {
@@ -72,6 +77,7 @@ func TestLongRemovalsYield(t *testing.T) {
 			pruneFill(t, s, n)
 			yields := 0
 			var late []uint64
+			s.testRebuilt = func(int) { t.Fatal("a removal keeping more than pruneChunk messages rebuilt the index") }
 			s.testYield = func() {
 				yields++
 				storetest.CheckConsistent(t, s)

@@ -198,9 +198,18 @@ func (s *Store) Purge(filter string, upTo, keep uint64) (uint64, error) {
 	}
 	var rs ranges
 	var n uint64
-	if filter == "" && keep == 0 && limit >= s.visible && s.visible == s.last {
-		n = s.purgeAllLocked(&rs)
-	} else {
+	fast := false
+	switch {
+	case filter == "" && keep == 0 && limit >= s.visible && s.visible == s.last:
+		n, fast = s.purgeAllLocked(&rs), true
+	case filter == "" && keep == 0:
+		n, fast = s.keepAboveLocked(limit, &rs)
+	case filter == "":
+		if cut, ok := s.keepCutLocked(limit, keep); ok && cut > 0 {
+			n, fast = s.keepAboveLocked(cut, &rs)
+		}
+	}
+	if !fast {
 		var seqs []uint64
 		for q, ok, _ := s.nextMatchLocked(filter, 1, limit); ok; q, ok, _ = s.nextMatchLocked(filter, q+1, limit) {
 			seqs = append(seqs, q)
@@ -261,6 +270,7 @@ func (s *Store) Compact(seq uint64) (uint64, error) {
 	}
 	var rs ranges
 	var n uint64
+	var ok bool
 	s.floor = max(s.floor, seq)
 	if seq > s.last {
 		// Everything goes, and the next sequence becomes seq.
@@ -275,7 +285,7 @@ func (s *Store) Compact(seq uint64) (uint64, error) {
 			s.visible = max(s.visible, s.last)
 			s.applyTrimsLocked()
 		}
-	} else {
+	} else if n, ok = s.keepAboveLocked(seq-1, &rs); !ok {
 		p := s.newPruner()
 		for q, ok := s.idx.Seqs.Next(1); ok && q < seq; q, ok = s.idx.Seqs.Next(q + 1) {
 			if n > 0 && n%pruneChunk == 0 {

@@ -44,7 +44,8 @@ type Store struct {
 
 	// testYield, when set (tests only), runs while a long compaction or
 	// purge has released the lock between chunks (prune.go).
-	testYield func()
+	testYield   func()
+	testRebuilt func(kept int) // called when a removal rebuilds the index from its survivors (survivors.go)
 
 	// readWindows are the sequential readers' read-ahead windows
 	// (readahead.go); it has its own lock, taken with mu held.
