@@ -131,36 +131,37 @@ const (
 	decodeBad                // bad length, bad layout or checksum mismatch
 )
 
-// DecodeRecord decodes the record at the start of b. It returns the record,
-// its encoded length and a status; on decodeBad, reason and the checksums say
-// what was wrong.
-func decodeRecord(b []byte) (r Record, n int, st decodeStatus, reason string, want, got uint64) {
+// DecodeRecord decodes the record at the start of b into r. It returns the
+// record's encoded length and a status; on decodeBad, reason and the
+// checksums say what was wrong. (r is filled through a pointer rather than
+// returned: a Record is 96 bytes, and reads pass it down several calls.)
+func decodeRecord(b []byte, r *Record) (n int, st decodeStatus, reason string, want, got uint64) {
 	if len(b) < 4 {
 		if allZero(b) {
-			return r, 0, decodeEnd, "", 0, 0
+			return 0, decodeEnd, "", 0, 0
 		}
-		return r, 0, decodeShort, "truncated record length", 0, 0
+		return 0, decodeShort, "truncated record length", 0, 0
 	}
 	l := binary.LittleEndian.Uint32(b)
 	if l == 0 {
-		return r, 0, decodeEnd, "", 0, 0
+		return 0, decodeEnd, "", 0, 0
 	}
 	if l < RecordMinSize || l > MaxRecordSize {
-		return r, 0, decodeBad, fmt.Sprintf("invalid record length %d", l), 0, 0
+		return 0, decodeBad, fmt.Sprintf("invalid record length %d", l), 0, 0
 	}
 	if int(l) > len(b) {
-		return r, 0, decodeShort, fmt.Sprintf("record length %d runs past end of data (%d bytes left)", l, len(b)), 0, 0
+		return 0, decodeShort, fmt.Sprintf("record length %d runs past end of data (%d bytes left)", l, len(b)), 0, 0
 	}
 	rec := b[:l]
 	want = binary.LittleEndian.Uint64(rec[l-ChecksumSize:])
 	got = xxhash.Sum64(rec[:l-ChecksumSize])
 	if want != got {
-		return r, 0, decodeBad, "record checksum mismatch", want, got
+		return 0, decodeBad, "record checksum mismatch", want, got
 	}
 	sl := int(binary.LittleEndian.Uint16(rec[6:]))
 	hl := int(binary.LittleEndian.Uint32(rec[24:]))
 	if RecordMinSize+sl+hl > int(l) {
-		return r, 0, decodeBad, "subject and header lengths exceed record length", 0, 0
+		return 0, decodeBad, "subject and header lengths exceed record length", 0, 0
 	}
 	r.Flags = binary.LittleEndian.Uint16(rec[4:])
 	r.Seq = binary.LittleEndian.Uint64(rec[8:])
@@ -171,7 +172,7 @@ func decodeRecord(b []byte) (r Record, n int, st decodeStatus, reason string, wa
 	r.Header = rec[p : p+hl : p+hl]
 	p += hl
 	r.Data = rec[p : int(l)-ChecksumSize : int(l)-ChecksumSize]
-	return r, int(l), decodeOK, "", 0, 0
+	return int(l), decodeOK, "", 0, 0
 }
 
 func allZero(b []byte) bool {

@@ -64,7 +64,8 @@ func (s *Segment) ReadAtCopy(off int64, size int, buf []byte) (Record, []byte, e
 			return Record{}, buf, err
 		}
 	}
-	r, _, st, reason, want, got := decodeRecord(buf)
+	var r Record
+	_, st, reason, want, got := decodeRecord(buf, &r)
 	if st != decodeOK {
 		if st == decodeEnd {
 			reason = "zero length where a record was expected"

@@ -37,7 +37,8 @@ func Salvage(fs vfs.FS, path string) (SalvageResult, error) {
 	}
 	var res SalvageResult
 	for off := int64(HeaderSize); off < int64(len(b)); {
-		r, n, st, _, _, _ := decodeRecord(b[off:])
+		var r Record
+		n, st, _, _, _ := decodeRecord(b[off:], &r)
 		if st != decodeOK {
 			if off = findNext(b, off+1, 0); off < 0 {
 				break

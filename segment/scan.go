@@ -78,8 +78,7 @@ func (s *Segment) scan(b []byte, from, stop int64, lastSeq uint64, fn func(off i
 	// verification of a large store would allocate gigabytes).
 	var r Record
 	for off < stop {
-		rec, n, st, reason, want, got := decodeRecord(b[off:])
-		r = rec
+		n, st, reason, want, got := decodeRecord(b[off:], &r)
 		if st == decodeEnd {
 			if s.zeroFrom(b, off, int64(len(b))) {
 				break
@@ -130,7 +129,8 @@ func findNext(b []byte, off int64, after uint64) int64 {
 		if flags&FlagTombstone == 0 && seq <= after {
 			continue
 		}
-		if _, _, st, _, _, _ := decodeRecord(b[off:]); st == decodeOK {
+		var r Record
+		if _, st, _, _, _ := decodeRecord(b[off:], &r); st == decodeOK {
 			return off
 		}
 	}

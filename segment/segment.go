@@ -387,22 +387,30 @@ func (s *Segment) bytes() ([]byte, error) {
 // (see the package doc for how long that is valid). The caller must have
 // flushed the record first (off < Flushed()).
 func (s *Segment) ReadAt(off int64) (Record, int, error) {
+	var r Record
+	n, err := s.ReadInto(off, &r)
+	return r, n, err
+}
+
+// ReadInto is ReadAt decoding into r, for the read paths that pass the
+// record down by address; it returns the record's encoded length.
+func (s *Segment) ReadInto(off int64, r *Record) (int, error) {
 	b, err := s.bytes()
 	if err != nil {
-		return Record{}, 0, err
+		return 0, err
 	}
 	if off < HeaderSize || off >= int64(len(b)) {
-		return Record{}, 0, fmt.Errorf("segment: %s: offset %d outside written data [%d, %d): %w",
+		return 0, fmt.Errorf("segment: %s: offset %d outside written data [%d, %d): %w",
 			s.path, off, HeaderSize, len(b), ErrCorrupt)
 	}
-	r, n, st, reason, want, got := decodeRecord(b[off:])
+	n, st, reason, want, got := decodeRecord(b[off:], r)
 	if st != decodeOK {
 		if st == decodeEnd {
 			reason = "zero length where a record was expected"
 		}
-		return Record{}, 0, &CorruptError{File: s.path, Offset: off, Reason: reason, Expected: want, Actual: got}
+		return 0, &CorruptError{File: s.path, Offset: off, Reason: reason, Expected: want, Actual: got}
 	}
-	return r, n, nil
+	return n, nil
 }
 
 // Erase overwrites the subject, header and payload of the record at off with
@@ -424,7 +432,8 @@ func (s *Segment) Erase(off int64) error {
 	} else {
 		rec = s.data[off:s.end]
 	}
-	r, n, err := s.ReadAtBuf(rec, off)
+	var r Record
+	n, err := s.ReadAtBuf(rec, off, &r)
 	if err != nil {
 		return err
 	}
@@ -441,13 +450,14 @@ func (s *Segment) Erase(off int64) error {
 }
 
 // ReadAtBuf decodes the record at the start of b, which sits at offset off of
-// this segment (used for error messages).
-func (s *Segment) ReadAtBuf(b []byte, off int64) (Record, int, error) {
-	r, n, st, reason, want, got := decodeRecord(b)
+// this segment (used for error messages), into r, and returns its encoded
+// length.
+func (s *Segment) ReadAtBuf(b []byte, off int64, r *Record) (int, error) {
+	n, st, reason, want, got := decodeRecord(b, r)
 	if st != decodeOK {
-		return Record{}, 0, &CorruptError{File: s.path, Offset: off, Reason: reason, Expected: want, Actual: got}
+		return 0, &CorruptError{File: s.path, Offset: off, Reason: reason, Expected: want, Actual: got}
 	}
-	return r, n, nil
+	return n, nil
 }
 
 // Seal flushes the segment, trims the file to its used length and syncs it.
@@ -535,14 +545,15 @@ func (s *Segment) SyncFile() error {
 // ReadBuffered decodes a record that is still in the write buffer or in a
 // background write. The view is valid only until the next Append or Flush.
 func (s *Segment) ReadBuffered(off int64) (Record, error) {
+	var r Record
 	if b, ok := s.inflightRecord(off); ok {
-		r, _, err := s.ReadAtBuf(b, off)
+		_, err := s.ReadAtBuf(b, off, &r)
 		return r, err
 	}
 	i := off - s.End() + int64(len(s.wbuf))
 	if i < 0 || i >= int64(len(s.wbuf)) {
 		return Record{}, fmt.Errorf("segment: %s: offset %d not buffered", s.path, off)
 	}
-	r, _, err := s.ReadAtBuf(s.wbuf[i:], off)
+	_, err := s.ReadAtBuf(s.wbuf[i:], off, &r)
 	return r, err
 }

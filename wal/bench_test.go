@@ -417,6 +417,27 @@ func BenchmarkLoad(b *testing.B) {
 
 // BenchmarkLoadNext/filter=sparse: 1M messages over 10,000 subjects; the
 // filter matches one subject holding 100 messages spread through the stream.
+// BenchmarkLoadHot loads random messages of a store small enough to stay in
+// the CPU caches: what a Load costs besides its memory misses (the lock,
+// the index lookup, decoding and checksumming the record, the copy).
+func BenchmarkLoadHot(b *testing.B) {
+	const n = 1 << 12
+	s := benchOpen(b, b.TempDir(), Options{Sync: SyncNever})
+	defer s.Close()
+	fill(b, s, n, func(int) string { return "load.subject" }, 128)
+	s.Sync()
+	var m store.Msg
+	rng := rand.New(rand.NewPCG(1, 2))
+	b.SetBytes(128)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s.Load(1+rng.Uint64N(n), &m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
 func BenchmarkLoadNext(b *testing.B) {
 	b.Run("filter=sparse", func(b *testing.B) {
 		const n = 1_000_000

@@ -11,27 +11,19 @@ import (
 	"github.com/jetwal/jetwal/subject"
 )
 
-// readRecordLocked returns the record view for a live sequence. mu must be
-// held (shared or exclusive). needFlush reports that the record is still in
-// the write buffer and the caller must flush under the exclusive lock.
-func (s *Store) readRecordLocked(seq uint64) (rec segment.Record, needFlush bool, err error) {
-	loc, ok := s.idx.Seqs.Lookup(seq)
-	if !ok {
-		return rec, false, store.ErrNotFound
-	}
-	return s.readLocLocked(loc)
-}
-
-func (s *Store) readLocLocked(loc index.Loc) (rec segment.Record, needFlush bool, err error) {
+// readLocLocked decodes the record at loc into rec. mu must be held
+// (shared or exclusive). needFlush reports that the record is still in the
+// write buffer and the caller must flush under the exclusive lock.
+func (s *Store) readLocLocked(loc index.Loc, rec *segment.Record) (needFlush bool, err error) {
 	seg := s.segByID(loc.Seg)
 	if seg == nil {
-		return rec, false, fmt.Errorf("wal: %s: index names missing segment %d: %w", s.dir, loc.Seg, store.ErrCorrupt)
+		return false, fmt.Errorf("wal: %s: index names missing segment %d: %w", s.dir, loc.Seg, store.ErrCorrupt)
 	}
 	if int64(loc.Off) >= seg.Flushed() {
-		return rec, true, nil
+		return true, nil
 	}
-	rec, _, err = seg.ReadAt(int64(loc.Off))
-	return rec, false, err
+	_, err = seg.ReadInto(int64(loc.Off), rec)
+	return false, err
 }
 
 // loadInto copies the record of a live, visible sequence into m, flushing
@@ -80,7 +72,8 @@ func (s *Store) loadInto(seq uint64, m *store.Msg, seqRead bool) error {
 // is still in the write buffer (needFlush) or was erased in place (erased),
 // which loadInto handles with mu released.
 func (s *Store) loadLocked(seq uint64, m *store.Msg, seqRead bool) (needFlush, erased bool, err error) {
-	rec, copied, filled, needFlush, err := s.readForLoadLocked(seq, m, seqRead)
+	var rec segment.Record
+	copied, filled, needFlush, err := s.readForLoadLocked(seq, m, seqRead, &rec)
 	if err != nil || needFlush {
 		return needFlush, false, err
 	}
@@ -101,7 +94,7 @@ func (s *Store) loadLocked(seq uint64, m *store.Msg, seqRead bool) (needFlush, e
 	return false, false, nil
 }
 
-// readForLoadLocked is readRecordLocked for loadInto: a large record is
+// readForLoadLocked is readLocLocked for loadInto: a large record is
 // read with pread into m.Data's array (copied reports it) rather than through
 // the mapping, whose first touch of every page is a page fault (see
 // segment.CopyReadMin). A sequential reader's (seqRead) small record read in
@@ -109,15 +102,15 @@ func (s *Store) loadLocked(seq uint64, m *store.Msg, seqRead bool) (needFlush, e
 // at once (filled reports it; rec then carries only the sequence and
 // flags). Either way the record is read under mu, so its segment cannot be
 // closed or removed meanwhile.
-func (s *Store) readForLoadLocked(seq uint64, m *store.Msg, seqRead bool) (rec segment.Record, copied, filled, needFlush bool, err error) {
+func (s *Store) readForLoadLocked(seq uint64, m *store.Msg, seqRead bool, rec *segment.Record) (copied, filled, needFlush bool, err error) {
 	loc, end, hasEnd, ok := s.idx.Seqs.LookupSpan(seq)
 	if !ok {
-		return rec, false, false, false, store.ErrNotFound
+		return false, false, false, store.ErrNotFound
 	}
 	seg := s.segByID(loc.Seg)
 	if seg == nil || seg.Compressed() || int64(loc.Off) >= seg.Flushed() {
-		rec, needFlush, err = s.readLocLocked(loc)
-		return rec, false, false, needFlush, err
+		needFlush, err = s.readLocLocked(loc, rec)
+		return false, false, needFlush, err
 	}
 	var size int
 	if hasEnd && end > loc.Off {
@@ -132,27 +125,29 @@ func (s *Store) readForLoadLocked(seq uint64, m *store.Msg, seqRead bool) (rec s
 			var got uint64
 			var flags uint16
 			if got, flags, miss, err = s.readAheadLocked(seg, loc, size, m); miss == aheadRead {
-				return segment.Record{Seq: got, Flags: flags}, false, true, false, err
+				rec.Seq, rec.Flags = got, flags
+				return false, true, false, err
 			}
 		}
 		if miss == aheadMapping {
 			// seg is known, open and flushed to loc: read it directly
 			// rather than look it up and check it again through
 			// readLocLocked.
-			rec, _, err = seg.ReadAt(int64(loc.Off))
-			return rec, false, false, false, err
+			_, err = seg.ReadInto(int64(loc.Off), rec)
+			return false, false, false, err
 		}
 		// Every window is being filled by another reader: pread this one
 		// record rather than touch the mapping.
 	}
-	rec, buf, err := seg.ReadAtCopy(int64(loc.Off), size, m.Data[:0])
+	r, buf, err := seg.ReadAtCopy(int64(loc.Off), size, m.Data[:0])
 	if err != nil {
-		return rec, false, false, false, err
+		return false, false, false, err
 	}
+	*rec = r // a large record: one copy of the view is nothing beside its read
 	// The record now sits in buf, which may be m.Data's array: m's payload
 	// is gone either way, so m.Data is empty until takeCopied fills it.
 	m.Data = buf[:0]
-	return rec, true, false, false, nil
+	return true, false, false, nil
 }
 
 // recordSizeLocked estimates the length of seq's record at loc for a

@@ -154,7 +154,8 @@ func (s *Store) readAheadLocked(seg *segment.Segment, loc index.Loc, size int, m
 	if !hit && err == nil {
 		// The window starts at the record and holds size bytes or up to
 		// the written end: the record is torn or its length is wrong.
-		_, _, err = seg.ReadAtBuf(buf, off)
+		var rec segment.Record
+		_, err = seg.ReadAtBuf(buf, off, &rec)
 	}
 	return seq, flags, aheadRead, err
 }
@@ -182,8 +183,8 @@ func (w *readWin) decode(seg *segment.Segment, off int64, m *store.Msg) (seq uin
 	if l := recordLen(b); l < segment.RecordMinSize || int(l) > len(b) {
 		return 0, 0, false, nil
 	}
-	rec, _, err := seg.ReadAtBuf(b, off)
-	if err != nil {
+	var rec segment.Record
+	if _, err := seg.ReadAtBuf(b, off, &rec); err != nil {
 		return 0, 0, true, err
 	}
 	copyMsg(m, &rec)
