@@ -205,7 +205,7 @@ func (s *Store) Purge(filter string, upTo, keep uint64) (uint64, error) {
 	case filter == "" && keep == 0:
 		n, fast = s.keepAboveLocked(limit, &rs)
 	case filter == "":
-		if cut, ok := s.keepCutLocked(limit, keep); ok && cut > 0 {
+		if cut := s.keepCutLocked(limit, keep); cut > 0 {
 			n, fast = s.keepAboveLocked(cut, &rs)
 		}
 	}
@@ -270,7 +270,6 @@ func (s *Store) Compact(seq uint64) (uint64, error) {
 	}
 	var rs ranges
 	var n uint64
-	var ok bool
 	s.floor = max(s.floor, seq)
 	if seq > s.last {
 		// Everything goes, and the next sequence becomes seq.
@@ -285,7 +284,9 @@ func (s *Store) Compact(seq uint64) (uint64, error) {
 			s.visible = max(s.visible, s.last)
 			s.applyTrimsLocked()
 		}
-	} else if n, ok = s.keepAboveLocked(seq-1, &rs); !ok {
+	} else if removed, fast := s.keepAboveLocked(seq-1, &rs); fast {
+		n = removed
+	} else {
 		p := s.newPruner()
 		for q, ok := s.idx.Seqs.Next(1); ok && q < seq; q, ok = s.idx.Seqs.Next(q + 1) {
 			if n > 0 && n%pruneChunk == 0 {

@@ -26,8 +26,8 @@ import (
 // handles both). On ok it returns the number removed and adds the removed
 // range to rs.
 func (s *Store) keepAboveLocked(cut uint64, rs *ranges) (n uint64, ok bool) {
-	first, any := s.idx.Seqs.First()
-	if !any || first > cut {
+	first, has := s.idx.Seqs.First()
+	if !has || first > cut {
 		return 0, false
 	}
 	kept := uint64(s.idx.Seqs.CountFrom(cut + 1))
@@ -58,19 +58,19 @@ func (s *Store) keepAboveLocked(cut uint64, rs *ranges) (n uint64, ok bool) {
 }
 
 // keepCutLocked is the cut of a purge keeping the last keep live messages
-// at or below limit: the sequence of the one before them (0 when there
-// are no more than keep). It gives up (ok false) past pruneChunk: so many
+// at or below limit: the sequence of the one before them. It is 0 when
+// there are no more than keep, and past pruneChunk, where so many
 // survivors are the pruner's to handle anyway.
-func (s *Store) keepCutLocked(limit, keep uint64) (cut uint64, ok bool) {
+func (s *Store) keepCutLocked(limit, keep uint64) uint64 {
 	if keep > pruneChunk {
-		return 0, false
+		return 0
 	}
 	q, live := s.idx.Seqs.Prev(limit)
 	for i := uint64(0); i < keep && live; i++ {
 		q, live = s.idx.Seqs.Prev(q - 1)
 	}
 	if !live {
-		return 0, true
+		return 0
 	}
-	return q, true
+	return q
 }
