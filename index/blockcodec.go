@@ -199,6 +199,7 @@ func (r *reader) deletions(b *block) {
 			b.ndel++
 		}
 	}
+	b.lo = b.nextLive(0) // past a deleted front, as markDeleted keeps it
 }
 
 // checkPacked rejects a packed block whose distances could not have come

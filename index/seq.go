@@ -29,6 +29,9 @@ type block struct {
 	first, stride uint32
 	del           []uint64 // deletion bitmap; nil until the first delete
 	ndel          int
+	// lo: every entry below it is deleted, so nextLive starts there
+	// (markDeleted moves it past a deleted front; 0 is always true).
+	lo int
 	// mapped: anch and rel8 or rel point into a mapped checkpoint
 	// (blockcodec.go), not the heap. They are never written.
 	mapped bool
@@ -56,10 +59,53 @@ func (b *block) markDeleted(i int) bool {
 	}
 	b.del[i>>6] |= 1 << (uint(i) & 63)
 	b.ndel++
+	if i == b.lo {
+		b.lo = b.nextLive(i + 1)
+	}
 	return true
 }
 
 func (b *block) live() int { return b.n - b.ndel }
+
+// nextLive returns the first live entry at or after i (0 <= i), or b.n if
+// none. A stream at its limit deletes from the front, and finding its
+// first message walked every deleted entry of the head block, one bit at a
+// time; now it starts at lo and reads the bitmap a word at a time.
+func (b *block) nextLive(i int) int {
+	if b.ndel == 0 {
+		return min(i, b.n)
+	}
+	for i = max(i, b.lo); i < b.n; {
+		w := i >> 6
+		if w >= len(b.del) {
+			return i // past the bitmap: nothing there was deleted
+		}
+		if live := ^b.del[w] >> (uint(i) & 63); live != 0 {
+			return min(i+bits.TrailingZeros64(live), b.n)
+		}
+		i = (w + 1) << 6
+	}
+	return b.n
+}
+
+// prevLive returns the last live entry at or before i (i < b.n), or -1 if
+// none, a bitmap word at a time.
+func (b *block) prevLive(i int) int {
+	if b.ndel == 0 {
+		return i
+	}
+	for i >= 0 {
+		w := i >> 6
+		if w >= len(b.del) {
+			return i
+		}
+		if live := ^b.del[w] << (63 - uint(i)&63); live != 0 {
+			return i - bits.LeadingZeros64(live)
+		}
+		i = w<<6 - 1
+	}
+	return -1
+}
 
 // countLive counts live entries with index >= i.
 func (b *block) countLive(i int) int {
@@ -255,14 +301,8 @@ func (x *Seqs) Next(seq uint64) (uint64, bool) {
 		if seq > b.base {
 			i = int(seq - b.base)
 		}
-		for ; i < b.n; i++ {
-			if b.ndel == 0 || !b.deleted(i) {
-				return b.base + uint64(i), true
-			}
-			// skip whole deleted words
-			if i&63 == 0 && i>>6 < len(b.del) && b.del[i>>6] == ^uint64(0) {
-				i += 63
-			}
+		if i = b.nextLive(i); i < b.n {
+			return b.base + uint64(i), true
 		}
 	}
 	return 0, false
@@ -280,10 +320,8 @@ func (x *Seqs) Prev(seq uint64) (uint64, bool) {
 		if seq < b.end()-1 {
 			i = int(seq - b.base)
 		}
-		for ; i >= 0; i-- {
-			if !b.deleted(i) {
-				return b.base + uint64(i), true
-			}
+		if i = b.prevLive(i); i >= 0 {
+			return b.base + uint64(i), true
 		}
 	}
 	return 0, false
