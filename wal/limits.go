@@ -35,8 +35,14 @@ func (s *Store) limitAfterAppendLocked(seq uint64, subj string) {
 		s.enforceLimitsLocked(subj)
 		return
 	}
-	// The caller's subject may live in a buffer it reuses.
-	s.trims = append(s.trims, pendingTrim{seq: seq, subj: strings.Clone(subj)})
+	// Only a per-subject limit needs the subject (a copy: the caller's
+	// may live in a buffer it reuses). One set later by UpdateLimits
+	// trims every subject then, in-flight messages counted.
+	t := pendingTrim{seq: seq}
+	if s.limits.MaxMsgsPerSubject > 0 {
+		t.subj = strings.Clone(subj)
+	}
+	s.trims = append(s.trims, t)
 }
 
 // applyTrimsLocked applies the evictions of appends that became visible.
