@@ -311,27 +311,36 @@ func fill(b *testing.B, s *Store, n int, subj func(i int) string, size int) {
 	}
 }
 
-func BenchmarkLoad(b *testing.B) {
-	const n = 1 << 20
+// loadStore opens a store of n 128-byte messages on one subject, synced.
+func loadStore(b *testing.B, n int) *Store {
 	s := benchOpen(b, b.TempDir(), Options{Sync: SyncNever})
-	defer s.Close()
 	fill(b, s, n, func(int) string { return "load.subject" }, 128)
 	s.Sync()
-	b.Run("random", func(b *testing.B) {
-		var m store.Msg
-		rng := rand.New(rand.NewPCG(1, 2))
-		b.SetBytes(128)
-		b.ResetTimer()
-		c0 := cpuTime()
-		for i := 0; i < b.N; i++ {
-			if err := s.Load(1+rng.Uint64N(n), &m); err != nil {
-				b.Fatal(err)
-			}
+	return s
+}
+
+// randomLoads times b.N Loads of random sequences in [1, n].
+func randomLoads(b *testing.B, s *Store, n uint64) {
+	var m store.Msg
+	rng := rand.New(rand.NewPCG(1, 2))
+	b.SetBytes(128)
+	b.ResetTimer()
+	c0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		if err := s.Load(1+rng.Uint64N(n), &m); err != nil {
+			b.Fatal(err)
 		}
-		b.StopTimer()
-		b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
-	})
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+func BenchmarkLoad(b *testing.B) {
+	const n = 1 << 20
+	s := loadStore(b, n)
+	defer s.Close()
+	b.Run("random", func(b *testing.B) { randomLoads(b, s, n) })
 	// The floors under random: one random read per op from the
 	// store's own segment files through a fresh read-only mapping, each
 	// read's position depending on the byte the previous one returned (so
@@ -415,29 +424,18 @@ func BenchmarkLoad(b *testing.B) {
 	})
 }
 
-// BenchmarkLoadNext/filter=sparse: 1M messages over 10,000 subjects; the
-// filter matches one subject holding 100 messages spread through the stream.
 // BenchmarkLoadHot loads random messages of a store small enough to stay in
 // the CPU caches: what a Load costs besides its memory misses (the lock,
 // the index lookup, decoding and checksumming the record, the copy).
 func BenchmarkLoadHot(b *testing.B) {
 	const n = 1 << 12
-	s := benchOpen(b, b.TempDir(), Options{Sync: SyncNever})
+	s := loadStore(b, n)
 	defer s.Close()
-	fill(b, s, n, func(int) string { return "load.subject" }, 128)
-	s.Sync()
-	var m store.Msg
-	rng := rand.New(rand.NewPCG(1, 2))
-	b.SetBytes(128)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := s.Load(1+rng.Uint64N(n), &m); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	randomLoads(b, s, n)
 }
 
+// BenchmarkLoadNext/filter=sparse: 1M messages over 10,000 subjects; the
+// filter matches one subject holding 100 messages spread through the stream.
 func BenchmarkLoadNext(b *testing.B) {
 	b.Run("filter=sparse", func(b *testing.B) {
 		const n = 1_000_000
