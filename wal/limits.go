@@ -19,11 +19,16 @@ type pendingTrim struct {
 	subj string
 }
 
-// evictsOnAppend reports whether the limits can evict on an append.
-func (s *Store) evictsOnAppend() bool {
-	l := s.limits
-	return l.MaxMsgsPerSubject > 0 || (l.Discard == store.DiscardOld && (l.MaxMsgs > 0 || l.MaxBytes > 0))
+// setLimitsLocked makes l the store's limits and derives what an append
+// checks from them.
+func (s *Store) setLimitsLocked(l store.Limits) {
+	s.limits = l
+	s.evicts = l.MaxMsgsPerSubject > 0 || (l.Discard == store.DiscardOld && (l.MaxMsgs > 0 || l.MaxBytes > 0))
+	s.admits = l.MaxMsgSize > 0 || l.MaxBytes > 0 || l.Discard == store.DiscardNew
 }
+
+// evictsOnAppend reports whether the limits can evict on an append.
+func (s *Store) evictsOnAppend() bool { return s.evicts }
 
 // limitAfterAppendLocked applies the limits for an append of subj at seq:
 // now if it is visible already, else when it becomes visible.

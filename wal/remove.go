@@ -329,7 +329,10 @@ func (s *Store) Truncate(seq uint64) error {
 
 // checkDiscardNewLocked refuses a message that a DiscardNew limit forbids.
 func (s *Store) checkDiscardNewLocked(subj string, size uint64, hdrData int) error {
-	l := s.limits
+	if !s.admits {
+		return nil // no limit that refuses a message
+	}
+	l := &s.limits
 	if l.MaxMsgSize > 0 && hdrData > int(l.MaxMsgSize) {
 		return fmt.Errorf("%w: %d bytes > %d", store.ErrMaxMsgSize, hdrData, l.MaxMsgSize)
 	}
@@ -432,7 +435,7 @@ func (s *Store) UpdateLimits(l store.Limits) error {
 		s.mu.Unlock()
 		return err
 	}
-	s.limits = l
+	s.setLimitsLocked(l)
 	s.enforceLimitsLocked("")
 	s.expireLocked()
 	var ws []waiter
