@@ -275,10 +275,15 @@ func (s *Store) LoadNext(filter string, start uint64, m *store.Msg) error {
 // nextMatchLocked finds the first live sequence in [start, limit] matching
 // filter.
 func (s *Store) nextMatchLocked(filter string, start, limit uint64) (uint64, bool, error) {
+	return s.nextInPlanLocked(s.idx.Subj.PlanFor(filter), filter, start, limit)
+}
+
+// nextInPlanLocked is nextMatchLocked with filter's plan at hand: a walk
+// over many matches makes it once, not once per match.
+func (s *Store) nextInPlanLocked(p index.Plan, filter string, start, limit uint64) (uint64, bool, error) {
 	if start > limit {
 		return 0, false, nil
 	}
-	p := s.idx.Subj.PlanFor(filter)
 	switch {
 	case p.Empty():
 		return 0, false, nil
@@ -375,8 +380,19 @@ func (s *Store) prevMatch(filter string, seq uint64) (uint64, error) {
 	if s.closed {
 		return 0, store.ErrClosed
 	}
-	seq = min(seq, s.visible)
-	p := s.idx.Subj.PlanFor(filter)
+	q, ok, err := s.prevInPlanLocked(s.idx.Subj.PlanFor(filter), filter, min(seq, s.visible))
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, fmt.Errorf("wal: no message matching %q at or before %d: %w", filter, seq, store.ErrEOF)
+	}
+	return q, nil
+}
+
+// prevInPlanLocked returns the last live message at or before seq that
+// matches filter, whose plan is p.
+func (s *Store) prevInPlanLocked(p index.Plan, filter string, seq uint64) (uint64, bool, error) {
 	var (
 		q  uint64
 		ok bool
@@ -389,7 +405,7 @@ func (s *Store) prevMatch(filter string, seq uint64) (uint64, error) {
 		for q, ok = s.idx.Seqs.Prev(seq); ok; q, ok = s.idx.Seqs.Prev(q - 1) {
 			subj, err := s.subjectLocked(q)
 			if err != nil {
-				return 0, err
+				return 0, false, err
 			}
 			if subject.Match(filter, subj) {
 				break
@@ -402,8 +418,5 @@ func (s *Store) prevMatch(filter string, seq uint64) (uint64, error) {
 	default:
 		q, ok = p.PrevIn(seq, s.idx.Seqs.Live)
 	}
-	if !ok || q == 0 {
-		return 0, fmt.Errorf("wal: no message matching %q at or before %d: %w", filter, seq, store.ErrEOF)
-	}
-	return q, nil
+	return q, ok && q != 0, nil
 }

@@ -209,39 +209,102 @@ func (s *Store) Purge(filter string, upTo, keep uint64) (uint64, error) {
 			n, fast = s.keepAboveLocked(cut, &rs)
 		}
 	}
-	if !fast {
-		var seqs []uint64
-		for q, ok, _ := s.nextMatchLocked(filter, 1, limit); ok; q, ok, _ = s.nextMatchLocked(filter, q+1, limit) {
-			seqs = append(seqs, q)
-		}
-		if keep > 0 {
-			if uint64(len(seqs)) <= keep {
-				seqs = nil
-			} else {
-				seqs = seqs[:uint64(len(seqs))-keep]
-			}
-		}
-		// Each matching subject loses all its messages below the first
-		// one kept: a span, as the pruner needs.
-		p := s.newPruner()
-		for i, q := range seqs {
-			if i > 0 && i%pruneChunk == 0 {
-				if err := p.yieldLocked(); err != nil {
-					s.mu.Unlock()
-					return n, err
-				}
-			}
-			if p.removeLocked(q) {
-				rs.add(q)
-				n++
-			}
-		}
-		p.finishLocked()
+	var err error
+	if !fast && keep > 0 {
+		limit, err = s.keepMatchCutLocked(filter, limit, keep)
 	}
-	ws, err := s.persistRemovalLocked(rs)
+	if !fast && err == nil && limit > 0 {
+		var m uint64
+		m, err = s.purgeMatchesLocked(filter, limit, &rs)
+		n += m
+		if cerr := s.checkOpen(); cerr != nil {
+			// Closed or failed while the pruner yielded: nothing to
+			// write the tombstones to.
+			s.mu.Unlock()
+			return n, cerr
+		}
+	}
+	ws, perr := s.persistRemovalLocked(rs)
 	s.scheduleAgeLocked()
 	s.unlockNotify(ws, nil)
+	if err == nil {
+		err = perr
+	}
 	return n, err
+}
+
+// keepMatchCutLocked is the cut of a purge of filter's messages at or
+// below limit that keeps the last keep of them: the sequence of the match
+// before them, 0 when there are no more than keep. The matches are counted
+// from the subject index, and walked only to the cut, from whichever end
+// is nearer: never listed.
+func (s *Store) keepMatchCutLocked(filter string, limit, keep uint64) (uint64, error) {
+	var total uint64
+	if filter == "" {
+		total = uint64(s.idx.Seqs.CountFrom(1) - s.idx.Seqs.CountFrom(limit+1))
+	} else {
+		p := s.idx.Subj.PlanSubjects(filter)
+		live := s.idx.Seqs.Live
+		total = p.CountFrom(1, false, live) - p.CountFrom(limit+1, false, live)
+	}
+	if total <= keep {
+		return 0, nil
+	}
+	p := s.idx.Subj.PlanFor(filter)
+	var q uint64
+	var ok bool
+	var err error
+	if total-keep <= keep {
+		for i := total - keep; i > 0; i-- {
+			if q, ok, err = s.nextInPlanLocked(p, filter, q+1, limit); err != nil || !ok {
+				// Fewer than counted: an unreadable subject (err) or an
+				// index that disagrees with itself; no further than found.
+				return q, err
+			}
+		}
+		return q, nil
+	}
+	q = limit + 1
+	for i := keep + 1; i > 0; i-- {
+		if q, ok, err = s.prevInPlanLocked(p, filter, q-1); err != nil || !ok {
+			return 0, err
+		}
+	}
+	return q, nil
+}
+
+// purgeMatchesLocked removes filter's live messages at or below limit,
+// walking them in order and yielding the lock every pruneChunk of them; it
+// adds what it removed to rs. Appends while it yields land above limit.
+// Each subject it touches loses all its live messages up to limit, which
+// is the pruner's condition. The walk reads the subject index while the
+// pruner's batch is open: only the subjects' lists (unchanged until
+// finishLocked) past the last removal, and liveness from the sequence
+// index, which the removals update at once. It stops at the first subject
+// it cannot read (a wide filter reads them from the records), keeping what
+// it removed before.
+func (s *Store) purgeMatchesLocked(filter string, limit uint64, rs *ranges) (uint64, error) {
+	p := s.newPruner()
+	plan := s.idx.Subj.PlanFor(filter)
+	var n, q uint64
+	for i := 0; ; i++ {
+		next, ok, err := s.nextInPlanLocked(plan, filter, q+1, limit)
+		if err != nil || !ok {
+			p.finishLocked()
+			return n, err
+		}
+		q = next
+		if i > 0 && i%pruneChunk == 0 {
+			if err := p.yieldLocked(); err != nil {
+				return n, err
+			}
+			plan = s.idx.Subj.PlanFor(filter) // subjects came and went
+		}
+		if p.removeLocked(q) {
+			rs.add(q)
+			n++
+		}
+	}
 }
 
 // purgeAllLocked empties the store at once.
