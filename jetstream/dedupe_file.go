@@ -69,6 +69,11 @@ func (s *stream) saveDedupeIfDue(now time.Time) {
 	}
 	last := s.store.State().LastSeq
 	if !d.added && last == d.savedSeq {
+		// Nothing to save: look again a period from now, not at every
+		// sweep (a State per idle stream per second adds up on a server
+		// of thousands of streams). A message stored meanwhile is saved
+		// at most a period and a sweep after it.
+		d.saved = now
 		return
 	}
 	// Held under pmu: completions wait, so no entry turns from pending to

@@ -108,4 +108,32 @@ func TestDedupeWindowSavedWhileRunning(t *testing.T) {
 	if !after.ModTime().Equal(before.ModTime()) {
 		t.Fatal("an unchanged window was written again")
 	}
+	// That look counts as a save for the cadence: an idle stream is
+	// looked at once a period, not at every sweep. A message stored now
+	// waits for the next period.
+	t0 := time.Now().Add(2 * time.Minute)
+	m := nats.NewMsg("d.x")
+	m.Header.Set("Nats-Msg-Id", "c")
+	if _, err := nc.RequestMsg(m, 5e9); err != nil {
+		t.Fatal(err)
+	}
+	saved := func() uint64 {
+		b, err := os.ReadFile(filepath.Join(streamsDir(ts.cfg.StoreDir, GlobalAccount), "D", dedupeFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		covered, err := decodeDedupe(b, newDedupe(int64(time.Hour)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return covered
+	}
+	s.saveDedupeIfDue(t0.Add(dedupeSaveEvery / 2))
+	if c := saved(); c != 2 {
+		t.Fatalf("saved again half a period after looking: covers %d, want still 2", c)
+	}
+	s.saveDedupeIfDue(t0.Add(dedupeSaveEvery))
+	if c := saved(); c != 3 {
+		t.Fatalf("a period after looking: covers %d, want 3", c)
+	}
 }
