@@ -81,6 +81,7 @@ func (b *restoreBuilder) header(h *archiveHeader) error {
 		Limits:       storeLimits(&b.cfg),
 		Compress:     b.cfg.Compression == api.S2Compression,
 		Now:          b.now,
+		OuterLock:    true, // the store lock (storelock.go) keeps other processes out
 	})
 	if err != nil {
 		return fmt.Errorf("open restore store: %w", err)

@@ -101,6 +101,7 @@ func (js *JetStream) openWAL(dir string, cfg *api.StreamConfig) (*wal.Store, err
 		Limits:       storeLimits(cfg),
 		Compress:     cfg.Compression == api.S2Compression,
 		Metrics:      &js.walMetrics,
+		OuterLock:    true, // the store lock (storelock.go) keeps other processes out
 	})
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: stream %s: open %s: %w", cfg.Name, msgs, err)

@@ -6,7 +6,7 @@
 //
 // # Directory layout
 //
-//	<dir>/LOCK                         flock: one process per store
+//	<dir>/LOCK                         flock: one process per store (not with Options.OuterLock)
 //	<dir>/<base %020d>.seg             a segment whose first sequence is base
 //	<dir>/<base %020d>.seg.s2          a sealed segment, S2-compressed (Options.Compress)
 //	<dir>/index.ckpt                   the last index checkpoint

@@ -96,6 +96,12 @@ type Options struct {
 	// Metrics, when set, counts appends, fsyncs and checkpoints (shared by
 	// many stores; see Metrics). nil counts nothing.
 	Metrics *Metrics
+	// OuterLock says the caller holds a lock that keeps other processes
+	// out of dir (the JetStream server holds one on its whole store). The
+	// store then takes no LOCK file of its own, only an in-process claim
+	// on dir (vfs.Claim), and so holds one file descriptor less: a server
+	// of thousands of streams would otherwise hold thousands of locks.
+	OuterLock bool
 }
 
 // Validate reports a configuration error.

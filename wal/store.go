@@ -151,7 +151,13 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := fs.SyncDir(filepath.Dir(dir)); err != nil {
 		return nil, fmt.Errorf("wal: sync %s: %w", filepath.Dir(dir), err)
 	}
-	lk, err := fs.Lock(filepath.Join(dir, lockFile))
+	var lk io.Closer
+	var err error
+	if opts.OuterLock {
+		lk, err = vfs.Claim(fs, dir)
+	} else {
+		lk, err = fs.Lock(filepath.Join(dir, lockFile))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("wal: lock %s: %w", dir, err)
 	}
