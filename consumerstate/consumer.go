@@ -1,6 +1,7 @@
 package consumerstate
 
 import (
+	"container/list"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -29,6 +30,9 @@ type Consumer struct {
 
 	// queued is set while the consumer is on its store's dirty list.
 	queued atomic.Bool
+	// lruElem is the consumer's place in its store's log cache, nil while
+	// its log is closed there. Guarded by the cache's mu.
+	lruElem *list.Element
 
 	mu struct {
 		sync.Mutex
@@ -40,7 +44,8 @@ type Consumer struct {
 
 	fmu struct {
 		sync.Mutex
-		log      vfs.File
+		log      vfs.File // nil while the store's log cache has it closed (logcache.go)
+		logDirty bool     // bytes written to the log since its last fsync
 		logPath  string
 		logSize  int64
 		gen      uint64 // generation of state.dat and of the log
@@ -316,10 +321,14 @@ func (c *Consumer) flushLocked(doSync, force bool) error {
 	if v == c.fmu.written && !force {
 		c.mu.Unlock()
 		if doSync && c.fmu.synced < c.fmu.written {
-			if err := c.fmu.log.Sync(); err != nil {
+			log, err := c.logLocked()
+			if err != nil {
+				return c.fail(err)
+			}
+			if err := log.Sync(); err != nil {
 				return c.fail(fmt.Errorf("%s: sync: %w", c.fmu.logPath, err))
 			}
-			c.fmu.synced = c.fmu.written
+			c.fmu.synced, c.fmu.logDirty = c.fmu.written, false
 		}
 		return nil
 	}
@@ -383,14 +392,20 @@ func (c *Consumer) fail(err error) error {
 // appendLogLocked appends one record holding payload to the log. Called
 // with fmu held.
 func (c *Consumer) appendLogLocked(payload []byte, doSync bool) error {
+	log, err := c.logLocked()
+	if err != nil {
+		return err
+	}
 	c.fmu.recBuf = appendRecord(c.fmu.recBuf[:0], c.fmu.digest, c.fmu.gen, c.fmu.logSize, payload)
-	if _, err := c.fmu.log.WriteAt(c.fmu.recBuf, c.fmu.logSize); err != nil {
+	c.fmu.logDirty = true
+	if _, err := log.WriteAt(c.fmu.recBuf, c.fmu.logSize); err != nil {
 		return fmt.Errorf("%s: offset %d: write: %w", c.fmu.logPath, c.fmu.logSize, err)
 	}
 	if doSync {
-		if err := c.fmu.log.Sync(); err != nil {
+		if err := log.Sync(); err != nil {
 			return fmt.Errorf("%s: sync: %w", c.fmu.logPath, err)
 		}
+		c.fmu.logDirty = false
 	}
 	c.fmu.logSize += int64(len(c.fmu.recBuf))
 	return nil
@@ -429,11 +444,16 @@ func (c *Consumer) writeSnapshotLocked(snap []byte) (cleanupErr, err error) {
 	}
 	old, oldPath := c.fmu.log, c.fmu.logPath
 	c.fmu.log, c.fmu.logPath, c.fmu.logSize = lf, logPath, logHeaderSize
+	c.fmu.logDirty = true // the header, until the first synced append
 	c.fmu.gen, c.fmu.snapSize = gen, int64(len(snap))
+	c.store.logs.use(c)
 	if old != nil {
 		if err := old.Close(); err != nil {
 			cleanupErr = fmt.Errorf("%s: close: %w", oldPath, err)
 		}
+	}
+	// The old log is removed whether or not the log cache had closed it.
+	if oldPath != "" {
 		if err := c.fs.Remove(oldPath); err != nil && cleanupErr == nil {
 			cleanupErr = fmt.Errorf("remove stale log: %w", err)
 		}
@@ -475,6 +495,7 @@ func (c *Consumer) closeFiles() error {
 		return nil
 	}
 	c.fmu.closed = true
+	c.store.logs.forget(c)
 	if c.fmu.log == nil {
 		return nil
 	}

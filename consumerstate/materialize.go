@@ -53,6 +53,7 @@ func (c *Consumer) materializeLocked() error {
 	}
 	c.fmu.log, c.fmu.logPath, c.fmu.logSize = f, logPath, logHeaderSize
 	c.fmu.gen, c.fmu.snapSize = 1, snapSize
+	c.store.logs.use(c)
 	c.fmu.materialized = true
 	c.fmu.written, c.fmu.synced = v, v
 	c.setJournalLimit()

@@ -63,6 +63,10 @@ const (
 	// DefaultFlushParallelism is how many consumers a batch flush writes
 	// and fsyncs at once.
 	DefaultFlushParallelism = 8
+	// DefaultMaxOpenLogs is how many consumers' log files a store keeps
+	// open (logcache.go). Past it, a consumer's write may open its log
+	// again: a few microseconds, against the fsync that follows it.
+	DefaultMaxOpenLogs = 64
 )
 
 // Options configure a Store. The zero value means the defaults; Open never
@@ -80,6 +84,9 @@ type Options struct {
 	// FlushParallelism is how many consumers a batch flush handles at
 	// once. Zero means DefaultFlushParallelism.
 	FlushParallelism int
+	// MaxOpenLogs caps the consumer log files the store keeps open, the
+	// ones used last (logcache.go). Zero means DefaultMaxOpenLogs.
+	MaxOpenLogs int
 
 	// catalogBytes overrides the size of a new catalogue (tests force
 	// compactions with a small one). Zero: catalogBytes.
@@ -95,6 +102,8 @@ func (o Options) Validate() error {
 		return errors.New("consumerstate: options: negative sync interval")
 	case o.FlushParallelism < 0:
 		return errors.New("consumerstate: options: negative flush parallelism")
+	case o.MaxOpenLogs < 0:
+		return errors.New("consumerstate: options: negative open log cap")
 	}
 	return nil
 }
@@ -106,6 +115,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CompactBytes == 0 {
 		o.CompactBytes = DefaultCompactBytes
+	}
+	if o.MaxOpenLogs == 0 {
+		o.MaxOpenLogs = DefaultMaxOpenLogs
 	}
 	if o.FlushParallelism == 0 {
 		o.FlushParallelism = DefaultFlushParallelism

@@ -191,6 +191,9 @@ func newConsumer(s *Store, name, dir string, cfg []byte, st *State, log vfs.File
 	c.fmu.recovery = rec
 	c.fmu.materialized = true
 	c.mu.jrnl.limit = int(c.compactThresholdLocked())
+	if log != nil {
+		s.logs.use(c) // repair left it synced: the cache may close it
+	}
 	return c
 }
 

@@ -52,6 +52,8 @@ type Store struct {
 	// snapBuffers holds *snapBuffer scratch for encoding snapshots, shared
 	// by all consumers so that each does not keep O(pending) spare memory.
 	snapBuffers sync.Pool
+	// logs caps the consumers' open log files (logcache.go).
+	logs logCache
 }
 
 // snapBuffer is scratch space for writing one snapshot.
@@ -78,6 +80,7 @@ func Open(obsDir string, opts Options) (*Store, error) {
 	}
 	opts = opts.withDefaults()
 	s := &Store{dir: obsDir, opts: opts, fs: opts.FS}
+	s.logs.max = opts.MaxOpenLogs
 	s.mu.consumers = make(map[string]*Consumer)
 	s.mu.inflight = make(map[*Consumer]int)
 	s.mu.unsynced = make(map[*Consumer]struct{})
