@@ -1,6 +1,8 @@
 package index
 
 import (
+	"sync"
+
 	"github.com/jetwal/jetwal/subject"
 )
 
@@ -36,6 +38,9 @@ type Subjects struct {
 	lastEnt  *entry
 	lastName []byte
 
+	// The match cache (match) is filled by readers, which share the
+	// store's read lock with each other: it has a lock of its own.
+	cacheMu  sync.Mutex
 	cacheGen uint64
 	cache    map[string][]uint32 // filter -> ids of matching subjects
 }
@@ -274,23 +279,31 @@ func (x *Subjects) match(filter string) []uint32 {
 		}
 		return nil
 	}
+	// Readers run this concurrently (under the store's read lock, which
+	// keeps the subject set, and gen, still): only the cache needs cacheMu.
+	// Two readers missing the same filter both scan; the second stores the
+	// same result again.
+	x.cacheMu.Lock()
 	if x.cacheGen != x.gen || x.cache == nil {
 		x.cache = make(map[string][]uint32)
 		x.cacheGen = x.gen
 	}
-	if m, ok := x.cache[filter]; ok {
+	m, ok := x.cache[filter]
+	x.cacheMu.Unlock()
+	if ok {
 		return m
 	}
-	var m []uint32
 	x.each(func(id uint32) {
 		if subject.Match(filter, string(x.nameOf(x.ent(id)))) {
 			m = append(m, id)
 		}
 	})
+	x.cacheMu.Lock()
 	if len(x.cache) > 256 {
 		clear(x.cache)
 	}
 	x.cache[filter] = m
+	x.cacheMu.Unlock()
 	return m
 }
 

@@ -26,7 +26,7 @@ type suiteTest struct {
 func Run(t *testing.T, open func(t *testing.T, limits store.Limits) store.StreamStore) {
 	groups := [][]suiteTest{
 		appendTests, loadTests, removeTests, stateTests, limitTests,
-		ageTests, asyncTests, concurrencyTests, lifecycleTests, randomTests,
+		ageTests, asyncTests, concurrencyTests, readerTests, lifecycleTests, randomTests,
 	}
 	for _, g := range groups {
 		for _, st := range g {
