@@ -69,27 +69,29 @@ type Store struct {
 	// trims are appends whose limit evictions wait until they are visible
 	// (limits.go), so that a reader never finds a subject's old message
 	// gone while its new one cannot be seen yet.
-	trims  []pendingTrim
-	lastTS int64
-	visTS  int64  // timestamp of the message at visible
-	floor  uint64 // lowest sequence a Compact left possible
-	werr   error  // sticky write error
-	closed bool
-	limits store.Limits // set by setLimitsLocked, with the two below
-	// evicts: the limits can evict on an append (evictsOnAppend);
-	// admits: they can refuse one (checkDiscardNewLocked). Derived once
-	// per limits change, so an append with neither pays one branch each.
+	trims    []pendingTrim
+	lastTS   int64
+	visTS    int64  // timestamp of the message at visible
+	floor    uint64 // lowest sequence a Compact left possible
+	werr     error  // sticky write error
+	closed   bool
+	limits   store.Limits // set by setLimitsLocked, with evicts and admits
+	lost     *store.LostData
+	tombs    []deleteRange     // limit evictions not yet written as tombstones
+	waiters  []waiter          // SyncAlways appends waiting for fsync
+	busy     map[*segEntry]int // segments with I/O running outside mu
+	deferred []*segEntry       // removed while busy; closed when idle
+	sealing  []*segEntry       // frozen, waiting for finishSeals
+	clk      clock
+	dirty    bool // index changed since the last checkpoint
+	unsynced bool // bytes written or buffered since the last fsync
+	rolls    int  // segment rolls since the last checkpoint
+
+	// evicts: the limits can evict on an append (evictsOnAppend); admits:
+	// they can refuse one (checkDiscardNewLocked). Derived once per limits
+	// change, so that an append subject to neither pays one branch each.
 	evicts, admits bool
-	lost           *store.LostData
-	tombs          []deleteRange     // limit evictions not yet written as tombstones
-	waiters        []waiter          // SyncAlways appends waiting for fsync
-	busy           map[*segEntry]int // segments with I/O running outside mu
-	deferred       []*segEntry       // removed while busy; closed when idle
-	sealing        []*segEntry       // frozen, waiting for finishSeals
-	clk            clock
-	dirty          bool // index changed since the last checkpoint
-	unsynced       bool // bytes written or buffered since the last fsync
-	rolls          int  // segment rolls since the last checkpoint
+
 	// synced is the last sequence an fsync of the active segment covered
 	// (for Metrics' messages per fsync); lastCkpt when the last checkpoint
 	// was written, or the store opened (for Stats).
