@@ -33,6 +33,10 @@
 //	obs/<name>/state.dat                snapshot: an encoded State (below), stamped with generation G
 //	obs/<name>/state-<G as %016x>.log   operations applied since snapshot G
 //
+// A store keeps at most Options.MaxOpenLogs of the state logs open, the
+// ones used last (logcache.go); a log whose changes are all durable is
+// closed to make room and opened again at its next write.
+//
 // A consumer exists if it has a directory and the catalogue does not hold
 // a delete record for it, or if the catalogue holds a create record for it
 // not followed by a delete record (see "Catalogue" below).
