@@ -137,3 +137,60 @@ func TestDedupeWindowSavedWhileRunning(t *testing.T) {
 		t.Fatalf("a period after looking: covers %d, want 3", c)
 	}
 }
+
+// TestIdleCloseKeepsSavedWindow: a stop after the sweep saved the window,
+// with nothing published since, leaves dedupe.dat as the sweep wrote it
+// (closing an idle stream writes and fsyncs nothing for it), and the
+// restart still finds the duplicate; a stop after a new publish rewrites
+// it.
+func TestIdleCloseKeepsSavedWindow(t *testing.T) {
+	ts := startServer(t, Config{})
+	nc := ts.connect()
+	request(t, nc, "$JS.API.STREAM.CREATE.D", `{"name":"D","subjects":["d.>"]}`)
+	pub := func(nc *nats.Conn, id string) bool {
+		t.Helper()
+		m := nats.NewMsg("d.x")
+		m.Header.Set("Nats-Msg-Id", id)
+		r, err := nc.RequestMsg(m, 5e9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ack api.PubAckResponse
+		if err := json.Unmarshal(r.Data, &ack); err != nil || ack.PubAck == nil {
+			t.Fatalf("publish %s: %s", id, r.Data)
+		}
+		return ack.Duplicate
+	}
+	pub(nc, "a")
+	ts.js.lookup("D").saveDedupeIfDue(time.Now().Add(time.Minute))
+	file := filepath.Join(streamsDir(ts.cfg.StoreDir, GlobalAccount), "D", dedupeFile)
+	before, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // a rewrite would show in the mtime
+	ts = ts.restart()
+	after, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.ModTime().Equal(before.ModTime()) {
+		t.Fatalf("closing an idle stream rewrote %s", dedupeFile)
+	}
+	nc = ts.connect()
+	if !pub(nc, "a") {
+		t.Fatal("after the restart, a is not a duplicate")
+	}
+	if pub(nc, "b") {
+		t.Fatal("b, new, reported as a duplicate")
+	}
+	ts = ts.restart()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDedupe(int64(time.Hour))
+	if covered, err := decodeDedupe(b, d); err != nil || covered != 2 || d.lookup("b") == nil {
+		t.Fatalf("after a stop following a publish the window covers %d (%v), b saved: %v", covered, err, d.lookup("b") != nil)
+	}
+}

@@ -291,12 +291,7 @@ func (js *JetStream) Close() error {
 		streams = append(streams, s)
 	}
 	js.mu.Unlock()
-	var first error
-	for _, s := range streams {
-		if err := s.close(); err != nil && first == nil {
-			first = err
-		}
-	}
+	first := closeStreams(streams)
 	if js.work != nil {
 		js.work.close()
 	}
@@ -304,6 +299,45 @@ func (js *JetStream) Close() error {
 	if js.lock != nil {
 		js.lock.Close() // last: the store is ours until every file is closed
 	}
+	return first
+}
+
+// closeParallel is how many streams Close closes at once. Each close
+// writes and fsyncs a checkpoint and the stream's sidecar files, a few
+// milliseconds of waiting on the disk: one at a time, a server of 2000
+// freshly written streams took 3.3 s to stop on the 2-core VM; 8 at a
+// time, 1.5-1.7 s (32 at a time was no faster).
+const closeParallel = 8
+
+// closeStreams closes every stream, closeParallel at a time, and returns
+// the first error.
+func closeStreams(streams []*stream) error {
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	next := make(chan *stream)
+	for range min(closeParallel, len(streams)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range next {
+				if err := s.close(); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, s := range streams {
+		next <- s
+	}
+	close(next)
+	wg.Wait()
 	return first
 }
 

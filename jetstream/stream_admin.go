@@ -461,8 +461,14 @@ func (s *stream) close() error {
 	}
 	if s.dir != "" {
 		s.pmu.Lock()
-		s.dedup.expire(time.Now().UnixNano())
-		err := saveDedupe(s.js.cfg.FS, s.dir, s.dedup, last)
+		var err error
+		// The sweep's last save still holds the window (recovery drops
+		// what expired since) unless an id or a message came after it:
+		// an idle stream's close writes and fsyncs nothing here.
+		if d := s.dedup; d.added || d.savedSeq != last || d.saved.IsZero() {
+			d.expire(time.Now().UnixNano())
+			err = saveDedupe(s.js.cfg.FS, s.dir, d, last)
+		}
 		var terr error
 		if s.config().AllowMsgTTL || len(s.ttls) > 0 {
 			terr = saveTTLs(s.js.cfg.FS, s.dir, s.ttls, last)
