@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -244,5 +245,58 @@ func TestResourceLimits(t *testing.T) {
 	}
 	if _, err := js.CreateStream(ctx, njs.StreamConfig{Name: "M", MaxBytes: 1 << 11, Storage: njs.MemoryStorage}); apiCode(err) != 10028 {
 		t.Fatalf("over MaxMemory: %v", err)
+	}
+}
+
+// TestRestartManyStreams: a restart opens the stores of many streams at
+// once (loadParallel); every stream comes back with its messages and
+// consumers, and one whose meta.inf is damaged is reported and left out
+// while the others load.
+func TestRestartManyStreams(t *testing.T) {
+	const n = 3*loadParallel + 5
+	ts := startServer(t, Config{Sync: wal.SyncAlways})
+	js, _ := njs.New(ts.connect())
+	ctx := ctxT(t)
+	for i := 0; i < n; i++ {
+		s, err := js.CreateStream(ctx, njs.StreamConfig{Name: fmt.Sprintf("M%d", i), Subjects: []string{fmt.Sprintf("m.%d.*", i)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k <= i; k++ {
+			if _, err := js.Publish(ctx, fmt.Sprintf("m.%d.x", i), []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.CreateConsumer(ctx, njs.ConsumerConfig{Durable: "D", AckPolicy: njs.AckExplicitPolicy}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts.stop()
+	bad := filepath.Join(ts.cfg.StoreDir, "jetstream", "$G", "streams", "M7", "meta.inf")
+	if err := os.WriteFile(bad, []byte("{not json"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	ts = startServer(t, ts.cfg)
+	if errs := ts.js.LoadErrors(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "M7") {
+		t.Fatalf("load errors %v, want one naming M7", errs)
+	}
+	js, _ = njs.New(ts.connect())
+	for i := 0; i < n; i++ {
+		s, err := js.Stream(ctx, fmt.Sprintf("M%d", i))
+		if i == 7 {
+			if err == nil {
+				t.Fatal("the damaged stream M7 loaded")
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("stream M%d after restart: %v", i, err)
+		}
+		if msgs := s.CachedInfo().State.Msgs; msgs != uint64(i+1) {
+			t.Fatalf("stream M%d has %d messages after restart, want %d", i, msgs, i+1)
+		}
+		if _, err := s.Consumer(ctx, "D"); err != nil {
+			t.Fatalf("consumer D of M%d after restart: %v", i, err)
+		}
 	}
 }

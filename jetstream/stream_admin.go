@@ -28,6 +28,7 @@ func (js *JetStream) loadStreams(root string) error {
 		return fmt.Errorf("jetstream: list %s: %w", root, err)
 	}
 	now := time.Now()
+	var dirs []string
 	for _, n := range names {
 		dir := filepath.Join(root, n)
 		if strings.HasPrefix(n, ".") && (strings.HasSuffix(n, newSuffix) || strings.HasSuffix(n, delSuffix)) {
@@ -36,13 +37,18 @@ func (js *JetStream) loadStreams(root string) error {
 			}
 			continue
 		}
-		fi, err := fs.Stat(dir)
-		if err != nil || !fi.IsDir {
-			continue
+		if fi, err := fs.Stat(dir); err == nil && fi.IsDir {
+			dirs = append(dirs, dir)
 		}
-		s, err := js.openStream(dir, now)
-		if err != nil {
-			js.reportLoadError(err)
+	}
+	// The stores open (and recover) loadParallel at a time; the streams
+	// then start one by one, in directory order, as before.
+	opened := make([]*stream, len(dirs))
+	errs := make([]error, len(dirs))
+	forEachParallel(len(dirs), loadParallel, func(i int) { opened[i], errs[i] = js.openStream(dirs[i], now) })
+	for i, s := range opened {
+		if errs[i] != nil {
+			js.reportLoadError(errs[i])
 			continue
 		}
 		js.mu.Lock()
