@@ -117,9 +117,9 @@ func readFile(fs vfs.FS, name string) ([]byte, error) {
 
 // writeMeta durably replaces dir's meta.inf and meta.sum.
 func writeMeta(fs vfs.FS, dir string, m *streamMeta) error {
-	b, err := json.Marshal(m)
+	b, err := encodeMeta(dir, m)
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", filepath.Join(dir, metaFile), err)
+		return err
 	}
 	inf, sum := filepath.Join(dir, metaFile), filepath.Join(dir, sumFile)
 	if err := writeFileSync(fs, inf+tmpSuffix, b); err != nil {
@@ -136,6 +136,49 @@ func writeMeta(fs vfs.FS, dir string, m *streamMeta) error {
 	}
 	if err := fs.SyncDir(dir); err != nil {
 		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+func encodeMeta(dir string, m *streamMeta) ([]byte, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", filepath.Join(dir, metaFile), err)
+	}
+	return b, nil
+}
+
+// writeNewMeta writes meta.inf and meta.sum into dir, a directory being
+// built under a hidden name, whose rename will make it appear: under their
+// own names at once, then the two files and dir synced together
+// (vfs.SyncAll), as a rename of the whole directory needs.
+func writeNewMeta(fs vfs.FS, dir string, m *streamMeta) error {
+	b, err := encodeMeta(dir, m)
+	if err != nil {
+		return err
+	}
+	var files []vfs.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, w := range []struct {
+		name string
+		data []byte
+	}{{metaFile, b}, {sumFile, []byte(checksum(b))}} {
+		path := filepath.Join(dir, w.name)
+		f, err := fs.Create(path)
+		if err != nil {
+			return fmt.Errorf("create %s: %w", path, err)
+		}
+		files = append(files, f)
+		if _, err := f.Write(w.data); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	if err := vfs.SyncAll(fs, files, []string{dir}); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
 }

@@ -263,12 +263,21 @@ func (js *JetStream) makeStreamDir(cfg *api.StreamConfig, created time.Time) (st
 	if _, err := fs.Stat(final); err == nil {
 		return "", fmt.Errorf("%s already exists (a stream that failed to load?)", final)
 	}
+	// The tree appears whole, by one rename made durable by the root's
+	// fsync. Until then a crash leaves a hidden directory the next start
+	// removes, so no step before needs to be durable on its own: the
+	// files and the tree's directory are synced once, together, just
+	// before the rename. (The root and its parents are made durable first:
+	// the rename's fsync covers the root's entries, not the root.)
+	if err := vfs.MkdirAllSync(fs, root, dirPerm); err != nil {
+		return "", fmt.Errorf("create %s: %w", root, err)
+	}
 	for _, d := range []string{filepath.Join(tmp, msgsDir), filepath.Join(tmp, obsDir)} {
-		if err := vfs.MkdirAllSync(fs, d, dirPerm); err != nil {
+		if err := fs.MkdirAll(d, dirPerm); err != nil {
 			return "", fmt.Errorf("create %s: %w", d, err)
 		}
 	}
-	if err := writeMeta(fs, tmp, &streamMeta{Created: created, StreamConfig: *cfg}); err != nil {
+	if err := writeNewMeta(fs, tmp, &streamMeta{Created: created, StreamConfig: *cfg}); err != nil {
 		return "", err
 	}
 	if err := fs.Rename(tmp, final); err != nil {
