@@ -293,8 +293,12 @@ func (x *Subjects) match(filter string) []uint32 {
 	if ok {
 		return m
 	}
+	// A name without the filter's literal prefix cannot match: a
+	// comparison of a few bytes instead of a walk over the tokens.
+	prefix := subject.LiteralPrefix(filter)
 	x.each(func(id uint32) {
-		if subject.Match(filter, string(x.nameOf(x.ent(id)))) {
+		name := x.nameOf(x.ent(id))
+		if len(name) >= len(prefix) && string(name[:len(prefix)]) == prefix && subject.Match(filter, string(name)) {
 			m = append(m, id)
 		}
 	})

@@ -75,3 +75,24 @@ func BenchmarkPlanNextLiteral(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatchScan resolves a wildcard filter against 200k subjects with
+// the match cache cold (as after every new subject): the scan of every
+// subject name. prefix=k.7. can skip names by their literal prefix;
+// prefix=none (a leading wildcard) cannot.
+func BenchmarkMatchScan(b *testing.B) {
+	x := NewSubjects()
+	for i := 0; i < 200_000; i++ {
+		x.Add(fmt.Sprintf("k.%d.%d", i%1000, i), uint64(i+1))
+	}
+	for _, c := range []struct{ name, filter string }{{"prefix=k.7.", "k.7.>"}, {"prefix=none", "*.7.>"}} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				x.cache = nil
+				if m := x.match(c.filter); len(m) == 0 {
+					b.Fatal("no match")
+				}
+			}
+		})
+	}
+}

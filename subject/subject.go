@@ -131,6 +131,23 @@ func IsLiteral(s string) bool {
 	return true
 }
 
+// LiteralPrefix is the part of filter before its first wildcard token,
+// with the dot that ends it: every subject filter matches starts with it.
+// It is "" when the first token is a wildcard, and filter itself when it
+// has none.
+func LiteralPrefix(filter string) string {
+	start := 0
+	for i := 0; i <= len(filter); i++ {
+		if i == len(filter) || filter[i] == '.' {
+			if i-start == 1 && (filter[start] == pwc || filter[start] == fwc) {
+				return filter[:start]
+			}
+			start = i + 1
+		}
+	}
+	return filter
+}
+
 // Match reports whether the literal subject subj matches filter.
 // It allocates nothing.
 func Match(filter, subj string) bool {

@@ -1,6 +1,10 @@
 package subject
 
-import "testing"
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
 
 func TestValidity(t *testing.T) {
 	for _, c := range []struct {
@@ -78,5 +82,57 @@ func TestValidPublishSkipsOnlyPlainBytes(t *testing.T) {
 		if !ValidPublish(s) {
 			t.Errorf("%q refused", s)
 		}
+	}
+}
+
+// TestLiteralPrefix: the literal prefix is the tokens before the first
+// wildcard, with their dot; and every subject a filter matches starts with
+// its filter's literal prefix (over random filters and subjects of a small
+// alphabet, so that matches are common).
+func TestLiteralPrefix(t *testing.T) {
+	for _, c := range []struct{ filter, want string }{
+		{"a.b.c", "a.b.c"}, {"a.b.>", "a.b."}, {"a.*.c", "a."}, {"*.b", ""}, {">", ""},
+		{"ab.c*.>", "ab.c*."}, {"a.>b.*", "a.>b."},
+	} {
+		if got := LiteralPrefix(c.filter); got != c.want {
+			t.Errorf("LiteralPrefix(%q) = %q, want %q", c.filter, got, c.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	tok := func(wild bool) string {
+		if wild {
+			switch rng.IntN(4) {
+			case 0:
+				return "*"
+			case 1:
+				return ">"
+			}
+		}
+		return []string{"a", "b", "ab"}[rng.IntN(3)]
+	}
+	gen := func(wild bool) string {
+		n := 1 + rng.IntN(4)
+		var toks []string
+		for i := 0; i < n; i++ {
+			t := tok(wild)
+			toks = append(toks, t)
+			if t == ">" {
+				break
+			}
+		}
+		return strings.Join(toks, ".")
+	}
+	matched := 0
+	for i := 0; i < 200000; i++ {
+		f, s := gen(true), gen(false)
+		if Match(f, s) {
+			matched++
+			if !strings.HasPrefix(s, LiteralPrefix(f)) {
+				t.Fatalf("%q matches %q but lacks its literal prefix %q", f, s, LiteralPrefix(f))
+			}
+		}
+	}
+	if matched < 1000 {
+		t.Fatalf("only %d matches: the property was hardly tested", matched)
 	}
 }
