@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/jetwal/jetwal/memstore"
-	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/store/storetest"
 )
 
@@ -53,11 +51,7 @@ func TestFilteredPurge(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { s.Close() }()
-			ref, err := memstore.New(store.Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ref.Close()
+			ref := newRef(t)
 			data := make([]byte, 8)
 			for i := 0; i < n; i++ {
 				if err := s.AppendAsync(subj(i), nil, data, nil); err != nil {
@@ -110,13 +104,7 @@ func TestFilteredPurge(t *testing.T) {
 			}
 			sameAs(t, s, ref, n+late)
 			storetest.CheckConsistent(t, s)
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if s, err = Open(dir, Options{Sync: SyncNever}); err != nil {
-				t.Fatal(err)
-			}
-			sameAs(t, s, ref, n+late)
+			reopenSameAs(t, &s, dir, Options{Sync: SyncNever}, ref, n+late)
 		})
 	}
 }

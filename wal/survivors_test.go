@@ -38,11 +38,7 @@ func TestRemovalRebuildsFromSurvivors(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { s.Close() }()
-			ref, err := memstore.New(store.Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ref.Close()
+			ref := newRef(t)
 			pruneFill(t, s, n)
 			refFill(t, ref, n)
 
@@ -67,13 +63,7 @@ func TestRemovalRebuildsFromSurvivors(t *testing.T) {
 				t.Fatalf("rebuilt from %d survivors, %d messages remain", rebuilt, ref.State().Msgs)
 			}
 			sameAs(t, s, ref, n)
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if s, err = Open(dir, Options{Sync: SyncAlways}); err != nil {
-				t.Fatal(err)
-			}
-			sameAs(t, s, ref, n)
+			reopenSameAs(t, &s, dir, Options{Sync: SyncAlways}, ref, n)
 		})
 	}
 }
@@ -185,6 +175,32 @@ func refFill(t *testing.T, s store.StreamStore, n int) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// newRef returns an empty in-memory store, closed when the test ends: the
+// reference a file store's results are compared with.
+func newRef(t *testing.T) store.StreamStore {
+	t.Helper()
+	ref, err := memstore.New(store.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ref.Close() })
+	return ref
+}
+
+// reopenSameAs closes *s, opens dir again into *s, and checks that it
+// still agrees with ref (sameAs).
+func reopenSameAs(t *testing.T, s **Store, dir string, opts Options, ref store.StreamStore, n int) {
+	t.Helper()
+	if err := (*s).Close(); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if *s, err = Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	sameAs(t, *s, ref, n)
 }
 
 // sameAs fails unless s and ref agree on state, subjects and every
