@@ -112,30 +112,6 @@ func TestFilteredPurge(t *testing.T) {
 // BenchmarkPurgeSubject purges one of two interleaved subjects from a
 // stream of 256k messages, keeping its newest 100: the purge walks the
 // subject's list (no list of its sequences is built) and removes every
-// other message. B/op is what the purge allocates, tombstones included.
-func BenchmarkPurgeSubject(b *testing.B) {
-	const n = 256 << 10
-	s := benchOpen(b, b.TempDir(), Options{Sync: SyncNever})
-	defer s.Close()
-	var removed uint64
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		fill(b, s, n, func(i int) string { return fmt.Sprintf("purge.%d", i%2) }, 128)
-		if err := s.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		k, err := s.Purge("purge.1", 0, 100)
-		if err != nil {
-			b.Fatal(err)
-		}
-		removed += k
-		b.StopTimer()
-		if _, err := s.Purge("", 0, 0); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(removed), "ns/removed-msg")
-}
+// other message (benchPurge). B/op is what the purge allocates,
+// tombstones included.
+func BenchmarkPurgeSubject(b *testing.B) { benchPurge(b, 2, "purge.1", 100) }
