@@ -1,13 +1,23 @@
 package index
 
+import "sync/atomic"
+
 // Index is a store's sequence and subject index together.
 type Index struct {
 	Seqs Seqs
 	Subj *Subjects
+	id   uint64
 }
 
+// indexes numbers the indexes New makes (Index.ID).
+var indexes atomic.Uint64
+
 // New returns an empty index.
-func New() *Index { return &Index{Subj: NewSubjects()} }
+func New() *Index { return &Index{Subj: NewSubjects(), id: indexes.Add(1)} }
+
+// ID tells this index from every other the process made: a reader that
+// kept a count over one index can tell that the store replaced it.
+func (x *Index) ID() uint64 { return x.id }
 
 // Add records message seq with subject at loc.
 func (x *Index) Add(seq uint64, loc Loc, subject string) {

@@ -138,6 +138,7 @@ func (b *block) countLive(i int) int {
 type Seqs struct {
 	blocks []*block
 	live   int
+	dels   uint64 // sequences Delete deleted (Deletions)
 }
 
 // maxBlock bounds a block's length: appends then never copy a slice longer
@@ -275,10 +276,15 @@ func (x *Seqs) Delete(seq uint64) bool {
 	}
 	if x.blocks[bi].markDeleted(i) {
 		x.live--
+		x.dels++
 		return true
 	}
 	return false
 }
+
+// Deletions counts the sequences Delete has deleted: a reader that kept a
+// count over the index can tell whether anything left it since.
+func (x *Seqs) Deletions() uint64 { return x.dels }
 
 // Len is the number of live sequences.
 func (x *Seqs) Len() int { return x.live }

@@ -152,3 +152,39 @@ func (p Plan) CountFrom(start uint64, lastPerSubject bool, live func(uint64) boo
 	}
 	return n
 }
+
+// CountRange counts the live messages in [lo, hi] among the plan's
+// subjects, walking only the entries in that range of each subject's list.
+func (p Plan) CountRange(lo, hi uint64, live func(uint64) bool) uint64 {
+	var n uint64
+	for _, id := range p.ids() {
+		e := p.x.ent(id)
+		switch {
+		case lo > hi || e.last < lo || e.first > hi:
+		case lo <= e.first && e.last <= hi:
+			n += p.x.count(id, e)
+		case e.list == 0:
+			// One or two messages, first and last: count those in range.
+			for _, q := range [2]uint64{e.first, e.last} {
+				if q >= lo && q <= hi && live(q) {
+					n++
+				}
+				if e.first == e.last {
+					break
+				}
+			}
+		default:
+			it := p.x.lists.at(e.list - 1).from(lo)
+			for {
+				q, ok := it.next()
+				if !ok || q > hi || q > e.last {
+					break
+				}
+				if q >= lo && live(q) {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}

@@ -87,6 +87,8 @@ type Store struct {
 	unsynced bool // bytes written or buffered since the last fsync
 	rolls    int  // segment rolls since the last checkpoint
 
+	pending pendingCounts // NumPending's counts per filter (pending.go)
+
 	// evicts: the limits can evict on an append (evictsOnAppend); admits:
 	// they can refuse one (checkDiscardNewLocked). Derived once per limits
 	// change, so that an append subject to neither pays one branch each.
