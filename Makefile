@@ -204,6 +204,17 @@ bench-cluster: build peer tools
 	MSGS=$${MSGS:-200000} sh bench/cluster/r3-compare.sh $(BIN)/jetwal $(NATS_SERVER) $(NATS) $(ROUNDS) > bench/results/cluster.txt; \
 		st=$$?; cat bench/results/cluster.txt; exit $$st
 
+# What grows with a deployment rather than its message rate, jetwal then
+# nats-server on fresh stores: 2000 streams (create, idle CPU, memory,
+# descriptors, stop, restart), 2000 durables on one stream (create, fetch
+# and ack, descriptors, restart), and a durable filtered on one of two
+# interleaved subjects of 1M messages (fetch rate). About 4 minutes.
+SCALE_FLAGS ?=
+
+bench-scale: build peer
+	cd bench && $(GO) build -o $(BIN)/jetwal-scale ./cmd/jetwal-scale
+	$(BIN)/jetwal-scale -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) $(SCALE_FLAGS)
+
 bench-compare-quick: build peer bench-tool
 	$(JETWAL_BENCH) -quick -out bench/results/quick -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) $(BENCH_FLAGS)
 
