@@ -15,6 +15,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -36,6 +37,12 @@ type server struct {
 }
 
 func (s *server) start() error {
+	// Something already on the port (a server a killed run left behind)
+	// would answer in this one's place.
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), time.Second); err == nil {
+		c.Close()
+		return fmt.Errorf("port %d is in use: stop what listens there or pass -port", s.port)
+	}
 	args := []string{"-js", "-sd", s.dir, "-a", "127.0.0.1", "-p", strconv.Itoa(s.port)}
 	if s.name == "jetwal" {
 		args = append([]string{"serve"}, args...)
@@ -137,6 +144,7 @@ func main() {
 		"consumers": func(s *server) error { return consumers(s, *nConsumers) },
 		"filtered":  func(s *server) error { return filtered(s, *nFiltered) },
 	}
+	failed := false
 	for _, sc := range strings.Split(*scenarios, ",") {
 		f, ok := run[sc]
 		if !ok {
@@ -151,12 +159,20 @@ func main() {
 			}
 			s.dir = dir
 			err = f(s)
+			if s.cmd != nil && s.cmd.ProcessState == nil {
+				s.stop() // a scenario that failed midway left it running
+			}
 			os.RemoveAll(dir)
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "jetwal-scale: %s on %s: %v\n", sc, s.name, err)
-				os.Exit(1)
+				// One server refusing a step (nats-server caps the
+				// consumers of a stream, say) is a result, not the end.
+				failed = true
+				report(s, sc, "FAILED", err)
 			}
 		}
+	}
+	if failed {
+		os.Exit(1)
 	}
 }
 
