@@ -221,22 +221,11 @@ func streams(s *server, n int) error {
 // consumers creates n durables on one stream, fetches and acks one
 // message with each, and reports the server's resources and restart.
 func consumers(s *server, n int) error {
-	if err := s.start(); err != nil {
-		return err
-	}
-	nc, js, err := s.connect()
-	if err != nil {
-		return err
-	}
 	ctx := context.Background()
-	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "C", Subjects: []string{"c.>"}})
+	nc, st, err := startStream(s, "C", 1000, func(i int) string { return fmt.Sprintf("c.%d", i) }, []byte("x"))
 	if err != nil {
 		return err
 	}
-	for i := 0; i < 1000; i++ {
-		js.PublishAsync(fmt.Sprintf("c.%d", i), []byte("x"))
-	}
-	<-js.PublishAsyncComplete()
 	t0 := time.Now()
 	for i := 0; i < n; i++ {
 		if _, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: fmt.Sprintf("d%d", i),
@@ -272,32 +261,43 @@ func consumers(s *server, n int) error {
 	})
 }
 
-// filtered stores n messages alternating f.0 and f.1 and fetches the f.1
-// half through a durable filtered on it, 1000 at a time, without acks.
-func filtered(s *server, n int) error {
+// startStream starts s, creates stream name over "<lowercase name>.>" and
+// publishes n messages of payload to subj(i), waiting for every ack.
+func startStream(s *server, name string, n int, subj func(i int) string, payload []byte) (*nats.Conn, jetstream.Stream, error) {
 	if err := s.start(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	nc, js, err := s.connect()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer func() { nc.Close(); s.stop() }()
-	ctx := context.Background()
-	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "F", Subjects: []string{"f.>"}})
+	st, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: name, Subjects: []string{strings.ToLower(name) + ".>"}})
 	if err != nil {
-		return err
+		nc.Close()
+		return nil, nil, err
 	}
-	payload := make([]byte, 64)
 	for i := 0; i < n; i++ {
-		if _, err := js.PublishAsync(fmt.Sprintf("f.%d", i%2), payload); err != nil {
-			return err
+		if _, err := js.PublishAsync(subj(i), payload); err != nil {
+			nc.Close()
+			return nil, nil, err
 		}
 		if i%10000 == 9999 {
 			<-js.PublishAsyncComplete()
 		}
 	}
 	<-js.PublishAsyncComplete()
+	return nc, st, nil
+}
+
+// filtered stores n messages alternating f.0 and f.1 and fetches the f.1
+// half through a durable filtered on it, 1000 at a time, without acks.
+func filtered(s *server, n int) error {
+	ctx := context.Background()
+	nc, st, err := startStream(s, "F", n, func(i int) string { return fmt.Sprintf("f.%d", i%2) }, make([]byte, 64))
+	if err != nil {
+		return err
+	}
+	defer func() { nc.Close(); s.stop() }()
 	c, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "D", FilterSubject: "f.1", AckPolicy: jetstream.AckNonePolicy})
 	if err != nil {
 		return err
