@@ -208,12 +208,17 @@ bench-cluster: build peer tools
 # nats-server on fresh stores: 2000 streams (create, idle CPU, memory,
 # descriptors, stop, restart), 2000 durables on one stream (create, fetch
 # and ack, descriptors, restart), and a durable filtered on one of two
-# interleaved subjects of 1M messages (fetch rate). About 4 minutes.
+# interleaved subjects of 1M messages (fetch rate). About 4 minutes. The
+# figures are also written to bench/results/scale.txt, headed by the commit
+# and the flags of the run.
 SCALE_FLAGS ?=
 
 bench-scale: build peer
 	cd bench && $(GO) build -o $(BIN)/jetwal-scale ./cmd/jetwal-scale
-	$(BIN)/jetwal-scale -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) $(SCALE_FLAGS)
+	@mkdir -p $(BENCH_RESULTS)
+	@{ echo "# make bench-scale SCALE_FLAGS='$(SCALE_FLAGS)' at $$(git rev-parse --short HEAD 2>/dev/null || echo unknown), $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
+	  $(BIN)/jetwal-scale -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) $(SCALE_FLAGS); } > $(BENCH_RESULTS)/scale.txt 2>&1; \
+	st=$$?; cat $(BENCH_RESULTS)/scale.txt; exit $$st
 
 bench-compare-quick: build peer bench-tool
 	$(JETWAL_BENCH) -quick -out bench/results/quick -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) $(BENCH_FLAGS)
