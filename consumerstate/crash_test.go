@@ -162,9 +162,13 @@ func crashRun(t *testing.T, seed uint64) {
 	opts := Options{
 		Sync:         policies[rng.IntN(len(policies))],
 		CompactBytes: []int64{-1, 100, 600, 0}[rng.IntN(4)],
+		// One open log for two consumers: each write of one may close
+		// the other's log (logcache.go), so crashes land between a
+		// close and the reopen too.
+		MaxOpenLogs: []int{0, 1}[rng.IntN(2)],
 	}
 	fsys := cr.fs()
-	setup = fmt.Sprintf("sync %v, compact %d, crash at op %d, torn %v", opts.Sync, opts.CompactBytes, cr.crashAt, cr.rng != nil)
+	setup = fmt.Sprintf("sync %v, compact %d, open logs %d, crash at op %d, torn %v", opts.Sync, opts.CompactBytes, opts.MaxOpenLogs, cr.crashAt, cr.rng != nil)
 	s := openStore(t, fsys, "/obs", opts)
 	names := []string{"a", "b"}
 	cons := map[string]*Consumer{}
