@@ -147,9 +147,14 @@ func (c chart) save(path string) (err error) {
 		return err
 	}
 	return writePNG(path, chartW, chartH, func(dc draw.Canvas) {
-		p.Draw(drawLegendBand(dc, items))
+		// gonum/plot sets the title flush with the top of its canvas,
+		// where the PNG cut the tops of its letters: leave a margin.
+		p.Draw(draw.Crop(drawLegendBand(dc, items), 0, 0, 0, -titleMargin))
 	})
 }
+
+// titleMargin is the blank band above a chart's title.
+const titleMargin = vg.Length(6)
 
 // writePNG renders draw onto a white canvas of w×h and writes it to path.
 func writePNG(path string, w, h vg.Length, drawFn func(draw.Canvas)) error {
