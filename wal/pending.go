@@ -37,7 +37,7 @@ const maxPendingCounts = 256
 // filter of subjects, not "" or ">"). Called with mu held for reading.
 func (s *Store) pendingLocked(filter string, start uint64) uint64 {
 	p := s.idx.Subj.PlanSubjects(filter)
-	live := func(q uint64) bool { return q <= s.visible && s.idx.Seqs.Live(q) }
+	live := s.visibleLive
 	id, dels, vis := s.idx.ID(), s.idx.Seqs.Deletions(), s.visible
 	c := &s.pending
 	c.mu.Lock()
@@ -50,7 +50,10 @@ func (s *Store) pendingLocked(filter string, start uint64) uint64 {
 		}
 	}
 	if !done {
-		n = p.CountFrom(start, false, live)
+		// Bounded by vis, not CountFrom: a subject's whole count would
+		// take in messages still in flight, and the next carried count
+		// would add them again once visible.
+		n = p.CountRange(start, vis, live)
 	}
 	c.mu.Lock()
 	if c.m == nil || (!ok && len(c.m) >= maxPendingCounts) {
@@ -60,3 +63,7 @@ func (s *Store) pendingLocked(filter string, start uint64) uint64 {
 	c.mu.Unlock()
 	return n
 }
+
+// visibleLive reports whether q is visible and not deleted. Called with mu
+// held.
+func (s *Store) visibleLive(q uint64) bool { return q <= s.visible && s.idx.Seqs.Live(q) }

@@ -94,3 +94,35 @@ func TestPendingCountsAgreeWithReference(t *testing.T) {
 		}
 	}
 }
+
+// TestPendingCountsLeaveInFlightOut: messages appended but not yet visible
+// (their commit still to come) are not pending, and are counted once when
+// they become visible. A full count once took a subject's whole message
+// count when the subject started at or after start, in-flight messages
+// included, and the carried count then added them again: 1 message
+// pending read 3, then 5.
+func TestPendingCountsLeaveInFlightOut(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{Sync: SyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for range 3 {
+		if _, _, err := s.Append("a", nil, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setVisible := func(v uint64) {
+		s.mu.Lock()
+		s.visible = v
+		s.mu.Unlock()
+	}
+	setVisible(1) // 2 and 3 in flight, as between an append and its commit
+	if n := s.NumPending(1, "a", false); n != 1 {
+		t.Fatalf("with 1 of 3 visible: NumPending = %d, want 1", n)
+	}
+	setVisible(3)
+	if n := s.NumPending(1, "a", false); n != 3 {
+		t.Fatalf("with all 3 visible: NumPending = %d, want 3", n)
+	}
+}
