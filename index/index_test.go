@@ -107,8 +107,21 @@ func TestIndexAgainstModel(t *testing.T) {
 				t.Fatalf("seed %d: subject %s info %+v ok=%v want n=%d first=%d last=%d", seed, s, info, ok, n, first, lst)
 			}
 			p := x.Subj.PlanFor(s)
-			if got := p.CountFrom(last/2, false, x.Seqs.Live); got != countFrom(m, s, last/2) {
+			if got := p.CountFrom(last/2, x.Seqs.Live); got != countFrom(m, s, last/2) {
 				t.Fatalf("seed %d: count %s = %d want %d", seed, s, got, countFrom(m, s, last/2))
+			}
+		}
+		for _, f := range filters {
+			p := x.Subj.PlanSubjects(f)
+			for k := 0; k < 50; k++ {
+				lo := uint64(rng.Int63n(int64(last) + 2))
+				hi := lo + uint64(rng.Int63n(int64(last)/4+1))
+				if k%10 == 0 {
+					hi = last
+				}
+				if got, want := p.CountSubjectsIn(lo, hi, x.Seqs.Live), subjectsIn(m, f, lo, hi); got != want {
+					t.Fatalf("seed %d: CountSubjectsIn(%q, %d, %d) = %d want %d", seed, f, lo, hi, got, want)
+				}
 			}
 		}
 		if got, want := x.Seqs.CountFrom(last/3), countFrom(m, "", last/3); uint64(got) != want {
@@ -126,6 +139,17 @@ func TestIndexAgainstModel(t *testing.T) {
 		t.Fatalf("trailer %q", tr)
 	}
 	check(y)
+}
+
+// subjectsIn counts the subjects matching filter with a message in [lo, hi].
+func subjectsIn(m model, filter string, lo, hi uint64) uint64 {
+	seen := map[string]bool{}
+	for q, subj := range m {
+		if q >= lo && q <= hi && (filter == ">" || subject.Match(filter, subj)) {
+			seen[subj] = true
+		}
+	}
+	return uint64(len(seen))
 }
 
 func countFrom(m model, s string, start uint64) uint64 {

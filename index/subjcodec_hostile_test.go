@@ -245,8 +245,8 @@ func walkPlan(y *Index, filter string, live func(uint64) bool, limit int, seqs *
 	if n != len(fwd) {
 		return fmt.Sprintf("%s: %d forward, %d backward", filter, len(fwd), n)
 	}
-	p.CountFrom(0, false, live)
-	p.CountFrom(0, true, live)
+	p.CountFrom(0, live)
+	p.CountSubjectsIn(0, ^uint64(0), live)
 	if seqs != nil {
 		*seqs = fwd
 	}

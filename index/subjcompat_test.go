@@ -105,7 +105,7 @@ func TestSubjectsDecodeDamagedBody(t *testing.T) {
 				p := y.Subj.PlanFor(name)
 				p.NextIn(0, y.Seqs.Live)
 				p.PrevIn(^uint64(0), y.Seqs.Live)
-				p.CountFrom(0, false, y.Seqs.Live)
+				p.CountFrom(0, y.Seqs.Live)
 				y.Subj.Remove(name, info.First, y.Seqs.Live)
 			})
 		}

@@ -140,11 +140,11 @@ func (m *subjModel) checkPlans(t *testing.T, x *Index, f string, names []string,
 		t.Fatalf("%s: PlanFor(%q) is wide with %d subjects", tag, f, len(names))
 	}
 	ps := x.Subj.PlanSubjects(f)
-	if n := ps.CountFrom(start, false, live); n != count {
+	if n := ps.CountFrom(start, live); n != count {
 		t.Fatalf("%s: CountFrom(%q, %d) = %d, want %d", tag, f, start, n, count)
 	}
-	if n := ps.CountFrom(start, true, live); n != lastPer {
-		t.Fatalf("%s: CountFrom(%q, %d, last per subject) = %d, want %d", tag, f, start, n, lastPer)
+	if n := ps.CountSubjectsIn(start, ^uint64(0), live); n != lastPer {
+		t.Fatalf("%s: CountSubjectsIn(%q, %d, max) = %d, want %d", tag, f, start, n, lastPer)
 	}
 }
 

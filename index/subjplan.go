@@ -120,16 +120,13 @@ func (p Plan) PrevIn(seq uint64, live func(uint64) bool) (uint64, bool) {
 	return best, found
 }
 
-// CountFrom counts live messages >= start among the plan's subjects; with
-// lastPerSubject it counts subjects whose last message is >= start.
-func (p Plan) CountFrom(start uint64, lastPerSubject bool, live func(uint64) bool) uint64 {
+// CountFrom counts live messages >= start among the plan's subjects.
+func (p Plan) CountFrom(start uint64, live func(uint64) bool) uint64 {
 	var n uint64
 	for _, id := range p.ids() {
 		e := p.x.ent(id)
 		switch {
 		case e.last < start:
-		case lastPerSubject:
-			n++
 		case start <= e.first:
 			n += p.x.count(id, e)
 		case e.list == 0:
@@ -146,6 +143,39 @@ func (p Plan) CountFrom(start uint64, lastPerSubject bool, live func(uint64) boo
 				}
 				if q >= start && live(q) {
 					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CountSubjectsIn counts the plan's subjects with a live message in [lo,
+// hi]: with hi the last sequence readers may see, the subjects whose last
+// message they can see is at or after lo (a subject whose only messages
+// from lo on are still in flight does not count). A subject's first and
+// last messages are live (the index moves them on a delete), so only a
+// subject that straddles hi needs its list walked.
+func (p Plan) CountSubjectsIn(lo, hi uint64, live func(uint64) bool) uint64 {
+	var n uint64
+	for _, id := range p.ids() {
+		e := p.x.ent(id)
+		switch {
+		case lo > hi || e.last < lo || e.first > hi:
+		case e.last <= hi, lo <= e.first:
+			n++ // last, or first, lies in [lo, hi]
+		case e.list == 0:
+			// first < lo and hi < last: nothing else to look at.
+		default:
+			it := p.x.lists.at(e.list - 1).from(lo)
+			for {
+				q, ok := it.next()
+				if !ok || q > hi {
+					break
+				}
+				if q >= lo && live(q) {
+					n++
+					break
 				}
 			}
 		}

@@ -126,3 +126,40 @@ func TestPendingCountsLeaveInFlightOut(t *testing.T) {
 		t.Fatalf("with all 3 visible: NumPending = %d, want 3", n)
 	}
 }
+
+// The last-per-subject count sees only visible messages too: a subject
+// whose messages from start on are all in flight is not pending yet.
+func TestPendingLastPerSubjectLeavesInFlightOut(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{Sync: SyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, subj := range []string{"a", "b", "a", "b"} {
+		if _, _, err := s.Append(subj, nil, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setVisible := func(v uint64) {
+		s.mu.Lock()
+		s.visible = v
+		s.mu.Unlock()
+	}
+	for _, c := range []struct {
+		visible, start uint64
+		filter         string
+		want           uint64
+	}{
+		{1, 1, ">", 1}, // b's messages are all in flight
+		{2, 1, ">", 2},
+		{2, 2, "a", 0}, // a's message 3 is in flight
+		{2, 2, ">", 1},
+		{3, 2, "a", 1},
+		{4, 3, "*", 2},
+	} {
+		setVisible(c.visible)
+		if n := s.NumPending(c.start, c.filter, true); n != c.want {
+			t.Errorf("visible %d: NumPending(%d, %q, last per subject) = %d, want %d", c.visible, c.start, c.filter, n, c.want)
+		}
+	}
+}

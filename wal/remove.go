@@ -245,7 +245,7 @@ func (s *Store) keepMatchCutLocked(filter string, limit, keep uint64) (uint64, e
 	} else {
 		p := s.idx.Subj.PlanSubjects(filter)
 		live := s.idx.Seqs.Live
-		total = p.CountFrom(1, false, live) - p.CountFrom(limit+1, false, live)
+		total = p.CountFrom(1, live) - p.CountFrom(limit+1, live)
 	}
 	if total <= keep {
 		return 0, nil

@@ -117,7 +117,7 @@ func (s *Store) NumPending(start uint64, filter string, lastPerSubject bool) uin
 		return s.pendingLocked(filter, start) // pending.go
 	}
 	p := s.idx.Subj.PlanSubjects(filter)
-	return p.CountFrom(start, true, s.visibleLive)
+	return p.CountSubjectsIn(start, s.visible, s.visibleLive)
 }
 
 // SeqForTime returns the first sequence stored at or after t.
