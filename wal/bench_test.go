@@ -366,47 +366,10 @@ func BenchmarkLoad(b *testing.B) {
 			name = "floor=one-random-record"
 		}
 		b.Run(name, func(b *testing.B) {
-			var segs [][]byte
-			for _, e := range s.segs {
-				f, err := os.Open(e.seg.Path())
-				if err != nil {
-					b.Fatal(err)
-				}
-				// Only the written records: not the active segment's
-				// preallocated tail.
-				m, err := syscall.Mmap(int(f.Fd()), 0, int(e.seg.Flushed()), syscall.PROT_READ, syscall.MAP_SHARED)
-				f.Close()
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer syscall.Munmap(m)
-				segs = append(segs, m)
-			}
-			if len(segs) == 0 {
-				b.Fatal("no segment files")
-			}
-			var total uint64
-			for _, m := range segs {
-				total += uint64(len(m) - span)
-			}
-			rng := rand.New(rand.NewPCG(1, 2))
-			var prev uint64
+			f := newFloorReader(b, s, span)
+			defer f.close()
 			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				pos := (rng.Uint64() + prev) % total
-				m := segs[0]
-				for _, m = range segs {
-					if pos < uint64(len(m)-span) {
-						break
-					}
-					pos -= uint64(len(m) - span)
-				}
-				var x uint64
-				for o := 0; o+8 <= span; o += 8 {
-					x ^= binary.LittleEndian.Uint64(m[pos+uint64(o):])
-				}
-				prev = x & 1
-			}
+			f.read(b.N)
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reads/s")
 		})
@@ -422,6 +385,116 @@ func BenchmarkLoad(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 	})
+}
+
+// floorReader makes BenchmarkLoad's floor reads: one read of span bytes
+// (every 8-byte word of them) at a random position of the store's segment
+// files, through fresh read-only mappings of their written bytes, each
+// position depending on the byte the previous read returned.
+type floorReader struct {
+	segs  [][]byte
+	span  int
+	total uint64
+	rng   *rand.Rand
+	prev  uint64
+}
+
+func newFloorReader(b *testing.B, s *Store, span int) *floorReader {
+	f := &floorReader{span: span, rng: rand.New(rand.NewPCG(1, 2))}
+	for _, e := range s.segs {
+		file, err := os.Open(e.seg.Path())
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Only the written records: not the active segment's
+		// preallocated tail.
+		m, err := syscall.Mmap(int(file.Fd()), 0, int(e.seg.Flushed()), syscall.PROT_READ, syscall.MAP_SHARED)
+		file.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.segs = append(f.segs, m)
+		f.total += uint64(len(m) - span)
+	}
+	if len(f.segs) == 0 {
+		b.Fatal("no segment files")
+	}
+	return f
+}
+
+func (f *floorReader) read(n int) {
+	for i := 0; i < n; i++ {
+		pos := (f.rng.Uint64() + f.prev) % f.total
+		m := f.segs[0]
+		for _, m = range f.segs {
+			if pos < uint64(len(m)-f.span) {
+				break
+			}
+			pos -= uint64(len(m) - f.span)
+		}
+		var x uint64
+		for o := 0; o+8 <= f.span; o += 8 {
+			x ^= binary.LittleEndian.Uint64(m[pos+uint64(o):])
+		}
+		f.prev = x & 1
+	}
+}
+
+func (f *floorReader) close() {
+	for _, m := range f.segs {
+		syscall.Munmap(m)
+	}
+}
+
+// BenchmarkLoadVsFloor runs BenchmarkLoad/random and its
+// floor=one-random-record in alternating rounds of 100,000 operations and
+// reports each one's rate and their ratio (random Loads per second over
+// floor reads per second: 1 would be a Load costing no more than the
+// memory miss of its record). As for BenchmarkAppendVsBaseline, run one
+// after the other the two meet this shared machine in different moods;
+// interleaved they see the same one. Both rates come out below what
+// BenchmarkLoad measures for each alone: the floor reads through mappings
+// of their own, whose page tables and TLB entries displace the store's in
+// every round, and the other way round.
+func BenchmarkLoadVsFloor(b *testing.B) {
+	const n = 1 << 20
+	s := loadStore(b, n)
+	defer s.Close()
+	f := newFloorReader(b, s, segment.EncodedSize(len("load.subject"), 0, 128))
+	defer f.close()
+	var m store.Msg
+	rng := rand.New(rand.NewPCG(3, 4))
+	var tLoad, tFloor time.Duration
+	b.ResetTimer()
+	for done, r := 0, 0; done < b.N; r++ {
+		k := min(100_000, b.N-done)
+		loads := func() {
+			t0 := time.Now()
+			for i := 0; i < k; i++ {
+				if err := s.Load(1+rng.Uint64N(n), &m); err != nil {
+					b.Fatal(err)
+				}
+			}
+			tLoad += time.Since(t0)
+		}
+		floor := func() {
+			t0 := time.Now()
+			f.read(k)
+			tFloor += time.Since(t0)
+		}
+		if r%2 == 0 {
+			loads()
+			floor()
+		} else {
+			floor()
+			loads()
+		}
+		done += k
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/tLoad.Seconds(), "loads/s")
+	b.ReportMetric(float64(b.N)/tFloor.Seconds(), "floor-reads/s")
+	b.ReportMetric(tFloor.Seconds()/tLoad.Seconds(), "load/floor")
 }
 
 // BenchmarkLoadHot loads random messages of a store small enough to stay in
