@@ -139,8 +139,11 @@ func (s *Store) recover() error {
 			}
 			if i == len(files)-1 && s.neverWritten(f.path) {
 				// A new segment whose header never reached the disk.
+				// Its name still says where the segment before it
+				// ended: that one holds only sequences below it.
 				s.report.Corrupt = append(s.report.Corrupt, asCorrupt(err))
 				s.fs.Remove(f.path)
+				s.cutBase = f.base
 				continue
 			}
 			var maxSeq uint64
@@ -255,6 +258,17 @@ func asCorrupt(err error) *segment.CorruptError {
 	return &segment.CorruptError{Reason: err.Error()}
 }
 
+// baseAfter returns the base of the segment after segment index i: the
+// next open one, or for the newest the base of a segment after it that
+// recovery removed because its header never reached the disk (cutBase).
+// ok is false when there is none.
+func (s *Store) baseAfter(i int) (uint64, bool) {
+	if i+1 < len(s.segs) {
+		return s.segs[i+1].seg.Base(), true
+	}
+	return s.cutBase, s.cutBase > s.segs[i].seg.Base()
+}
+
 // scanFrom replays records of segment index i (from offset off of the first)
 // onward into the index.
 func (s *Store) scanFrom(segIdx int, lastSeq uint64) error {
@@ -325,11 +339,14 @@ func (s *Store) scanFrom(segIdx int, lastSeq uint64) error {
 		// resident set (a full rescan would otherwise leave the whole
 		// store resident, and a kill -9 restart what it rescanned).
 		e.seg.CoolRange(from, e.seg.Mapped()-from)
-		if err != nil && e.seg.Compressed() && errors.Is(err, store.ErrCorrupt) && !newest {
+		if next, ok := s.baseAfter(i); err != nil && e.seg.Compressed() && errors.Is(err, store.ErrCorrupt) && ok {
 			// A compressed body that does not decode: every message in it
-			// is lost, the other segments are still served.
+			// is lost, the other segments are still served. (Without the
+			// base of a segment after it, nothing says how far its
+			// sequences went, and the store is refused rather than hand
+			// out acknowledged sequences again.)
 			s.report.Corrupt = append(s.report.Corrupt, asCorrupt(err))
-			if next := s.segs[i+1].seg.Base(); next > s.last+1 {
+			if next > s.last+1 {
 				s.noteLost(s.last+1, next-1)
 				s.last = next - 1
 			}

@@ -112,6 +112,7 @@ type Store struct {
 	reserve    reservation // sequence reservation (reserve.go)
 	reserveGen uint32      // generation of the reservation found at open
 	ckptFloor  uint64      // last sequence of the checkpoint found at open, even a rejected one (recover.go)
+	cutBase    uint64      // recovery: base of a newest segment removed as never written (recover.go)
 	recount    bool        // recovery: the checkpoint's byte total was counted the version 1 way (recover.go)
 	ckpt       *ckptInfo   // that checkpoint's contents, during recovery (checkHeadLocked)
 	ckptMap    vfs.Mapping // the checkpoint the index was read from, in place (ckptload.go)
