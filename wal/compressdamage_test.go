@@ -97,3 +97,64 @@ func TestNewestCompressedSegmentUndecodable(t *testing.T) {
 		t.Errorf("first append after recovery got sequence %d, want %d", seq, newestBase)
 	}
 }
+
+// The base of a newest segment removed as never written bounds the
+// sequences handed out before it even when nothing after recovery's scan
+// says so: with the segment before it cut short (its last records never
+// written back), the next append still gets that base, not the sequence of
+// a message that was handed out and lost.
+func TestNeverWrittenSegmentBaseIsNotReused(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{Sync: SyncAlways, SegmentSize: 4096, FirstSegmentSize: 4096, CheckpointEvery: -1}
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 1000)
+	for i := 0; i < 5; i++ {
+		if _, _, err = s.Append("a", nil, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.mu.Lock()
+	newest := s.segs[len(s.segs)-1].seg
+	prev := s.segs[len(s.segs)-2].seg
+	s.mu.Unlock()
+	newestPath, newestBase := newest.Path(), newest.Base()
+	prevPath, prevEnd := prev.Path(), prev.Flushed()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, checkpointFile)); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(newestPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(newestPath, make([]byte, fi.Size()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Cut the last record of the segment before it (and the zeroed
+	// tail after it): one message handed out, then lost.
+	rec := int64(segment.EncodedSize(len("a"), 0, len(data)))
+	if err := os.Truncate(prevPath, prevEnd-rec); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if st := s.State(); st.LastSeq != newestBase-1 {
+		t.Errorf("LastSeq %d, want %d", st.LastSeq, newestBase-1)
+	}
+	seq, _, err := s.Append("a", nil, []byte("after"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq != newestBase {
+		t.Errorf("first append after recovery got sequence %d, want %d (sequence %d was handed out before)", seq, newestBase, newestBase-1)
+	}
+}

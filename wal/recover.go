@@ -181,6 +181,10 @@ func (s *Store) recover() error {
 		// last sequence handed out when it was created.
 		s.last = max(s.last, s.segs[len(s.segs)-1].seg.Base()-1)
 	}
+	if s.cutBase > 0 {
+		// So is that of a newest segment removed as never written.
+		s.last = max(s.last, s.cutBase-1)
+	}
 	s.checkHeadLocked()
 	if !s.report.UsedCheckpoint {
 		s.releaseCheckpointMap(false) // the index was rebuilt: nothing refers to it
