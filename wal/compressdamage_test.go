@@ -9,6 +9,26 @@ import (
 	"github.com/jetwal/jetwal/segment"
 )
 
+// closeAsNeverWritten closes s and leaves its directory as a crash right
+// after a roll can: no checkpoint, and the newest segment's file (newest)
+// all zeros, its header and records never written back.
+func closeAsNeverWritten(t *testing.T, s *Store, dir, newest string) {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, checkpointFile)); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(newest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(newest, make([]byte, fi.Size()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A crash can leave a compressed segment the newest on disk: the segment
 // after it was created, but its header never reached the disk, and
 // recovery removes the empty file. If that compressed segment's body does
@@ -40,22 +60,8 @@ func TestNewestCompressedSegmentUndecodable(t *testing.T) {
 		t.Fatalf("want the segment before the newest compressed and the newest holding messages: compressed %v, newest base %d, last %d", prev.Compressed(), newestBase, last)
 	}
 	prevPath, prevBase := prev.Path(), prev.Base()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// The crash: no checkpoint, the newest segment all zeros (its
-	// header and records never written back), and bit rot in the
-	// compressed body.
-	if err := os.Remove(filepath.Join(dir, checkpointFile)); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(newestPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(newestPath, make([]byte, fi.Size()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// The crash, and bit rot in the compressed body.
+	closeAsNeverWritten(t, s, dir, newestPath)
 	b, err := os.ReadFile(prevPath)
 	if err != nil {
 		t.Fatal(err)
@@ -122,19 +128,7 @@ func TestNeverWrittenSegmentBaseIsNotReused(t *testing.T) {
 	s.mu.Unlock()
 	newestPath, newestBase := newest.Path(), newest.Base()
 	prevPath, prevEnd := prev.Path(), prev.Flushed()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(filepath.Join(dir, checkpointFile)); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(newestPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(newestPath, make([]byte, fi.Size()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	closeAsNeverWritten(t, s, dir, newestPath)
 	// Cut the last record of the segment before it (and the zeroed
 	// tail after it): one message handed out, then lost.
 	rec := int64(segment.EncodedSize(len("a"), 0, len(data)))
