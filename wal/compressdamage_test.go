@@ -9,6 +9,32 @@ import (
 	"github.com/jetwal/jetwal/segment"
 )
 
+// fillSize is the payload of openFilled's messages.
+const fillSize = 1000
+
+// openFilled opens a store in dir and appends n messages of fillSize bytes
+// on subject "a"; it returns the store, its two newest segments and the
+// last sequence.
+func openFilled(t *testing.T, dir string, opts Options, n int) (s *Store, newest, prev *segment.Segment, last uint64) {
+	t.Helper()
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, fillSize)
+	for i := 0; i < n; i++ {
+		if last, _, err = s.Append("a", nil, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.segs) < 2 {
+		t.Fatalf("%d messages filled %d segment(s), want at least 2", n, len(s.segs))
+	}
+	return s, s.segs[len(s.segs)-1].seg, s.segs[len(s.segs)-2].seg, last
+}
+
 // closeAsNeverWritten closes s and leaves its directory as a crash right
 // after a roll can: no checkpoint, and the newest segment's file (newest)
 // all zeros, its header and records never written back.
@@ -40,21 +66,7 @@ func closeAsNeverWritten(t *testing.T, s *Store, dir, newest string) {
 func TestNewestCompressedSegmentUndecodable(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{Sync: SyncAlways, SegmentSize: 4096, FirstSegmentSize: 4096, Compress: true, CheckpointEvery: -1}
-	s, err := Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := make([]byte, 1000)
-	var last uint64
-	for i := 0; i < 9; i++ {
-		if last, _, err = s.Append("a", nil, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.mu.Lock()
-	newest := s.segs[len(s.segs)-1].seg
-	prev := s.segs[len(s.segs)-2].seg
-	s.mu.Unlock()
+	s, newest, prev, last := openFilled(t, dir, opts, 9)
 	newestPath, newestBase := newest.Path(), newest.Base()
 	if !prev.Compressed() || newestBase > last {
 		t.Fatalf("want the segment before the newest compressed and the newest holding messages: compressed %v, newest base %d, last %d", prev.Compressed(), newestBase, last)
@@ -112,31 +124,18 @@ func TestNewestCompressedSegmentUndecodable(t *testing.T) {
 func TestNeverWrittenSegmentBaseIsNotReused(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{Sync: SyncAlways, SegmentSize: 4096, FirstSegmentSize: 4096, CheckpointEvery: -1}
-	s, err := Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := make([]byte, 1000)
-	for i := 0; i < 5; i++ {
-		if _, _, err = s.Append("a", nil, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.mu.Lock()
-	newest := s.segs[len(s.segs)-1].seg
-	prev := s.segs[len(s.segs)-2].seg
-	s.mu.Unlock()
+	s, newest, prev, _ := openFilled(t, dir, opts, 5)
 	newestPath, newestBase := newest.Path(), newest.Base()
 	prevPath, prevEnd := prev.Path(), prev.Flushed()
 	closeAsNeverWritten(t, s, dir, newestPath)
 	// Cut the last record of the segment before it (and the zeroed
 	// tail after it): one message handed out, then lost.
-	rec := int64(segment.EncodedSize(len("a"), 0, len(data)))
+	rec := int64(segment.EncodedSize(len("a"), 0, fillSize))
 	if err := os.Truncate(prevPath, prevEnd-rec); err != nil {
 		t.Fatal(err)
 	}
 
-	s, err = Open(dir, opts)
+	s, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
