@@ -67,8 +67,7 @@ func (e *encoder) block(b *block) {
 	f := b.form()
 	e.u32(uint32(f))
 	if (f == formSmall || f == formWide) && e.place != nil {
-		e.place.blocks = append(e.place.blocks, b)
-		e.place.at = append(e.place.at, e.at())
+		e.place.add(b, e.at())
 	}
 	switch f {
 	case formOffsets:

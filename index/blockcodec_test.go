@@ -354,3 +354,46 @@ func TestRepoint(t *testing.T) {
 		t.Fatal("a repointed index encodes differently")
 	}
 }
+
+// TestMoveRefusesMovedBlocks: Check reads only what the placement kept,
+// so a store runs it without its lock; Move, under the lock, must then
+// refuse a placement whose blocks no longer hold the arrays it saw (here
+// they were moved to another checkpoint's bytes in between), and change
+// nothing.
+func TestMoveRefusesMovedBlocks(t *testing.T) {
+	x, want, last := buildMixed(t, rand.New(rand.NewPCG(9, 10)))
+	var b1, b2 bytes.Buffer
+	_, p1, err := EncodeToPlaced(&b1, x, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, p2, err := EncodeToPlaced(&b2, x, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, m2 := alignedCopy(b1.Bytes()), alignedCopy(b2.Bytes())
+	if !littleEndian { // blocks are read in place only on little-endian machines
+		if p2.Check(m2) {
+			t.Fatal("Check accepted bytes this machine cannot read in place")
+		}
+		return
+	}
+	if !p2.Check(m2) {
+		t.Fatal("Check refused the bytes the placement was encoded to")
+	}
+	if !x.Seqs.Repoint(p1, m1) {
+		t.Fatal("Repoint refused the bytes it was encoded to")
+	}
+	if !p2.Check(m2) {
+		t.Fatal("Check depends on the blocks, not on what the placement kept")
+	}
+	if x.Seqs.Move(p2, m2) {
+		t.Fatal("Move accepted blocks whose arrays changed after they were placed")
+	}
+	for _, bl := range x.Seqs.blocks {
+		if bl.mapped && !within(m1, bl.anch) {
+			t.Fatal("a refused Move moved a block")
+		}
+	}
+	checkLocs(t, x, want, last)
+}

@@ -7,33 +7,64 @@ import (
 
 // Placement records where a checkpoint encoder wrote each packed block's
 // arrays (anchors, then distances), so that once the checkpoint is durable
-// the blocks can be read from a mapping of it instead of the heap.
+// the blocks can be read from a mapping of it instead of the heap. It keeps
+// the arrays it saw, which never change once a block is packed (pack.go
+// makes new ones; Move swaps them for others): Check reads them, not the
+// blocks, and so needs no lock.
 type Placement struct {
 	blocks []*block
 	at     []int64
+	anch   [][]byte // each block's anchors as encoded
+	dist   [][]byte // and its distances
 }
 
-// Repoint makes the packed blocks that p placed read their arrays from b,
-// a mapping of the checkpoint p describes, instead of where they are now
-// (the heap, or the mapping of an older checkpoint). It first checks that
-// b holds every one of them exactly; if any differs, or the machine cannot
-// read them in place, it changes nothing and reports false. The caller
-// holds the store's write lock: no reader is inside a block.
+// add records that the encoder wrote bl's arrays at offset at.
+func (p *Placement) add(bl *block, at int64) {
+	p.blocks = append(p.blocks, bl)
+	p.at = append(p.at, at)
+	p.anch = append(p.anch, u32Bytes(bl.anch))
+	p.dist = append(p.dist, bl.distBytes())
+}
+
+// Check reports whether b, a mapping of the checkpoint p describes, holds
+// every placed block's arrays exactly where p says, aligned so that they
+// can be read in place. It reads b and the arrays p kept, never the blocks,
+// so the caller may run it without the store's lock: reading a mapping
+// just written faults its pages in, which for a large index takes
+// milliseconds that readers and appenders need not wait.
+func (p *Placement) Check(b []byte) bool {
+	if p == nil || !littleEndian {
+		return false
+	}
+	for i := range p.blocks {
+		a, d, ok := placed(b, p.at[i], len(p.anch[i]), len(p.dist[i]))
+		if !ok || !bytes.Equal(a, p.anch[i]) || !bytes.Equal(d, p.dist[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Move makes the packed blocks that p placed read their arrays from b,
+// which Check accepted, instead of where they are now (the heap, or the
+// mapping of an older checkpoint). A block whose arrays are no longer the
+// ones encoded (none should be: only Move changes packed arrays) makes it
+// change nothing and report false. The caller holds the store's write
+// lock: no reader is inside a block.
 //
 // After a true return no block refers to an older mapping (every packed
 // block is encoded in every checkpoint), so the caller may unmap it.
-func (x *Seqs) Repoint(p *Placement, b []byte) bool {
+func (x *Seqs) Move(p *Placement, b []byte) bool {
 	if p == nil || !littleEndian {
 		return false
 	}
 	for i, bl := range p.blocks {
-		a, d, ok := bl.placed(b, p.at[i])
-		if !ok || !bytes.Equal(a, u32Bytes(bl.anch)) || !bytes.Equal(d, bl.distBytes()) {
+		if !same(u32Bytes(bl.anch), p.anch[i]) || !same(bl.distBytes(), p.dist[i]) {
 			return false
 		}
 	}
 	for i, bl := range p.blocks {
-		a, d, _ := bl.placed(b, p.at[i])
+		a, d, _ := placed(b, p.at[i], len(p.anch[i]), len(p.dist[i]))
 		bl.anch = unsafe.Slice((*uint32)(unsafe.Pointer(&a[0])), len(bl.anch))
 		if bl.rel8 != nil {
 			bl.rel8 = d[:len(d):len(d)]
@@ -45,14 +76,19 @@ func (x *Seqs) Repoint(p *Placement, b []byte) bool {
 	return true
 }
 
-// placed returns the bytes of b holding the block's anchors and distances
-// if it was written at offset at.
-func (bl *block) placed(b []byte, at int64) (anch, dist []byte, ok bool) {
-	na := 4 * len(bl.anch)
-	nd := len(bl.rel8)
-	if bl.rel8 == nil {
-		nd = 2 * len(bl.rel)
-	}
+// Repoint is Check then Move, for a caller that holds the write lock
+// throughout.
+func (x *Seqs) Repoint(p *Placement, b []byte) bool { return p.Check(b) && x.Move(p, b) }
+
+// same reports whether a and b are the same bytes in memory, not only
+// equal ones.
+func same(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b))
+}
+
+// placed returns the bytes of b holding a block's na bytes of anchors and
+// nd bytes of distances if they were written at offset at.
+func placed(b []byte, at int64, na, nd int) (anch, dist []byte, ok bool) {
 	if na == 0 || nd == 0 || at < 0 || at+int64(na+nd) > int64(len(b)) {
 		return nil, nil, false
 	}

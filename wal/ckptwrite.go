@@ -14,10 +14,11 @@ import (
 // encoded into a temp file, which is only as fast as writing to the page
 // cache (about 8 ms for 4M messages); then, with the lock released, the
 // temp file is fsynced, renamed over the previous checkpoint and the
-// directory fsynced, which on a slow disk takes ten times longer; finally,
-// under the lock again, the index moves its packed blocks to a mapping of
-// the new file (adoptCheckpoint). Appends and reads go on during the middle
-// step. Nothing they do can make the checkpoint wrong: it describes the
+// directory fsynced, which on a slow disk takes ten times longer, and the
+// new file is mapped and checked to hold the index's packed blocks
+// (mapCheckpoint); finally, under the lock again, the index moves its packed
+// blocks to that mapping (adoptCheckpoint), which swaps pointers only.
+// Appends and reads go on during the middle step. Nothing they do can make the checkpoint wrong: it describes the
 // store as it was when encoded, and recovery replays whatever the segments
 // hold past the point it covers, exactly as for a checkpoint taken at that
 // moment; until the rename, a crash finds the previous checkpoint, an older
@@ -28,6 +29,16 @@ type ckptJob struct {
 	tmp, path string
 	size      int64
 	place     *index.Placement
+	m         vfs.Mapping // the new file, mapped and checked (mapCheckpoint), or nil
+	old       vfs.Mapping // the previous checkpoint's mapping, to unmap once mu is released
+}
+
+// unmapOld unmaps the mapping j's adoption replaced, if any.
+func (j *ckptJob) unmapOld() {
+	if j.old != nil {
+		j.old.Unmap()
+		j.old = nil
+	}
 }
 
 // checkpointLocked writes a checkpoint and makes it durable without
@@ -40,7 +51,9 @@ func (s *Store) checkpointLocked() error {
 	if err != nil {
 		return err
 	}
-	return s.endCheckpointLocked(j, s.finishCheckpoint(j))
+	err = s.endCheckpointLocked(j, s.finishCheckpoint(j))
+	j.unmapOld()
+	return err
 }
 
 // beginCheckpointLocked encodes the index and the trailer into the temp
@@ -117,11 +130,14 @@ func (s *Store) endCheckpointLocked(j *ckptJob, err error) error {
 	s.ckptBusy = false
 	s.ckptIdle.Broadcast()
 	if err != nil {
+		if j.m != nil {
+			j.m.Unmap()
+		}
 		s.dirty = true
 		s.rolls = max(s.rolls, checkpointRolls)
 		return err
 	}
-	s.adoptCheckpoint(j.path, j.size, j.place) // ckptload.go
+	s.adoptCheckpoint(j) // ckptload.go
 	s.lastCkpt = time.Now()
 	s.opts.Metrics.checkpointed()
 	return nil

@@ -173,10 +173,11 @@
 // index are used in place, so they cost page cache, not heap, and the
 // mapping is cooled once decoded, so a restarted store is resident only
 // for what its readers touch. Each later checkpoint does the same while
-// running: once durable and renamed over the old file, it is mapped, the
-// packed blocks are checked against it byte for byte and moved to it
-// (index.Seqs.Repoint), and the previous mapping, with the old file's disk
-// space, is released. So the sealed index never stays on the heap longer
+// running: once durable and renamed over the old file, it is mapped and the
+// packed blocks are checked against it byte for byte, both without the
+// store lock (index.Placement.Check); under the lock the blocks are moved
+// to it (index.Seqs.Move, pointer swaps), and after it the previous
+// mapping, with the old file's disk space, is released. So the sealed index never stays on the heap longer
 // than until the next checkpoint.
 //
 // # Concurrency

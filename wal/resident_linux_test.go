@@ -3,13 +3,18 @@ package wal
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jetwal/jetwal/internal/resident"
 	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/vfs"
 )
 
 // TestRestartLeavesSegmentsCold: after a clean close and a reopen, the
@@ -246,4 +251,77 @@ func writeClosed(t *testing.T, dir string, o Options, n uint64, payload func(q u
 func zeros(n int) func(uint64) []byte {
 	b := make([]byte, n)
 	return func(uint64) []byte { return b }
+}
+
+// TestPeriodicCheckpointAdoptsWhileReading: a periodic checkpoint maps and
+// checks its new file with the store lock released (mapCheckpoint) and
+// only swaps arrays under it; the previous mapping is unmapped after the
+// lock is released. Readers loading throughout (under -race in make test)
+// must read every message right; after each checkpoint the sequence index
+// reads from the new mapping, not the heap nor the old one.
+func TestPeriodicCheckpointAdoptsWhileReading(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{Sync: SyncNever, SegmentSize: 16 << 20, FirstSegmentSize: 16 << 20, CheckpointEvery: -1}
+	const n = 60_000
+	// Varying lengths, so that sealed blocks pack into forms with arrays.
+	payload := func(q uint64) []byte {
+		return []byte(fmt.Sprintf("message %08d %s", q, strings.Repeat("y", 40+int(q%5))))
+	}
+	s, err := Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for q := uint64(1); q <= n; q++ {
+		if _, _, err := s.Append("a.b", nil, payload(q)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var (
+		stop  atomic.Bool
+		wg    sync.WaitGroup
+		loads atomic.Int64
+	)
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var m store.Msg
+			rng := rand.New(rand.NewPCG(uint64(r), 3))
+			for !stop.Load() {
+				q := 1 + rng.Uint64N(n)
+				if err := s.Load(q, &m); err != nil || string(m.Data) != string(payload(q)) {
+					t.Errorf("load %d: %v %q", q, err, m.Data)
+					return
+				}
+				loads.Add(1)
+			}
+		}()
+	}
+	heap := s.idx.Seqs.MemBytes()
+	var prev vfs.Mapping
+	for i := range 3 {
+		s.mu.Lock()
+		s.dirty = true
+		s.mu.Unlock()
+		if err := s.periodicCheckpoint(); err != nil {
+			t.Fatal(err)
+		}
+		s.mu.RLock()
+		m, h := s.ckptMap, s.idx.Seqs.MemBytes()
+		s.mu.RUnlock()
+		if m == nil || m == prev {
+			t.Fatalf("checkpoint %d: the index did not move to the new checkpoint's mapping", i)
+		}
+		if h*5 > heap {
+			t.Fatalf("checkpoint %d: sequence index heap %d bytes, %d before: want at most a fifth", i, h, heap)
+		}
+		prev = m
+	}
+	time.Sleep(20 * time.Millisecond)
+	stop.Store(true)
+	wg.Wait()
+	if loads.Load() == 0 {
+		t.Fatal("the readers never loaded")
+	}
 }

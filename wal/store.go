@@ -393,9 +393,14 @@ func (s *Store) periodicCheckpoint() error {
 		return err
 	}
 	ferr := s.finishCheckpoint(j)
+	if ferr == nil {
+		j.m = s.mapCheckpoint(j) // adopted under mu (adoptCheckpoint)
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.endCheckpointLocked(j, ferr)
+	err = s.endCheckpointLocked(j, ferr)
+	s.mu.Unlock()
+	j.unmapOld()
+	return err
 }
 
 // spawn runs fn on a goroutine of its own unless the one started before
