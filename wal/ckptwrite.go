@@ -18,10 +18,10 @@ import (
 // new file is mapped and checked to hold the index's packed blocks
 // (mapCheckpoint); finally, under the lock again, the index moves its packed
 // blocks to that mapping (adoptCheckpoint), which swaps pointers only.
-// Appends and reads go on during the middle step. Nothing they do can make the checkpoint wrong: it describes the
-// store as it was when encoded, and recovery replays whatever the segments
-// hold past the point it covers, exactly as for a checkpoint taken at that
-// moment; until the rename, a crash finds the previous checkpoint, an older
+// Appends and reads go on during the middle step. Nothing they do can make
+// the checkpoint wrong: it describes the store as it was when encoded, and
+// recovery replays whatever the segments hold past the point it covers,
+// exactly as for a checkpoint taken at that moment; until the rename, a crash finds the previous checkpoint, an older
 // but equally valid starting point. One checkpoint is in progress at a
 // time (ckptBusy): the temp file has one name.
 type ckptJob struct {
