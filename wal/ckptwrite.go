@@ -21,9 +21,10 @@ import (
 // Appends and reads go on during the middle step. Nothing they do can make
 // the checkpoint wrong: it describes the store as it was when encoded, and
 // recovery replays whatever the segments hold past the point it covers,
-// exactly as for a checkpoint taken at that moment; until the rename, a crash finds the previous checkpoint, an older
-// but equally valid starting point. One checkpoint is in progress at a
-// time (ckptBusy): the temp file has one name.
+// exactly as for a checkpoint taken at that moment; until the rename, a
+// crash finds the previous checkpoint, an older but equally valid starting
+// point. One checkpoint is in progress at a time (ckptBusy): the temp file
+// has one name.
 type ckptJob struct {
 	f         vfs.File
 	tmp, path string
