@@ -177,8 +177,8 @@
 // packed blocks are checked against it byte for byte, both without the
 // store lock (index.Placement.Check); under the lock the blocks are moved
 // to it (index.Seqs.Move, pointer swaps), and after it the previous
-// mapping, with the old file's disk space, is released. So the sealed index never stays on the heap longer
-// than until the next checkpoint.
+// mapping, with the old file's disk space, is released. So the sealed
+// index never stays on the heap longer than until the next checkpoint.
 //
 // # Concurrency
 //
