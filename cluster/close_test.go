@@ -60,7 +60,7 @@ func TestCloseDoesNotWaitForSilentPeers(t *testing.T) {
 	selfAddr := self.Addr().String()
 	self.Close() // its address names the node; nothing dials it here
 	n, err := New(Options{Dir: filepath.Join(t.TempDir(), "_cluster"), Self: selfAddr,
-		Peers: []string{a.ln.Addr().String(), b.ln.Addr().String()}})
+		Peers: []string{a.ln.Addr().String(), b.ln.Addr().String()}, Dial: plainDial})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,4 +88,18 @@ func TestCloseDoesNotWaitForSilentPeers(t *testing.T) {
 		<-done
 		t.Fatal("Close waited for the silent peers' RPCs to time out")
 	}
+}
+
+// plainDial dials a raft peer with no server in between: TCP and the
+// group's preamble, without credentials (the black holes check nothing).
+func plainDial(address, group string, timeout time.Duration) (net.Conn, error) {
+	c, err := net.DialTimeout("tcp", address, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Write([]byte("RAFT " + group + " {}\r\n")); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }

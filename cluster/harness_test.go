@@ -43,9 +43,9 @@ func startNodes(t *testing.T, k int, put func(i int) func(string, []byte)) []*te
 		h := &handoffs[i]
 		srv, err := server.New(server.Options{Host: "127.0.0.1", ServerName: fmt.Sprintf("s%d", i+1),
 			Cluster: &server.ClusterOptions{Name: "T", Host: "127.0.0.1", Port: ports[i], Routes: routes,
-				HandoffPrefix: HandoffPrefix, Handoff: func(c net.Conn) {
+				Raft: func(c net.Conn, group string) {
 					if n := h.Load(); n != nil {
-						n.Handoff(c)
+						n.Handoff(c, group)
 						return
 					}
 					c.Close()
@@ -64,7 +64,7 @@ func startNodes(t *testing.T, k int, put func(i int) func(string, []byte)) []*te
 			defer cancel()
 			_ = srv.Shutdown(ctx)
 		})
-		n, err := New(Options{Dir: filepath.Join(t.TempDir(), "_cluster"), Self: peers[i], Peers: peers})
+		n, err := New(Options{Dir: filepath.Join(t.TempDir(), "_cluster"), Self: peers[i], Peers: peers, Dial: srv.DialRaft})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -241,7 +241,7 @@ func (m *meta) watchLeader() {
 		case lead := <-m.g.r.LeaderCh():
 			m.mu.Lock()
 			if lead && m.sub == nil {
-				sub, err := m.n.srv.Subscribe(proposeSubject, "", m.serveProposal)
+				sub, err := m.n.internal().Subscribe(proposeSubject, "", m.serveProposal)
 				if err != nil {
 					m.n.log.Error("meta group: subscribe", "error", err)
 				}
@@ -272,7 +272,7 @@ func (m *meta) serveProposal(msg *server.Msg) {
 		if err != nil {
 			resp = "-" + err.Error()
 		}
-		m.n.srv.Publish(reply, "", nil, []byte(resp))
+		m.n.internal().Publish(reply, "", nil, []byte(resp))
 	}()
 }
 
@@ -321,14 +321,14 @@ func (m *meta) propose(entry []byte, abort <-chan struct{}) (uint64, error) {
 // forward sends entry to the meta leader and waits for its answer: the
 // entry's log index, or an error.
 func (m *meta) forward(entry []byte, wait time.Duration) (uint64, error) {
-	if m.n.srv == nil || !m.n.srv.HasInterest(proposeSubject) && !m.n.srv.HasRemoteInterest(proposeSubject) {
+	if m.n.srv == nil || !m.n.internal().HasInterest(proposeSubject) {
 		return 0, ErrNoLeader
 	}
 	var id [12]byte
 	_, _ = rand.Read(id[:])
 	inbox := "_JWAL_INBOX." + hex.EncodeToString(id[:])
 	ch := make(chan string, 1)
-	sub, err := m.n.srv.Subscribe(inbox, "", func(msg *server.Msg) {
+	sub, err := m.n.internal().Subscribe(inbox, "", func(msg *server.Msg) {
 		select {
 		case ch <- string(msg.Data):
 		default:
@@ -338,7 +338,7 @@ func (m *meta) forward(entry []byte, wait time.Duration) (uint64, error) {
 		return 0, err
 	}
 	defer sub.Unsubscribe()
-	m.n.srv.Publish(proposeSubject, inbox, nil, entry)
+	m.n.internal().Publish(proposeSubject, inbox, nil, entry)
 	select {
 	case resp := <-ch:
 		return parseProposalAnswer(resp)

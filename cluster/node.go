@@ -36,6 +36,10 @@ type Options struct {
 	HeartbeatTimeout, ElectionTimeout time.Duration
 	// Logger receives leadership changes and errors; nil discards them.
 	Logger *slog.Logger
+	// Dial opens a raft connection for a group to another server's route
+	// port (server.Server.DialRaft: the route TLS and credentials). It is
+	// required: raft never travels on a connection that skipped them.
+	Dial mux.DialFunc
 }
 
 // Default raft timing: faster than hashicorp/raft's 1 s defaults, so that a
@@ -44,9 +48,6 @@ const (
 	DefaultHeartbeatTimeout = 500 * time.Millisecond
 	DefaultElectionTimeout  = 500 * time.Millisecond
 )
-
-// HandoffPrefix starts every raft connection on the route port.
-const HandoffPrefix = "RAFT "
 
 // ErrClosed is returned by a closed Node.
 var ErrClosed = errors.New("cluster: closed")
@@ -70,8 +71,8 @@ type Node struct {
 // listener from now on (connections for groups not yet started are closed,
 // and raft retries). Start starts the meta group.
 func New(opts Options) (*Node, error) {
-	if opts.Dir == "" || opts.Self == "" {
-		return nil, errors.New("cluster: a directory and this server's route address are required")
+	if opts.Dir == "" || opts.Self == "" || opts.Dial == nil {
+		return nil, errors.New("cluster: a directory, this server's route address and a raft dialer are required")
 	}
 	if !slices.Contains(opts.Peers, opts.Self) {
 		opts.Peers = append(opts.Peers, opts.Self)
@@ -91,36 +92,18 @@ func New(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: route address %q: %w", opts.Self, err)
 	}
-	return &Node{opts: opts, log: opts.Logger, mux: mux.New(addr, opts.Logger), replicas: make(map[string]*Replica)}, nil
+	return &Node{opts: opts, log: opts.Logger, mux: mux.New(addr, opts.Dial, opts.Logger), replicas: make(map[string]*Replica)}, nil
 }
 
-// Handoff takes a connection the route listener found to start with
-// HandoffPrefix (server.ClusterOptions.Handoff).
-func (n *Node) Handoff(c net.Conn) {
-	go func() {
-		buf := make([]byte, 0, 256)
-		one := make([]byte, 1)
-		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		for len(buf) < cap(buf) {
-			if _, err := c.Read(one); err != nil {
-				c.Close()
-				return
-			}
-			buf = append(buf, one[0])
-			if one[0] == '\n' {
-				break
-			}
-		}
-		_ = c.SetReadDeadline(time.Time{})
-		group, ok := mux.ParsePreamble(buf)
-		if !ok {
-			n.log.Warn("cluster: malformed raft preamble", "remote", c.RemoteAddr().String())
-			c.Close()
-			return
-		}
-		n.mux.Dispatch(c, group)
-	}()
-}
+// Handoff takes a raft connection the route listener accepted and
+// authenticated, whose preamble named group (server.ClusterOptions.Raft).
+// Connections for groups not started (yet) are closed; raft retries.
+func (n *Node) Handoff(c net.Conn, group string) { n.mux.Dispatch(c, group) }
+
+// internal is the account of the cluster's coordination subjects (meta
+// proposals, progress reports): the server's internal account, which no
+// client can join, so that no user can propose, read or answer there.
+func (n *Node) internal() *server.Account { return n.srv.InternalAccount() }
 
 // Start starts the meta group on srv: put and del receive every committed
 // change of the replicated map, in order (also when the log is replayed

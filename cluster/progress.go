@@ -32,7 +32,7 @@ func (r *Replica) startProgress() error {
 	if r.n.srv == nil {
 		return nil
 	}
-	sub, err := r.n.srv.Subscribe(r.progressSubject(), "", func(m *server.Msg) {
+	sub, err := r.n.internal().Subscribe(r.progressSubject(), "", func(m *server.Msg) {
 		peer, applied, ok := strings.Cut(string(m.Data), " ")
 		if !ok {
 			return
@@ -63,7 +63,7 @@ func (r *Replica) reportProgress() {
 			return
 		case <-t.C:
 			if r.n.srv != nil && !r.IsLeader() {
-				r.n.srv.Publish(r.progressSubject(), "", nil, []byte(r.n.opts.Self+" "+strconv.FormatUint(r.fsm.Applied(), 10)))
+				r.n.internal().Publish(r.progressSubject(), "", nil, []byte(r.n.opts.Self+" "+strconv.FormatUint(r.fsm.Applied(), 10)))
 			}
 		}
 	}

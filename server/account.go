@@ -20,6 +20,14 @@ import (
 // GlobalAccount is the account of every client while there are no accounts.
 const GlobalAccount = "$G"
 
+// InternalAccount names the server's internal account: the subject space
+// of the cluster's own coordination (clustered JetStream's proposals and
+// progress reports). No client is ever in it — no identity can name it and
+// no configured account may take its name — so only the server's own
+// internal subscriptions and the routes of the cluster (which passed the
+// route authentication) publish or subscribe there.
+const InternalAccount = "$JWAL"
+
 // Account is one account's subject space. Its methods (Subscribe,
 // Publish, ...) are the in-process client of that account; the Server's
 // methods of the same names act on $G.
@@ -65,9 +73,13 @@ func validAccountName(n string) error {
 func (s *Server) initAccounts(names []string) error {
 	s.gacc = newAccount(s, GlobalAccount)
 	s.accounts = map[string]*Account{GlobalAccount: s.gacc}
+	s.internal = newAccount(s, InternalAccount)
 	for _, n := range names {
 		if n == GlobalAccount {
 			continue
+		}
+		if n == InternalAccount {
+			return fmt.Errorf("server: options: account name %q is reserved for the server's internal use", n)
 		}
 		if err := validAccountName(n); err != nil {
 			return fmt.Errorf("server: options: %w", err)
@@ -99,6 +111,10 @@ func (s *Server) Account(name string) *Account {
 // GlobalAccount returns $G.
 func (s *Server) GlobalAccount() *Account { return s.gacc }
 
+// InternalAccount returns the account no client can be in (see the
+// InternalAccount constant). It is not among AccountNames.
+func (s *Server) InternalAccount() *Account { return s.internal }
+
 // AccountNames returns the names of every account, $G included, sorted.
 func (s *Server) AccountNames() []string {
 	out := make([]string, 0, len(s.accounts))
@@ -118,6 +134,9 @@ func (s *Server) accountByWire(name []byte, last *Account) *Account {
 	}
 	if s.cluster != nil && string(name) == string(s.cluster.account) {
 		return s.gacc
+	}
+	if string(name) == InternalAccount {
+		return s.internal
 	}
 	if string(name) == GlobalAccount {
 		return nil // $G under another wire name is not ours

@@ -46,6 +46,9 @@ type cluster struct {
 	opts    *ClusterOptions
 	account []byte
 	auth    *auth.Authenticator // nil = incoming routes need no credentials
+	// raftAuthOK remembers credentials raft preambles passed with
+	// (route_raft.go): SHA-256 of user and password → struct{}.
+	raftAuthOK sync.Map
 	quit    chan struct{}
 
 	name    atomic.Pointer[string]
@@ -92,6 +95,7 @@ const (
 type routeConn struct {
 	solicited bool
 	dialer    *routeDialer  // nil when accepted
+	secured   *tls.Conn     // the TLS under an accepted route whose handshake sniff did
 	done      chan struct{} // closed when the connection is gone
 	limits    limits
 
@@ -138,6 +142,7 @@ func newCluster(s *Server, o *ClusterOptions) (*cluster, error) {
 	for _, a := range s.accounts {
 		a.remote = sublist.New[*remoteSub](sublist.Options{})
 	}
+	s.internal.remote = sublist.New[*remoteSub](sublist.Options{})
 	s.gacc.wire = cl.account
 	name := o.Name
 	if name == "" {
@@ -269,7 +274,7 @@ func (cl *cluster) acceptLoop(ln net.Listener) {
 			continue
 		}
 		backoff = 5 * time.Millisecond
-		if cl.opts.Handoff != nil {
+		if cl.opts.Raft != nil {
 			go cl.sniff(conn)
 			continue
 		}
@@ -313,23 +318,38 @@ func (cl *cluster) stop() {
 // createRoute starts a route on conn: accepted when d is nil, solicited by
 // dialer d otherwise. It returns nil when the server is closing.
 func (cl *cluster) createRoute(raw net.Conn, d *routeDialer) *client {
-	s := cl.srv
 	conn := raw
 	if tc := cl.opts.TLSConfig; tc != nil {
 		if d == nil {
 			conn = tls.Server(raw, tc)
 		} else {
-			cfg := tc.Clone()
-			if cfg.RootCAs == nil {
-				cfg.RootCAs = cfg.ClientCAs
-			}
-			cfg.ServerName = d.url.Hostname()
-			conn = tls.Client(raw, cfg)
+			conn = tls.Client(raw, cl.clientTLS(d.url.Hostname()))
 		}
 	}
+	return cl.startRoute(conn, raw, d, nil)
+}
+
+// clientTLS is the TLS configuration of a connection this server opens to
+// another server's route port (a route or a raft connection): it presents
+// this server's certificate and verifies the remote's against RootCAs, or
+// ClientCAs (the ca_file) when RootCAs is nil.
+func (cl *cluster) clientTLS(host string) *tls.Config {
+	cfg := cl.opts.TLSConfig.Clone()
+	if cfg.RootCAs == nil {
+		cfg.RootCAs = cfg.ClientCAs
+	}
+	cfg.ServerName = host
+	return cfg
+}
+
+// startRoute is createRoute on conn, which is raw or TLS over raw. secured
+// is the TLS connection under conn when its handshake is already done (an
+// accepted connection sniff looked into), nil otherwise.
+func (cl *cluster) startRoute(conn, raw net.Conn, d *routeDialer, secured *tls.Conn) *client {
+	s := cl.srv
 	c := newClient(s, conn, s.nextID.Add(1))
 	c.authn, c.nonce = nil, ""
-	r := &routeConn{solicited: d != nil, dialer: d, done: make(chan struct{})}
+	r := &routeConn{solicited: d != nil, dialer: d, secured: secured, done: make(chan struct{})}
 	r.limits = limits{
 		maxControlLine: s.opts.MaxControlLine * routeControlLineFactor,
 		maxPayload:     cl.opts.MaxPayload,
@@ -371,8 +391,9 @@ func (c *client) routeStart(raw net.Conn) {
 			c.srv.wg.Done()
 			return
 		}
-		st := tc.ConnectionState()
-		c.tlsInfo.Store(&tlsInfo{version: tls.VersionName(st.Version), cipher: tls.CipherSuiteName(st.CipherSuite)})
+		c.noteTLS(tc)
+	} else if tc := c.route.secured; tc != nil {
+		c.noteTLS(tc)
 	}
 	if c.route.solicited {
 		c.queueProto(cl.connectLine(c.route.dialer))
@@ -381,6 +402,12 @@ func (c *client) routeStart(raw net.Conn) {
 	go c.writeLoop()
 	c.kickWriter()
 	c.readLoop()
+}
+
+// noteTLS records the route's TLS version and cipher for monitoring.
+func (c *client) noteTLS(tc *tls.Conn) {
+	st := tc.ConnectionState()
+	c.tlsInfo.Store(&tlsInfo{version: tls.VersionName(st.Version), cipher: tls.CipherSuiteName(st.CipherSuite)})
 }
 
 // startHandshakeTimer closes a route that has not completed CONNECT and

@@ -51,12 +51,15 @@ type ClusterOptions struct {
 	TLSConfig  *tls.Config
 	TLSTimeout time.Duration // 0 = DefaultTLSTimeout
 
-	// Handoff, when set, takes over accepted connections whose first bytes
-	// are HandoffPrefix (the raft groups of clustered JetStream share the
-	// route port this way: "RAFT <group>\r\n"). It gets the connection
-	// with those bytes still unread. Such connections are never TLS.
-	HandoffPrefix string
-	Handoff       func(net.Conn)
+	// Raft, when set, takes over accepted connections that open with a
+	// raft preamble (route_raft.go): the raft groups of clustered
+	// JetStream share the route port. Such a connection has passed the
+	// same checks as a route before Raft sees it: the route TLS handshake
+	// when TLSConfig is set, and the cluster credentials (Username and
+	// Password) carried in its preamble. Raft gets the connection with
+	// the preamble consumed and the group it names. Server.DialRaft opens
+	// the other end.
+	Raft func(conn net.Conn, group string)
 
 	// NoAdvertise keeps other servers' client URLs out of this server's
 	// INFO (and this server's out of theirs).

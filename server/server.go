@@ -32,6 +32,7 @@ type Server struct {
 	name      string
 	gacc      *Account            // $G (account.go)
 	accounts  map[string]*Account // every account by name, $G included; fixed at New
+	internal  *Account            // InternalAccount, not in accounts
 	cluster   *cluster            // nil without Options.Cluster (route.go)
 
 	nextID        atomic.Uint64
@@ -89,7 +90,7 @@ func New(opts Options) (*Server, error) {
 		s.auth.Store(&authBox{opts.Auth})
 	}
 	if opts.Cluster != nil {
-		if a := opts.Cluster.Account; a != "" && a != GlobalAccount && s.accounts[a] != nil {
+		if a := opts.Cluster.Account; a != "" && a != GlobalAccount && s.accounts[a] != nil || a == InternalAccount {
 			return nil, fmt.Errorf("server: options: cluster account %q (the wire name of $G) is also the name of an account", a)
 		}
 		cl, err := newCluster(s, opts.Cluster)

@@ -20,13 +20,14 @@ import (
 	"github.com/jetwal/jetwal/wal"
 )
 
-// raftHandoff routes raft connections from the route listener to the node
-// once it exists (before that they are closed; raft retries).
+// raftHandoff routes raft connections, which the route listener has
+// authenticated, to the node once it exists (before that they are closed;
+// raft retries).
 type raftHandoff struct{ node atomic.Pointer[cluster.Node] }
 
-func (h *raftHandoff) handle(c net.Conn) {
+func (h *raftHandoff) handle(c net.Conn, group string) {
 	if n := h.node.Load(); n != nil {
-		n.Handoff(c)
+		n.Handoff(c, group)
 		return
 	}
 	c.Close()
@@ -35,8 +36,7 @@ func (h *raftHandoff) handle(c net.Conn) {
 // prepareCluster makes the route listener hand raft connections over.
 func prepareCluster(co *server.ClusterOptions) *raftHandoff {
 	h := &raftHandoff{}
-	co.HandoffPrefix = cluster.HandoffPrefix
-	co.Handoff = h.handle
+	co.Raft = h.handle
 	return h
 }
 
@@ -77,6 +77,7 @@ func startClusterNode(srv *server.Server, co *server.ClusterOptions, storeRoot s
 		Peers:  peers,
 		Name:   srv.Name(),
 		Logger: log,
+		Dial:   srv.DialRaft,
 	})
 	if err != nil {
 		return nil, err

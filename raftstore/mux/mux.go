@@ -1,60 +1,55 @@
 // Package mux carries many raft groups between servers over one listening
-// port: every replicated stream and consumer of jetwal is a raft group of
-// its own, and a server should not open a port per group.
+// port: every replicated stream of jetwal is a raft group of its own, and
+// a server should not open a port per group.
 //
-// A connection opened for a group starts with one preamble line, then
-// carries hashicorp/raft's NetworkTransport protocol unchanged:
-//
-//	RAFT <group>\r\n
-//
-// The accepting side reads the line (bounded in length and time) and hands
-// the connection to that group's Layer, a raft.StreamLayer. A connection
-// for an unknown group, or with a malformed preamble, is closed; raft's
-// transport retries.
+// The mux does not listen or authenticate. The server's route listener
+// accepts a raft connection, checks it as it checks a route (the route
+// TLS handshake, the cluster credentials in the connection's first line;
+// server/route_raft.go) and only then gives it to Dispatch with the group
+// it names; Dispatch hands it to that group's Layer, a raft.StreamLayer,
+// or closes it when the group is unknown (raft's transport retries). A
+// Layer's Dial opens the other end through the DialFunc the Mux was made
+// with (server.Server.DialRaft), so an outgoing raft connection gets the
+// same TLS and credentials. After the first line, a connection carries
+// hashicorp/raft's NetworkTransport protocol unchanged.
 package mux
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
 )
 
-// Limits of the preamble.
-const (
-	maxPreamble     = 256
-	preambleTimeout = 5 * time.Second
-	prefix          = "RAFT "
-)
-
-// ErrClosed is returned by Accept on a closed Layer and by Serve on a
-// closed Mux.
+// ErrClosed is returned by Accept and Dial on a closed Layer.
 var ErrClosed = errors.New("mux: closed")
+
+// DialFunc opens a connection for group to the server at address whose
+// other end reaches that server's Dispatch, within timeout.
+type DialFunc func(address, group string, timeout time.Duration) (net.Conn, error)
 
 // Mux dispatches incoming connections to the layers of its groups.
 type Mux struct {
 	addr net.Addr
+	dial DialFunc
 	log  *slog.Logger
 
 	mu     sync.Mutex
 	groups map[string]*Layer
-	lns    []net.Listener
 	closed bool
 }
 
 // New returns a Mux whose layers advertise addr (the address other servers
-// dial to reach this one). log may be nil.
-func New(addr net.Addr, log *slog.Logger) *Mux {
+// dial to reach this one) and dial with dial. log may be nil.
+func New(addr net.Addr, dial DialFunc, log *slog.Logger) *Mux {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Mux{addr: addr, log: log, groups: make(map[string]*Layer)}
+	return &Mux{addr: addr, dial: dial, log: log, groups: make(map[string]*Layer)}
 }
 
 // ValidGroup reports whether name can name a group: 1 to 200 printable
@@ -90,56 +85,8 @@ func (m *Mux) Layer(group string) (*Layer, error) {
 	return l, nil
 }
 
-// Serve accepts connections on ln until ln or the Mux is closed.
-func (m *Mux) Serve(ln net.Listener) error {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return ErrClosed
-	}
-	m.lns = append(m.lns, ln)
-	m.mu.Unlock()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if m.isClosed() || errors.Is(err, net.ErrClosed) {
-				return ErrClosed
-			}
-			m.log.Warn("raft mux: accept", "err", err)
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		go m.handshake(c)
-	}
-}
-
-// handshake reads the preamble of an accepted connection and dispatches it.
-func (m *Mux) handshake(c net.Conn) {
-	_ = c.SetReadDeadline(time.Now().Add(preambleTimeout))
-	br := bufio.NewReaderSize(c, maxPreamble)
-	line, err := br.ReadSlice('\n')
-	if err != nil {
-		m.log.Warn("raft mux: no preamble", "remote", c.RemoteAddr().String(), "err", err)
-		c.Close()
-		return
-	}
-	group, ok := parsePreamble(line)
-	if !ok {
-		m.log.Warn("raft mux: malformed preamble", "remote", c.RemoteAddr().String(), "line", fmt.Sprintf("%.64q", line))
-		c.Close()
-		return
-	}
-	_ = c.SetReadDeadline(time.Time{})
-	if br.Buffered() > 0 {
-		// The dialer sent raft bytes with the preamble: keep them.
-		c = &bufferedConn{Conn: c, r: br}
-	}
-	m.Dispatch(c, group)
-}
-
-// Dispatch hands c, whose preamble named group, to that group's layer; the
-// caller (a listener shared with other protocols) already read the
-// preamble. Unknown groups are closed.
+// Dispatch hands c, an authenticated connection whose first line named
+// group, to that group's layer. Unknown groups are closed.
 func (m *Mux) Dispatch(c net.Conn, group string) {
 	m.mu.Lock()
 	l := m.groups[group]
@@ -156,24 +103,7 @@ func (m *Mux) Dispatch(c net.Conn, group string) {
 	}
 }
 
-func parsePreamble(line []byte) (string, bool) {
-	s := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
-	group, ok := strings.CutPrefix(s, prefix)
-	return group, ok && ValidGroup(group)
-}
-
-// ParsePreamble reports whether line (one line with its \r\n) is a raft
-// preamble, and the group it names: for a listener shared with other
-// protocols, which calls Dispatch.
-func ParsePreamble(line []byte) (string, bool) { return parsePreamble(line) }
-
-func (m *Mux) isClosed() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.closed
-}
-
-// Close closes the listeners given to Serve and every layer.
+// Close closes every layer.
 func (m *Mux) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -181,12 +111,9 @@ func (m *Mux) Close() error {
 		return nil
 	}
 	m.closed = true
-	lns, groups := m.lns, m.groups
+	groups := m.groups
 	m.groups = map[string]*Layer{}
 	m.mu.Unlock()
-	for _, ln := range lns {
-		ln.Close()
-	}
 	for _, l := range groups {
 		l.shut()
 	}
@@ -324,25 +251,20 @@ func (l *Layer) shut() {
 // Addr is the address other servers dial.
 func (l *Layer) Addr() net.Addr { return l.mux.addr }
 
-// Dial connects to the server at address and announces this group.
+// Dial connects to the server at address for this group, through the
+// Mux's DialFunc.
 func (l *Layer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	c, err := net.DialTimeout("tcp", string(address), timeout)
+	select {
+	case <-l.done:
+		return nil, ErrClosed
+	default:
+	}
+	if l.mux.dial == nil {
+		return nil, errors.New("mux: no dialer")
+	}
+	c, err := l.mux.dial(string(address), l.group, timeout)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("mux: %s: group %s: %w", address, l.group, err)
 	}
-	_ = c.SetWriteDeadline(time.Now().Add(timeout))
-	if _, err := c.Write([]byte(prefix + l.group + "\r\n")); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("mux: %s: send preamble for group %s: %w", address, l.group, err)
-	}
-	_ = c.SetWriteDeadline(time.Time{})
 	return l.track(c, false)
 }
-
-// bufferedConn is a connection whose first bytes were read ahead.
-type bufferedConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }

@@ -36,14 +36,8 @@ func TestGroupsShareOnePort(t *testing.T) {
 	groups := []string{"$meta", "S-ORDERS"}
 	var muxes []*Mux
 	for range 3 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := New(ln.Addr(), nil)
-		go m.Serve(ln)
+		_, m := listenMux(t)
 		muxes = append(muxes, m)
-		t.Cleanup(func() { m.Close() })
 	}
 	type member struct {
 		r   *raft.Raft
@@ -121,13 +115,7 @@ func TestGroupsShareOnePort(t *testing.T) {
 // with one group "G".
 func serveOneGroup(t *testing.T) (net.Listener, *Mux, *Layer) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := New(ln.Addr(), nil)
-	go m.Serve(ln)
-	t.Cleanup(func() { m.Close() })
+	ln, m := listenMux(t)
 	layer, err := m.Layer("G")
 	if err != nil {
 		t.Fatal(err)
@@ -135,11 +123,11 @@ func serveOneGroup(t *testing.T) (net.Listener, *Mux, *Layer) {
 	return ln, m, layer
 }
 
-// TestBadPreambles: malformed, oversized, silent and unknown-group
-// connections are closed, and the mux goes on serving a valid one.
-func TestBadPreambles(t *testing.T) {
+// TestUnknownGroups: connections dispatched for groups the mux does not
+// have are closed, and the mux goes on serving a valid one.
+func TestUnknownGroups(t *testing.T) {
 	ln, m, layer := serveOneGroup(t)
-	for _, pre := range []string{"HELLO\r\n", "RAFT \r\n", "RAFT a b\r\n", "RAFT NOPE\r\n", "RAFT " + string(make([]byte, 300)) + "\r\n"} {
+	for _, pre := range []string{"RAFT \r\n", "RAFT a b\r\n", "RAFT NOPE\r\n", "RAFT " + string(make([]byte, 300)) + "\r\n"} {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
