@@ -27,12 +27,26 @@ type testNode struct {
 // is server i's put callback. They stop at the test's end.
 func startNodes(t *testing.T, k int, put func(i int) func(string, []byte)) []*testNode {
 	t.Helper()
+	return startNodesWith(t, k, put, func(*server.ClusterOptions) {})
+}
+
+// startNodesWith is startNodes with each server's route options amended
+// by opt (route credentials, TLS); route URLs carry the credentials opt
+// sets, as a configuration's routes would.
+func startNodesWith(t *testing.T, k int, put func(i int) func(string, []byte), opt func(*server.ClusterOptions)) []*testNode {
+	t.Helper()
 	ports := testport.Free(t, k)
+	var probe server.ClusterOptions
+	opt(&probe)
 	var routes []*url.URL
 	var peers []string
 	for _, p := range ports {
 		addr := fmt.Sprintf("127.0.0.1:%d", p)
-		routes = append(routes, &url.URL{Scheme: "nats", Host: addr})
+		u := &url.URL{Scheme: "nats", Host: addr}
+		if probe.Username != "" {
+			u.User = url.UserPassword(probe.Username, probe.Password)
+		}
+		routes = append(routes, u)
 		peers = append(peers, addr)
 	}
 	// Every server listens before any meta group starts, so that no
@@ -41,15 +55,16 @@ func startNodes(t *testing.T, k int, put func(i int) func(string, []byte)) []*te
 	handoffs := make([]atomic.Pointer[Node], k)
 	for i := range nodes {
 		h := &handoffs[i]
-		srv, err := server.New(server.Options{Host: "127.0.0.1", ServerName: fmt.Sprintf("s%d", i+1),
-			Cluster: &server.ClusterOptions{Name: "T", Host: "127.0.0.1", Port: ports[i], Routes: routes,
-				Raft: func(c net.Conn, group string) {
-					if n := h.Load(); n != nil {
-						n.Handoff(c, group)
-						return
-					}
-					c.Close()
-				}}})
+		co := &server.ClusterOptions{Name: "T", Host: "127.0.0.1", Port: ports[i], Routes: routes,
+			Raft: func(c net.Conn, group string) {
+				if n := h.Load(); n != nil {
+					n.Handoff(c, group)
+					return
+				}
+				c.Close()
+			}}
+		opt(co)
+		srv, err := server.New(server.Options{Host: "127.0.0.1", ServerName: fmt.Sprintf("s%d", i+1), Cluster: co})
 		if err != nil {
 			t.Fatal(err)
 		}

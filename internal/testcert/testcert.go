@@ -82,7 +82,9 @@ func New(t testing.TB) *Set {
 		Subject:     pkix.Name{CommonName: "jetwal test server"},
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 		DNSNames:    []string{"localhost"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		// Both: a route presents the same certificate when it dials
+		// another server as when it accepts (mutual TLS between routes).
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}, "server")
 	s.ClientCert, s.ClientKey, s.clientPair = issue(3, &x509.Certificate{
 		Subject:        pkix.Name{CommonName: "jetwal test client"},
