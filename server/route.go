@@ -49,7 +49,7 @@ type cluster struct {
 	// raftAuthOK remembers credentials raft preambles passed with
 	// (route_raft.go): SHA-256 of user and password → struct{}.
 	raftAuthOK sync.Map
-	quit    chan struct{}
+	quit       chan struct{}
 
 	name    atomic.Pointer[string]
 	dynamic atomic.Bool
