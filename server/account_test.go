@@ -143,6 +143,34 @@ func TestAccountUnknownIsRefused(t *testing.T) {
 	}
 }
 
+// TestInternalAccountUnreachable: no configured account, cluster wire
+// name or user identity can be the internal account, and it is not among
+// the accounts the server lists.
+func TestInternalAccountUnreachable(t *testing.T) {
+	if _, err := New(Options{Accounts: []string{InternalAccount}}); err == nil {
+		t.Fatalf("an account named %s accepted", InternalAccount)
+	}
+	co := clusterOpts(t, "C")
+	co.Account = InternalAccount
+	if _, err := New(Options{Cluster: co}); err == nil {
+		t.Fatalf("cluster wire account %s accepted", InternalAccount)
+	}
+	a := newAuth(t, auth.Options{Users: []auth.User{{Username: "x", Password: "pw", Account: InternalAccount}}})
+	s := startServer(t, Options{Auth: a})
+	if nc, err := nats.Connect(s.ClientURL(), nats.UserInfo("x", "pw"), nats.NoReconnect()); err == nil {
+		nc.Close()
+		t.Fatalf("a user of account %s logged in", InternalAccount)
+	}
+	for _, n := range s.AccountNames() {
+		if n == InternalAccount {
+			t.Fatalf("AccountNames lists %s", InternalAccount)
+		}
+	}
+	if s.InternalAccount() == nil || s.InternalAccount() == s.GlobalAccount() {
+		t.Fatal("no internal account of its own")
+	}
+}
+
 // TestAccountsAcrossRoutes: interest and messages cross a route per
 // account: A's publishes on one server reach A's subscribers on the other
 // and never B's.
