@@ -100,7 +100,7 @@ HARDEN_FUZZ := ./fuzz:FuzzJetStreamAPI ./server:FuzzProtocolParser ./fuzz:FuzzRe
 hardening:
 	@sh fuzz/run.sh $(GO) $(HARDEN_FUZZTIME) $(HARDEN_FUZZ)
 	JETWAL_ADMIN_CYCLES=60 JETWAL_CRASH_CYCLES=40 $(GO) test -count=1 -timeout 30m -run 'TestKill9' ./crashtest
-	$(GO) test -count=3 -run 'TestDamageMatrix|TestAdminCrashPoints|TestHardening|TestBlankFlood|TestSegmentFileDamage' ./cmd/jetwal ./jetstream ./server ./wal
+	$(GO) test -count=3 -run 'TestDamageMatrix|TestAdminCrashPoints|TestHardening|TestBlankFlood|TestSegmentFileDamage' ./cmd/jetwal ./jetstream ./server ./wal ./cluster
 
 fuzz:
 	@sh fuzz/run.sh $(GO) $(FUZZTIME) $(FUZZ_TARGETS)
