@@ -45,14 +45,17 @@ func (m *Mesh) Leave(addr raft.ServerAddress) {
 }
 
 // Config is raft's default configuration for id with timeouts short enough
-// for tests (and long enough for a busy 2-core machine), snapshots left to
-// the test and 10 trailing log entries kept after one.
+// for tests and long enough for a busy 2-core machine under the race
+// detector, snapshots left to the test and 10 trailing log entries kept
+// after one. With a 150 ms lease, a leader stalled that long by the
+// machine stepped down in the middle of a test's appends ("leadership lost
+// while committing log" in TestReplicatedStream, seen under load).
 func Config(id raft.ServerID) *raft.Config {
 	c := raft.DefaultConfig()
 	c.LocalID = id
-	c.HeartbeatTimeout = 300 * time.Millisecond
-	c.ElectionTimeout = 300 * time.Millisecond
-	c.LeaderLeaseTimeout = 150 * time.Millisecond
+	c.HeartbeatTimeout = time.Second
+	c.ElectionTimeout = time.Second
+	c.LeaderLeaseTimeout = 500 * time.Millisecond
 	c.CommitTimeout = 5 * time.Millisecond
 	c.SnapshotThreshold = 1 << 20
 	c.TrailingLogs = 10
