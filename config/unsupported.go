@@ -253,14 +253,16 @@ func ocspOff(v value) bool {
 		return true
 	}
 	m, ok := v.v.(map[string]any)
-	if !ok || len(m) != 1 {
+	if !ok {
 		return false
 	}
 	for k, x := range m {
-		s, ok := unwrap(x, v.pos).v.(string)
-		return lower(k) == "mode" && ok && strings.EqualFold(s, "never")
+		if lower(k) == "mode" {
+			s, ok := unwrap(x, v.pos).v.(string)
+			return ok && strings.EqualFold(s, "never")
+		}
 	}
-	return false
+	return false // the default mode staples and checks
 }
 
 // allowsStandard reports a connection type list that allows STANDARD

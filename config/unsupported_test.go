@@ -171,6 +171,8 @@ func TestHarmlessValuesOfRefusedFields(t *testing.T) {
 			"accounts.A.users[0].clients: jetwal serves only STANDARD"},
 		{"port: 1\nocsp: false\n", ""},
 		{"port: 1\nocsp { mode: never }\n", ""},
+		{"port: 1\nocsp { url: \"http://ocsp.example\", mode: NEVER }\n", ""},
+		{"port: 1\nocsp { url: \"http://ocsp.example\" }\n", "ocsp: OCSP stapling"},
 		{"port: 1\nocsp { mode: always }\n", "ocsp: OCSP stapling and the revocation check"},
 	} {
 		path := write(t, "h.conf", tc.conf)
