@@ -102,8 +102,11 @@ func (c *Config) apply(m map[string]any, at pos) error {
 	return eachKey(m, at, func(k string, v value) error {
 		f, ok := topLevel[lower(k)]
 		if !ok {
-			c.warnUnknown(k, v, knownUnsupported)
-			return nil
+			known, err := c.unsupported(secTop, k, k, v)
+			if !known {
+				c.warnUnknown(k, v)
+			}
+			return err
 		}
 		if err := f.apply(c, k, v); err != nil {
 			return err
@@ -117,14 +120,10 @@ func (c *Config) warn(v value, format string, args ...any) {
 	c.Warnings = append(c.Warnings, Warning{File: v.pos.file, Line: v.pos.line, Col: v.pos.col, Message: fmt.Sprintf(format, args...)})
 }
 
-// warnUnknown records an ignored field, or fails for one whose absence
-// would weaken security.
-func (c *Config) warnUnknown(k string, v value, known map[string]string) {
-	if why, ok := known[lower(k)]; ok {
-		c.warn(v, "field %q is not supported by jetwal (%s); ignored", k, why)
-		return
-	}
-	c.warn(v, "unknown field %q; ignored", k)
+// warnUnknown records a field name nats-server v2.15 does not have either
+// (in the sections that do not refuse unknown names; see doc.go).
+func (c *Config) warnUnknown(n string, v value) {
+	c.warn(v, "unknown field %q; ignored", n)
 }
 
 func (c *Config) validate() error {

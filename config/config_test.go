@@ -1,6 +1,7 @@
 package config
 
 import (
+	"crypto/tls"
 	"errors"
 	"os"
 	"path/filepath"
@@ -151,7 +152,8 @@ tls {
   verify_and_map: true
   timeout: 3
   handshake_first: true
-  cipher_suites: ["TLS_AES_128_GCM_SHA256"]
+  min_version: "1.3"
+  allow_insecure_cipher_suites: true
 }
 authorization { users: [ {user: "`+certs.ClientEmail+`"} ] }
 `)
@@ -160,10 +162,10 @@ authorization { users: [ {user: "`+certs.ClientEmail+`"} ] }
 		t.Fatalf("%+v", tl)
 	}
 	cfg, err := tl.Config()
-	if err != nil || len(cfg.Certificates) != 1 || cfg.ClientCAs == nil {
+	if err != nil || len(cfg.Certificates) != 1 || cfg.ClientCAs == nil || cfg.MinVersion != tls.VersionTLS13 {
 		t.Fatalf("%v %+v", err, cfg)
 	}
-	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0].String(), `"tls.cipher_suites" is not supported`) {
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0].String(), `"tls.allow_insecure_cipher_suites" is not supported`) {
 		t.Fatalf("warnings %v", c.Warnings)
 	}
 }

@@ -92,13 +92,11 @@ func (c *Config) applyJetStream(name string, v value) error {
 			}
 		case "domain":
 			js.Domain, err = v.str(n)
-		case "key", "ek", "encryption_key", "prev_key", "prev_ek", "prev_encryption_key", "cipher",
-			"extension_hint", "limits", "tpm", "unique_tag", "max_outstanding_catchup", "max_buffered_size",
-			"max_buffered_msgs", "request_queue_limit", "info_queue_limit", "meta_compact", "meta_compact_size",
-			"meta_compact_sync", "max_concurrent_io", "strict":
-			c.warn(v, "field %q is not supported by jetwal; ignored", n)
-		default:
-			c.warn(v, "unknown field %q; ignored", n)
+		default: // encryption (encryption.go) and the rest
+			var known bool
+			if known, err = c.unsupported(secJetStream, k, n, v); !known {
+				c.warnUnknown(n, v)
+			}
 		}
 		return err
 	})
@@ -126,12 +124,11 @@ func (c *Config) applyAuthorization(name string, v value) error {
 			err = c.applyUsers(n, v)
 		case "default_permission", "default_permissions", "permissions":
 			a.Permissions, err = permissions(n, v)
-		case "auth_callout", "auth_hook":
-			err = v.errorf("%s: not supported by jetwal; refusing to start without the authentication it configures", n)
-		case "proxy_required":
-			c.warn(v, "field %q is not supported by jetwal; ignored", n)
 		default:
-			err = v.errorf("%s: unknown authorization field", n)
+			var known bool
+			if known, err = c.unsupported(secAuth, k, n, v); !known {
+				err = v.errorf("%s: unknown authorization field", n)
+			}
 		}
 		return err
 	})
@@ -162,10 +159,11 @@ func (c *Config) applyUsers(name string, v value) error {
 				nkey, err = v.str(n)
 			case "permission", "permissions", "authorization":
 				u.Permissions, err = permissions(n, v)
-			case "allowed_connection_types", "connection_types", "clients", "proxy_required", "account":
-				c.warn(v, "field %q is not supported by jetwal; ignored", n)
 			default:
-				err = v.errorf("%s: unknown user field", n)
+				var known bool
+				if known, err = c.unsupported(secUser, k, n, v); !known {
+					err = v.errorf("%s: unknown user field", n)
+				}
 			}
 			return err
 		})

@@ -3,19 +3,23 @@ package config
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
 )
 
-// TLS is the tls { } block (and the --tls* flags).
+// TLS is a tls { } block: the client listener's (Config.TLS, and the
+// --tls* flags) or the routes' (Cluster.TLS).
 type TLS struct {
 	CertFile, KeyFile, CAFile string
-	Verify                    bool // require and verify client certificates
+	Verify                    bool // require and verify the peer's certificate
 	VerifyAndMap              bool // Verify, and log the client in as the user its certificate names
 	HandshakeFirst            bool
 	Timeout                   time.Duration // 0 = the server's default (2s)
+	MinVersion                uint16        // min_version; 0 = TLS 1.2
 }
 
 // Config loads the certificate files into a server TLS configuration.
@@ -27,7 +31,7 @@ func (t *TLS) Config() (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tls: loading certificate %s and key %s: %w", t.CertFile, t.KeyFile, err)
 	}
-	c := &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	c := &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: max(t.MinVersion, tls.VersionTLS12)}
 	if t.CAFile != "" {
 		pem, err := os.ReadFile(t.CAFile)
 		if err != nil {
@@ -48,36 +52,64 @@ func (t *TLS) Config() (*tls.Config, error) {
 	return c, nil
 }
 
-// tlsIgnored are tls { } fields of nats-server jetwal does not implement.
-var tlsIgnored = map[string]bool{
-	"insecure": true, "verify_cert_and_check_known_urls": true, "allow_insecure_cipher_suites": true,
-	"cipher_suites": true, "curve_preferences": true, "connection_rate_limit": true, "pinned_certs": true,
-	"cert_store": true, "cert_match_by": true, "cert_match": true, "ca_certs_match": true,
-	"cert_match_skip_invalid": true, "ocsp_peer": true, "certs": true, "certificates": true, "min_version": true,
+// RouteConfig is Config for routes, where both sides present the
+// certificate: the accepting side verifies the remote's as Verify says,
+// the connecting side verifies the remote's against ca_file (RootCAs), or
+// the system's roots without one.
+func (t *TLS) RouteConfig() (*tls.Config, error) {
+	c, err := t.Config()
+	if err != nil {
+		return nil, err
+	}
+	c.RootCAs = c.ClientCAs
+	return c, nil
 }
 
 func (c *Config) applyTLS(name string, v value) error {
-	m, err := v.block(name)
+	t, err := c.parseTLS(secTLS, name, v)
 	if err != nil {
 		return err
 	}
+	c.TLS = t
+	c.Auth.MapCerts = t.VerifyAndMap
+	return nil
+}
+
+// parseTLS reads a tls { } block of section (secTLS or secClusterTLS) and
+// checks that its files load. Fields jetwal does not implement are refused
+// or ignored as the tables of unsupported.go say; unknown ones are errors,
+// as in nats-server.
+func (c *Config) parseTLS(section, name string, v value) (*TLS, error) {
+	m, err := v.block(name)
+	if err != nil {
+		return nil, err
+	}
 	t := &TLS{}
+	files := map[string]value{} // where each file was named
 	err = eachKey(m, v.pos, func(k string, v value) error {
 		n := name + "." + k
+		if known, err := c.unsupported(section, k, n, v); known {
+			return err
+		}
 		var err error
 		switch lower(k) {
 		case "cert_file":
 			t.CertFile, err = c.path(n, v)
+			files["cert_file"] = v
 		case "key_file":
 			t.KeyFile, err = c.path(n, v)
+			files["key_file"] = v
 		case "ca_file":
 			t.CAFile, err = c.path(n, v)
+			files["ca_file"] = v
 		case "verify":
 			t.Verify, err = v.boolean(n)
 		case "verify_and_map":
 			t.VerifyAndMap, err = v.boolean(n)
 		case "timeout":
 			t.Timeout, err = v.duration(n)
+		case "min_version":
+			t.MinVersion, err = minVersion(n, v)
 		case "handshake_first", "first", "immediate":
 			if s, ok := v.v.(string); ok {
 				switch strings.ToLower(s) {
@@ -93,29 +125,65 @@ func (c *Config) applyTLS(name string, v value) error {
 			}
 			t.HandshakeFirst, err = v.boolean(n)
 		default:
-			if tlsIgnored[lower(k)] {
-				c.warn(v, "field %q is not supported by jetwal; ignored", n)
-			} else {
-				err = v.errorf("%s: unknown tls field", n)
-			}
+			err = v.errorf("%s: unknown tls field", n)
 		}
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if t.CertFile == "" || t.KeyFile == "" {
-		return v.errorf("%s: cert_file and key_file are both required", name)
+		return nil, v.errorf("%s: cert_file and key_file are both required", name)
 	}
 	if (t.Verify || t.VerifyAndMap) && t.CAFile == "" {
-		return v.errorf("%s: verify needs ca_file", name)
+		return nil, v.errorf("%s: verify needs ca_file", name)
+	}
+	for _, f := range []struct{ field, what, path string }{
+		{"cert_file", "certificate", t.CertFile}, {"key_file", "key", t.KeyFile}, {"ca_file", "CA certificates", t.CAFile},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if err := readable(f.path); err != nil {
+			return nil, files[f.field].errorf("%s.%s: loading %s %s: %v", name, f.field, f.what, f.path, err)
+		}
 	}
 	if _, err := t.Config(); err != nil {
-		return v.errorf("%s: %v", name, err)
+		return nil, v.errorf("%s: %v", name, err)
 	}
-	c.TLS = t
-	c.Auth.MapCerts = t.VerifyAndMap
-	return nil
+	return t, nil
+}
+
+// readable checks that a file can be opened for reading; the error leaves
+// out the path, which the caller names with the setting.
+func readable(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	return f.Close()
+}
+
+// minVersion reads min_version: "1.2" or "1.3" (nats-server refuses older
+// versions too).
+func minVersion(name string, v value) (uint16, error) {
+	s, err := v.str(name)
+	if err != nil {
+		return 0, err
+	}
+	switch strings.TrimSpace(s) {
+	case "1.2":
+		return tls.VersionTLS12, nil
+	case "1.3":
+		return tls.VersionTLS13, nil
+	case "1.0", "1.1":
+		return 0, v.errorf("%s: TLS %s is not supported; the lowest is 1.2", name, s)
+	}
+	return 0, v.errorf("%s: %q is not a TLS version (\"1.2\" or \"1.3\")", name, s)
 }
 
 // path reads a file name; a relative one is taken from the directory of

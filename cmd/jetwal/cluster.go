@@ -25,7 +25,9 @@ func (f *clusterFlags) register(strVar func(p *string, def, usage string, names 
 
 // clusterOptions builds the route settings from the file's cluster block
 // (file, nil without one) overridden by the flags given. nil means no
-// clustering.
+// clustering. The block's authorization and tls have no flags: routes
+// present its user and password, and with tls every route is TLS both
+// ways (see config.TLS.RouteConfig).
 func clusterOptions(f clusterFlags, given func(names ...string) bool, file *config.Cluster) (*server.ClusterOptions, error) {
 	var co server.ClusterOptions
 	routes := ""
@@ -34,6 +36,14 @@ func clusterOptions(f clusterFlags, given func(names ...string) bool, file *conf
 		on = true
 		co.Name, co.Host, co.Port = file.Name, file.Host, file.Port
 		co.Username, co.Password, co.NoAdvertise = file.Username, file.Password, file.NoAdvertise
+		co.AuthTimeout = file.AuthTimeout
+		if file.TLS != nil {
+			tc, err := file.TLS.RouteConfig()
+			if err != nil {
+				return nil, fmt.Errorf("cluster: %w", err)
+			}
+			co.TLSConfig, co.TLSTimeout = tc, file.TLS.Timeout
+		}
 		routes = strings.Join(file.Routes, ",")
 	}
 	if given("cluster", "cluster_listen") {
