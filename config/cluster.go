@@ -56,7 +56,7 @@ func (c *Config) applyCluster(name string, v value) error {
 		default:
 			var known bool
 			if known, err = c.unsupported(secCluster, k, n, v); !known {
-				c.warnUnknown(n, v)
+				err = unknownField(n, v)
 			}
 		}
 		return err

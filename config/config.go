@@ -104,7 +104,7 @@ func (c *Config) apply(m map[string]any, at pos) error {
 		if !ok {
 			known, err := c.unsupported(secTop, k, k, v)
 			if !known {
-				c.warnUnknown(k, v)
+				return unknownField(k, v)
 			}
 			return err
 		}
@@ -120,10 +120,11 @@ func (c *Config) warn(v value, format string, args ...any) {
 	c.Warnings = append(c.Warnings, Warning{File: v.pos.file, Line: v.pos.line, Col: v.pos.col, Message: fmt.Sprintf(format, args...)})
 }
 
-// warnUnknown records a field name nats-server v2.15 does not have either
-// (in the sections that do not refuse unknown names; see doc.go).
-func (c *Config) warnUnknown(n string, v value) {
-	c.warn(v, "unknown field %q; ignored", n)
+// unknownField refuses a name nats-server v2.15 does not have either, as
+// nats-server does: a misspelled block (autorization { }) must not leave
+// the server running without what it meant to configure.
+func unknownField(n string, v value) error {
+	return v.errorf("%s: unknown field", n)
 }
 
 func (c *Config) validate() error {

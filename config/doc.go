@@ -16,9 +16,9 @@
 //     naming the field and what jetwal does not do, rather than run
 //     without it. The others produce a Warning naming the field and why
 //     ignoring it is safe (below), so an existing file still loads;
-//   - unknown names are a Warning at the top level and in the jetstream
-//     and cluster blocks, and an error inside authorization, users,
-//     accounts, tls and cluster authorization blocks.
+//   - unknown names are an error everywhere, as in nats-server v2.15:
+//     a misspelled block name (autorization { }) stops the start instead
+//     of leaving the server open.
 //
 // Every error and warning is "file:line:column: reason".
 //
@@ -78,12 +78,7 @@
 //     above); handshake_first, first, immediate (routes always start with
 //     the TLS handshake).
 //
-// Two more warnings exist outside the tables: tls { handshake_first:
+// One more warning exists outside the tables: tls { handshake_first:
 // auto } or a fallback delay, where jetwal keeps the handshake first
-// without the fallback to plain INFO, which is stricter; and an unknown
-// name at the top level or in jetstream { } or cluster { }. nats-server
-// v2.15 has no such field and refuses it; jetwal loads the file so that
-// files written for newer versions still start. The cost: a misspelled
-// block name (autorization { }) is only a warning, so read the warnings
-// of `jetwal serve -t`.
+// without the fallback to plain INFO, which is stricter.
 package config

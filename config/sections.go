@@ -95,7 +95,7 @@ func (c *Config) applyJetStream(name string, v value) error {
 		default: // encryption (encryption.go) and the rest
 			var known bool
 			if known, err = c.unsupported(secJetStream, k, n, v); !known {
-				c.warnUnknown(n, v)
+				err = unknownField(n, v)
 			}
 		}
 		return err
