@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetwal/jetwal/internal/testcert"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/wal"
 )
@@ -72,16 +73,48 @@ func (n *clusterNode) waitReady(t *testing.T) {
 // with a fresh 5 s context for up to a minute.
 func startProcCluster(t *testing.T) (nodes []*clusterNode, nc *nats.Conn, js jetstream.JetStream, try func(string, func(context.Context) error)) {
 	t.Helper()
+	return startProcClusterWith(t, false)
+}
+
+// startProcClusterWith is startProcCluster; secured routes need
+// credentials and mutual TLS (certificates made for the test), configured
+// in a file as an operator would, so raft runs inside the routes' TLS.
+func startProcClusterWith(t *testing.T, secured bool) (nodes []*clusterNode, nc *nats.Conn, js jetstream.JetStream, try func(string, func(context.Context) error)) {
+	t.Helper()
 	var routes []string
 	ports := freePorts(t, 6)
 	for i := range 3 {
 		n := &clusterNode{name: fmt.Sprintf("n%d", i+1), store: t.TempDir(), port: ports[2*i], route: ports[2*i+1]}
 		nodes = append(nodes, n)
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", n.route))
+		if secured {
+			routes = append(routes, fmt.Sprintf("nats://route:chaos-route-pass@127.0.0.1:%d", n.route))
+		} else {
+			routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", n.route))
+		}
+	}
+	var certs *testcert.Set
+	if secured {
+		certs = testcert.New(t)
 	}
 	for i, n := range nodes {
-		n.args = []string{"serve", "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(n.port), "-sd", n.store, "-n", n.name,
-			"--cluster_name", "C", "--cluster", routes[i], "--routes", strings.Join(routes, ",")}
+		n.args = []string{"serve", "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(n.port), "-sd", n.store, "-n", n.name}
+		if secured {
+			conf := filepath.Join(t.TempDir(), "cluster.conf")
+			text := fmt.Sprintf(`cluster {
+  name: C
+  listen: 127.0.0.1:%d
+  authorization { user: route, password: chaos-route-pass }
+  tls { cert_file: %q, key_file: %q, ca_file: %q, verify: true }
+  routes: [ %s ]
+}
+`, n.route, certs.ServerCert, certs.ServerKey, certs.CAFile, strings.Join(routes, ", "))
+			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			n.args = append(n.args, "-c", conf)
+		} else {
+			n.args = append(n.args, "--cluster_name", "C", "--cluster", routes[i], "--routes", strings.Join(routes, ","))
+		}
 		n.start(t)
 	}
 	var urls []string

@@ -68,10 +68,12 @@ var kvModel = porcupine.Model{
 // read sees the latest acknowledged write, across the leader change. A put
 // that failed or timed out may or may not have happened; it is recorded as
 // still in flight at the end. JETWAL_LIN_SECONDS sets the workload's
-// length (make cluster-chaos runs 30 s, make test 6 s).
+// length (make cluster-chaos runs 30 s, make test 6 s). The servers'
+// routes need credentials and mutual TLS, so the raft groups run over
+// authenticated, encrypted connections through the leader kills.
 func TestClusterLinearizableKV(t *testing.T) {
 	seconds := envInt("JETWAL_LIN_SECONDS", 6)
-	nodes, nc, js, try := startProcCluster(t)
+	nodes, nc, js, try := startProcClusterWith(t, true)
 	defer nc.Close()
 	try("create bucket", func(ctx context.Context) error {
 		_, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "LIN", Replicas: 3})
