@@ -18,7 +18,9 @@ import (
 //
 // and $SYS.REQ.ACCOUNT.PING.STATZ (every account with connections) and
 // $SYS.REQ.ACCOUNT.PING.CONNZ (the connections of the asker's account),
-// which `nats account report statistics` and `nats server report` use.
+// which `nats account report statistics` and `nats server report` use,
+// all in the system account. Other accounts ask about themselves only
+// (imports.go).
 
 // AccountKinds are the account request kinds answered.
 var AccountKinds = []string{"SUBSZ", "CONNZ", "JSZ", "INFO", "STATZ"}

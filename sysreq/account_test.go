@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,11 +17,13 @@ import (
 	"github.com/jetwal/jetwal/wal"
 )
 
-// startJSNode starts a server named name with JetStream, a stream ORD of
-// two messages with the durable consumer C1, and its request service.
+// startJSNode starts a server named name with JetStream in $G, a stream
+// ORD of two messages with the durable consumer C1, and its request
+// service; the connection returned is the $G client "probe" that made
+// them.
 func startJSNode(t *testing.T, name string) (*server.Server, *nats.Conn) {
 	t.Helper()
-	s, err := server.New(server.Options{ServerName: name, Host: "127.0.0.1", JetStream: true, APILevel: 1})
+	s, err := server.New(withSystemAccount(t, server.Options{ServerName: name, Host: "127.0.0.1", JetStream: true, APILevel: 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,15 +41,7 @@ func startJSNode(t *testing.T, name string) (*server.Server, *nats.Conn) {
 			t.Errorf("shutdown %s: %v", name, err)
 		}
 	})
-	mon, err := monitor.New(monitor.Options{Server: s, JetStream: js})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := Start(Options{Server: s, Monitor: mon, JetStream: true, StatszInterval: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Stop)
+	startService(t, s, js, Options{JetStream: true, StatszInterval: time.Second})
 	nc := connect(t, s, nats.Name("probe"))
 	jsc, err := njs.New(nc)
 	if err != nil {
@@ -72,7 +67,8 @@ func startJSNode(t *testing.T, name string) (*server.Server, *nats.Conn) {
 // TestJszRequestOptions: the options of a JSZ request body are applied as
 // /jsz's query parameters are.
 func TestJszRequestOptions(t *testing.T) {
-	s, nc := startJSNode(t, "js1")
+	s, _ := startJSNode(t, "js1")
+	nc := connectSys(t, s)
 	jsz := func(subj, body string) envelope[monitor.JSInfo] {
 		var j envelope[monitor.JSInfo] // fresh: decoding merges into pointers
 		request(t, nc, subj, body, &j)
@@ -125,16 +121,18 @@ func TestJszRequestOptions(t *testing.T) {
 // leader and stays silent.
 func TestJszLeaderOnlyWithoutJetStream(t *testing.T) {
 	s := startNode(t, "nojs", nil)
-	nc := connect(t, s)
+	nc := connectSys(t, s)
 	if m, err := nc.Request("$SYS.REQ.SERVER.PING.JSZ", []byte(`{"leader_only":true}`), 500*time.Millisecond); err == nil {
 		t.Errorf("answered leader_only without JetStream: %s", m.Data)
 	}
 }
 
 // TestAccountRequests: $SYS.REQ.ACCOUNT.<account>.<kind> and the account
-// pings, and ACCOUNTZ.
+// pings, and ACCOUNTZ, asked in the system account, and the account pings
+// imported into $G.
 func TestAccountRequests(t *testing.T) {
-	s, nc := startJSNode(t, "acc1")
+	s, probe := startJSNode(t, "acc1")
+	nc := connectSys(t, s)
 	var j envelope[monitor.AccountDetail]
 	request(t, nc, "$SYS.REQ.ACCOUNT.$G.JSZ", `{"streams":true}`, &j)
 	if j.Error != nil || j.Data == nil || j.Data.Name != "$G" || len(j.Data.Streams) != 1 || j.Data.Streams[0].Name != "ORD" {
@@ -155,10 +153,17 @@ func TestAccountRequests(t *testing.T) {
 	if c.Data == nil || c.Data.NumConns != 1 || c.Data.Conns[0].Name != "probe" {
 		t.Errorf("account CONNZ %+v", c.Data)
 	}
-	c = envelope[monitor.Connz]{}
-	request(t, nc, "$SYS.REQ.ACCOUNT.PING.CONNZ", "", &c)
-	if c.Data == nil || c.Data.NumConns != 1 || c.Data.Conns[0].Account != "$G" {
-		t.Errorf("account ping CONNZ %+v", c.Data)
+	// The account ping is about the asker's own account: SYS for the
+	// system user, $G (imported) for the probe.
+	for _, tc := range []struct {
+		nc   *nats.Conn
+		acct string
+	}{{nc, "SYS"}, {probe, "$G"}} {
+		c = envelope[monitor.Connz]{}
+		request(t, tc.nc, "$SYS.REQ.ACCOUNT.PING.CONNZ", "", &c)
+		if c.Data == nil || c.Data.NumConns != 1 || c.Data.Conns[0].Account != tc.acct {
+			t.Errorf("account ping CONNZ from %s %+v", tc.acct, c.Data)
+		}
 	}
 	c = envelope[monitor.Connz]{}
 	request(t, nc, "$SYS.REQ.ACCOUNT.NOPE.CONNZ", "", &c)
@@ -166,12 +171,23 @@ func TestAccountRequests(t *testing.T) {
 		t.Errorf("CONNZ of an unknown account %+v", c.Data)
 	}
 	var st envelope[monitor.AccountStatz]
-	for _, subj := range []string{"$SYS.REQ.ACCOUNT.PING.STATZ", "$SYS.REQ.ACCOUNT.$G.STATZ"} {
+	for _, tc := range []struct {
+		nc    *nats.Conn
+		subj  string
+		accts int
+	}{
+		{nc, "$SYS.REQ.ACCOUNT.PING.STATZ", 2}, // every account with connections
+		{nc, "$SYS.REQ.ACCOUNT.$G.STATZ", 1},
+		{probe, "$SYS.REQ.ACCOUNT.PING.STATZ", 1}, // imported: $G's own
+	} {
 		st = envelope[monitor.AccountStatz]{}
-		request(t, nc, subj, "", &st)
-		if st.Data == nil || len(st.Data.Accounts) != 1 || st.Data.Accounts[0].Account != "$G" || st.Data.Accounts[0].Conns != 1 ||
-			st.Data.Accounts[0].Received.Msgs < 2 {
-			t.Errorf("%s %+v", subj, st.Data)
+		request(t, tc.nc, tc.subj, "", &st)
+		if st.Data == nil || len(st.Data.Accounts) != tc.accts {
+			t.Fatalf("%s %+v", tc.subj, st.Data)
+		}
+		g := st.Data.Accounts[0]
+		if g.Account != "$G" || g.Conns != 1 || g.Received.Msgs < 2 {
+			t.Errorf("%s: $G %+v", tc.subj, g)
 		}
 	}
 	// An account without connections is not reported, unless asked for.
@@ -185,7 +201,7 @@ func TestAccountRequests(t *testing.T) {
 	}
 	var az envelope[monitor.Accountz]
 	request(t, nc, "$SYS.REQ.SERVER.PING.ACCOUNTZ", "", &az)
-	if az.Data == nil || len(az.Data.Accounts) != 1 || az.Data.Accounts[0] != "$G" || az.Server.ID != s.ID() {
+	if az.Data == nil || strings.Join(az.Data.Accounts, ",") != "$G,SYS" || az.Data.SystemAccount != "SYS" || az.Server.ID != s.ID() {
 		t.Errorf("ACCOUNTZ %+v", az)
 	}
 	az = envelope[monitor.Accountz]{}
@@ -203,7 +219,8 @@ func TestAccountRequests(t *testing.T) {
 // TestStatszHeartbeat: the statsz is broadcast on $SYS.SERVER.<id>.STATSZ
 // while someone listens, again and again, with a CPU figure.
 func TestStatszHeartbeat(t *testing.T) {
-	s, nc := startJSNode(t, "hb")
+	s, _ := startJSNode(t, "hb")
+	nc := connectSys(t, s)
 	sub, err := nc.SubscribeSync(StatszSubject(s.ID()))
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +242,7 @@ func TestStatszHeartbeat(t *testing.T) {
 		if err := json.Unmarshal(m.Data, &sm); err != nil {
 			t.Fatal(err)
 		}
-		if sm.Server.ID != s.ID() || sm.Server.Seq <= last || sm.Stats.Connections != 1 || sm.Stats.JetStream == nil ||
+		if sm.Server.ID != s.ID() || sm.Server.Seq <= last || sm.Stats.Connections != 2 || sm.Stats.JetStream == nil ||
 			sm.Stats.JetStream.Config.StoreDir != "" {
 			t.Errorf("heartbeat %d: %s", i, m.Data)
 		}

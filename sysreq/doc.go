@@ -30,13 +30,15 @@
 // clients), to subscribers on any server of the cluster, and answers
 // $SYS.REQ.USER.INFO in every account (userinfo.go).
 //
-// Who may ask: with accounts, the requests are served and the events
-// published in the system account (Options.Account), which only its users
-// reach (the accounts the requests report come from
-// monitor.AccountSource). Without accounts, anyone may ask when there is
-// no authentication; with authentication, RestrictAuth denies publishing and
-// subscribing to $SYS.> to every user whose publish permissions do not
-// explicitly allow a subject under $SYS (an allow entry whose first token
-// is "$SYS"); the origin server refuses the request (or the subscription)
-// with the usual permissions violation before it reaches any server.
+// Who may ask: as with nats-server, the server requests, the account
+// requests and the $SYS.SERVER and $SYS.ACCOUNT events live in the system
+// account (Options.Account) alone, so only its users reach them. jetwal
+// serve, like nats-server, always has a system account: "$SYS", with no
+// users, when none is configured, and then nobody reaches them. Every other account gets what
+// nats-server imports into it (imports.go): $SYS.REQ.SERVER.PING.CONNZ and
+// $SYS.REQ.ACCOUNT.PING.CONNZ answer with the asker's own account's
+// connections, $SYS.REQ.ACCOUNT.PING.STATZ with its statistics, and
+// $SYS.REQ.USER.INFO with the asker's identity; any other $SYS.REQ
+// subject has no responders there. The accounts the requests report come
+// from monitor.AccountSource.
 package sysreq

@@ -11,7 +11,8 @@ import (
 )
 
 // Connection events: $SYS.ACCOUNT.<account>.CONNECT and .DISCONNECT for
-// every client of jetwal's one account ($G), in nats-server's schema.
+// every client, whatever its account, in nats-server's schema, published
+// in the system account.
 
 // Event types, nats-server's schema names.
 const (

@@ -24,7 +24,7 @@ func nextEvent(t *testing.T, sub *nats.Subscription, v any) {
 // nats-server's events with its name, its counts and the reason.
 func TestConnectionEvents(t *testing.T) {
 	s := startNode(t, "ev", nil)
-	watcher := connect(t, s)
+	watcher := connectSys(t, s)
 	conns, err := watcher.SubscribeSync("$SYS.ACCOUNT.*.CONNECT")
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestConnectionEvents(t *testing.T) {
 // events of clients of the others.
 func TestConnectionEventsAcrossCluster(t *testing.T) {
 	servers := startCluster(t)
-	watcher := connect(t, servers[0])
+	watcher := connectSys(t, servers[0])
 	conns, err := watcher.SubscribeSync("$SYS.ACCOUNT.$G.CONNECT")
 	if err != nil {
 		t.Fatal(err)

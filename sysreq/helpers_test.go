@@ -9,14 +9,15 @@ import (
 
 	"github.com/jetwal/jetwal/monitor"
 	"github.com/jetwal/jetwal/server"
+	"github.com/jetwal/jetwal/server/auth"
 	"github.com/nats-io/nats.go"
 )
 
 // startNode starts a server named name (with route options co, nil for
-// none) and its request service.
+// none) and its request service (withSystemAccount).
 func startNode(t testing.TB, name string, co *server.ClusterOptions) *server.Server {
 	t.Helper()
-	s, err := server.New(server.Options{ServerName: name, Host: "127.0.0.1", Port: 0, Cluster: co})
+	s, err := server.New(withSystemAccount(t, server.Options{ServerName: name, Host: "127.0.0.1", Port: 0, Cluster: co}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,16 +31,58 @@ func startNode(t testing.TB, name string, co *server.ClusterOptions) *server.Ser
 			t.Errorf("shutdown %s: %v", name, err)
 		}
 	})
-	mon, err := monitor.New(monitor.Options{Server: s})
+	startService(t, s, nil, Options{})
+	return s
+}
+
+// withSystemAccount returns o with the system account SYS and its user
+// sys (connectSys), and the user app of $G, whom a client without
+// credentials logs in as.
+func withSystemAccount(t testing.TB, o server.Options) server.Options {
+	t.Helper()
+	a, err := auth.New(auth.Options{
+		Users:      []auth.User{{Username: "app", Password: "pw"}, {Username: "sys", Password: "pw", Account: "SYS"}},
+		NoAuthUser: "app",
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := Start(Options{Server: s, Monitor: mon})
+	o.Auth, o.Accounts, o.SystemAccount = a, []string{"SYS"}, "SYS"
+	return o
+}
+
+// startService starts the request service of s (with JetStream js, nil
+// for none) in its system account, with the options of o.
+func startService(t testing.TB, s *server.Server, js monitor.JetStream, o Options) {
+	t.Helper()
+	mon, err := monitor.New(monitor.Options{Server: s, JetStream: js, Accounts: serverAccounts{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Server, o.Monitor, o.Account = s, mon, s.Account(s.Options().SystemAccount)
+	svc, err := Start(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(svc.Stop)
-	return s
+}
+
+// serverAccounts is the monitor's view of the accounts of a test server.
+type serverAccounts struct{ s *server.Server }
+
+func (a serverAccounts) Accounts() []string    { return a.s.AccountNames() }
+func (a serverAccounts) SystemAccount() string { return a.s.Options().SystemAccount }
+func (serverAccounts) ConnAccount(ci *server.ConnInfo) string {
+	if ci.Account == "" {
+		return monitor.GlobalAccount
+	}
+	return ci.Account
+}
+
+// connectSys connects to s as the system account's user sys.
+func connectSys(t testing.TB, s *server.Server) *nats.Conn {
+	t.Helper()
+	return connect(t, s, nats.UserInfo("sys", "pw"))
 }
 
 // clusterOpts are route options of cluster "C" on a port from :0, dialing

@@ -21,10 +21,10 @@ var Kinds = []string{"STATSZ", "VARZ", "JSZ", "CONNZ", "HEALTHZ", "SUBSZ", "ROUT
 // Options configure a Service.
 type Options struct {
 	Server *server.Server
-	// Account is the system account: the requests are served, and the
-	// connection events and statsz broadcasts published, in it. nil = $G
-	// (a server without accounts, whose system users are told apart by
-	// permissions; see RestrictAuth).
+	// Account is the system account (required): the server requests are
+	// served, and the connection events and statsz broadcasts published,
+	// in it alone. The other accounts get the answers nats-server imports
+	// into them (imports.go) and $SYS.REQ.USER.INFO.
 	Account   *server.Account
 	Monitor   *monitor.Monitor // builds the documents (monitor.New or Start)
 	JetStream bool             // JetStream is enabled on this server
@@ -39,7 +39,7 @@ type Options struct {
 // its connection events.
 type Service struct {
 	opts Options
-	acc  *server.Account // Options.Account, or $G
+	acc  *server.Account // Options.Account
 	seq  atomic.Uint64
 	reqs chan pending
 	// Connection events from the server's hook (events.go).
@@ -53,7 +53,8 @@ type Service struct {
 type pending struct {
 	kind, reply string
 	// account is the account of a $SYS.REQ.ACCOUNT.<account>.<kind>
-	// request ("PING" for the account ping); "" for server requests.
+	// request ("PING" for the account ping) or of an imported request;
+	// "" for server requests.
 	account string
 	cid     uint64 // the asking client, 0 when unknown
 	body    []byte
@@ -67,17 +68,14 @@ const queueLen = 256
 // Start subscribes to the request subjects and answers them on a goroutine
 // of its own (handlers must not block the publisher).
 func Start(o Options) (*Service, error) {
-	if o.Server == nil || o.Monitor == nil {
-		return nil, errors.New("sysreq: a server and a monitor are required")
+	if o.Server == nil || o.Monitor == nil || o.Account == nil {
+		return nil, errors.New("sysreq: a server, a monitor and the system account are required")
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{opts: o, reqs: make(chan pending, queueLen), events: make(chan server.ConnEvent, queueLen), done: make(chan struct{})}
 	s.acc = o.Account
-	if s.acc == nil {
-		s.acc = o.Server.GlobalAccount()
-	}
 	id := o.Server.ID()
 	subscribe := func(subj, kind string) error {
 		sub, err := s.acc.Subscribe(subj, "", func(m *server.Msg) { s.enqueue(kind, m) })
@@ -100,6 +98,10 @@ func Start(o Options) (*Service, error) {
 		}
 	}
 	if err := s.subscribeAccounts(); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	if err := s.subscribeImports(); err != nil {
 		s.Stop()
 		return nil, err
 	}
@@ -148,7 +150,11 @@ func (s *Service) loop() {
 			if r.kind == kindUserInfo {
 				s.answerUserInfo(r)
 			} else if b := s.answer(r); b != nil {
-				s.acc.Publish(r.reply, "", nil, b)
+				acc := r.acc
+				if acc == nil {
+					acc = s.acc
+				}
+				acc.Publish(r.reply, "", nil, b)
 			}
 		case ev := <-s.events:
 			s.publishEvent(ev)

@@ -21,7 +21,7 @@ type envelope[T any] struct {
 
 func TestPingStatsz(t *testing.T) {
 	s := startNode(t, "solo", nil)
-	nc := connect(t, s)
+	nc := connectSys(t, s)
 	var sm StatsMsg
 	request(t, nc, "$SYS.REQ.SERVER.PING", "", &sm)
 	if sm.Server.Name != "solo" || sm.Server.ID != s.ID() || sm.Server.Version == "" || sm.Server.Time.IsZero() || sm.Server.Seq == 0 {
@@ -39,7 +39,7 @@ func TestPingStatsz(t *testing.T) {
 
 func TestEveryKindByID(t *testing.T) {
 	s := startNode(t, "solo", nil)
-	nc := connect(t, s, nats.Name("probe"))
+	nc := connect(t, s, nats.UserInfo("sys", "pw"), nats.Name("probe"))
 	prefix := "$SYS.REQ.SERVER." + s.ID() + "."
 
 	var v envelope[monitor.Varz]
@@ -54,7 +54,7 @@ func TestEveryKindByID(t *testing.T) {
 	}
 	var c envelope[monitor.Connz]
 	request(t, nc, prefix+"CONNZ", `{"sort":"cid","limit":10}`, &c)
-	if c.Error != nil || c.Data == nil || c.Data.NumConns != 1 || c.Data.Conns[0].Name != "probe" || c.Data.Conns[0].Account != "$G" || c.Data.Limit != 10 {
+	if c.Error != nil || c.Data == nil || c.Data.NumConns != 1 || c.Data.Conns[0].Name != "probe" || c.Data.Conns[0].Account != "SYS" || c.Data.Limit != 10 {
 		t.Errorf("CONNZ %+v", c.Data)
 	}
 	var h envelope[monitor.HealthStatus]
@@ -88,7 +88,7 @@ func TestEveryKindByID(t *testing.T) {
 // answering.
 func TestBadOptions(t *testing.T) {
 	s := startNode(t, "solo", nil)
-	nc := connect(t, s)
+	nc := connectSys(t, s)
 	for _, tc := range []struct{ subj, body string }{
 		{"$SYS.REQ.SERVER.PING", "{"},
 		{"$SYS.REQ.SERVER.PING.STATSZ", "not json"},
@@ -123,7 +123,7 @@ func TestBadOptions(t *testing.T) {
 // first answer seen must be the second request's.
 func TestFilter(t *testing.T) {
 	s := startNode(t, "alpha", nil)
-	nc := connect(t, s)
+	nc := connectSys(t, s)
 	inbox := nats.NewInbox()
 	sub, err := nc.SubscribeSync(inbox)
 	if err != nil {
@@ -170,7 +170,7 @@ func TestFilter(t *testing.T) {
 func TestClusterPing(t *testing.T) {
 	servers := startCluster(t)
 	for _, entry := range servers {
-		nc := connect(t, entry)
+		nc := connectSys(t, entry)
 		names := pingNames(t, nc, "$SYS.REQ.SERVER.PING", 3)
 		if strings.Join(names, ",") != "s0,s1,s2" {
 			t.Errorf("PING from %s answered by %v", entry.Name(), names)
@@ -184,7 +184,7 @@ func TestClusterPing(t *testing.T) {
 		}
 	}
 	var sm StatsMsg
-	request(t, connect(t, servers[1]), "$SYS.REQ.SERVER."+servers[2].ID()+".STATSZ", "", &sm)
+	request(t, connectSys(t, servers[1]), "$SYS.REQ.SERVER."+servers[2].ID()+".STATSZ", "", &sm)
 	if len(sm.Stats.Routes) != 2 || sm.Stats.ActiveServers != 3 {
 		t.Errorf("statsz of s2: %d routes, %d active servers", len(sm.Stats.Routes), sm.Stats.ActiveServers)
 	}

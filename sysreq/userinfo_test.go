@@ -9,12 +9,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/jetwal/jetwal/monitor"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/server/auth"
 )
 
-// TestUserInfoGlobal: without accounts the answer names $G, in the data
+// TestUserInfoGlobal: a client of $G gets its user and $G, in the data
 // shape of nats-server's capture (01-account-info).
 func TestUserInfoGlobal(t *testing.T) {
 	s := startNode(t, "solo", nil)
@@ -30,13 +29,14 @@ func TestUserInfoGlobal(t *testing.T) {
 	if err := json.Unmarshal(m.Data, &resp); err != nil {
 		t.Fatal(err)
 	}
-	if string(resp.Data) != `{"user":"","account":"$G","account_name":"$G"}` || resp.Server.Name != "solo" {
+	if string(resp.Data) != `{"user":"app","account":"$G","account_name":"$G"}` || resp.Server.Name != "solo" {
 		t.Fatalf("user info %s", m.Data)
 	}
 }
 
-// startAccountsNode is startNode with users a (account A), g ($G) and
-// admin (system account SYS), serving the requests in SYS.
+// startAccountsNode is startNode with users a (account A, with
+// permissions), b (account A), g ($G) and admin (system account SYS), and
+// no user for clients without credentials.
 func startAccountsNode(t *testing.T, name string, co *server.ClusterOptions) *server.Server {
 	t.Helper()
 	a, err := auth.New(auth.Options{Users: []auth.User{
@@ -44,6 +44,7 @@ func startAccountsNode(t *testing.T, name string, co *server.ClusterOptions) *se
 			Publish:  &auth.SubjectPermission{Allow: []string{"a.>", "$SYS.REQ.USER.INFO", "_INBOX.>", "$SYS.REQ.SERVER.PING"}},
 			Response: &auth.ResponsePermission{MaxMsgs: 1, Expires: time.Minute},
 		}},
+		{Username: "b", Password: "pw", Account: "A"},
 		{Username: "g", Password: "pw"},
 		{Username: "admin", Password: "pw", Account: "SYS"},
 	}})
@@ -62,15 +63,7 @@ func startAccountsNode(t *testing.T, name string, co *server.ClusterOptions) *se
 		defer cancel()
 		_ = s.Shutdown(ctx)
 	})
-	mon, err := monitor.New(monitor.Options{Server: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := Start(Options{Server: s, Account: s.Account("SYS"), Monitor: mon})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Stop)
+	startService(t, s, nil, Options{})
 	return s
 }
 
@@ -85,7 +78,7 @@ func TestSystemAccountRequests(t *testing.T) {
 	na := connect(t, s1, nats.UserInfo("a", "pw"))
 	ng := connect(t, s1, nats.UserInfo("g", "pw"))
 
-	waitFor(t, "both servers answer PING in SYS", func() bool { return pings(t, admin) == 2 })
+	waitFor(t, "both servers answer PING in SYS", func() bool { return answers(t, admin, "$SYS.REQ.SERVER.PING") == 2 })
 	for _, nc := range []*nats.Conn{na, ng} {
 		if _, err := nc.Request("$SYS.REQ.SERVER.PING", nil, 2*time.Second); err != nats.ErrNoResponders {
 			t.Fatalf("PING from %s: %v, want no responders", nc.Opts.User, err)
@@ -131,8 +124,8 @@ func TestSystemAccountRequests(t *testing.T) {
 	}
 }
 
-// pings counts the PING answers arriving within a second.
-func pings(t *testing.T, nc *nats.Conn) int {
+// answers counts the answers to subj arriving within a second.
+func answers(t *testing.T, nc *nats.Conn, subj string) int {
 	t.Helper()
 	inbox := nats.NewInbox()
 	sub, err := nc.SubscribeSync(inbox)
@@ -140,7 +133,7 @@ func pings(t *testing.T, nc *nats.Conn) int {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	if err := nc.PublishRequest("$SYS.REQ.SERVER.PING", inbox, nil); err != nil {
+	if err := nc.PublishRequest(subj, inbox, nil); err != nil {
 		t.Fatal(err)
 	}
 	n := 0

@@ -9,36 +9,34 @@ import (
 
 // serverAccounts is the one place the monitor and the system requests
 // learn the server's accounts from (monitor.AccountSource). Without an
-// accounts block jetwal has the global account, plus the system account
-// when system_account names one: its users log in to the global account
-// (config/system.go), so every client connection is in $G. With accounts
-// (accounts_serve.go), the server's accounts and each client's own.
+// accounts block jetwal has the global account and the system account
+// (system_account, else nats-server's "$SYS"), whose users, if any, log in
+// to it (accounts_serve.go). With accounts (accounts_serve.go), the
+// server's accounts and each client's own.
 type serverAccounts struct {
-	system string         // system_account, "" when not configured
+	system string         // the system account
 	srv    *server.Server // with accounts; nil without
 }
 
 // accountSource is the monitor's view of the accounts.
 func (o *serveOptions) accountSource(srv *server.Server) serverAccounts {
-	if o.accounts == nil {
-		return serverAccounts{system: o.sysAccount}
+	a := serverAccounts{system: cmp.Or(o.sysAccount, defaultSystemAccount)}
+	if o.accounts != nil {
+		a.srv = srv
 	}
-	return serverAccounts{system: cmp.Or(o.sysAccount, defaultSystemAccount), srv: srv}
+	return a
 }
 
 // Accounts returns every account: with accounts the server's, else the
-// system account (if any) and the global account.
+// system account and the global account.
 func (a serverAccounts) Accounts() []string {
 	if a.srv != nil {
 		return a.srv.AccountNames()
 	}
-	if a.system == "" || a.system == monitor.GlobalAccount {
-		return []string{monitor.GlobalAccount}
-	}
 	return []string{a.system, monitor.GlobalAccount}
 }
 
-// SystemAccount names the system account, "" when none is configured.
+// SystemAccount names the system account.
 func (a serverAccounts) SystemAccount() string { return a.system }
 
 // ConnAccount returns the account of the connection.

@@ -7,23 +7,31 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
+	"slices"
 
+	"github.com/jetwal/jetwal/config"
 	"github.com/jetwal/jetwal/jetstream"
 	"github.com/jetwal/jetwal/server"
+	"github.com/jetwal/jetwal/server/auth"
 )
 
-// defaultSystemAccount is nats-server's system account when accounts are
-// configured and system_account names none.
+// defaultSystemAccount is nats-server's system account when system_account
+// names none.
 const defaultSystemAccount = "$SYS"
 
 // setAccounts passes the accounts to the server options and refuses what
 // jetwal cannot run: an account with JetStream in a cluster (clustered
-// JetStream serves $G only). js is whether JetStream is on.
+// JetStream serves $G only). js is whether JetStream is on. As with
+// nats-server, there is always a system account, where the server
+// requests live (package sysreq): without an accounts block it is
+// system_account, or "$SYS" with no users.
 func (o *serveOptions) setAccounts(js bool) error {
+	sys := cmp.Or(o.sysAccount, defaultSystemAccount)
 	if o.accounts == nil {
+		o.srv.Accounts, o.srv.SystemAccount = []string{sys}, sys
+		o.authOpts = bindSystemUsers(o.authOpts, sys)
 		return nil
 	}
-	sys := cmp.Or(o.sysAccount, defaultSystemAccount)
 	names := make([]string, 0, len(o.accounts)+1)
 	hasSys := false
 	for _, a := range o.accounts {
@@ -40,12 +48,40 @@ func (o *serveOptions) setAccounts(js bool) error {
 	return nil
 }
 
-// sysAccount is the account the $SYS.REQ.SERVER requests and connection
-// events live in: the system account with accounts, else $G (nil).
-func (o *serveOptions) systemAccountOf(srv *server.Server) *server.Account {
-	if o.accounts == nil {
-		return nil
+// bindSystemUsers returns a with the users of the older single-account form
+// (an accounts block declaring only the system account: config/system.go)
+// bound to the system account sys, so they log in to it as nats-server's
+// would, instead of to $G. The config gives them, and only them unless a
+// user of authorization { } is given exactly the same, the fixed
+// permissions config.SystemPublish and config.SystemSubscribe; those stay.
+func bindSystemUsers(a auth.Options, sys string) auth.Options {
+	users := slices.Clone(a.Users)
+	for i, u := range users {
+		if u.Account == "" && hasSystemPermissions(u.Permissions) {
+			users[i].Account = sys
+		}
 	}
+	nkeys := slices.Clone(a.Nkeys)
+	for i, u := range nkeys {
+		if u.Account == "" && hasSystemPermissions(u.Permissions) {
+			nkeys[i].Account = sys
+		}
+	}
+	a.Users, a.Nkeys = users, nkeys
+	return a
+}
+
+// hasSystemPermissions reports whether p are the fixed permissions the
+// config gives the users of the single-account form.
+func hasSystemPermissions(p *auth.Permissions) bool {
+	return p != nil && p.Response == nil && p.Publish != nil && p.Subscribe != nil &&
+		len(p.Publish.Deny) == 0 && len(p.Subscribe.Deny) == 0 &&
+		slices.Equal(p.Publish.Allow, config.SystemPublish) && slices.Equal(p.Subscribe.Allow, config.SystemSubscribe)
+}
+
+// systemAccountOf is the account the server requests and connection
+// events live in: the system account.
+func (o *serveOptions) systemAccountOf(srv *server.Server) *server.Account {
 	return srv.Account(cmp.Or(o.sysAccount, defaultSystemAccount))
 }
 

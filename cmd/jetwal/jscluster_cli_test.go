@@ -17,10 +17,12 @@ var cliLeaderRE = regexp.MustCompile(`Leader: (\S+)`)
 
 // TestClusterCLIWalkthrough: the README's clustering walkthrough with the
 // pinned nats CLI: an R3 stream, publishing and pulling through different
-// servers, stream info with the cluster block, step-down.
+// servers, stream info with the cluster block, step-down. The servers have
+// a system account (sysConf), whose user runs the server report; the
+// other commands run as a client of $G.
 func TestClusterCLIWalkthrough(t *testing.T) {
 	cli := testbin.NatsCLI(t)
-	ms := startJSCluster(t, 3)
+	ms := startSysJSCluster(t, 3)
 	run := func(m *member, args ...string) string {
 		t.Helper()
 		var out []byte
@@ -59,7 +61,7 @@ func TestClusterCLIWalkthrough(t *testing.T) {
 	if out := run(ms[2], "consumer", "next", "ORDERS", "C"); !strings.Contains(out, "hello") {
 		t.Fatalf("consumer next:\n%s", out)
 	}
-	report := run(ms[1], "server", "report", "jetstream")
+	report := run(ms[1], append(append([]string(nil), opsUser...), "server", "report", "jetstream")...)
 	for _, want := range []string{"RAFT Meta Group Information", ms[0].name, ms[1].name, ms[2].name} {
 		if !strings.Contains(report, want) {
 			t.Fatalf("server report jetstream lacks %q:\n%s", want, report)

@@ -318,13 +318,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		return nil, configError{err}
 	}
 	if o.authOpts.Enabled() {
-		// Without accounts, only system users may publish to $SYS (package
-		// sysreq); with accounts, the system account keeps them apart.
-		ao := o.authOpts
-		if o.accounts == nil {
-			ao = sysreq.RestrictAuth(ao)
-		}
-		a, err := auth.New(ao)
+		a, err := auth.New(o.authOpts)
 		if err != nil {
 			return nil, configError{err}
 		}
@@ -564,8 +558,9 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 }
 
 // startSysReq answers $SYS.REQ.SERVER requests with the documents of the
-// HTTP monitor (one without a listener when -m is not given).
-// With accounts, they are served in the system account sys.
+// HTTP monitor (one without a listener when -m is not given), in the
+// system account sys only (package sysreq: other accounts get nats-server's
+// imported requests about themselves).
 func startSysReq(srv *server.Server, sys *server.Account, mon *monitor.Monitor, js monitor.JetStream, jsOn bool, accs monitor.AccountSource, domain string, loaded time.Time, log *slog.Logger) (*sysreq.Service, error) {
 	if mon == nil {
 		var err error

@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,15 +30,49 @@ func runNatsCLI(t *testing.T, addr string, args ...string) (string, error) {
 	return string(out), err
 }
 
+// sysConf configures, as the README's production example, the system
+// account SYS with its user ops (password ops), and the $G user app whom
+// a client without credentials logs in as.
+const sysConf = `
+authorization { users: [ {user: app, password: app} ] }
+no_auth_user: app
+accounts { SYS: { users: [ {user: ops, password: ops} ] } }
+system_account: SYS
+`
+
+// opsUser are the nats CLI's flags to log in as sysConf's system user.
+var opsUser = []string{"--user", "ops", "--password", "ops"}
+
+// startSysJSCluster starts n servers of one clustered JetStream, as
+// startJSCluster, each with sysConf.
+func startSysJSCluster(t *testing.T, n int) []*member {
+	t.Helper()
+	conf := writeConf(t, sysConf)
+	ports := freePorts(t, n)
+	var routes []string
+	for _, p := range ports {
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	ms := make([]*member, n)
+	for i := range ms {
+		ms[i] = &member{name: fmt.Sprintf("n%d", i+1), route: fmt.Sprintf("127.0.0.1:%d", ports[i])}
+		ms[i].args = []string{"-c", conf, "-js", "-a", "127.0.0.1", "-p", "0", "-n", ms[i].name, "-sd", t.TempDir(),
+			"--cluster_name", "C", "--cluster", routes[i], "--routes", strings.Join(routes, ",")}
+		ms[i].start(t)
+	}
+	return ms
+}
+
 // startSysCluster starts three routed jetwal servers n1, n2, n3 of one
-// clustered JetStream and waits until a PING from n1 reaches all three.
+// clustered JetStream with sysConf and waits until a PING from the system
+// user on n1 reaches all three.
 func startSysCluster(t *testing.T) []*serveRun {
 	t.Helper()
 	var out []*serveRun
-	for _, m := range startJSCluster(t, 3) {
+	for _, m := range startSysJSCluster(t, 3) {
 		out = append(out, m.run)
 	}
-	nc, err := nats.Connect("nats://"+out[0].addr, nats.NoReconnect())
+	nc, err := nats.Connect("nats://"+out[0].addr, nats.UserInfo("ops", "ops"), nats.NoReconnect())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,13 +120,19 @@ func row(cells ...string) *regexp.Regexp {
 	return regexp.MustCompile(b.String())
 }
 
-// TestServerCommandsWithNatsCLI runs the CLI's server commands against
-// three routed jetwal servers: each lists or reports all three.
+// TestServerCommandsWithNatsCLI runs the CLI's server commands as the
+// system account's user against three routed jetwal servers: each lists
+// or reports all three. A client of $G gets none of that, but its own
+// account's connections (nats-server's imported CONNZ ping).
 func TestServerCommandsWithNatsCLI(t *testing.T) {
 	nodes := startSysCluster(t)
 	addr := nodes[1].addr // any server answers for the cluster
+	ops := func(args ...string) (string, error) {
+		t.Helper()
+		return runNatsCLI(t, addr, append(append([]string(nil), opsUser...), args...)...)
+	}
 
-	out, err := runNatsCLI(t, addr, "server", "ls", "3")
+	out, err := ops("server", "ls", "3")
 	if err != nil {
 		t.Fatalf("server ls: %v\n%s", err, out)
 	}
@@ -105,12 +145,12 @@ func TestServerCommandsWithNatsCLI(t *testing.T) {
 		t.Errorf("server ls: no cluster C of 3 nodes:\n%s", out)
 	}
 
-	out, err = runNatsCLI(t, addr, "server", "info", "n3")
+	out, err = ops("server", "info", "n3")
 	if err != nil || !strings.Contains(out, "Server information for n3 (") || !strings.Contains(out, "JetStream:") {
 		t.Errorf("server info n3: %v\n%s", err, out)
 	}
 
-	out, err = runNatsCLI(t, addr, "server", "report", "jetstream")
+	out, err = ops("server", "report", "jetstream")
 	if err != nil {
 		t.Fatalf("server report jetstream: %v\n%s", err, out)
 	}
@@ -121,8 +161,9 @@ func TestServerCommandsWithNatsCLI(t *testing.T) {
 		}
 	}
 
-	// The check also asks $JS.API.INFO, which waits for the clustered
-	// JetStream's meta leader.
+	// The check reads the connected account's $JS.API.INFO, which waits
+	// for the clustered JetStream's meta leader: it is for a JetStream
+	// user (app, of $G), not the system account's, as with nats-server.
 	retry(t, "server check jetstream", time.Minute, func() error {
 		out, err := runNatsCLI(t, addr, "server", "check", "jetstream")
 		if err != nil || !strings.HasPrefix(out, "OK JetStream") {
@@ -131,105 +172,149 @@ func TestServerCommandsWithNatsCLI(t *testing.T) {
 		return nil
 	})
 
+	// From $G: its own connections only, and no server list.
 	out, err = runNatsCLI(t, addr, "account", "report", "connections")
-	if err != nil || !strings.Contains(out, "NATS CLI Version") || !strings.Contains(out, "$G") {
-		t.Errorf("account report connections: %v\n%s", err, out)
+	if err != nil || !strings.Contains(out, "NATS CLI Version") || !strings.Contains(out, "$G") || strings.Contains(out, "SYS") {
+		t.Errorf("account report connections from $G: %v\n%s", err, out)
+	}
+	out, err = runNatsCLI(t, addr, "server", "ls", "3")
+	if err == nil || row("n1", "C").MatchString(out) {
+		t.Errorf("server ls from $G: %v\n%s", err, out)
 	}
 }
 
-// TestSysRequestsNeedSystemUser: with authentication, a user whose
-// permissions do not name $SYS may not send server requests (the
-// publish is refused), and one allowed "$SYS.REQ.>" gets the answers, from
-// nats.go and from the CLI.
-func TestSysRequestsNeedSystemUser(t *testing.T) {
+// TestServerRequestsNeedSystemAccount: with authentication and a system
+// account, no user of $G gets the server requests (no responders), not
+// even one whose permissions allow publishing under $SYS, nor sees the
+// $SYS.SERVER and $SYS.ACCOUNT events; the system account's user gets
+// them, from nats.go and from the CLI.
+func TestServerRequestsNeedSystemAccount(t *testing.T) {
 	conf := writeConf(t, `
 listen: 127.0.0.1:0
 server_name: guarded
 authorization {
   users: [
     {user: app, password: app}
-    {user: ops, password: ops, permissions: {publish: {allow: ["$SYS.REQ.>", ">"]}}}
+    {user: wide, password: wide, permissions: {publish: {allow: ["$SYS.>", ">"]}}}
   ]
 }
+accounts { SYS: { users: [ {user: ops, password: ops} ] } }
+system_account: SYS
 `)
 	r := startServe(t, "-c", conf)
 	url := "nats://" + r.addr
-
-	var mu sync.Mutex
-	var asyncErr error
-	app, err := nats.Connect(url, nats.UserInfo("app", "app"), nats.NoReconnect(),
-		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
-			mu.Lock()
-			asyncErr = err
-			mu.Unlock()
-		}))
-	if err != nil {
-		t.Fatal(err)
+	for _, user := range []string{"app", "wide"} {
+		assertNoServerAnswers(t, connectAs(t, url, user))
 	}
-	defer app.Close()
-	if _, err := app.Request("$SYS.REQ.SERVER.PING.VARZ", nil, 2*time.Second); err == nil {
-		t.Fatal("a user without $SYS permission got an answer")
-	}
-	waitFor := time.Now().Add(10 * time.Second)
-	for {
-		mu.Lock()
-		e := asyncErr
-		mu.Unlock()
-		if e != nil {
-			if !strings.Contains(e.Error(), `Permissions Violation for Publish to "$SYS.REQ.SERVER.PING.VARZ"`) {
-				t.Fatalf("error: %v", e)
-			}
-			break
-		}
-		if time.Now().After(waitFor) {
-			t.Fatal("no permissions violation reported")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	// Nor watch the connection events.
-	mu.Lock()
-	asyncErr = nil
-	mu.Unlock()
-	if _, err := app.SubscribeSync("$SYS.ACCOUNT.>"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor = time.Now().Add(10 * time.Second)
-	for {
-		mu.Lock()
-		e := asyncErr
-		mu.Unlock()
-		if e != nil {
-			if !strings.Contains(e.Error(), `Permissions Violation for Subscription to "$SYS.ACCOUNT.>"`) {
-				t.Fatalf("error: %v", e)
-			}
-			break
-		}
-		if time.Now().After(waitFor) {
-			t.Fatal("no permissions violation reported for the subscription")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	// The app user keeps its other rights.
-	if err := app.Publish("orders.1", []byte("x")); err != nil {
-		t.Fatal(err)
-	}
-
-	ops, err := nats.Connect(url, nats.UserInfo("ops", "ops"), nats.NoReconnect())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ops.Close()
+	ops := connectAs(t, url, "ops")
 	m, err := ops.Request("$SYS.REQ.SERVER.PING.VARZ", nil, 10*time.Second)
 	if err != nil || !strings.Contains(string(m.Data), `"server_name":"guarded"`) {
 		t.Fatalf("system user: %v %s", err, msgData(m))
 	}
-	out, err := runNatsCLI(t, r.addr, "--user", "ops", "--password", "ops", "server", "ls", "1")
+	for _, subj := range append(serverSubjects(ops.ConnectedServerId()), "$SYS.REQ.ACCOUNT.PING.STATZ", "$SYS.REQ.ACCOUNT.$G.CONNZ") {
+		if _, err := ops.Request(subj, nil, 10*time.Second); err != nil {
+			t.Errorf("%s from the system user: %v", subj, err)
+		}
+	}
+	out, err := runNatsCLI(t, r.addr, append(append([]string(nil), opsUser...), "server", "ls", "1")...)
 	if err != nil || !row("guarded").MatchString(out) {
 		t.Errorf("server ls as ops: %v\n%s", err, out)
 	}
-	out, err = runNatsCLI(t, r.addr, "--user", "app", "--password", "app", "server", "ls", "1")
-	if err == nil {
-		t.Errorf("server ls as app succeeded:\n%s", out)
+	for _, user := range []string{"app", "wide"} {
+		out, err = runNatsCLI(t, r.addr, "--user", user, "--password", user, "server", "ls", "1")
+		if err == nil || row("guarded").MatchString(out) {
+			t.Errorf("server ls as %s: %v\n%s", user, err, out)
+		}
+	}
+}
+
+// TestServerRequestsWithoutAuth: with no authentication and no system
+// account configured, the anonymous clients of $G get no server answers
+// and no events (the system account is nats-server's "$SYS", with no
+// users), but their own account's connections and user info.
+func TestServerRequestsWithoutAuth(t *testing.T) {
+	r := startServe(t, "-a", "127.0.0.1", "-p", "0", "-n", "open", "-js", "-sd", t.TempDir())
+	nc := connectAs(t, "nats://"+r.addr, "")
+	m, err := nc.Request("$SYS.REQ.SERVER.PING.CONNZ", nil, 10*time.Second)
+	var c struct {
+		Data struct {
+			Conns []struct {
+				Account string `json:"account"`
+			} `json:"connections"`
+		} `json:"data"`
+	}
+	if err != nil || json.Unmarshal(m.Data, &c) != nil || len(c.Data.Conns) != 1 || c.Data.Conns[0].Account != "$G" {
+		t.Errorf("CONNZ ping from $G: %v %s", err, msgData(m))
+	}
+	assertNoServerAnswers(t, nc)
+	m, err = nc.Request("$SYS.REQ.USER.INFO", nil, 10*time.Second)
+	if err != nil || !strings.Contains(string(m.Data), `"account":"$G"`) {
+		t.Errorf("user info from $G: %v %s", err, msgData(m))
+	}
+	out, err := runNatsCLI(t, r.addr, "server", "ls", "1")
+	if err == nil || row("open").MatchString(out) {
+		t.Errorf("anonymous server ls: %v\n%s", err, out)
+	}
+}
+
+// connectAs connects to url as user (password = user; "" = anonymous).
+func connectAs(t *testing.T, url, user string) *nats.Conn {
+	t.Helper()
+	opts := []nats.Option{nats.NoReconnect()}
+	if user != "" {
+		opts = append(opts, nats.UserInfo(user, user))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// serverSubjects are server requests served in the system account only,
+// id that of the server asked.
+func serverSubjects(id string) []string {
+	return []string{"$SYS.REQ.SERVER.PING", "$SYS.REQ.SERVER.PING.STATSZ", "$SYS.REQ.SERVER.PING.VARZ",
+		"$SYS.REQ.SERVER.PING.JSZ", "$SYS.REQ.SERVER.PING.HEALTHZ", "$SYS.REQ.SERVER.PING.ACCOUNTZ",
+		"$SYS.REQ.ACCOUNT.$G.JSZ", "$SYS.REQ.ACCOUNT.$G.INFO",
+		"$SYS.REQ.SERVER." + id + ".VARZ", "$SYS.REQ.SERVER." + id + ".JSZ"}
+}
+
+// assertNoServerAnswers checks that nc, a client of a user account, gets
+// no responders for the server requests (to its server's id too) and no
+// $SYS.SERVER or $SYS.ACCOUNT events while a client connects and
+// disconnects.
+func assertNoServerAnswers(t *testing.T, nc *nats.Conn) {
+	t.Helper()
+	for _, subj := range serverSubjects(nc.ConnectedServerId()) {
+		if m, err := nc.Request(subj, nil, 5*time.Second); err != nats.ErrNoResponders {
+			t.Errorf("%s from %s: %v %s, want no responders", subj, nc.Opts.User, err, msgData(m))
+		}
+	}
+	var subs []*nats.Subscription
+	for _, subj := range []string{"$SYS.SERVER.>", "$SYS.ACCOUNT.>"} {
+		sub, err := nc.SubscribeSync(subj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, sub)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	url := nc.ConnectedUrl()
+	other, err := nats.Connect(url, nats.UserInfo(nc.Opts.User, nc.Opts.Password), nats.NoReconnect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	// Events are published asynchronously: give them time to arrive,
+	// were they sent.
+	for _, sub := range subs {
+		if m, err := sub.NextMsg(time.Second); err == nil {
+			t.Errorf("%s got %s on %s", nc.Opts.User, m.Subject, sub.Subject)
+		}
 	}
 }
 
