@@ -11,12 +11,11 @@ import (
 //	accounts { SYS: { users: [ {user: admin, password: secret} ] } }
 //	system_account: SYS
 //
-// Those users log in to jetwal's one account with fixed permissions:
-// publish to $SYS.> (the server requests of package sysreq), subscribe to
-// _INBOX.> (their answers) and $SYS.> (the connection events), nothing
-// else. They are not isolated from
-// the application's subjects the way nats-server's $SYS account is, which
-// is why they may not be given permissions of their own.
+// Those users log in to the system account (Account set to its name),
+// where the server requests of package sysreq and the connection events
+// live, apart from the application's accounts as nats-server's $SYS is.
+// They keep jetwal's fixed permissions there: publish to $SYS.>,
+// subscribe to _INBOX.> (their answers) and $SYS.>, nothing else.
 
 // SystemPublish and SystemSubscribe are the system account users'
 // permissions.
@@ -35,7 +34,8 @@ func (c *Config) applySystemAccount(name string, v value) error {
 }
 
 // resolveSystemOnly handles an accounts block that declares the system
-// account alone: its users join Auth, in $G, with the system permissions.
+// account alone: its users join Auth, bound to the system account, with
+// the system permissions.
 func (c *Config) resolveSystemOnly() error {
 	if c.SystemAccount == "" {
 		return nil
@@ -55,6 +55,7 @@ func (c *Config) resolveSystemOnly() error {
 			return d.at.errorf("accounts.%s: user %q: system account users have fixed permissions in jetwal (publish $SYS.>, subscribe _INBOX.> and $SYS.>)", c.SystemAccount, u.Username)
 		}
 		u.Permissions = systemPermissions()
+		u.Account = c.SystemAccount
 		c.Auth.Users = append(c.Auth.Users, u)
 	}
 	for _, u := range d.nkeys {
@@ -62,6 +63,7 @@ func (c *Config) resolveSystemOnly() error {
 			return d.at.errorf("accounts.%s: nkey user %q: system account users have fixed permissions in jetwal (publish $SYS.>, subscribe _INBOX.> and $SYS.>)", c.SystemAccount, u.Nkey)
 		}
 		u.Permissions = systemPermissions()
+		u.Account = c.SystemAccount
 		c.Auth.Nkeys = append(c.Auth.Nkeys, u)
 	}
 	return nil

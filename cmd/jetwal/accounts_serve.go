@@ -7,12 +7,9 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
-	"slices"
 
-	"github.com/jetwal/jetwal/config"
 	"github.com/jetwal/jetwal/jetstream"
 	"github.com/jetwal/jetwal/server"
-	"github.com/jetwal/jetwal/server/auth"
 )
 
 // defaultSystemAccount is nats-server's system account when system_account
@@ -29,7 +26,6 @@ func (o *serveOptions) setAccounts(js bool) error {
 	sys := cmp.Or(o.sysAccount, defaultSystemAccount)
 	if o.accounts == nil {
 		o.srv.Accounts, o.srv.SystemAccount = []string{sys}, sys
-		o.authOpts = bindSystemUsers(o.authOpts, sys)
 		return nil
 	}
 	names := make([]string, 0, len(o.accounts)+1)
@@ -46,37 +42,6 @@ func (o *serveOptions) setAccounts(js bool) error {
 	}
 	o.srv.Accounts, o.srv.SystemAccount = names, sys
 	return nil
-}
-
-// bindSystemUsers returns a with the users of the older single-account form
-// (an accounts block declaring only the system account: config/system.go)
-// bound to the system account sys, so they log in to it as nats-server's
-// would, instead of to $G. The config gives them, and only them unless a
-// user of authorization { } is given exactly the same, the fixed
-// permissions config.SystemPublish and config.SystemSubscribe; those stay.
-func bindSystemUsers(a auth.Options, sys string) auth.Options {
-	users := slices.Clone(a.Users)
-	for i, u := range users {
-		if u.Account == "" && hasSystemPermissions(u.Permissions) {
-			users[i].Account = sys
-		}
-	}
-	nkeys := slices.Clone(a.Nkeys)
-	for i, u := range nkeys {
-		if u.Account == "" && hasSystemPermissions(u.Permissions) {
-			nkeys[i].Account = sys
-		}
-	}
-	a.Users, a.Nkeys = users, nkeys
-	return a
-}
-
-// hasSystemPermissions reports whether p are the fixed permissions the
-// config gives the users of the single-account form.
-func hasSystemPermissions(p *auth.Permissions) bool {
-	return p != nil && p.Response == nil && p.Publish != nil && p.Subscribe != nil &&
-		len(p.Publish.Deny) == 0 && len(p.Subscribe.Deny) == 0 &&
-		slices.Equal(p.Publish.Allow, config.SystemPublish) && slices.Equal(p.Subscribe.Allow, config.SystemSubscribe)
 }
 
 // systemAccountOf is the account the server requests and connection
