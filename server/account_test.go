@@ -171,6 +171,74 @@ func TestInternalAccountUnreachable(t *testing.T) {
 	}
 }
 
+// TestInternalAccountAcrossRoutes: the internal account's subscriptions
+// are reached across a route by the other server's internal publishes
+// (the cluster's coordination), and by nothing a client of any account
+// publishes, requests or answers, on either server; a client's wildcard
+// subscription never sees the internal traffic.
+func TestInternalAccountAcrossRoutes(t *testing.T) {
+	s0 := startServer(t, Options{ServerName: "s0", Cluster: clusterOpts(t, "C")})
+	s1 := startServer(t, Options{ServerName: "s1", Cluster: clusterOpts(t, "C", routeURL(s0))})
+	waitMesh(t, s0, s1)
+	got := make(chan *Msg, 16)
+	if _, err := s1.InternalAccount().Subscribe("$JWAL.CLUSTER.>", "", func(m *Msg) {
+		got <- &Msg{Subject: m.Subject, Reply: m.Reply, Data: append([]byte(nil), m.Data...)}
+		s1.InternalAccount().Publish(m.Reply, "", nil, []byte("+1"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the internal interest on s0", func() bool { return s0.InternalAccount().HasInterest("$JWAL.CLUSTER.META.PROPOSE") })
+	watcher := connect(t, s0)
+	seen, _ := collect(t, watcher, ">", "")
+	for _, s := range []*Server{s0, s1} {
+		nc := connect(t, s)
+		if _, err := nc.Request("$JWAL.CLUSTER.META.PROPOSE", []byte("forged"), 500*time.Millisecond); err == nil {
+			t.Fatal("a client's request reached the internal account")
+		}
+		if err := nc.Publish("$JWAL.CLUSTER.PROGRESS.x", []byte("forged 99")); err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The server's own request crosses the route and is answered there.
+	answer := make(chan string, 1)
+	if _, err := s0.InternalAccount().Subscribe("_JWAL_INBOX.t", "", func(m *Msg) { answer <- string(m.Data) }); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the inbox interest on s1", func() bool { return s1.InternalAccount().HasInterest("_JWAL_INBOX.t") })
+	s0.InternalAccount().Publish("$JWAL.CLUSTER.META.PROPOSE", "_JWAL_INBOX.t", nil, []byte("real"))
+	select {
+	case a := <-answer:
+		if a != "+1" {
+			t.Fatalf("answer %q", a)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an internal request did not cross the route")
+	}
+	if m := <-got; string(m.Data) != "real" {
+		t.Fatalf("the internal subscription got %q: a client's message reached it", m.Data)
+	}
+	select {
+	case m := <-got:
+		t.Fatalf("the internal subscription also got %q on %s", m.Data, m.Subject)
+	default:
+	}
+	for {
+		select {
+		case m := <-seen:
+			// The clients' own forged messages are theirs to see; the
+			// server's request and its answer are not.
+			if d := string(m.Data); d == "real" || d == "+1" {
+				t.Fatalf("a client saw internal traffic: %s %q", m.Subject, m.Data)
+			}
+		default:
+			return
+		}
+	}
+}
+
 // TestAccountsAcrossRoutes: interest and messages cross a route per
 // account: A's publishes on one server reach A's subscribers on the other
 // and never B's.
