@@ -31,5 +31,5 @@
 //	    fsm/           the replica's wal store and its applied marks
 //
 // This package does not import jetstream; jetstream does not import it.
-// cmd/jetwal wires them together.
+// Package serve wires them together.
 package cluster

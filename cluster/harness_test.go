@@ -3,10 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,17 +50,10 @@ func startNodesWith(t *testing.T, k int, put func(i int) func(string, []byte), o
 	// Every server listens before any meta group starts, so that no
 	// group's first vote requests go to a port nobody answers yet.
 	nodes := make([]*testNode, k)
-	handoffs := make([]atomic.Pointer[Node], k)
+	handoffs := make([]Handoff, k)
 	for i := range nodes {
 		h := &handoffs[i]
-		co := &server.ClusterOptions{Name: "T", Host: "127.0.0.1", Port: ports[i], Routes: routes,
-			Raft: func(c net.Conn, group string) {
-				if n := h.Load(); n != nil {
-					n.Handoff(c, group)
-					return
-				}
-				c.Close()
-			}}
+		co := &server.ClusterOptions{Name: "T", Host: "127.0.0.1", Port: ports[i], Routes: routes, Raft: h.Serve}
 		opt(co)
 		srv, err := server.New(server.Options{Host: "127.0.0.1", ServerName: fmt.Sprintf("s%d", i+1), Cluster: co})
 		if err != nil {
@@ -83,7 +74,7 @@ func startNodesWith(t *testing.T, k int, put func(i int) func(string, []byte), o
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.Store(n)
+		h.Set(n)
 		nodes[i] = &testNode{srv: srv, n: n}
 	}
 	for i, tn := range nodes {

@@ -36,7 +36,7 @@ import (
 //     the meta leader for a stream that does not exist.
 
 // Cluster is the consensus layer JetStream runs on (package cluster, wired
-// by cmd/jetwal).
+// by package serve).
 type Cluster interface {
 	// Start starts the meta group; put and del receive its committed
 	// changes in order (replays after a restart included).
@@ -335,7 +335,7 @@ func (js *JetStream) restoreConsumers(s *stream) {
 }
 
 // closeCluster closes every replica (the meta group closes with the
-// Cluster, which cmd/jetwal owns).
+// Cluster, which package serve owns).
 func (js *JetStream) closeCluster() {
 	js.cl.mu.Lock()
 	hs := js.cl.hosted

@@ -16,7 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/jetwal/jetwal/server"
+	jetwal "github.com/jetwal/jetwal/serve"
 )
 
 // accountsConf: accounts A and B with JetStream (B with limits), C
@@ -388,7 +388,7 @@ func TestAccountsReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(o.srv)
+	srv, err := jetwal.New(o.Options)
 	if err != nil {
 		t.Fatal(err)
 	}

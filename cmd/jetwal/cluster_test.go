@@ -31,12 +31,12 @@ func TestClusterFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	co := o.srv.Cluster
+	co := o.Server.Cluster
 	if co == nil || co.Host != "127.0.0.1" || co.Port != 6299 || co.Name != "C1" || len(co.Routes) != 2 || co.Routes[1].Host != "10.0.0.2:6301" {
 		t.Fatalf("cluster options %+v", co)
 	}
-	if o, err := parseServeFlags([]string{"-p", "4555"}, io.Discard); err != nil || o.srv.Cluster != nil {
-		t.Fatalf("no cluster flags: %+v %v", o.srv.Cluster, err)
+	if o, err := parseServeFlags([]string{"-p", "4555"}, io.Discard); err != nil || o.Server.Cluster != nil {
+		t.Fatalf("no cluster flags: %+v %v", o.Server.Cluster, err)
 	}
 	conf := writeConf(t, `
 cluster {
@@ -50,7 +50,7 @@ cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	co = o.srv.Cluster
+	co = o.Server.Cluster
 	if co == nil || co.Name != "green" || co.Port != 7000 || len(co.Routes) != 2 || co.Username != "ru" || co.Password != "rp" {
 		t.Fatalf("cluster from the file %+v", co)
 	}
@@ -191,7 +191,7 @@ func TestClusterTLSOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	co := o.srv.Cluster
+	co := o.Server.Cluster
 	if co == nil || co.TLSConfig == nil {
 		t.Fatalf("cluster options without TLS: %+v", co)
 	}
@@ -204,7 +204,7 @@ func TestClusterTLSOptions(t *testing.T) {
 		len(co.Routes) != 2 || co.Routes[0].Scheme != "tls" || co.Routes[0].Host != "127.0.0.1:7001" {
 		t.Fatalf("cluster options %+v", co)
 	}
-	if o.srv.TLSConfig != nil {
+	if o.Server.TLSConfig != nil {
 		t.Fatal("the route TLS block turned on client TLS")
 	}
 

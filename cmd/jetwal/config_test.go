@@ -50,23 +50,23 @@ authorization { user: u, password: p }
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.srv.Port != 6000 || o.srv.MaxConnections != 7 || o.jsCfg.Sync != (durable.Policy{Mode: durable.Never}) {
-		t.Errorf("flags did not override the file: %+v %+v", o.srv, o.jsCfg)
+	if o.Server.Port != 6000 || o.Server.MaxConnections != 7 || o.Store.Sync != (durable.Policy{Mode: durable.Never}) {
+		t.Errorf("flags did not override the file: %+v %+v", o.Server, o.Store)
 	}
-	if o.srv.Host != "127.0.0.1" || o.srv.MaxPayload != 2<<20 || o.srv.PingInterval != time.Minute || !o.debug ||
-		!o.js || o.jsCfg.StoreDir != "/js/store" || o.jsCfg.MaxMemory != 1<<30 || o.jsCfg.Domain != "hub" || o.httpPort != 8222 || o.httpHost != "127.0.0.1" {
-		t.Errorf("file settings lost: %+v %+v", o.srv, o.jsCfg)
+	if o.Server.Host != "127.0.0.1" || o.Server.MaxPayload != 2<<20 || o.Server.PingInterval != time.Minute || !o.debug ||
+		!o.JetStream || o.Store.Dir != "/js/store" || o.Store.MaxMemory != 1<<30 || o.Store.Domain != "hub" || o.HTTPPort != 8222 || o.HTTPHost != "127.0.0.1" {
+		t.Errorf("file settings lost: %+v %+v", o.Server, o.Store)
 	}
-	if o.srv.Auth == nil || o.authOpts.Username != "u" {
-		t.Fatalf("authorization not applied: %+v", o.authOpts)
+	if o.Server.Auth == nil || o.Auth.Username != "u" {
+		t.Fatalf("authorization not applied: %+v", o.Auth)
 	}
 	// --user/--pass replace the file's; --js=false turns JetStream off.
 	o, err = parseServeFlags([]string{"--config", conf, "--user", "x", "--pass", "y", "--js=false"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.authOpts.Username != "x" || o.authOpts.Password != "y" || o.js {
-		t.Fatalf("%+v js=%v", o.authOpts, o.js)
+	if o.Auth.Username != "x" || o.Auth.Password != "y" || o.JetStream {
+		t.Fatalf("%+v js=%v", o.Auth, o.JetStream)
 	}
 	// --auth with a users list in the file is a conflict, reported as such.
 	conf2 := writeConf(t, "authorization { users: [{user: a, password: b}] }\n")

@@ -21,11 +21,11 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/jetwal/jetwal/server"
+	jetwal "github.com/jetwal/jetwal/serve"
 )
 
 // watchReload reloads on SIGHUP until stop is closed.
-func watchReload(o *serveOptions, srv *server.Server, log *slog.Logger, stop <-chan struct{}) {
+func watchReload(o *serveOptions, srv *jetwal.Server, log *slog.Logger, stop <-chan struct{}) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
@@ -41,8 +41,8 @@ func watchReload(o *serveOptions, srv *server.Server, log *slog.Logger, stop <-c
 	}()
 }
 
-func reload(o *serveOptions, srv *server.Server, log *slog.Logger) {
-	if o.configFile == "" {
+func reload(o *serveOptions, srv *jetwal.Server, log *slog.Logger) {
+	if o.ConfigFile == "" {
 		log.Warn("Reload requested, but the server was started without a configuration file")
 		return
 	}
@@ -51,22 +51,22 @@ func reload(o *serveOptions, srv *server.Server, log *slog.Logger) {
 		log.Error("Reloading the configuration failed; keeping the current settings", "err", err)
 		return
 	}
-	for _, w := range n.warnings {
+	for _, w := range n.Warnings {
 		log.Warn(w.String())
 	}
-	if !slices.Equal(n.srv.Accounts, o.srv.Accounts) || n.srv.SystemAccount != o.srv.SystemAccount {
+	if !slices.Equal(n.Server.Accounts, o.Server.Accounts) || n.Server.SystemAccount != o.Server.SystemAccount {
 		// The server's accounts are fixed at start; users bound to accounts
 		// it does not have would be refused.
 		log.Error("Reloading the configuration failed; keeping the current settings",
 			"err", "the accounts or the system account changed: that takes a restart")
 		return
 	}
-	if n.srv.Auth == nil {
+	if n.Server.Auth == nil {
 		srv.SetAuthenticator(nil)
 	} else {
-		srv.SetAuthenticator(n.srv.Auth)
+		srv.SetAuthenticator(n.Server.Auth)
 	}
-	log.Info("Reloaded server configuration " + o.configFile + " (authorization now; other changes at restart)")
+	log.Info("Reloaded server configuration " + o.ConfigFile + " (authorization now; other changes at restart)")
 }
 
 // sendSignal implements --signal: "reload=PID", "stop=PID" or "quit=PID".

@@ -27,8 +27,8 @@ func TestParseServeFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.srv.Port != 4222 || o.srv.Host != "0.0.0.0" || o.js || o.srv.MaxPayload != 1<<20 ||
-		o.jsCfg.StoreDir != filepath.Join(os.TempDir(), "jetwal", "jetstream") || o.jsCfg.Sync.Mode != durable.Always {
+	if o.Server.Port != 4222 || o.Server.Host != "0.0.0.0" || o.JetStream || o.Server.MaxPayload != 1<<20 ||
+		o.Store.Dir != filepath.Join(os.TempDir(), "jetwal", "jetstream") || o.Store.Sync.Mode != durable.Always {
 		t.Fatalf("defaults: %+v", o)
 	}
 	for _, args := range [][]string{
@@ -40,7 +40,7 @@ func TestParseServeFlags(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		if o.srv.Port != 5222 || o.srv.Host != "127.0.0.1" || !o.js || o.jsCfg.StoreDir != "/x/y" || !o.debug || !o.trace || !o.srv.Trace {
+		if o.Server.Port != 5222 || o.Server.Host != "127.0.0.1" || !o.JetStream || o.Store.Dir != "/x/y" || !o.debug || !o.trace || !o.Server.Trace {
 			t.Fatalf("%v parsed as %+v", args, o)
 		}
 	}
@@ -48,7 +48,7 @@ func TestParseServeFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.srv.MaxPayload != 64<<10 || o.jsCfg.Sync != (durable.Policy{Mode: durable.Interval, Interval: 200 * time.Millisecond}) || o.srv.MaxConnections != 10 {
+	if o.Server.MaxPayload != 64<<10 || o.Store.Sync != (durable.Policy{Mode: durable.Interval, Interval: 200 * time.Millisecond}) || o.Server.MaxConnections != 10 {
 		t.Fatalf("parsed %+v", o)
 	}
 	for _, bad := range [][]string{{"--sync", "sometimes"}, {"--max_payload", "lots"}, {"--max_payload", "0"}, {"-p", "99999"}, {"extra"}} {

@@ -19,12 +19,15 @@ const module = "github.com/jetwal/jetwal/"
 // forbidden lists, for a package (by its path in the module), the module
 // packages (exact paths) its non-test files must not import.
 var forbidden = map[string][]string{
-	"server/auth": {"server", "config", "monitor", "jetstream", "sysreq", "cmd/jetwal"},
-	"server":      {"config", "monitor", "jetstream", "sysreq", "cmd/jetwal"},
-	"config":      {"server", "monitor", "jetstream", "sysreq", "cmd/jetwal"},
-	"monitor":     {"config", "sysreq", "cmd/jetwal"},
-	"jetstream":   {"config", "monitor", "server/auth", "sysreq", "cmd/jetwal"},
-	"sysreq":      {"config", "jetstream", "cmd/jetwal"},
+	"server/auth": {"server", "config", "monitor", "jetstream", "sysreq", "serve", "cmd/jetwal"},
+	"server":      {"config", "monitor", "jetstream", "sysreq", "serve", "cmd/jetwal"},
+	"config":      {"server", "monitor", "jetstream", "sysreq", "serve", "cmd/jetwal"},
+	"monitor":     {"config", "sysreq", "serve", "cmd/jetwal"},
+	"jetstream":   {"config", "monitor", "server/auth", "sysreq", "serve", "cmd/jetwal"},
+	"sysreq":      {"config", "jetstream", "serve", "cmd/jetwal"},
+	"cluster":     {"config", "monitor", "jetstream", "sysreq", "serve", "cmd/jetwal"},
+	// serve assembles the server; only the command is above it.
+	"serve": {"cmd/jetwal"},
 }
 
 // engine packages import none of the serving layers.

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"cmp"
@@ -10,18 +10,17 @@ import (
 // serverAccounts is the one place the monitor and the system requests
 // learn the server's accounts from (monitor.AccountSource). Without an
 // accounts block jetwal has the global account and the system account
-// (system_account, else nats-server's "$SYS"), whose users, if any, log in
-// to it (accounts_serve.go). With accounts (accounts_serve.go), the
-// server's accounts and each client's own.
+// (SystemAccount, else nats-server's "$SYS"). With accounts, the server's
+// accounts and each client's own.
 type serverAccounts struct {
 	system string         // the system account
 	srv    *server.Server // with accounts; nil without
 }
 
 // accountSource is the monitor's view of the accounts.
-func (o *serveOptions) accountSource(srv *server.Server) serverAccounts {
-	a := serverAccounts{system: cmp.Or(o.sysAccount, defaultSystemAccount)}
-	if o.accounts != nil {
+func (o *Options) accountSource(srv *server.Server) serverAccounts {
+	a := serverAccounts{system: o.systemAccount()}
+	if o.Accounts != nil {
 		a.srv = srv
 	}
 	return a

@@ -1,0 +1,28 @@
+// Package serve assembles a whole jetwal server — the NATS core, its
+// accounts, JetStream, the cluster and its raft groups, HTTP monitoring
+// and the $SYS requests — from one Options value. `jetwal serve` builds
+// that value from a configuration file and its flags; a Go program (or a
+// test) fills it directly and runs jetwal in process, the way programs
+// embed nats-server with server.NewServer:
+//
+//	s, err := serve.New(serve.Options{
+//		Server:    server.Options{Host: "127.0.0.1", Port: -1},
+//		JetStream: true,
+//		Store:     serve.Store{Dir: dir},
+//	})
+//	if err != nil { ... }
+//	if err := s.Start(); err != nil { ... }
+//	defer s.Shutdown(context.Background())
+//	nc, err := nats.Connect(s.ClientURL())
+//
+// Start returns once the server accepts clients (ReadyForConnections
+// reports the same); Shutdown closes clients, routes, JetStream and the
+// cluster in that order and waits for them.
+//
+// Files: options.go (Options and their defaults), server.go (New, Start,
+// Shutdown and what they report), jetstream.go (the stores, one JetStream
+// per account with JetStream), accounts.go (the system account and what
+// the monitor learns of accounts), cluster.go (clustered JetStream: the
+// raft node on the route port and its adapter to jetstream.Cluster),
+// banner.go (the startup report).
+package serve
