@@ -12,7 +12,7 @@ STORE_DIR ?=
 export PATH := $(BIN):$(PATH)
 export JETWAL_NATS_CLI := $(NATS)
 
-.PHONY: build run cluster cluster-chaos bench-cluster test vet race fuzz fuzz-short crash crash-short hardening bench tools clean benchstat bench-engine-compare bench-engine-peer peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft compat compat-quick compat-deps
+.PHONY: licenses build run cluster cluster-chaos bench-cluster test vet race fuzz fuzz-short crash crash-short hardening bench tools clean benchstat bench-engine-compare bench-engine-peer peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft compat compat-quick compat-deps
 
 build:
 	$(GO) build -o $(BIN)/jetwal ./cmd/jetwal
@@ -37,6 +37,12 @@ tools: $(NATS)
 
 $(NATS):
 	GOBIN=$(BIN) $(GO) install github.com/nats-io/natscli/nats@$(NATSCLI_VERSION)
+
+# The license of every module linked into the jetwal binary, from the module
+# cache (no network); fails if one has no recognisable license file or is
+# missing from NOTICE. `make test` runs the same test with ./... .
+licenses:
+	$(GO) test -count=1 -run '^TestLicenses$$' -v ./internal/lint
 
 vet:
 	$(GO) vet ./...

@@ -161,13 +161,51 @@ func TestClusterLinearizableKV(t *testing.T) {
 	if puts == 0 || gets == 0 {
 		t.Fatal("no operations completed")
 	}
-	switch res := porcupine.CheckOperationsTimeout(kvModel, ops, 2*time.Minute); res {
+	checked := dropUnobservedFailedPuts(ops)
+	begin := time.Now()
+	res := porcupine.CheckOperationsTimeout(kvModel, checked, linCheckTimeout)
+	t.Logf("checked %d operations (%d failed puts nobody read left out) in %v", len(checked), len(ops)-len(checked), time.Since(begin).Round(time.Millisecond))
+	switch res {
 	case porcupine.Ok:
 	case porcupine.Unknown:
-		t.Logf("linearizability check timed out (history of %d operations)", len(ops))
+		// Not checked is not passed: a history the checker cannot finish
+		// proves nothing.
+		t.Fatalf("linearizability check of %d operations did not finish in %v", len(checked), linCheckTimeout)
 	default:
-		t.Fatalf("history of %d operations is not linearizable; stale reads: %s", len(ops), summarize(staleReads(ops)))
+		t.Fatalf("history of %d operations is not linearizable; stale reads: %s", len(checked), summarize(staleReads(checked)))
 	}
+}
+
+// linCheckTimeout bounds porcupine. make test's 6 s history checks in well
+// under a second once unobserved failed puts are left out; a run that
+// reaches the bound fails.
+const linCheckTimeout = 2 * time.Minute
+
+// dropUnobservedFailedPuts returns ops without the puts that failed (their
+// Return is math.MaxInt64: they may or may not have happened) and whose
+// value no get returned. Leaving them out changes no verdict: an operation
+// that never returns can always be placed after every other one, where a
+// write nobody read constrains nothing. Kept in, each is an open-ended
+// write the checker must try at every point of the history after its
+// call, which is what makes a leader kill's burst of timeouts explode the
+// search.
+func dropUnobservedFailedPuts(ops []porcupine.Operation) []porcupine.Operation {
+	read := map[string]bool{}
+	for _, op := range ops {
+		if in := op.Input.(kvInput); !in.put {
+			if out := op.Output.(kvOutput); out.found {
+				read[out.value] = true
+			}
+		}
+	}
+	kept := make([]porcupine.Operation, 0, len(ops))
+	for _, op := range ops {
+		if in := op.Input.(kvInput); in.put && op.Return == math.MaxInt64 && !read[in.value] {
+			continue
+		}
+		kept = append(kept, op)
+	}
+	return kept
 }
 
 // staleReads lists reads that returned a value overwritten before they
@@ -215,4 +253,40 @@ func staleReads(ops []porcupine.Operation) []string {
 		}
 	}
 	return out
+}
+
+// TestDropUnobservedFailedPuts: the pruning keeps every completed
+// operation and every failed put that a get observed, and keeps the
+// checker's verdict, on small histories with known answers.
+func TestDropUnobservedFailedPuts(t *testing.T) {
+	put := func(c int, v string, call, ret int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: c, Input: kvInput{put: true, key: "k", value: v}, Call: call, Output: kvOutput{}, Return: ret}
+	}
+	get := func(c int, v string, call, ret int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: c, Input: kvInput{key: "k"}, Call: call, Output: kvOutput{value: v, found: v != ""}, Return: ret}
+	}
+	never := int64(math.MaxInt64)
+	for _, tc := range []struct {
+		name string
+		ops  []porcupine.Operation
+		kept int
+		want porcupine.CheckResult
+	}{
+		{"failed put read later", []porcupine.Operation{put(0, "a", 0, 1), put(1, "b", 2, never), get(2, "b", 5, 6)}, 3, porcupine.Ok},
+		{"failed puts nobody read", []porcupine.Operation{put(0, "a", 0, 1), put(1, "b", 2, never), put(2, "c", 3, never), get(3, "a", 5, 6)}, 2, porcupine.Ok},
+		{"stale read stays illegal", []porcupine.Operation{put(0, "a", 0, 1), put(1, "b", 2, 3), put(2, "c", 3, never), get(3, "a", 5, 6)}, 3, porcupine.Illegal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kept := dropUnobservedFailedPuts(tc.ops)
+			if len(kept) != tc.kept {
+				t.Fatalf("kept %d of %d operations, want %d", len(kept), len(tc.ops), tc.kept)
+			}
+			if got := porcupine.CheckOperations(kvModel, tc.ops); got != (tc.want == porcupine.Ok) {
+				t.Fatalf("full history: linearizable %v, want %v", got, tc.want)
+			}
+			if got := porcupine.CheckOperationsTimeout(kvModel, kept, 10*time.Second); got != tc.want {
+				t.Fatalf("pruned history: %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

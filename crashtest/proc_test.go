@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetwal/jetwal/internal/syncbuf"
 	"github.com/jetwal/jetwal/internal/testport"
 )
 
@@ -93,22 +94,8 @@ type proc struct {
 	done chan struct{}
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is the shared locked output buffer (internal/syncbuf).
+type lockedBuffer = syncbuf.Buffer
 
 // startServer starts `jetwal serve -js` over store with the extra flags and
 // waits until it accepts a NATS connection with JetStream answering.

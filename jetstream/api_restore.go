@@ -16,10 +16,6 @@ import (
 	"github.com/jetwal/jetwal/server"
 )
 
-// restoreIdle is how long a restore waits for the client's next chunk
-// before it gives up and removes what it built.
-var restoreIdle = newDurationVar(30 * time.Second)
-
 // restoreQueue is how many chunks may wait for the restore goroutine; the
 // nats tools send one at a time and wait for its ack.
 const restoreQueue = 16
@@ -198,7 +194,7 @@ func (rs *restoreSession) run() {
 			js.srv.Publish(reply, "", nil, restoreErrorReply(err))
 		}
 	}
-	idle := time.NewTimer(restoreIdle.get())
+	idle := time.NewTimer(js.cfg.waits.restoreIdle)
 	defer idle.Stop()
 	for {
 		var c restoreChunk
@@ -208,7 +204,7 @@ func (rs *restoreSession) run() {
 			fail("", fmt.Errorf("restore of stream %s: JetStream is shutting down", rs.cfg.Name))
 			return
 		case <-idle.C:
-			fail("", fmt.Errorf("restore of stream %s stalled: no chunk for %v", rs.cfg.Name, restoreIdle.get()))
+			fail("", fmt.Errorf("restore of stream %s stalled: no chunk for %v", rs.cfg.Name, js.cfg.waits.restoreIdle))
 			return
 		}
 		if len(c.data) == 0 {
@@ -246,6 +242,6 @@ func (rs *restoreSession) run() {
 			return
 		}
 		js.srv.Publish(c.reply, "", nil, nil)
-		idle.Reset(restoreIdle.get())
+		idle.Reset(js.cfg.waits.restoreIdle)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nuid"
@@ -23,10 +22,6 @@ const (
 	snapMaxChunk      = 1 << 20
 	snapMaxWindow     = 32 << 20
 )
-
-// snapAckTimeout is how long a snapshot waits for the receiver's next
-// flow-control ack before it gives up ("408 No Flow Response").
-var snapAckTimeout = newDurationVar(5 * time.Second)
 
 // snapInterestWait is how long a snapshot waits for a subscriber on its
 // deliver subject before it starts.
@@ -136,7 +131,7 @@ func (js *JetStream) sendSnapshot(s *stream, snap *streamSnap, req *api.StreamSn
 
 	var status []byte
 	var result error
-	timer := time.NewTimer(snapAckTimeout.get())
+	timer := time.NewTimer(js.cfg.waits.snapAck)
 	defer timer.Stop()
 	chunk := make([]byte, chunkSize)
 	for index := 1; ; index++ {
@@ -165,7 +160,7 @@ func (js *JetStream) sendSnapshot(s *stream, snap *streamSnap, req *api.StreamSn
 		}
 		js.srv.Publish(req.DeliverSubject, fmt.Sprintf("%s.%d.%d", ackSubj, n, index), nil, chunk)
 		chunk = make([]byte, chunkSize) // the sent one may still be queued
-		timer.Reset(snapAckTimeout.get())
+		timer.Reset(js.cfg.waits.snapAck)
 	}
 	js.srv.Publish(req.DeliverSubject, "", status, nil)
 	return result
@@ -179,15 +174,3 @@ func snapStatus(code, desc string) []byte {
 	}
 	return []byte("NATS/1.0 " + code + desc + "\r\n\r\n")
 }
-
-// durationVar is a timeout tests may shorten while other goroutines read it.
-type durationVar struct{ v atomic.Int64 }
-
-func newDurationVar(d time.Duration) *durationVar {
-	x := &durationVar{}
-	x.v.Store(int64(d))
-	return x
-}
-
-func (x *durationVar) get() time.Duration  { return time.Duration(x.v.Load()) }
-func (x *durationVar) set(d time.Duration) { x.v.Store(int64(d)) }

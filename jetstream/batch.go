@@ -35,7 +35,6 @@ const (
 	hdrBatchSeq    = "Nats-Batch-Sequence"
 	hdrBatchCommit = "Nats-Batch-Commit"
 
-	batchIdleTimeout        = 10 * time.Second // see batchIdle
 	maxBatchIDLen           = 64
 	maxAtomicBatchSize      = 1000
 	maxAtomicBatchPerStream = 50
@@ -44,17 +43,6 @@ const (
 
 // atomicBatchesTotal counts the open batches of every stream in the process.
 var atomicBatchesTotal atomic.Int64
-
-// batchIdleOverride, when above zero, replaces batchIdleTimeout (ns); tests
-// set it to see a timeout without waiting ten seconds.
-var batchIdleOverride atomic.Int64
-
-func batchIdle() time.Duration {
-	if d := batchIdleOverride.Load(); d > 0 {
-		return time.Duration(d)
-	}
-	return batchIdleTimeout
-}
 
 // stagedMsg is one message of an open batch; the bytes are copies.
 type stagedMsg struct {
@@ -146,7 +134,7 @@ func (s *stream) handleAtomicBatchMsg(m *server.Msg, reply string, allowAtomic b
 			return
 		}
 		b = &atomicBatch{}
-		b.timer = time.AfterFunc(batchIdle(), func() {
+		b.timer = time.AfterFunc(s.js.cfg.waits.batchIdle, func() {
 			bs.mu.Lock()
 			open := bs.open[id] == b
 			bs.dropLocked(id, b)
@@ -202,7 +190,7 @@ func (s *stream) handleAtomicBatchMsg(m *server.Msg, reply string, allowAtomic b
 		})
 	}
 	if !commit {
-		b.timer.Reset(batchIdle())
+		b.timer.Reset(s.js.cfg.waits.batchIdle)
 		bs.mu.Unlock()
 		if reply != "" {
 			s.js.srv.Publish(reply, "", nil, nil) // staged

@@ -252,9 +252,9 @@ func TestAtomicBatchLimit(t *testing.T) {
 // timeout is dropped (its next message is "incomplete"), and nats-server's
 // BATCH_ABANDONED advisory reports it, as it reports a gap.
 func TestAtomicBatchAbandoned(t *testing.T) {
-	batchIdleOverride.Store(int64(300 * time.Millisecond))
-	t.Cleanup(func() { batchIdleOverride.Store(0) })
-	ts := startServer(t, fastSync())
+	cfg := fastSync()
+	cfg.waits.batchIdle = 300 * time.Millisecond
+	ts := startServer(t, cfg)
 	nc := ts.connect()
 	js, _ := njs.New(nc)
 	if _, err := js.CreateStream(context.Background(), njs.StreamConfig{Name: "B", Subjects: []string{"b.>"}, AllowAtomicPublish: true}); err != nil {

@@ -59,6 +59,8 @@ type Config struct {
 	// Cluster, when set, makes this JetStream one server of clustered
 	// JetStream (cluster.go); nil means a single server.
 	Cluster Cluster
+
+	waits waits // fixed timeouts; tests shorten them (waits.go)
 }
 
 // Validate reports a configuration that cannot work.
@@ -91,6 +93,7 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	c.waits = c.waits.withDefaults()
 	return c
 }
 

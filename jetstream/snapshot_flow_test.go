@@ -16,10 +16,9 @@ import (
 // TestSnapshotNoFlowAck: a receiver that never acks gets one window of
 // chunks, then the end message with status 408 No Flow Response.
 func TestSnapshotNoFlowAck(t *testing.T) {
-	old := snapAckTimeout.get()
-	snapAckTimeout.set(200 * time.Millisecond)
-	t.Cleanup(func() { snapAckTimeout.set(old) })
-	a := startServer(t, fastSync())
+	cfg := fastSync()
+	cfg.waits.snapAck = 200 * time.Millisecond
+	a := startServer(t, cfg)
 	nc := snapshotSource(t, a)
 
 	inbox := nats.NewInbox()
@@ -57,13 +56,12 @@ func TestSnapshotNoFlowAck(t *testing.T) {
 // TestRestoreStalled: a restore whose client goes quiet is abandoned and
 // leaves nothing behind.
 func TestRestoreStalled(t *testing.T) {
-	old := restoreIdle.get()
-	restoreIdle.set(200 * time.Millisecond)
-	t.Cleanup(func() { restoreIdle.set(old) })
 	a := startServer(t, fastSync())
 	nc := snapshotSource(t, a)
 	resp, archive, _ := snapshotRaw(t, nc, "SRC", api.StreamSnapshotRequest{})
-	b := startServer(t, fastSync())
+	cfg := fastSync()
+	cfg.waits.restoreIdle = 200 * time.Millisecond
+	b := startServer(t, cfg)
 	nb := b.connect()
 	body, _ := json.Marshal(api.StreamRestoreRequest{Config: *resp.Config})
 	var rr api.StreamRestoreResponse

@@ -1,35 +1,20 @@
 package jetstream
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jetwal/jetwal/internal/syncbuf"
 )
 
-// syncBuffer is an output buffer safe to read while a process writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is the shared locked output buffer (internal/syncbuf).
+type syncBuffer = syncbuf.Buffer
 
 // bgCLI is a nats CLI process running in the background (nats sub).
 type bgCLI struct {

@@ -1,6 +1,6 @@
 // Package raftlog is a log store and stable store for a raft consensus
 // module, built on jetwal's segment and vfs layers. It knows nothing of any
-// raft library: package raftstore (a nested module) adapts it to
+// raft library: package raftstore adapts it to
 // github.com/hashicorp/raft's LogStore, StableStore and MonotonicLogStore.
 //
 // # Raft's access pattern, and the design that follows from it

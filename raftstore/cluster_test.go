@@ -102,41 +102,25 @@ type network interface {
 	down(addr raft.ServerAddress)
 }
 
+// inmemNet is a rafttest.Mesh that names the nodes that come without an
+// address.
 type inmemNet struct {
-	mu    sync.Mutex
-	nodes map[raft.ServerAddress]*raft.InmemTransport
-	next  int
+	mesh *rafttest.Mesh
+	mu   sync.Mutex
+	next int
 }
 
 func (n *inmemNet) listen(t *testing.T, addr raft.ServerAddress) raft.Transport {
-	n.mu.Lock()
-	defer n.mu.Unlock()
 	if addr == "" {
+		n.mu.Lock()
 		n.next++
 		addr = raft.ServerAddress(fmt.Sprintf("node%d", n.next))
+		n.mu.Unlock()
 	}
-	_, tr := raft.NewInmemTransport(addr)
-	for a, other := range n.nodes {
-		if a == addr {
-			continue
-		}
-		tr.Connect(a, other)
-		other.Connect(addr, tr)
-	}
-	n.nodes[addr] = tr
-	return tr
+	return n.mesh.Join(addr)
 }
 
-func (n *inmemNet) down(addr raft.ServerAddress) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for a, other := range n.nodes {
-		if a != addr {
-			other.Disconnect(addr)
-		}
-	}
-	delete(n.nodes, addr)
-}
+func (n *inmemNet) down(addr raft.ServerAddress) { n.mesh.Leave(addr) }
 
 type tcpNet struct{}
 
@@ -480,7 +464,7 @@ func (c *cluster) check() {
 // TestClusterInmem: InmemTransport, log stores on crashable in-memory
 // filesystems, and the leader and a follower killed by a power cut.
 func TestClusterInmem(t *testing.T) {
-	runCluster(t, &inmemNet{nodes: map[raft.ServerAddress]*raft.InmemTransport{}}, true)
+	runCluster(t, &inmemNet{mesh: rafttest.NewMesh()}, true)
 }
 
 // TestClusterTCP: real TCP transports on loopback, log stores on the real

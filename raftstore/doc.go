@@ -13,15 +13,14 @@
 // indexes and refuses gaps, so after restoring a snapshot raft deletes the
 // whole log instead of leaving a gap.
 //
-// # Why a nested module
+// # Where raft lives
 //
-// This package is its own Go module (github.com/jetwal/jetwal/raftstore)
-// so that the jetwal engine's go.mod never gains hashicorp/raft and its
-// dependencies (go-hclog, go-metrics, go-msgpack, ...): a program that uses
-// jetwal's stream store does not download or build raft, and raftlog itself
-// knows nothing of any raft library. Only programs that import raftstore pay
-// for raft. The engine is required through a replace directive pointing at
-// the parent directory, so the two are always built from one tree.
+// This package is in jetwal's root module: the jetwal binary replicates
+// with it, so hashicorp/raft and its dependencies (go-hclog, go-metrics,
+// go-msgpack, ...) are the module's requirements. raftlog itself knows
+// nothing of any raft library, and internal/lint keeps raft out of every
+// engine package, so a program that uses only jetwal's stream store does
+// not build raft.
 //
 // The conversions between raft.Log and raftlog.Entry are field copies.
 package raftstore

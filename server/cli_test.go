@@ -1,39 +1,23 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/jetwal/jetwal/internal/syncbuf"
 	"github.com/jetwal/jetwal/internal/testbin"
 )
 
 // natsCLI is the pinned nats CLI (see internal/testbin).
 func natsCLI(t *testing.T) string { return testbin.NatsCLI(t) }
 
-// syncBuffer is a bytes.Buffer safe for a process writing and a test reading.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is the shared locked output buffer (internal/syncbuf).
+type syncBuffer = syncbuf.Buffer
 
 // cliCmd prepares a nats CLI invocation against s with an empty home, so no
 // saved context interferes.

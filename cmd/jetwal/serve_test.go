@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetwal/jetwal/durable"
+	"github.com/jetwal/jetwal/internal/syncbuf"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -90,23 +90,8 @@ func TestRunDispatch(t *testing.T) {
 	}
 }
 
-// lockedBuffer collects log output written from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is the shared locked output buffer (internal/syncbuf).
+type lockedBuffer = syncbuf.Buffer
 
 var listenRE = regexp.MustCompile(`Listening for client connections on (\S+)`)
 

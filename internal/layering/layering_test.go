@@ -104,3 +104,47 @@ func importsOf(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// apart lists pairs of package trees (a package and everything under it)
+// that never import each other in non-test code. cluster and jetstream
+// meet only in cmd/jetwal, which adapts a cluster.Node to the Cluster and
+// Replica interfaces jetstream defines (ARCHITECTURE.md, "Cluster").
+var apart = [][2]string{
+	{"cluster", "jetstream"},
+}
+
+func TestApart(t *testing.T) {
+	root, err := testbin.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pair := range apart {
+		for i, tree := range pair {
+			other := pair[1-i]
+			checked := 0
+			err := filepath.WalkDir(filepath.Join(root, tree), func(p string, d os.DirEntry, err error) error {
+				if err != nil || !d.IsDir() {
+					return err
+				}
+				if d.Name() == "testdata" {
+					return filepath.SkipDir
+				}
+				rel, _ := filepath.Rel(root, p)
+				for _, imp := range importsOf(t, p) {
+					r, ok := strings.CutPrefix(imp, module)
+					if ok && (r == other || strings.HasPrefix(r, other+"/")) {
+						t.Errorf("%s imports %s: %s and %s stay apart", filepath.ToSlash(rel), imp, tree, other)
+					}
+				}
+				checked++
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if checked == 0 {
+				t.Errorf("no package under %s: the rule checks nothing", tree)
+			}
+		}
+	}
+}

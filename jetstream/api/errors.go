@@ -1,6 +1,9 @@
 package api
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+)
 
 // ErrCode is a nats-server JetStream error number (the "err_code" field).
 // Clients such as nats.go and the nats CLI branch on these numbers, so they
@@ -71,9 +74,28 @@ type errInfo struct {
 }
 
 // errTable maps every ErrCode to its status (as nats-server assigns it) and
-// jetwal's default description: one literal, streams' codes then
-// consumers'.
-var errTable = map[ErrCode]errInfo{
+// jetwal's default description: coreErrors and the tables kept beside their
+// codes in other files, joined when the package is initialised (no init
+// function: Go orders package variables by their dependencies).
+var errTable = joinErrTables(coreErrors, sourceErrors, snapshotErrors, batchErrors, scheduleErrors)
+
+// joinErrTables returns one map holding every entry of tables. A code in
+// two tables would keep the later entry; TestErrTablesDisjoint rules that
+// out.
+func joinErrTables(tables ...map[ErrCode]errInfo) map[ErrCode]errInfo {
+	n := 0
+	for _, t := range tables {
+		n += len(t)
+	}
+	all := make(map[ErrCode]errInfo, n)
+	for _, t := range tables {
+		maps.Copy(all, t)
+	}
+	return all
+}
+
+// coreErrors are the streams' codes then the consumers'.
+var coreErrors = map[ErrCode]errInfo{
 	ErrAccountResourcesExceeded: {400, "resource limits exceeded for account"},
 	ErrBadRequest:               {400, "bad request"},
 	ErrClusterRequired:          {503, "JetStream clustering support required"},

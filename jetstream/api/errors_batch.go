@@ -16,20 +16,17 @@ const (
 	ErrStreamWrongLastSequenceConst   ErrCode = 10164
 )
 
-func init() {
-	for code, e := range map[ErrCode]errInfo{
-		ErrAtomicPublishMissingSeq:        {400, "atomic publish sequence is missing"},
-		ErrAtomicPublishIncompleteBatch:   {400, "atomic publish batch is incomplete"},
-		ErrAtomicPublishUnsupportedHeader: {400, "atomic publish unsupported header used"},
-		ErrAtomicPublishInvalidBatchID:    {400, "atomic publish batch ID is invalid"},
-		ErrMirrorWithAtomicPublish:        {400, "stream mirrors can not also use atomic publishing"},
-		ErrAtomicPublishTooLargeBatch:     {400, "atomic publish batch is too large"},
-		ErrAtomicPublishInvalidCommit:     {400, "atomic publish batch commit is invalid"},
-		ErrAtomicPublishDuplicateMsg:      {400, "atomic publish batch contains duplicate message id"},
-		ErrAtomicPublishTooManyInflight:   {429, "atomic publish too many inflight"},
-		ErrStreamDuplicateMessageConflict: {409, "duplicate message id is in process"},
-		ErrStreamWrongLastSequenceConst:   {400, "wrong last sequence"},
-	} {
-		errTable[code] = e
-	}
+// batchErrors are this file's part of errTable.
+var batchErrors = map[ErrCode]errInfo{
+	ErrAtomicPublishMissingSeq:        {400, "atomic publish sequence is missing"},
+	ErrAtomicPublishIncompleteBatch:   {400, "atomic publish batch is incomplete"},
+	ErrAtomicPublishUnsupportedHeader: {400, "atomic publish unsupported header used"},
+	ErrAtomicPublishInvalidBatchID:    {400, "atomic publish batch ID is invalid"},
+	ErrMirrorWithAtomicPublish:        {400, "stream mirrors can not also use atomic publishing"},
+	ErrAtomicPublishTooLargeBatch:     {400, "atomic publish batch is too large"},
+	ErrAtomicPublishInvalidCommit:     {400, "atomic publish batch commit is invalid"},
+	ErrAtomicPublishDuplicateMsg:      {400, "atomic publish batch contains duplicate message id"},
+	ErrAtomicPublishTooManyInflight:   {429, "atomic publish too many inflight"},
+	ErrStreamDuplicateMessageConflict: {409, "duplicate message id is in process"},
+	ErrStreamWrongLastSequenceConst:   {400, "wrong last sequence"},
 }

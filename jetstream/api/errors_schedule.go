@@ -15,19 +15,16 @@ const (
 	ErrMessageSchedulesTimeZoneInval  ErrCode = 10223
 )
 
-func init() {
-	for code, e := range map[ErrCode]errInfo{
-		ErrMirrorWithMsgSchedules:         {400, "stream mirrors can not also schedule messages"},
-		ErrSourceWithMsgSchedules:         {400, "stream source can not also schedule messages"},
-		ErrMessageSchedulesDisabled:       {400, "message schedules is disabled"},
-		ErrMessageSchedulesPatternInvalid: {400, "message schedules pattern is invalid"},
-		ErrMessageSchedulesTargetInvalid:  {400, "message schedules target is invalid"},
-		ErrMessageSchedulesTTLInvalid:     {400, "message schedules invalid per-message TTL"},
-		ErrMessageSchedulesRollupInvalid:  {400, "message schedules invalid rollup"},
-		ErrMessageSchedulesSourceInvalid:  {400, "message schedules source is invalid"},
-		ErrMessageSchedulesSchedulerInval: {400, "message schedules invalid scheduler"},
-		ErrMessageSchedulesTimeZoneInval:  {400, "message schedules time zone is invalid"},
-	} {
-		errTable[code] = e
-	}
+// scheduleErrors are this file's part of errTable.
+var scheduleErrors = map[ErrCode]errInfo{
+	ErrMirrorWithMsgSchedules:         {400, "stream mirrors can not also schedule messages"},
+	ErrSourceWithMsgSchedules:         {400, "stream source can not also schedule messages"},
+	ErrMessageSchedulesDisabled:       {400, "message schedules is disabled"},
+	ErrMessageSchedulesPatternInvalid: {400, "message schedules pattern is invalid"},
+	ErrMessageSchedulesTargetInvalid:  {400, "message schedules target is invalid"},
+	ErrMessageSchedulesTTLInvalid:     {400, "message schedules invalid per-message TTL"},
+	ErrMessageSchedulesRollupInvalid:  {400, "message schedules invalid rollup"},
+	ErrMessageSchedulesSourceInvalid:  {400, "message schedules source is invalid"},
+	ErrMessageSchedulesSchedulerInval: {400, "message schedules invalid scheduler"},
+	ErrMessageSchedulesTimeZoneInval:  {400, "message schedules time zone is invalid"},
 }

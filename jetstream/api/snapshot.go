@@ -29,11 +29,12 @@ const (
 	ErrStreamNameExistRestoreFailed  ErrCode = 10130
 )
 
-func init() {
-	errTable[ErrSnapshotDeliverSubjectInvalid] = errInfo{400, "deliver subject not valid"}
-	errTable[ErrStreamRestore] = errInfo{500, "restore failed"}
-	errTable[ErrStreamSnapshot] = errInfo{500, "snapshot failed"}
-	errTable[ErrStreamNameExistRestoreFailed] = errInfo{400, "stream name already in use, cannot restore"}
+// snapshotErrors are this file's part of errTable.
+var snapshotErrors = map[ErrCode]errInfo{
+	ErrSnapshotDeliverSubjectInvalid: {400, "deliver subject not valid"},
+	ErrStreamRestore:                 {500, "restore failed"},
+	ErrStreamSnapshot:                {500, "snapshot failed"},
+	ErrStreamNameExistRestoreFailed:  {400, "stream name already in use, cannot restore"},
 }
 
 // StreamSnapshotRequest is the body of STREAM.SNAPSHOT.

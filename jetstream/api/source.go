@@ -42,17 +42,14 @@ const (
 	ErrMirrorWithCounters        ErrCode = 10173
 )
 
-func init() {
-	for code, e := range map[ErrCode]errInfo{
-		ErrMirrorWithSources:         {400, "stream mirrors can not also contain other sources"},
-		ErrMirrorWithStartSeqAndTime: {400, "stream mirrors can not have both start seq and start time configured"},
-		ErrMirrorWithSubjects:        {400, "stream mirrors can not contain subjects"},
-		ErrSourceDuplicate:           {400, "duplicate source configuration detected"},
-		ErrSourceInvalidStreamName:   {400, "sourced stream name is invalid"},
-		ErrMirrorInvalidStreamName:   {400, "mirrored stream name is invalid"},
-		ErrMirrorWithFirstSeq:        {400, "stream mirrors can not have first sequence configured"},
-		ErrMirrorWithCounters:        {400, "stream mirrors can not also calculate counters"},
-	} {
-		errTable[code] = e
-	}
+// sourceErrors are this file's part of errTable.
+var sourceErrors = map[ErrCode]errInfo{
+	ErrMirrorWithSources:         {400, "stream mirrors can not also contain other sources"},
+	ErrMirrorWithStartSeqAndTime: {400, "stream mirrors can not have both start seq and start time configured"},
+	ErrMirrorWithSubjects:        {400, "stream mirrors can not contain subjects"},
+	ErrSourceDuplicate:           {400, "duplicate source configuration detected"},
+	ErrSourceInvalidStreamName:   {400, "sourced stream name is invalid"},
+	ErrMirrorInvalidStreamName:   {400, "mirrored stream name is invalid"},
+	ErrMirrorWithFirstSeq:        {400, "stream mirrors can not have first sequence configured"},
+	ErrMirrorWithCounters:        {400, "stream mirrors can not also calculate counters"},
 }

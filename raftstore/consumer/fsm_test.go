@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"path/filepath"
 	"testing"
@@ -46,7 +45,7 @@ type replica struct {
 	r     *raft.Raft
 }
 
-func (p *replica) start(t *testing.T, m *rafttest.Mesh) {
+func (p *replica) Start(t *testing.T, m *rafttest.Mesh) {
 	t.Helper()
 	var err error
 	if p.log, err = raftstore.Open(filepath.Join(p.dir, "raft"), raftstore.Options{}); err != nil {
@@ -64,7 +63,7 @@ func (p *replica) start(t *testing.T, m *rafttest.Mesh) {
 	}
 }
 
-func (p *replica) stop(t *testing.T, m *rafttest.Mesh) {
+func (p *replica) Stop(t *testing.T, m *rafttest.Mesh) {
 	t.Helper()
 	m.Leave(raft.ServerAddress(p.id))
 	if err := p.r.Shutdown().Error(); err != nil {
@@ -76,6 +75,9 @@ func (p *replica) stop(t *testing.T, m *rafttest.Mesh) {
 	}
 	p.r = nil
 }
+
+// Raft is the replica's raft, nil while it is stopped.
+func (p *replica) Raft() *raft.Raft { return p.r }
 
 func leaderOf(t *testing.T, ps []*replica) *replica {
 	t.Helper()
@@ -125,24 +127,9 @@ func agree(t *testing.T, what string, l *replica, ps []*replica) consumerstate.S
 // state from its own snapshot and log.
 func TestReplicatedConsumer(t *testing.T) {
 	m := rafttest.NewMesh()
-	var ps []*replica
-	var servers []raft.Server
-	for i := range 3 {
-		p := &replica{id: raft.ServerID(fmt.Sprintf("c%d", i)), dir: t.TempDir()}
-		p.start(t, m)
-		ps = append(ps, p)
-		servers = append(servers, raft.Server{ID: p.id, Address: raft.ServerAddress(p.id)})
-	}
-	t.Cleanup(func() {
-		for _, p := range ps {
-			if p.r != nil {
-				p.stop(t, m)
-			}
-		}
+	ps := rafttest.StartCluster(t, m, rafttest.IDs("c", 3), func(id raft.ServerID) *replica {
+		return &replica{id: id, dir: t.TempDir()}
 	})
-	if err := ps[0].r.BootstrapCluster(raft.Configuration{Servers: servers}).Error(); err != nil {
-		t.Fatal(err)
-	}
 	l := leaderOf(t, ps)
 	for s := consumerstate.StreamSeq(1); s <= 100; s++ {
 		if r := apply(t, l, Entry{Op: OpDeliver, Seq: s, DCount: 1, Time: int64(s)}); r.Err != nil || r.Seq != consumerstate.ConsumerSeq(s) {
@@ -170,7 +157,7 @@ func TestReplicatedConsumer(t *testing.T) {
 
 	// Lose the leader: the new one has every confirmed ack.
 	old := l
-	old.stop(t, m)
+	old.Stop(t, m)
 	l = leaderOf(t, ps)
 	if st := l.fsm.State(); !st.Equal(&confirmed) {
 		t.Fatalf("new leader's state differs: floor %+v, want %+v", st.AckFloor, confirmed.AckFloor)
@@ -187,7 +174,7 @@ func TestReplicatedConsumer(t *testing.T) {
 	if first, _ := l.log.FirstIndex(); first <= 120 {
 		t.Fatalf("the log was not compacted (first index %d)", first)
 	}
-	old.start(t, m)
+	old.Start(t, m)
 	st := agree(t, "after the old leader returned", l, ps)
 	if st.AckFloor.Stream != 100 || st.Delivered.Stream != 130 || len(st.Pending) != 30 {
 		t.Fatalf("final state: floor %+v delivered %+v pending %d", st.AckFloor, st.Delivered, len(st.Pending))
@@ -198,9 +185,9 @@ func TestReplicatedConsumer(t *testing.T) {
 	if follower == l {
 		follower = ps[1]
 	}
-	follower.stop(t, m)
+	follower.Stop(t, m)
 	apply(t, l, Entry{Op: OpAckAll, Seq: 110})
-	follower.start(t, m)
+	follower.Start(t, m)
 	if st := agree(t, "after a follower restart", l, ps); st.AckFloor.Stream != 110 {
 		t.Fatalf("floor after restart %+v", st.AckFloor)
 	}

@@ -27,7 +27,7 @@ type replica struct {
 	r     *raft.Raft
 }
 
-func (p *replica) start(t *testing.T, m *rafttest.Mesh) {
+func (p *replica) Start(t *testing.T, m *rafttest.Mesh) {
 	t.Helper()
 	var err error
 	if p.log, err = raftstore.Open(filepath.Join(p.dir, "raft"), raftstore.Options{Log: raftlog.Options{MinSegmentSize: 64 << 10, MaxSegmentSize: 256 << 10}}); err != nil {
@@ -48,10 +48,10 @@ func (p *replica) start(t *testing.T, m *rafttest.Mesh) {
 	}
 }
 
-// stop is a crash as far as raft is concerned (kill: nothing more is
+// Stop is a crash as far as raft is concerned (kill: nothing more is
 // flushed than what was made durable); the FSM is closed so the process can
 // reopen its stores.
-func (p *replica) stop(t *testing.T, m *rafttest.Mesh) {
+func (p *replica) Stop(t *testing.T, m *rafttest.Mesh) {
 	t.Helper()
 	m.Leave(raft.ServerAddress(p.id))
 	if err := p.r.Shutdown().Error(); err != nil {
@@ -66,6 +66,9 @@ func (p *replica) stop(t *testing.T, m *rafttest.Mesh) {
 	}
 	p.r = nil
 }
+
+// Raft is the replica's raft, nil while it is stopped.
+func (p *replica) Raft() *raft.Raft { return p.r }
 
 func leaderOf(t *testing.T, ps []*replica) *replica {
 	t.Helper()
@@ -133,24 +136,9 @@ func agree(t *testing.T, what string, l *replica, ps []*replica) contents {
 // the same sequence.
 func TestReplicatedStream(t *testing.T) {
 	m := rafttest.NewMesh()
-	var ps []*replica
-	var servers []raft.Server
-	for i := range 3 {
-		p := &replica{id: raft.ServerID(fmt.Sprintf("n%d", i)), dir: t.TempDir()}
-		p.start(t, m)
-		ps = append(ps, p)
-		servers = append(servers, raft.Server{ID: p.id, Address: raft.ServerAddress(p.id)})
-	}
-	t.Cleanup(func() {
-		for _, p := range ps {
-			if p.r != nil {
-				p.stop(t, m)
-			}
-		}
+	ps := rafttest.StartCluster(t, m, rafttest.IDs("n", 3), func(id raft.ServerID) *replica {
+		return &replica{id: id, dir: t.TempDir()}
 	})
-	if err := ps[0].r.BootstrapCluster(raft.Configuration{Servers: servers}).Error(); err != nil {
-		t.Fatal(err)
-	}
 	acked := map[uint64]string{}
 	l := leaderOf(t, ps)
 	publish(t, l, 0, 200, acked)
@@ -174,7 +162,7 @@ func TestReplicatedStream(t *testing.T) {
 
 	// Lose the leader; the other two elect one and go on.
 	old := l
-	old.stop(t, m)
+	old.Stop(t, m)
 	l = leaderOf(t, ps)
 	publish(t, l, 200, 150, acked)
 	if err := l.r.Snapshot().Error(); err != nil {
@@ -187,7 +175,7 @@ func TestReplicatedStream(t *testing.T) {
 
 	// The old leader returns, is behind the compacted log, and catches up
 	// from a snapshot plus the tail.
-	old.start(t, m)
+	old.Start(t, m)
 	want := agree(t, "after the old leader returned", l, ps)
 	if len(want.msgs) != len(acked) {
 		t.Fatalf("%d messages, %d acknowledged and not removed", len(want.msgs), len(acked))
@@ -203,9 +191,9 @@ func TestReplicatedStream(t *testing.T) {
 	if follower == l {
 		follower = ps[1]
 	}
-	follower.stop(t, m)
+	follower.Stop(t, m)
 	publish(t, l, 370, 10, acked)
-	follower.start(t, m)
+	follower.Start(t, m)
 	want = agree(t, "after a follower restart", l, ps)
 	if len(want.msgs) != len(acked) {
 		t.Fatalf("%d messages after the restart, %d acknowledged", len(want.msgs), len(acked))

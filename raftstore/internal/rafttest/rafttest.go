@@ -4,6 +4,7 @@
 package rafttest
 
 import (
+	"fmt"
 	"io"
 	"sync"
 	"testing"
@@ -90,4 +91,51 @@ func Leader(t testing.TB, rafts func() []*raft.Raft) int {
 		return false
 	})
 	return at
+}
+
+// Replica is a test's raft server on a Mesh: Start joins the mesh at the
+// replica's server id (its address) and starts raft, Stop leaves and shuts
+// it down, Raft is nil while it is stopped.
+type Replica interface {
+	Start(t *testing.T, m *Mesh)
+	Stop(t *testing.T, m *Mesh)
+	Raft() *raft.Raft
+}
+
+// StartCluster makes a replica for each id with newReplica, starts them on
+// m, bootstraps them as one cluster through the first, and stops the ones
+// still running when the test ends.
+func StartCluster[R Replica](t *testing.T, m *Mesh, ids []raft.ServerID, newReplica func(raft.ServerID) R) []R {
+	t.Helper()
+	ps := make([]R, len(ids))
+	servers := make([]raft.Server, len(ids))
+	for i, id := range ids {
+		ps[i] = newReplica(id)
+		servers[i] = raft.Server{ID: id, Address: raft.ServerAddress(id)}
+	}
+	// Registered after newReplica's own cleanups (t.TempDir), so it runs
+	// before them: the replicas stop before their directories go.
+	t.Cleanup(func() {
+		for _, p := range ps {
+			if p.Raft() != nil {
+				p.Stop(t, m)
+			}
+		}
+	})
+	for _, p := range ps {
+		p.Start(t, m)
+	}
+	if err := ps[0].Raft().BootstrapCluster(raft.Configuration{Servers: servers}).Error(); err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+// IDs returns the server ids prefix0 .. prefix<n-1>.
+func IDs(prefix string, n int) []raft.ServerID {
+	ids := make([]raft.ServerID, n)
+	for i := range ids {
+		ids[i] = raft.ServerID(fmt.Sprintf("%s%d", prefix, i))
+	}
+	return ids
 }
