@@ -83,8 +83,9 @@ func (r *Record) Sealed() bool { return r.raw != nil }
 func (r *Record) Tombstone() bool { return r.Flags&FlagTombstone != 0 }
 
 // TombstoneCount is the number of sequences a tombstone deletes.
+// (0 for a sealed record decoded without its key: the count is sealed).
 func (r *Record) TombstoneCount() uint64 {
-	if len(r.Data) < 8 {
+	if len(r.Data) < 8 || r.raw != nil {
 		return 0
 	}
 	return binary.LittleEndian.Uint64(r.Data)
