@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 
+	"golang.org/x/crypto/chacha20"
 	"golang.org/x/crypto/chacha20poly1305"
 )
 
@@ -77,16 +79,16 @@ func (c Cipher) valid() bool { return c == ChaCha || c == AES }
 type DataKey struct {
 	c   Cipher
 	key [KeySize]byte
-	x   cipher.AEAD // XChaCha20-Poly1305 under key (ChaCha only)
-	// last is the AES session subkey most recently used to open, so that
-	// reading the records of one session derives its subkey once.
-	last atomic.Pointer[aesSub]
+	// subs caches the AEAD of each session subkey used to open, by salt
+	// ([saltSize]byte -> cipher.AEAD), so that reading records derives a
+	// session's subkey once; nsubs bounds it (a store opens records of a
+	// few sessions per segment).
+	subs  sync.Map
+	nsubs atomic.Int32
 }
 
-type aesSub struct {
-	salt [saltSize]byte
-	aead cipher.AEAD
-}
+// maxSubs bounds the subkey cache; past it the cache starts over.
+const maxSubs = 4096
 
 // NewDataKey draws a random data key for cipher c.
 func NewDataKey(c Cipher) (*DataKey, error) {
@@ -107,40 +109,65 @@ func dataKeyFrom(c Cipher, k []byte) (*DataKey, error) {
 	}
 	dk := &DataKey{c: c}
 	copy(dk.key[:], k)
-	if c == ChaCha {
-		x, err := chacha20poly1305.NewX(dk.key[:])
-		if err != nil {
-			return nil, fmt.Errorf("crypt: %w", err)
-		}
-		dk.x = x
-	}
 	return dk, nil
 }
 
 // Cipher is the key's cipher.
 func (k *DataKey) Cipher() Cipher { return k.c }
 
-// aesSubkey returns the AES-GCM AEAD of the session whose salt is given.
-func (k *DataKey) aesSubkey(salt []byte) (cipher.AEAD, error) {
-	if p := k.last.Load(); p != nil && string(p.salt[:]) == string(salt) {
-		return p.aead, nil
+// newSubkey returns the AEAD, with 12-byte nonces, of the session whose
+// salt is given. For ChaCha it is ChaCha20-Poly1305 under HChaCha20(key,
+// salt): XChaCha20-Poly1305 with the 24-byte nonce salt || counter is by
+// definition ChaCha20-Poly1305 under that subkey with the nonce 0000 ||
+// counter, so deriving it once per session, not once per record, stores
+// exactly what XChaCha20-Poly1305 would. For AES it is AES-256-GCM under
+// HMAC-SHA256(key, label || salt) (doc.go).
+func (k *DataKey) newSubkey(salt []byte) (cipher.AEAD, error) {
+	switch k.c {
+	case ChaCha:
+		sub, err := chacha20.HChaCha20(k.key[:], salt)
+		if err != nil {
+			return nil, fmt.Errorf("crypt: %w", err)
+		}
+		a, err := chacha20poly1305.New(sub)
+		if err != nil {
+			return nil, fmt.Errorf("crypt: %w", err)
+		}
+		return a, nil
+	case AES:
+		m := hmac.New(sha256.New, k.key[:])
+		m.Write([]byte("jetwal aes-gcm subkey v1"))
+		m.Write(salt)
+		blk, err := aes.NewCipher(m.Sum(nil))
+		if err != nil {
+			return nil, fmt.Errorf("crypt: %w", err)
+		}
+		g, err := cipher.NewGCM(blk)
+		if err != nil {
+			return nil, fmt.Errorf("crypt: %w", err)
+		}
+		return g, nil
 	}
-	m := hmac.New(sha256.New, k.key[:])
-	m.Write([]byte("jetwal aes-gcm subkey v1"))
-	m.Write(salt)
-	sub := m.Sum(nil)
-	blk, err := aes.NewCipher(sub)
+	return nil, fmt.Errorf("crypt: unknown cipher %d", uint8(k.c))
+}
+
+// subkey is newSubkey through the cache.
+func (k *DataKey) subkey(salt []byte) (cipher.AEAD, error) {
+	var key [saltSize]byte
+	copy(key[:], salt)
+	if a, ok := k.subs.Load(key); ok {
+		return a.(cipher.AEAD), nil
+	}
+	a, err := k.newSubkey(salt)
 	if err != nil {
-		return nil, fmt.Errorf("crypt: %w", err)
+		return nil, err
 	}
-	g, err := cipher.NewGCM(blk)
-	if err != nil {
-		return nil, fmt.Errorf("crypt: %w", err)
+	if k.nsubs.Add(1) > maxSubs {
+		k.subs.Clear()
+		k.nsubs.Store(1)
 	}
-	p := &aesSub{aead: g}
-	copy(p.salt[:], salt)
-	k.last.Store(p)
-	return g, nil
+	k.subs.Store(key, a)
+	return a, nil
 }
 
 // Open authenticates and decrypts sealed (nonce || ciphertext || tag, as a
@@ -161,22 +188,13 @@ func (k *DataKey) Open(dst, sealed, ad []byte) ([]byte, error) {
 		}
 		return append(dst, out...), nil
 	}
-	var out []byte
-	var err error
-	switch k.c {
-	case ChaCha:
-		out, err = k.x.Open(dst, nonce, ct, ad)
-	case AES:
-		g, gerr := k.aesSubkey(nonce[:saltSize])
-		if gerr != nil {
-			return dst, gerr
-		}
-		var n [12]byte
-		copy(n[4:], nonce[saltSize:])
-		out, err = g.Open(dst, n[:], ct, ad)
-	default:
-		return dst, fmt.Errorf("crypt: unknown cipher %d", uint8(k.c))
+	a, err := k.subkey(nonce[:saltSize])
+	if err != nil {
+		return dst, err
 	}
+	var n [12]byte
+	copy(n[4:], nonce[saltSize:])
+	out, err := a.Open(dst, n[:], ct, ad)
 	if err != nil {
 		return dst, ErrAuth
 	}
@@ -190,7 +208,7 @@ type Session struct {
 	k    *DataKey
 	salt [saltSize]byte
 	ctr  uint64
-	aes  cipher.AEAD // the session subkey (AES only)
+	aead cipher.AEAD // under the session subkey (newSubkey)
 }
 
 // NewSession starts a session with a fresh random salt.
@@ -199,19 +217,11 @@ func (k *DataKey) NewSession() (*Session, error) {
 	if _, err := rand.Read(s.salt[:]); err != nil {
 		return nil, fmt.Errorf("crypt: random session salt: %w", err)
 	}
-	if k.c == AES {
-		// Not through the reader cache: derive it for this session.
-		m := hmac.New(sha256.New, k.key[:])
-		m.Write([]byte("jetwal aes-gcm subkey v1"))
-		m.Write(s.salt[:])
-		blk, err := aes.NewCipher(m.Sum(nil))
-		if err != nil {
-			return nil, fmt.Errorf("crypt: %w", err)
-		}
-		if s.aes, err = cipher.NewGCM(blk); err != nil {
-			return nil, fmt.Errorf("crypt: %w", err)
-		}
+	a, err := k.newSubkey(s.salt[:])
+	if err != nil {
+		return nil, err
 	}
+	s.aead = a
 	return s, nil
 }
 
@@ -234,16 +244,9 @@ func (s *Session) Seal(dst, plain, ad []byte) ([]byte, error) {
 	s.ctr++
 	dst = append(dst, s.salt[:]...)
 	dst = binary.LittleEndian.AppendUint64(dst, ctr)
-	nonce := dst[len(dst)-NonceSize:]
-	switch s.k.c {
-	case ChaCha:
-		return s.k.x.Seal(dst, nonce, plain, ad), nil
-	case AES:
-		var n [12]byte
-		binary.LittleEndian.PutUint64(n[4:], ctr)
-		return s.aes.Seal(dst, n[:], plain, ad), nil
-	}
-	return dst, fmt.Errorf("crypt: unknown cipher %d", uint8(s.k.c))
+	var n [12]byte
+	binary.LittleEndian.PutUint64(n[4:], ctr)
+	return s.aead.Seal(dst, n[:], plain, ad), nil
 }
 
 // SealInPlace seals the plaintext at buf[NonceSize:NonceSize+n] where it
@@ -260,21 +263,13 @@ func (s *Session) SealInPlace(buf []byte, n int, ad []byte) ([]byte, error) {
 	s.ctr++
 	copy(buf, s.salt[:])
 	binary.LittleEndian.PutUint64(buf[saltSize:], ctr)
-	nonce := buf[:NonceSize]
 	plain := buf[NonceSize : NonceSize+n]
 	if anyOverlap(buf[:n+Overhead], ad) {
 		ad = append([]byte(nil), ad...)
 	}
-	switch s.k.c {
-	case ChaCha:
-		s.k.x.Seal(plain[:0], nonce, plain, ad)
-	case AES:
-		var nn [12]byte
-		binary.LittleEndian.PutUint64(nn[4:], ctr)
-		s.aes.Seal(plain[:0], nn[:], plain, ad)
-	default:
-		return nil, fmt.Errorf("crypt: unknown cipher %d", uint8(s.k.c))
-	}
+	var nn [12]byte
+	binary.LittleEndian.PutUint64(nn[4:], ctr)
+	s.aead.Seal(plain[:0], nn[:], plain, ad)
 	return buf[:n+Overhead], nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jetwal/jetwal/vfs"
+	"golang.org/x/crypto/chacha20poly1305"
 )
 
 var ciphers = []Cipher{ChaCha, AES}
@@ -199,4 +200,24 @@ func FuzzOpenSealed(f *testing.F) {
 		}
 		_, _ = UnmarshalKey("f", sealed, string(ad))
 	})
+}
+
+// TestChaChaIsXChaCha: what a ChaCha session seals (a subkey per session)
+// is exactly XChaCha20-Poly1305 under the data key with the stored nonce,
+// as doc.go claims.
+func TestChaChaIsXChaCha(t *testing.T) {
+	dk, _ := NewDataKey(ChaCha)
+	s, _ := dk.NewSession()
+	x, err := chacha20poly1305.NewX(dk.key[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		plain := bytes.Repeat([]byte{byte(i)}, 100*i)
+		v, _ := s.Seal(nil, plain, []byte("ad"))
+		got, err := x.Open(nil, v[:NonceSize], v[NonceSize:], []byte("ad"))
+		if err != nil || !bytes.Equal(got, plain) {
+			t.Fatalf("seal %d is not XChaCha20-Poly1305: %v", i, err)
+		}
+	}
 }

@@ -69,12 +69,16 @@
 // counter held in memory. The nonce of a seal is salt || counter:
 //
 //   - XChaCha20-Poly1305 takes the 24-byte nonce as is (its first 16 bytes
-//     select an HChaCha20 subkey, the last 8 are the ChaCha20 nonce).
+//     select an HChaCha20 subkey, the last 8 are the ChaCha20 nonce). The
+//     subkey depends on the salt only, so a session derives it once and
+//     seals with ChaCha20-Poly1305 under it and the nonce 0000 || counter,
+//     which is XChaCha20-Poly1305 byte for byte (TestChaChaIsXChaCha)
+//     without an HChaCha20 per record; readers cache it per salt.
 //   - AES-256-GCM derives a session subkey, HMAC-SHA256(data key,
 //     "jetwal aes-gcm subkey v1" || salt), and uses the 12-byte nonce
 //     0000 || counter under it. Readers derive the subkey from the salt in
-//     the stored nonce (cached: a segment holds the records of few
-//     sessions).
+//     the stored nonce (cached per salt: a segment holds the records of
+//     few sessions).
 //
 // Within a session the counter never repeats (it only increases, and a
 // session refuses to seal once it would wrap). A session never outlives the
