@@ -64,7 +64,8 @@ FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzReco
 	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay \
 	./subject:FuzzValidLiteral ./jetstream/validate:FuzzStreamConfig ./jetstream:FuzzPubHeaders \
 	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform ./jetstream:FuzzReadArchive \
-	./raftstore/stream:FuzzStreamEntryDecode ./jetstream:FuzzSchedulePattern
+	./raftstore/stream:FuzzStreamEntryDecode ./jetstream:FuzzSchedulePattern \
+	./crypt:FuzzOpenSealed
 
 # fuzz/run.sh runs each target in turn (and retries once the fuzz engine's
 # own spurious "context deadline exceeded" report, see there).

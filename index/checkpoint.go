@@ -22,7 +22,7 @@ var ErrCorrupt = store.ErrCorrupt
 
 // Encode serialises the index with an opaque trailer owned by the store.
 func Encode(x *Index, trailer []byte) []byte {
-	b := bytes.NewBuffer(make([]byte, 0, encodedSize(x, trailer)))
+	b := bytes.NewBuffer(make([]byte, 0, encodedSize(x, trailer, false)))
 	EncodeTo(b, x, trailer) // a bytes.Buffer does not fail
 	return b.Bytes()
 }
@@ -30,12 +30,16 @@ func Encode(x *Index, trailer []byte) []byte {
 // encodedSize is the exact length of Encode's result, so that Encode fills
 // one buffer instead of regrowing one as large as the index (4 bytes per
 // message) several times.
-func encodedSize(x *Index, trailer []byte) int {
+func encodedSize(x *Index, trailer []byte, sealed bool) int {
 	n := checkpointHead + 4
 	for _, bl := range x.Seqs.blocks {
 		n += bl.blockSize() // blockcodec.go
 	}
-	n += x.Subj.encodedSize() // subjcodec.go
+	if sealed {
+		n += sealedSectionSize(x.Subj.encodedSize()) // sealsubj.go
+	} else {
+		n += x.Subj.encodedSize() // subjcodec.go
+	}
 	return n + 4 + len(trailer) + 8
 }
 
@@ -90,15 +94,27 @@ func (r *reader) count(unit int) int {
 
 // Decode parses a checkpoint. Any damage yields an error wrapping ErrCorrupt.
 // The index copies what it keeps from b.
-func Decode(file string, b []byte) (*Index, []byte, error) { return decode(file, b, false) }
+func Decode(file string, b []byte) (*Index, []byte, error) { return decode(file, b, false, nil) }
+
+// DecodeOpen is Decode for an encrypted store's checkpoint: its subject
+// section must be sealed and open with o (sealsubj.go). A nil o checks
+// the structure only: a sealed section is skipped, its subjects left out.
+func DecodeOpen(file string, b []byte, o Opener) (*Index, []byte, error) {
+	return decode(file, b, false, o)
+}
+
+// DecodeInPlaceOpen is DecodeInPlace with DecodeOpen's opener.
+func DecodeInPlaceOpen(file string, b []byte, o Opener) (*Index, []byte, error) {
+	return decode(file, b, true, o)
+}
 
 // DecodeInPlace is Decode for a checkpoint whose bytes stay mapped and
 // unchanged for as long as the returned index lives: packed blocks of the
 // sequence index refer to b instead of copying it (blockcodec.go), so they
 // cost page cache, not heap, and only what readers touch is resident.
-func DecodeInPlace(file string, b []byte) (*Index, []byte, error) { return decode(file, b, true) }
+func DecodeInPlace(file string, b []byte) (*Index, []byte, error) { return decode(file, b, true, nil) }
 
-func decode(file string, b []byte, alias bool) (*Index, []byte, error) {
+func decode(file string, b []byte, alias bool, o Opener) (*Index, []byte, error) {
 	bad := func(off int, why string) error {
 		return fmt.Errorf("index checkpoint %s: offset %d: %s: %w", file, off, why, ErrCorrupt)
 	}
@@ -162,8 +178,19 @@ func decode(file string, b []byte, alias bool) (*Index, []byte, error) {
 		x.Seqs.blocks = append(x.Seqs.blocks, bl)
 		x.Seqs.live += bl.live()
 	}
-	if err := x.Subj.decode(r, b[4]); err != nil { // subjcodec.go
-		return nil, nil, bad(r.p, err.Error())
+	switch sealed := b[5]&flagSealedSubjects != 0; {
+	case sealed:
+		if err := x.Subj.decodeSealed(r, o); err != nil { // sealsubj.go
+			return nil, nil, bad(r.p, err.Error())
+		}
+	case o != nil:
+		// An encrypted store writes its subjects sealed: a clear section
+		// here was not written by it.
+		return nil, nil, bad(5, "subject section not sealed in an encrypted store's checkpoint")
+	default:
+		if err := x.Subj.decode(r, b[4]); err != nil { // subjcodec.go
+			return nil, nil, bad(r.p, err.Error())
+		}
 	}
 	trailer := append([]byte(nil), r.take(r.count(1))...)
 	if r.err != nil {

@@ -59,7 +59,9 @@
 //	offset size  field
 //	0      4     magic "JWIX"
 //	4      1     version (3; 1 and 2 are still read)
-//	5      3     reserved
+//	5      1     flags (bit 0: the subject section is sealed, sealsubj.go:
+//	             an encrypted store's checkpoint holds no subject in the clear)
+//	6      2     reserved
 //	8      8     body length B
 //	16     B     body (see checkpoint.go: blocks, then subjects, then the
 //	             store's opaque trailer)

@@ -13,30 +13,44 @@ import (
 // a large index (a byte or more per message) never sits in memory whole. It
 // returns the bytes written.
 func EncodeTo(w io.Writer, x *Index, trailer []byte) (int64, error) {
-	n, _, err := encodeTo(w, x, trailer, false)
+	n, _, err := encodeTo(w, x, trailer, false, nil)
 	return n, err
 }
 
 // EncodeToPlaced is EncodeTo that also returns where each packed block of
 // the sequence index went in the output, for Seqs.Repoint.
 func EncodeToPlaced(w io.Writer, x *Index, trailer []byte) (int64, *Placement, error) {
-	return encodeTo(w, x, trailer, true)
+	return encodeTo(w, x, trailer, true, nil)
 }
 
-func encodeTo(w io.Writer, x *Index, trailer []byte, place bool) (int64, *Placement, error) {
-	size := encodedSize(x, trailer)
+// EncodeToPlacedSealed is EncodeToPlaced with the subject section sealed
+// by s (sealsubj.go): the checkpoint of an encrypted store.
+func EncodeToPlacedSealed(w io.Writer, x *Index, trailer []byte, s Sealer) (int64, *Placement, error) {
+	return encodeTo(w, x, trailer, true, s)
+}
+
+func encodeTo(w io.Writer, x *Index, trailer []byte, place bool, s Sealer) (int64, *Placement, error) {
+	size := encodedSize(x, trailer, s != nil)
 	e := &encoder{w: w, h: xxhash.New(), buf: make([]byte, 0, encodeBuf)}
 	if place {
 		e.place = &Placement{}
 	}
 	e.bytes([]byte(CheckpointMagic))
-	e.bytes([]byte{CheckpointVersion, 0, 0, 0})
+	var flags byte
+	if s != nil {
+		flags = flagSealedSubjects
+	}
+	e.bytes([]byte{CheckpointVersion, flags, 0, 0})
 	e.u64(uint64(size - checkpointHead - 8))
 	e.u32(uint32(len(x.Seqs.blocks)))
 	for _, bl := range x.Seqs.blocks {
 		e.block(bl) // blockcodec.go
 	}
-	x.Subj.encode(e) // subjcodec.go
+	if s != nil {
+		encodeSealedSubjects(e, x.Subj, s) // sealsubj.go
+	} else {
+		x.Subj.encode(e) // subjcodec.go
+	}
 	e.u32(uint32(len(trailer)))
 	e.bytes(trailer)
 	e.flush()

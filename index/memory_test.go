@@ -71,7 +71,7 @@ func TestEncodedSizeExact(t *testing.T) {
 	}
 	trailer := []byte("trailer bytes")
 	b := Encode(x, trailer)
-	if want := encodedSize(x, trailer); len(b) != want || cap(b) != want {
+	if want := encodedSize(x, trailer, false); len(b) != want || cap(b) != want {
 		t.Fatalf("encoded %d bytes (cap %d), encodedSize says %d", len(b), cap(b), want)
 	}
 }

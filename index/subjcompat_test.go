@@ -88,7 +88,7 @@ func TestSubjectsDecodeDamagedBody(t *testing.T) {
 		x.Remove(q, fmt.Sprintf("d.%d", q%9))
 	}
 	b := Encode(x, nil)
-	start := encodedSize(x, nil) - x.Subj.encodedSize() - 4 - 8 // the subject section
+	start := encodedSize(x, nil, false) - x.Subj.encodedSize() - 4 - 8 // the subject section
 	for i := start; i < len(b)-12; i++ {
 		for _, flip := range []byte{0x01, 0x80, 0xff} {
 			c := append([]byte(nil), b...)

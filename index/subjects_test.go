@@ -220,8 +220,8 @@ func TestSubjectsAgainstModel(t *testing.T) {
 					}
 				default:
 					b := Encode(x, nil)
-					if len(b) != encodedSize(x, nil) {
-						t.Fatalf("seed %d: encoded %d bytes, encodedSize says %d", seed, len(b), encodedSize(x, nil))
+					if len(b) != encodedSize(x, nil, false) {
+						t.Fatalf("seed %d: encoded %d bytes, encodedSize says %d", seed, len(b), encodedSize(x, nil, false))
 					}
 					if rng.Intn(3) == 0 { // a checkpoint of the version before, read into this one
 						b = checkpointV1(x)

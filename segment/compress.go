@@ -19,7 +19,7 @@ func Compress(s *Segment) (*Segment, error) {
 	}
 	body := s.data[HeaderSize:s.end]
 	enc := s2.Encode(nil, body)
-	out := append(encodeHeader(s.hdr.base, s.hdr.created, SegFlagCompressed), enc...)
+	out := append(encodeHeader(s.hdr.base, s.hdr.created, SegFlagCompressed|s.hdr.flags&SegFlagEncrypted), enc...)
 	dir := filepath.Dir(s.path)
 	final := filepath.Join(dir, FileName(s.hdr.base, true))
 	tmp := final + ".tmp"
@@ -38,7 +38,7 @@ func Compress(s *Segment) (*Segment, error) {
 	if err := s.fs.SyncDir(dir); err != nil {
 		return nil, fmt.Errorf("segment: sync dir %s: %w", dir, err)
 	}
-	return Open(s.fs, final, false)
+	return OpenKey(s.fs, final, false, s.key)
 }
 
 func writeFileSync(fs vfs.FS, path string, b []byte) error {

@@ -12,7 +12,8 @@
 //	offset size field
 //	0      4    magic "JWS1"
 //	4      1    format version (1)
-//	5      1    flags (bit 0: body is S2 compressed; see below)
+//	5      1    flags (bit 0: body is S2 compressed; bit 1: records are
+//	            sealed, see "Encrypted segments")
 //	6      2    reserved, zero
 //	8      8    base sequence: the first sequence this segment may hold
 //	16     8    creation time, unix nanoseconds
@@ -48,12 +49,57 @@
 // An erased record (flag bit 1) is a message whose subject, header and payload
 // bytes were overwritten with zeros on request, checksum rewritten.
 //
+// # Encrypted segments
+//
+// A segment with header flag bit 1 belongs to an encrypted stream (package
+// crypt; the data key is in the stream's key file, package wal). Its
+// records have the layout above with the body sealed:
+//
+//	offset        size  field
+//	0             28    the clear fields above: length L, flags, subject
+//	                    length S, sequence, timestamp, header length H
+//	28            24    nonce (crypt: session salt || counter)
+//	52            S+H+P ciphertext of subject || header block || payload
+//	52+S+H+P      16    AEAD tag
+//	L-8           8     xxhash64 of bytes [0, L-8)
+//
+// with P = L - 76 - S - H. The associated data of the seal is bytes
+// [0, 28) of the record followed by the segment's base sequence (8 bytes,
+// little endian), so a record's sequence, timestamp, flags (tombstone,
+// erased, batch open) and lengths are authenticated with its contents,
+// and a record copied to another offset keeps opening only in its own
+// segment under its own sequence. Tombstones are sealed too (their count
+// is the payload).
+//
+// What stays clear, and why: the lengths, so that the checksum, torn-tail
+// detection, resync (findNext) and jetwal verify work without the key;
+// the sequence and timestamp, which recovery, the index and the scans of
+// damaged segments read before anything is opened; the flags. Subjects,
+// headers and payloads are never on disk in the clear; their lengths are.
+// The checksum covers the stored (sealed) bytes, so a structure check needs
+// no key; a checksum that holds and a tag that fails is damage all the
+// same (CorruptError, reason "record authentication failed"), handled as a
+// checksum failure: reported with file and offset, resynced past by Scan,
+// never returned. An erase seals zeros again under a new nonce.
+//
+// Reads of an encrypted segment cannot be views of the mapping: ReadInto
+// and ReadAtBuf open the record into a new buffer (ReadIntoBuf and
+// ReadAtBufInto reuse the caller's), ReadAtCopy opens it in place in its
+// copy, and Scan opens each record into one buffer reused for the next.
+// Opened without a key (OpenKey with nil) an encrypted segment can be
+// scanned for structure only: its records come back Sealed.
+//
 // # Sealed compressed segments
 //
 // A sealed segment may be rewritten as header (flag bit 0 set) followed by one
 // S2 block (github.com/klauspost/compress/s2) holding every record byte after
 // the header. It is decoded into memory when first read. Compressed segments
-// are read-only: erasing a record in one only writes a tombstone.
+// are read-only: erasing a record in one only writes a tombstone. An
+// encrypted segment is compressed as it is stored (the S2 block holds the
+// sealed records; the header keeps bit 1): compression after encryption
+// finds little but the clear fields to save, and compressing before
+// sealing would let a record's stored length reveal how compressible its
+// payload is. It keeps one decode path and the offsets of the plain layout.
 //
 // # Writing, reading and the lifetime of read slices
 //

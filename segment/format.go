@@ -19,6 +19,7 @@ const (
 
 	// Segment header flags.
 	SegFlagCompressed = 1 << 0
+	SegFlagEncrypted  = 1 << 1 // records are sealed (see doc.go)
 
 	// Record flags.
 	FlagTombstone = 1 << 0
@@ -67,14 +68,24 @@ type Record struct {
 	Subject []byte
 	Header  []byte
 	Data    []byte
+	// raw is the whole stored record of a sealed record not yet opened
+	// (decoded without its key): Data then holds the sealed body, and
+	// Subject and Header are nil. nil for plain and opened records.
+	raw []byte
 }
+
+// Sealed reports whether r is an encrypted record decoded without its key
+// (a structure check): its Data is the sealed body (nonce, ciphertext,
+// tag), its subject and header unknown.
+func (r *Record) Sealed() bool { return r.raw != nil }
 
 // Tombstone reports whether r deletes a range instead of carrying a message.
 func (r *Record) Tombstone() bool { return r.Flags&FlagTombstone != 0 }
 
 // TombstoneCount is the number of sequences a tombstone deletes.
+// (0 for a sealed record decoded without its key: the count is sealed).
 func (r *Record) TombstoneCount() uint64 {
-	if len(r.Data) < 8 {
+	if len(r.Data) < 8 || r.raw != nil {
 		return 0
 	}
 	return binary.LittleEndian.Uint64(r.Data)
@@ -135,7 +146,12 @@ const (
 // record's encoded length and a status; on decodeBad, reason and the
 // checksums say what was wrong. (r is filled through a pointer rather than
 // returned: a Record is 96 bytes, and reads pass it down several calls.)
-func decodeRecord(b []byte, r *Record) (n int, st decodeStatus, reason string, want, got uint64) {
+//
+// ov is the sealing overhead of the segment's records (0 for a plain
+// segment, crypt.Overhead for an encrypted one): a sealed record's body
+// is its sealed subject, header and payload, and r gets the body in Data
+// and the record in raw, for Segment.unseal.
+func decodeRecord(b []byte, r *Record, ov int) (n int, st decodeStatus, reason string, want, got uint64) {
 	if len(b) < 4 {
 		if allZero(b) {
 			return 0, decodeEnd, "", 0, 0
@@ -160,12 +176,19 @@ func decodeRecord(b []byte, r *Record) (n int, st decodeStatus, reason string, w
 	}
 	sl := int(binary.LittleEndian.Uint16(rec[6:]))
 	hl := int(binary.LittleEndian.Uint32(rec[24:]))
-	if RecordMinSize+sl+hl > int(l) {
+	if RecordMinSize+sl+hl+ov > int(l) {
 		return 0, decodeBad, "subject and header lengths exceed record length", 0, 0
 	}
 	r.Flags = binary.LittleEndian.Uint16(rec[4:])
 	r.Seq = binary.LittleEndian.Uint64(rec[8:])
 	r.Time = int64(binary.LittleEndian.Uint64(rec[16:]))
+	if ov > 0 {
+		r.Subject, r.Header = nil, nil
+		r.Data = rec[RecordHeader : int(l)-ChecksumSize : int(l)-ChecksumSize]
+		r.raw = rec
+		return int(l), decodeOK, "", 0, 0
+	}
+	r.raw = nil
 	p := RecordHeader
 	r.Subject = rec[p : p+sl : p+sl]
 	p += sl

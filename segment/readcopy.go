@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/jetwal/jetwal/crypt"
 )
 
 // CopyReadMin is the record length from which ReadAtCopy is the cheaper read.
@@ -65,12 +67,18 @@ func (s *Segment) ReadAtCopy(off int64, size int, buf []byte) (Record, []byte, e
 		}
 	}
 	var r Record
-	_, st, reason, want, got := decodeRecord(buf, &r)
+	_, st, reason, want, got := decodeRecord(buf, &r, s.ov)
 	if st != decodeOK {
 		if st == decodeEnd {
 			reason = "zero length where a record was expected"
 		}
 		return Record{}, buf, &CorruptError{File: s.path, Offset: off, Reason: reason, Expected: want, Actual: got}
+	}
+	if r.raw != nil && s.key != nil {
+		// buf is the caller's copy: open the record in place.
+		if _, err := s.unseal(&r, r.Data[crypt.NonceSize:crypt.NonceSize], off); err != nil {
+			return Record{}, buf, err
+		}
 	}
 	return r, buf, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/vfs"
 )
 
@@ -22,6 +23,15 @@ type SalvageResult struct {
 // header is damaged can be repaired (RepairHeader) or must be set aside,
 // and which sequences it had handed out.
 func Salvage(fs vfs.FS, path string) (SalvageResult, error) {
+	return SalvageKey(fs, path, 0, nil)
+}
+
+// SalvageKey is Salvage for a segment of an encrypted store: its records
+// are sealed by key, and each counts only if its tag holds too. (Without
+// the key, a sealed tombstone's count is unknown: it counts as deleting
+// its first sequence only.) base is the segment's base, known from its
+// file name: it is in every record's associated data.
+func SalvageKey(fs vfs.FS, path string, base uint64, key *crypt.DataKey) (SalvageResult, error) {
 	f, err := fs.Open(path)
 	if err != nil {
 		return SalvageResult{}, fmt.Errorf("segment: salvage %s: %w", path, err)
@@ -36,11 +46,23 @@ func Salvage(fs vfs.FS, path string) (SalvageResult, error) {
 		return SalvageResult{}, fmt.Errorf("segment: salvage %s: %w", path, err)
 	}
 	var res SalvageResult
+	ov := 0
+	if key != nil {
+		ov = crypt.Overhead
+	}
+	// A sealed record counts only if it opens (with the base from the
+	// file name, not the header, which cannot be trusted).
+	sk := &Segment{path: path, key: key, ov: ov, hdr: segHeader{base: base}}
 	for off := int64(HeaderSize); off < int64(len(b)); {
 		var r Record
-		n, st, _, _, _ := decodeRecord(b[off:], &r)
+		n, st, _, _, _ := decodeRecord(b[off:], &r, ov)
+		if st == decodeOK && r.raw != nil {
+			if _, err := sk.unseal(&r, nil, off); err != nil {
+				st = decodeBad
+			}
+		}
 		if st != decodeOK {
-			if off = findNext(b, off+1, 0); off < 0 {
+			if off = findNext(b, off+1, 0, ov); off < 0 {
 				break
 			}
 			continue
@@ -67,12 +89,22 @@ func Salvage(fs vfs.FS, path string) (SalvageResult, error) {
 // (known from the file's name) over a damaged one, and syncs it. The
 // records after it are untouched; the creation time is unknown and set to 0.
 func RepairHeader(fs vfs.FS, path string, base uint64) error {
+	return RepairHeaderKey(fs, path, base, false)
+}
+
+// RepairHeaderKey is RepairHeader for a segment whose records are sealed
+// (encrypted set) or plain.
+func RepairHeaderKey(fs vfs.FS, path string, base uint64, encrypted bool) error {
+	var flags byte
+	if encrypted {
+		flags = SegFlagEncrypted
+	}
 	f, err := fs.OpenRW(path)
 	if err != nil {
 		return fmt.Errorf("segment: repair header of %s: %w", path, err)
 	}
 	defer f.Close()
-	if _, err := f.WriteAt(encodeHeader(base, 0, 0), 0); err != nil {
+	if _, err := f.WriteAt(encodeHeader(base, 0, flags), 0); err != nil {
 		return fmt.Errorf("segment: repair header of %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {

@@ -33,7 +33,9 @@ type Damage struct {
 // followed by zeros only is the end of written data. fn may stop the scan by
 // returning an error, which Scan returns. The *Record fn gets is reused for
 // the next record: fn must not keep the pointer (the record's byte slices
-// alias the segment as ReadAt's do).
+// alias the segment as ReadAt's do; in an encrypted segment opened with its
+// key they alias a buffer the next record reuses, so fn copies what it
+// keeps).
 func (s *Segment) Scan(fn func(off int64, r *Record) error) (ScanResult, error) {
 	return s.ScanFrom(HeaderSize, 0, fn)
 }
@@ -77,13 +79,23 @@ func (s *Segment) scan(b []byte, from, stop int64, lastSeq uint64, fn func(off i
 	// declared per iteration would be a heap allocation per record (a
 	// verification of a large store would allocate gigabytes).
 	var r Record
+	var plain []byte // a sealed record's plaintext, reused for the next
 	for off < stop {
-		n, st, reason, want, got := decodeRecord(b[off:], &r)
+		n, st, reason, want, got := decodeRecord(b[off:], &r, s.ov)
 		if st == decodeEnd {
 			if s.zeroFrom(b, off, int64(len(b))) {
 				break
 			}
 			st, reason = decodeBad, "zero record length followed by non-zero bytes"
+		}
+		if st == decodeOK && r.raw != nil && s.key != nil {
+			// A tag that fails is damage exactly as a checksum that
+			// fails: reported with the offset, resynced past, never
+			// handed to fn.
+			var err error
+			if plain, err = s.unseal(&r, plain[:0], off); err != nil {
+				st, reason = decodeBad, reasonAuth
+			}
 		}
 		if st == decodeOK {
 			if !r.Tombstone() {
@@ -97,7 +109,7 @@ func (s *Segment) scan(b []byte, from, stop int64, lastSeq uint64, fn func(off i
 			continue
 		}
 		d := Damage{Err: &CorruptError{File: s.path, Offset: off, Reason: reason, Expected: want, Actual: got}, Offset: off}
-		d.Resync = findNext(b, off+1, lastSeq)
+		d.Resync = findNext(b, off+1, lastSeq, s.ov)
 		res.Damage = append(res.Damage, d)
 		if onDamage != nil {
 			onDamage(d)
@@ -113,7 +125,7 @@ func (s *Segment) scan(b []byte, from, stop int64, lastSeq uint64, fn func(off i
 // findNext searches b from off for the start of a valid record carrying a
 // sequence above after (or a tombstone). Every candidate is proven by its
 // checksum, so a false match needs a 64-bit collision.
-func findNext(b []byte, off int64, after uint64) int64 {
+func findNext(b []byte, off int64, after uint64, ov int) int64 {
 	for ; off+RecordMinSize <= int64(len(b)); off++ {
 		// Eight zero bytes rule out records starting at off..off+4 (their
 		// length field would be zero): skip zero runs quickly.
@@ -130,7 +142,7 @@ func findNext(b []byte, off int64, after uint64) int64 {
 			continue
 		}
 		var r Record
-		if _, st, _, _, _ := decodeRecord(b[off:], &r); st == decodeOK {
+		if _, st, _, _, _ := decodeRecord(b[off:], &r, ov); st == decodeOK {
 			return off
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/vfs"
 )
 
@@ -38,6 +39,14 @@ type Segment struct {
 	sealed     bool
 	compressed bool
 
+	// key opens (and seals) the records of an encrypted segment; nil for
+	// a plain one, or an encrypted one opened to check its structure. ov
+	// is the sealing overhead of its records (0 when plain), set from the
+	// header. sess seals this segment's appends and erases (seal.go).
+	key  *crypt.DataKey
+	ov   int
+	sess *crypt.Session
+
 	// nameUnsynced is set on a segment made from a Spare until a sync of
 	// its file has also synced its directory entry (syncName).
 	nameUnsynced atomic.Bool
@@ -49,19 +58,37 @@ type Segment struct {
 // Create makes a new segment for sequences from base, reserving capacity
 // bytes on disk. The directory entry is synced before Create returns.
 func Create(fs vfs.FS, dir string, base uint64, created int64, capacity int64) (*Segment, error) {
+	return CreateKey(fs, dir, base, created, capacity, nil)
+}
+
+// CreateKey is Create for a segment whose records key seals (an encrypted
+// segment); a nil key makes a plain one.
+func CreateKey(fs vfs.FS, dir string, base uint64, created int64, capacity int64, key *crypt.DataKey) (*Segment, error) {
 	path := filepath.Join(dir, FileName(base, false))
-	f, m, err := prepareFile(fs, dir, path, capacity, encodeHeader(base, created, 0))
+	f, m, err := prepareFile(fs, dir, path, capacity, encodeHeader(base, created, keyFlags(key)))
 	if err != nil {
 		return nil, err
 	}
-	return newWritable(fs, path, f, m, base, created, capacity), nil
+	return newWritable(fs, path, f, m, base, created, capacity, key), nil
 }
 
-// newWritable is an empty plain segment on a prepared file whose header
-// holds base and created.
-func newWritable(fs vfs.FS, path string, f vfs.File, m vfs.Mapping, base uint64, created, capacity int64) *Segment {
-	return &Segment{fs: fs, path: path, f: f, hdr: segHeader{base: base, created: created}, capacity: capacity,
-		end: HeaderSize, m: m, data: m.Bytes()}
+// keyFlags is the header flags of a new segment sealed by key (nil: plain).
+func keyFlags(key *crypt.DataKey) byte {
+	if key != nil {
+		return SegFlagEncrypted
+	}
+	return 0
+}
+
+// newWritable is an empty segment on a prepared file whose header holds
+// base, created and the flags of key.
+func newWritable(fs vfs.FS, path string, f vfs.File, m vfs.Mapping, base uint64, created, capacity int64, key *crypt.DataKey) *Segment {
+	s := &Segment{fs: fs, path: path, f: f, hdr: segHeader{base: base, created: created, flags: keyFlags(key)}, capacity: capacity,
+		end: HeaderSize, m: m, data: m.Bytes(), key: key}
+	if key != nil {
+		s.ov = crypt.Overhead
+	}
+	return s
 }
 
 // prepareFile creates path with capacity bytes reserved on disk, writes hdr
@@ -112,6 +139,16 @@ func prepareFile(fs vfs.FS, dir, path string, capacity int64, hdr []byte) (vfs.F
 // A plain segment opened with writable set continues to accept appends after
 // the end that Scan found (see SetEnd); otherwise it is sealed.
 func Open(fs vfs.FS, path string, writable bool) (*Segment, error) {
+	return OpenKey(fs, path, writable, nil)
+}
+
+// OpenKey is Open with the data key of an encrypted segment: its records
+// are opened (decrypted and authenticated) as they are read. An encrypted
+// segment opened without a key can be scanned for structure (checksums)
+// only: its records come back Sealed, and it takes no appends. A key
+// given for a plain segment is not used; the caller checks Encrypted
+// against what it expects (package wal refuses a mix).
+func OpenKey(fs vfs.FS, path string, writable bool, key *crypt.DataKey) (*Segment, error) {
 	// Plain segments open read-write even when sealed, so Erase can
 	// overwrite a record in place; compressed ones are read-only.
 	f, err := fs.OpenRW(path)
@@ -144,6 +181,12 @@ func Open(fs vfs.FS, path string, writable bool) (*Segment, error) {
 		return nil, err
 	}
 	s := &Segment{fs: fs, path: path, f: f, hdr: hdr, capacity: size, end: size}
+	if hdr.flags&SegFlagEncrypted != 0 {
+		s.ov, s.key = crypt.Overhead, key
+		if key == nil {
+			writable = false
+		}
+	}
 	if hdr.flags&SegFlagCompressed != 0 {
 		s.compressed, s.sealed = true, true
 		return s, nil
@@ -306,13 +349,18 @@ func (s *Segment) Append(flags uint16, seq uint64, ts int64, subject string, hdr
 	if s.sealed {
 		return 0, ErrSealed
 	}
-	n := EncodedSize(len(subject), len(hdr), len(data))
+	n := s.RecordSize(len(subject), len(hdr), len(data))
 	if s.End()+int64(n) > s.capacity {
 		return 0, ErrFull
 	}
 	off := s.End()
 	if s.wbuf == nil {
 		s.wbuf = getBuffer()
+	}
+	if s.ov > 0 {
+		var err error
+		s.wbuf, err = s.appendSealed(s.wbuf, flags, seq, ts, subject, hdr, data)
+		return off, err
 	}
 	s.wbuf = AppendRecord(s.wbuf, flags, seq, ts, subject, hdr, data)
 	return off, nil
@@ -394,7 +442,21 @@ func (s *Segment) ReadAt(off int64) (Record, int, error) {
 
 // ReadInto is ReadAt decoding into r, for the read paths that pass the
 // record down by address; it returns the record's encoded length.
+//
+// A record of an encrypted segment is opened into a new buffer (ReadIntoBuf
+// reuses one); its views alias that buffer instead of the segment.
 func (s *Segment) ReadInto(off int64, r *Record) (int, error) {
+	n, err := s.readStructure(off, r)
+	if err != nil || r.raw == nil || s.key == nil {
+		return n, err
+	}
+	_, err = s.unseal(r, make([]byte, 0, len(r.Data)), off)
+	return n, err
+}
+
+// readStructure decodes the record at off, checking its checksum; a
+// sealed record is left sealed (seal.go opens it).
+func (s *Segment) readStructure(off int64, r *Record) (int, error) {
 	b, err := s.bytes()
 	if err != nil {
 		return 0, err
@@ -403,7 +465,7 @@ func (s *Segment) ReadInto(off int64, r *Record) (int, error) {
 		return 0, fmt.Errorf("segment: %s: offset %d outside written data [%d, %d): %w",
 			s.path, off, HeaderSize, len(b), ErrCorrupt)
 	}
-	n, st, reason, want, got := decodeRecord(b[off:], r)
+	n, st, reason, want, got := decodeRecord(b[off:], r, s.ov)
 	if st != decodeOK {
 		if st == decodeEnd {
 			reason = "zero length where a record was expected"
@@ -437,8 +499,22 @@ func (s *Segment) Erase(off int64) error {
 	if err != nil {
 		return err
 	}
-	nb := AppendRecord(make([]byte, 0, n), r.Flags|FlagErased, r.Seq, r.Time,
-		string(make([]byte, len(r.Subject))), make([]byte, len(r.Header)), make([]byte, len(r.Data)))
+	var nb []byte
+	if s.ov > 0 {
+		if s.key == nil {
+			return fmt.Errorf("segment: %s: erase at offset %d: encrypted segment opened without its key", s.path, off)
+		}
+		// Sealed again, zeros under a fresh nonce of this segment's
+		// session, with the erased flag in the associated data.
+		nb, err = s.appendSealed(make([]byte, 0, n), r.Flags|FlagErased, r.Seq, r.Time,
+			string(make([]byte, len(r.Subject))), make([]byte, len(r.Header)), make([]byte, len(r.Data)))
+		if err != nil {
+			return err
+		}
+	} else {
+		nb = AppendRecord(make([]byte, 0, n), r.Flags|FlagErased, r.Seq, r.Time,
+			string(make([]byte, len(r.Subject))), make([]byte, len(r.Header)), make([]byte, len(r.Data)))
+	}
 	if off >= s.end {
 		copy(rec, nb)
 		return nil
@@ -452,10 +528,18 @@ func (s *Segment) Erase(off int64) error {
 // ReadAtBuf decodes the record at the start of b, which sits at offset off of
 // this segment (used for error messages), into r, and returns its encoded
 // length.
+//
+// A sealed record is opened into a new buffer (ReadAtBufInto reuses one),
+// so b is never changed.
 func (s *Segment) ReadAtBuf(b []byte, off int64, r *Record) (int, error) {
-	n, st, reason, want, got := decodeRecord(b, r)
+	n, st, reason, want, got := decodeRecord(b, r, s.ov)
 	if st != decodeOK {
 		return 0, &CorruptError{File: s.path, Offset: off, Reason: reason, Expected: want, Actual: got}
+	}
+	if r.raw != nil && s.key != nil {
+		if _, err := s.unseal(r, make([]byte, 0, len(r.Data)), off); err != nil {
+			return 0, err
+		}
 	}
 	return n, nil
 }

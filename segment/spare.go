@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/jetwal/jetwal/crypt"
+
 	"github.com/jetwal/jetwal/vfs"
 )
 
@@ -49,8 +51,14 @@ func (sp *Spare) Capacity() int64 { return sp.capacity }
 // last segment, which recovery handles as any other). On an error the spare
 // is discarded.
 func (sp *Spare) Use(base uint64, created int64) (*Segment, error) {
+	return sp.UseKey(base, created, nil)
+}
+
+// UseKey is Use for an encrypted segment whose records key seals (nil:
+// plain).
+func (sp *Spare) UseKey(base uint64, created int64, key *crypt.DataKey) (*Segment, error) {
 	path := filepath.Join(sp.dir, FileName(base, false))
-	if _, err := sp.f.WriteAt(encodeHeader(base, created, 0), 0); err != nil {
+	if _, err := sp.f.WriteAt(encodeHeader(base, created, keyFlags(key)), 0); err != nil {
 		sp.Discard()
 		return nil, fmt.Errorf("segment: write header %s: %w", sp.path, err)
 	}
@@ -58,7 +66,7 @@ func (sp *Spare) Use(base uint64, created int64) (*Segment, error) {
 		sp.Discard()
 		return nil, fmt.Errorf("segment: rename %s to %s: %w", sp.path, path, err)
 	}
-	s := newWritable(sp.fs, path, sp.f, sp.m, base, created, sp.capacity)
+	s := newWritable(sp.fs, path, sp.f, sp.m, base, created, sp.capacity, key)
 	s.nameUnsynced.Store(true)
 	sp.f, sp.m = nil, nil
 	return s, nil

@@ -41,7 +41,7 @@ func (s *Store) AppendAsync(subj string, hdr, data []byte, done store.AppendDone
 		return fmt.Errorf("%w: %q", store.ErrInvalidSubject, subj)
 	}
 	size := store.FileRecordSize(subj, hdr, data)
-	if n := segment.EncodedSize(len(subj), len(hdr), len(data)); n > segment.MaxRecordSize {
+	if n := s.recordSize(len(subj), len(hdr), len(data)); n > segment.MaxRecordSize {
 		return fmt.Errorf("%w: record of %d bytes above the %d-byte format limit", store.ErrMaxMsgSize, n, segment.MaxRecordSize)
 	}
 	s.mu.Lock()
@@ -118,7 +118,8 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 	if ts < s.lastTS {
 		ts = s.lastTS // timestamps never go backwards, so SeqForTime can bisect
 	}
-	n := segment.EncodedSize(len(subj), len(hdr), len(data))
+	n := s.recordSize(len(subj), len(hdr), len(data))
+	tombReserve := s.tombReserve()
 	// A message leaves tombReserve free in its segment, so deletes and
 	// purges can always be written there, even when the disk is too full
 	// for a new segment: purging is how a full disk gets space back.
@@ -190,13 +191,13 @@ func (s *Store) rollLocked(base uint64, need int) error {
 	var seg *segment.Segment
 	var err error
 	if sp := s.takeSpareLocked(size); sp != nil {
-		if seg, err = sp.Use(base, s.nowNano()); err == nil {
+		if seg, err = sp.UseKey(base, s.nowNano(), s.key); err == nil {
 			s.spare.used++
 		}
 	}
 	if seg == nil {
 		// No spare, or it failed (and is gone): create the file here.
-		if seg, err = segment.Create(s.fs, s.dir, base, s.nowNano(), size); err != nil {
+		if seg, err = segment.CreateKey(s.fs, s.dir, base, s.nowNano(), size, s.key); err != nil {
 			return err
 		}
 		s.spare.created++
@@ -658,7 +659,7 @@ func (s *Store) writeTombsLocked() error {
 }
 
 func (s *Store) appendTombLocked(first, count uint64) error {
-	n := segment.EncodedSize(0, 0, 8)
+	n := s.recordSize(0, 0, 8)
 	if !s.active.seg.Room(n) {
 		var err error
 		if s.active.seg.Base() == s.last+1 || s.batch.active {

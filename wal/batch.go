@@ -53,7 +53,7 @@ func (s *Store) AppendBatch(msgs []store.Msg) (int, error) {
 		if !subject.ValidPublish(m.Subject) || len(m.Subject) > segment.MaxSubjectLen {
 			return 0, fmt.Errorf("%w: message %d: %q", store.ErrInvalidSubject, i, m.Subject)
 		}
-		n := segment.EncodedSize(len(m.Subject), len(m.Header), len(m.Data))
+		n := s.recordSize(len(m.Subject), len(m.Header), len(m.Data))
 		if n > segment.MaxRecordSize {
 			return 0, fmt.Errorf("%w: message %d: record of %d bytes above the %d-byte format limit", store.ErrMaxMsgSize, i, n, segment.MaxRecordSize)
 		}
@@ -132,7 +132,7 @@ func (s *Store) roomForBatchLocked(total int) error {
 	if s.werr != nil {
 		return s.werr
 	}
-	need := total + tombReserve
+	need := total + s.tombReserve()
 	if s.active.seg.Room(need) {
 		return nil
 	}

@@ -3,6 +3,7 @@ package wal
 import (
 	"fmt"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/index"
 	"github.com/jetwal/jetwal/vfs"
 )
@@ -21,7 +22,14 @@ import (
 // never written in place (a new one is renamed over it), so the mapped
 // file does not change. If the file cannot be mapped it is read into
 // memory and decoded by copying.
-func decodeCheckpointFile(fs vfs.FS, path string, size int64) (*index.Index, []byte, vfs.Mapping, error) {
+//
+// key is an encrypted store's data key: the subject section must be sealed
+// and open with it (index.DecodeOpen). nil: a plain store's checkpoint.
+func decodeCheckpointFile(fs vfs.FS, path string, size int64, key *crypt.DataKey) (*index.Index, []byte, vfs.Mapping, error) {
+	var open index.Opener
+	if key != nil {
+		open = key
+	}
 	if size <= 0 || size > 1<<40 {
 		return nil, nil, nil, fmt.Errorf("wal: checkpoint %s: size %d: %w", path, size, index.ErrCorrupt)
 	}
@@ -32,7 +40,7 @@ func decodeCheckpointFile(fs vfs.FS, path string, size int64) (*index.Index, []b
 	defer f.Close()
 	if m, err := f.Map(int(size)); err == nil {
 		if b := m.Bytes(); int64(len(b)) == size {
-			idx, t, err := index.DecodeInPlace(path, b)
+			idx, t, err := index.DecodeInPlaceOpen(path, b, open)
 			if err != nil {
 				m.Unmap()
 				return nil, nil, nil, err
@@ -46,7 +54,7 @@ func decodeCheckpointFile(fs vfs.FS, path string, size int64) (*index.Index, []b
 	if _, err := f.ReadAt(b, 0); err != nil {
 		return nil, nil, nil, fmt.Errorf("wal: read checkpoint %s: %w", path, err)
 	}
-	idx, t, err := index.Decode(path, b)
+	idx, t, err := index.DecodeOpen(path, b, open)
 	return idx, t, nil, err
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/index"
 	"github.com/jetwal/jetwal/vfs"
 )
@@ -93,7 +94,17 @@ func (s *Store) beginCheckpointLocked() (*ckptJob, error) {
 	}
 	j.f = f
 	// Streamed through a small buffer: never the whole checkpoint in memory.
-	if j.size, j.place, err = index.EncodeToPlaced(f, s.idx, t); err != nil {
+	if s.key != nil {
+		// Encrypted store: the subject section is sealed, in a session
+		// of its own (a fresh salt: encrypt.go, package crypt).
+		var sess *crypt.Session
+		if sess, err = s.key.NewSession(); err == nil {
+			j.size, j.place, err = index.EncodeToPlacedSealed(f, s.idx, t, sess)
+		}
+	} else {
+		j.size, j.place, err = index.EncodeToPlaced(f, s.idx, t)
+	}
+	if err != nil {
 		f.Close()
 		s.fs.Remove(j.tmp)
 		return nil, fmt.Errorf("wal: checkpoint %s: %w", j.path, err)

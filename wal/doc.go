@@ -13,11 +13,20 @@
 //	<dir>/index.ckpt.tmp               a checkpoint being written (removed on open)
 //	<dir>/seq.reserve                  sequence reservation (interval and never modes)
 //	<dir>/spare.seg.tmp                the next segment, made ahead (removed on open)
+//	<dir>/key.jwk                      an encrypted store's wrapped data key (encrypt.go)
 //
 // Only the newest segment is written; every older one is sealed (trimmed to
 // its used length and fsynced). Segment formats are drawn in package
 // segment, the checkpoint body in package index; the store's checkpoint
 // trailer is in recover.go.
+//
+// # Encryption
+//
+// With Options.Encryption set, a new store draws a data key, keeps it in
+// key.jwk wrapped by the configured key, and seals every record's subject,
+// header and payload (segment/doc.go) and its checkpoints' subject section
+// (index/sealsubj.go); encrypt.go says what Open does with a wrong key, a
+// rotation (prev_key) and a store written without a key.
 //
 // # Byte accounting
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/segment"
 	"github.com/jetwal/jetwal/store"
@@ -60,7 +61,8 @@ const (
 
 	// tombReserve is the space a message append leaves free in its
 	// segment for tombstones (32 of them), so removals never need a new
-	// segment on a full disk.
+	// segment on a full disk (Store.tombReserve adds the sealing overhead
+	// of an encrypted store).
 	tombReserve = 32 * (segment.RecordHeader + 8 + segment.ChecksumSize)
 
 	// gatherMax bounds how long a group commit waits for the writers the
@@ -102,6 +104,11 @@ type Options struct {
 	// on dir (vfs.Claim), and so holds one file descriptor less: a server
 	// of thousands of streams would otherwise hold thousands of locks.
 	OuterLock bool
+	// Encryption is the configured key (nats-server's `jetstream { key,
+	// cipher, prev_key }`); the zero value stores in the clear, exactly as
+	// without this field. See encrypt.go for what is encrypted, the key
+	// file, rotation, and what happens to a store written without a key.
+	Encryption crypt.Config
 }
 
 // Validate reports a configuration error.
@@ -120,6 +127,9 @@ func (o Options) Validate() error {
 	}
 	if o.FirstSegmentSize != 0 && (o.FirstSegmentSize < 4096 || o.FirstSegmentSize > 1<<32-1) {
 		return fmt.Errorf("wal: first segment size %d outside [4096, 4 GiB)", o.FirstSegmentSize)
+	}
+	if err := o.Encryption.Validate(); err != nil {
+		return fmt.Errorf("wal: %w", err)
 	}
 	return nil
 }

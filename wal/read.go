@@ -133,6 +133,14 @@ func (s *Store) readForLoadLocked(seq uint64, m *store.Msg, seqRead bool, rec *s
 			// seg is known, open and flushed to loc: read it directly
 			// rather than look it up and check it again through
 			// readLocLocked.
+			if seg.HasKey() {
+				// A sealed record opens into m.Data's array, not a
+				// new buffer per read: takeCopied then lays it out.
+				var buf []byte
+				_, buf, err = seg.ReadIntoBuf(int64(loc.Off), rec, m.Data[:0])
+				m.Data = buf[:0]
+				return err == nil, false, false, err
+			}
 			_, err = seg.ReadInto(int64(loc.Off), rec)
 			return false, false, false, err
 		}

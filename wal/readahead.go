@@ -184,6 +184,16 @@ func (w *readWin) decode(seg *segment.Segment, off int64, m *store.Msg) (seq uin
 		return 0, 0, false, nil
 	}
 	var rec segment.Record
+	if seg.HasKey() {
+		// Opened into m.Data's array (the window stays as read).
+		_, buf, err := seg.ReadAtBufInto(b, off, &rec, m.Data[:0])
+		if err != nil {
+			return 0, 0, true, err
+		}
+		m.Data = buf[:0]
+		takeCopied(m, &rec)
+		return rec.Seq, rec.Flags, true, nil
+	}
 	if _, err := seg.ReadAtBuf(b, off, &rec); err != nil {
 		return 0, 0, true, err
 	}

@@ -48,6 +48,13 @@ type RecoveryReport struct {
 	// Took is how long the recovery ran (the store's Open, less creating
 	// the directory and taking its lock).
 	Took time.Duration
+	// PlainWithKey is set when a key is configured but the store was
+	// written without one: it stays in the clear (encrypt.go). The caller
+	// must say so loudly; Encrypted() is false.
+	PlainWithKey bool
+	// Rewrapped is set when the key file opened with the previous key
+	// (prev_key) and was written again wrapped by the new one.
+	Rewrapped bool
 }
 
 const maxLostList = 100000
@@ -132,7 +139,10 @@ func (s *Store) recover() error {
 	var handedOut uint64 // sequences that set-aside segments had handed out
 	for i, f := range files {
 		writable := i == len(files)-1 && !f.compressed
-		seg, err := segment.Open(s.fs, f.path, writable)
+		seg, err := segment.OpenKey(s.fs, f.path, writable, s.key)
+		if err == nil {
+			err = s.checkSegmentKey(seg) // encrypt.go
+		}
 		if err != nil {
 			if !errors.Is(err, store.ErrCorrupt) {
 				return err // an I/O error, not damage: refuse, naming the file
@@ -211,7 +221,7 @@ func (s *Store) recover() error {
 			// After a clean close sealed the last segment: go on from its size.
 			size = min(max(2*s.segs[len(s.segs)-1].seg.Capacity(), size), s.opts.SegmentSize)
 		}
-		seg, err := segment.Create(s.fs, s.dir, s.last+1, s.nowNano(), size)
+		seg, err := segment.CreateKey(s.fs, s.dir, s.last+1, s.nowNano(), size, s.key)
 		if err != nil {
 			return err
 		}
@@ -430,7 +440,7 @@ func (s *Store) loadCheckpoint() (int, uint64, bool) {
 		}
 		return 0, 0, false
 	}
-	idx, t, m, err := decodeCheckpointFile(s.fs, path, fi.Size)
+	idx, t, m, err := decodeCheckpointFile(s.fs, path, fi.Size, s.key)
 	if m != nil {
 		s.ckptMap = m // Close unmaps it, after dropping the index
 	}
@@ -562,15 +572,15 @@ func (s *Store) openDamaged(f segFile, writable bool, cause error) (*segment.Seg
 	var found segment.SalvageResult
 	if !f.compressed {
 		var err error
-		if found, err = segment.Salvage(s.fs, f.path); err != nil {
+		if found, err = segment.SalvageKey(s.fs, f.path, f.base, s.key); err != nil {
 			return nil, 0, err
 		}
 		if found.Records > 0 && (found.Msgs == 0 || found.MinSeq >= f.base) {
-			if err := segment.RepairHeader(s.fs, f.path, f.base); err != nil {
+			if err := segment.RepairHeaderKey(s.fs, f.path, f.base, s.key != nil); err != nil {
 				return nil, 0, err
 			}
 			s.report.Repaired = append(s.report.Repaired, f.path)
-			seg, err := segment.Open(s.fs, f.path, writable)
+			seg, err := segment.OpenKey(s.fs, f.path, writable, s.key)
 			return seg, 0, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/index"
 	"github.com/jetwal/jetwal/segment"
 	"github.com/jetwal/jetwal/store"
@@ -41,6 +42,10 @@ type Store struct {
 	fs   vfs.FS
 	opts Options
 	lock io.Closer
+	// key is the stream's data key when the store is encrypted (its key
+	// file opened at Open; encrypt.go), nil when it stores in the clear.
+	// Set before recovery, never changed after.
+	key *crypt.DataKey
 
 	// testYield, when set (tests only), runs while a long compaction or
 	// purge has released the lock between chunks (prune.go).
@@ -175,6 +180,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	s.reserve.step = reserveStep
 	s.ckptIdle = sync.NewCond(&s.mu)
 	began := time.Now()
+	if err := s.openKey(); err != nil { // encrypt.go
+		lk.Close()
+		return nil, err
+	}
 	if err := s.recover(); err != nil {
 		s.closeSegments()
 		s.releaseCheckpointMap(true)
