@@ -72,6 +72,8 @@ type JetStream struct {
 	Sync *durable.Policy
 	// Domain is the JetStream domain; "" = none.
 	Domain string
+	// Encryption is encryption at rest (encryption.go); Key "" = off.
+	Encryption Encryption
 }
 
 // Load parses the file at path.
@@ -130,6 +132,9 @@ func unknownField(n string, v value) error {
 func (c *Config) validate() error {
 	if err := c.resolveAccounts(); err != nil {
 		return err
+	}
+	if e := c.JetStream.Encryption; e.Key == "" && (e.PrevKey != "" || e.Cipher != "") {
+		return &Error{File: c.File, Reason: "jetstream: prev_key or cipher without a key: give the key (key, ek or encryption_key)"}
 	}
 	if c.Auth.NoAuthUser != "" && len(c.Auth.Users) == 0 {
 		return &Error{File: c.File, Reason: fmt.Sprintf("no_auth_user %q: there is no users list", c.Auth.NoAuthUser)}

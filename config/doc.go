@@ -10,8 +10,8 @@
 //   - settings jetwal implements are checked and mapped to Config;
 //   - settings nats-server knows but jetwal does not implement are in one
 //     of two tables (unsupported.go). A setting whose absence would weaken
-//     security (authentication, permissions, TLS of any listener,
-//     encryption at rest, accounts and their exports and imports,
+//     security (authentication, permissions, TLS of any listener, a TPM
+//     for the encryption key, accounts and their exports and imports,
 //     operator JWTs, auth callout, rate limits) is refused: Load fails
 //     naming the field and what jetwal does not do, rather than run
 //     without it. The others produce a Warning naming the field and why
@@ -63,8 +63,8 @@
 //     request_queue_limit, info_queue_limit, meta_compact,
 //     meta_compact_size, meta_compact_sync, max_concurrent_io: tuning of
 //     nats-server's store, placement and API internals; none holds a key
-//     or checks a client (the encryption fields are refused,
-//     encryption.go).
+//     or checks a client (the encryption key, prev_key and cipher are
+//     read, tpm is refused: encryption.go).
 //   - cluster: pool_size, compression, accounts, ping_interval, ping_max,
 //     write_deadline, write_timeout, connect_retries, connect_backoff,
 //     cluster_advertise, advertise: how many routes, how they are kept

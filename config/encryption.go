@@ -1,30 +1,33 @@
 package config
 
-// Encryption at rest. nats-server encrypts JetStream's files when
-// jetstream { } gives a key (key, ek or encryption_key; prev_key, prev_ek
-// or prev_encryption_key while rotating), optionally a cipher (chachapoly
-// or aes), or a TPM to seal the key in (tpm { }). jetwal does not encrypt
-// yet, and storing plain text while the file asks for a key would be a
-// silent loss of confidentiality, so every one of these fields stops Load.
-// The value is never echoed: it is, or leads to, a secret.
+import (
+	"strings"
+)
+
+// Encryption at rest, as nats-server takes it in jetstream { }: a key
+// (key, ek or encryption_key), the previous key while rotating (prev_key,
+// prev_ek or prev_encryption_key) and the cipher (chachapoly, the
+// default, or aes; chacha is taken too). Variables work as anywhere in
+// the file, so `key: $JETWAL_KEY` reads the key from the environment. The
+// key is never echoed in an error: it is a secret.
 //
-// This is the one place the refusal lives: when encryption is built,
-// remove the implemented names from encryptionFields and parse them in
-// applyJetStream (sections.go). Accounts' jetstream blocks take no key in
+// tpm { } (sealing the key in a TPM) is refused: jetwal has no TPM
+// support, and ignoring it would leave the server without the key the
+// operator meant to use. Accounts' jetstream blocks take no key in
 // nats-server; accountJetStream (accounts.go) refuses any field it does
 // not know, these included.
 
-// encryptionFields are jetstream { } fields that configure encryption at
-// rest, under every name nats-server v2.15 accepts.
-var encryptionFields = []string{
-	"key", "ek", "encryption_key",
-	"prev_key", "prev_ek", "prev_encryption_key",
-	"cipher",
-	"tpm",
+// Encryption is the encryption setting of jetstream { }. Cipher is as the
+// file spells it (crypt.ParseCipher reads it); "" = the default.
+type Encryption struct {
+	Key, PrevKey, Cipher string
 }
 
+// encryptionFields are the refused encryption fields (see above).
+var encryptionFields = []string{"tpm"}
+
 // encryptionRefusal is the sentence of the error.
-const encryptionRefusal = "encryption at rest is not built into this jetwal; refusing to start rather than store plain text while a key is configured"
+const encryptionRefusal = "jetwal cannot seal the encryption key in a TPM; give the key in jetstream { key } (an environment variable keeps it out of the file)"
 
 // encryptionRefusals is the jetstream section of refusedFields.
 func encryptionRefusals() map[string]refusal {
@@ -33,4 +36,50 @@ func encryptionRefusals() map[string]refusal {
 		m[n] = refusal{why: encryptionRefusal}
 	}
 	return m
+}
+
+// applyEncryption reads one encryption field of jetstream { }; it reports
+// whether k is one.
+func (c *Config) applyEncryption(k, n string, v value) (bool, error) {
+	e := &c.JetStream.Encryption
+	switch lower(k) {
+	case "key", "ek", "encryption_key":
+		s, err := c.secret(n, v)
+		e.Key = s
+		return true, err
+	case "prev_key", "prev_ek", "prev_encryption_key":
+		s, err := c.secret(n, v)
+		e.PrevKey = s
+		return true, err
+	case "cipher":
+		s, err := v.str(n)
+		if err != nil {
+			return true, err
+		}
+		switch strings.ToLower(s) {
+		case "chachapoly", "chacha", "aes":
+			e.Cipher = strings.ToLower(s)
+			return true, nil
+		}
+		return true, v.errorf("%s: %q: want chachapoly or aes", n, s)
+	}
+	return false, nil
+}
+
+// secret reads a key: a non-empty string (a number is taken as its text,
+// as the parser reads an unquoted key of digits), never shown in errors.
+func (c *Config) secret(n string, v value) (string, error) {
+	var s string
+	switch x := v.v.(type) {
+	case string:
+		s = x
+	case int64:
+		return "", v.errorf("%s: the key reads as a number; quote it", n)
+	default:
+		return "", v.errorf("%s: expected a string key, got %s", n, describe(v.v))
+	}
+	if strings.TrimSpace(s) == "" {
+		return "", v.errorf("%s: empty key", n)
+	}
+	return s, nil
 }

@@ -94,6 +94,9 @@ func (c *Config) applyJetStream(name string, v value) error {
 			js.Domain, err = v.str(n)
 		default: // encryption (encryption.go) and the rest
 			var known bool
+			if known, err = c.applyEncryption(k, n, v); known {
+				return err
+			}
 			if known, err = c.unsupported(secJetStream, k, n, v); !known {
 				err = unknownField(n, v)
 			}

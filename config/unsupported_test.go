@@ -188,35 +188,40 @@ func TestHarmlessValuesOfRefusedFields(t *testing.T) {
 	}
 }
 
-// TestJetStreamEncryptionRefused: every name nats-server takes for an
-// encryption key, cipher or TPM stops Load, at the field, without
-// printing the key; a key from the environment too; an account's
-// jetstream takes no key either.
-func TestJetStreamEncryptionRefused(t *testing.T) {
+// TestJetStreamEncryption: every name nats-server takes for the key and
+// the previous key is read, from the file or the environment; the cipher
+// is checked; a TPM stops Load at the field; no error shows the key; an
+// account's jetstream takes no key.
+func TestJetStreamEncryption(t *testing.T) {
 	const secret = "verysecretkey0123" // an environment value is parsed as a conf value: no leading digit
-	for _, f := range encryptionFields {
-		path := write(t, "js.conf", "port: 4222\njetstream {\n  store_dir: \"/data\"\n  "+f+": \""+secret+"\"\n}\n")
-		_, err := Load(path)
-		want := fmt.Sprintf("%s:4:3: jetstream.%s: %s", path, f, encryptionRefusal)
-		if err == nil || err.Error() != want {
-			t.Errorf("%s: got %v, want %q", f, err, want)
-		}
-		if err != nil && strings.Contains(err.Error(), secret) {
-			t.Errorf("%s: the error shows the key: %v", f, err)
+	for _, f := range []string{"key", "ek", "encryption_key"} {
+		c := load(t, "js.conf", "jetstream {\n  "+f+": \""+secret+"\"\n  prev_ek: older\n  cipher: AES\n}\n")
+		if e := c.JetStream.Encryption; e.Key != secret || e.PrevKey != "older" || e.Cipher != "aes" {
+			t.Errorf("%s: %+v", f, e)
 		}
 	}
 	t.Setenv("JETWAL_KEY", secret)
-	path := write(t, "env.conf", "jetstream {\n  cipher: chachapoly\n}\n")
-	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path+":2:3: jetstream.cipher: encryption at rest is not built") {
-		t.Errorf("cipher: %v", err)
+	c := load(t, "env.conf", "jetstream {\n  store_dir: /data\n  key: $JETWAL_KEY\n  prev_encryption_key: \"old\"\n}\n")
+	if e := c.JetStream.Encryption; e.Key != secret || e.PrevKey != "old" || e.Cipher != "" {
+		t.Errorf("key from the environment: %+v", e)
 	}
-	path = write(t, "env.conf", "jetstream {\n  store_dir: /data\n  key: $JETWAL_KEY\n}\n")
-	_, err := Load(path)
-	if err == nil || !strings.HasPrefix(err.Error(), path+":3:") || !strings.Contains(err.Error(), "jetstream.key: "+encryptionRefusal) ||
-		strings.Contains(err.Error(), secret) {
-		t.Errorf("key from the environment: %v", err)
+	for _, tc := range []struct{ conf, want string }{
+		{"jetstream {\n  key: " + secret + "\n  cipher: rot13\n}\n", `:3:3: jetstream.cipher: "rot13": want chachapoly or aes`},
+		{"jetstream {\n  key: \"  \"\n}\n", ":2:3: jetstream.key: empty key"},
+		{"jetstream {\n  cipher: aes\n}\n", "prev_key or cipher without a key"},
+		{"jetstream {\n  prev_key: " + secret + "\n}\n", "prev_key or cipher without a key"},
+		{"jetstream {\n  key: " + secret + "\n  tpm { keys_file: /x }\n}\n", ":3:3: jetstream.tpm: " + encryptionRefusal},
+	} {
+		path := write(t, "bad.conf", tc.conf)
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.conf, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), secret) {
+			t.Errorf("%q: the error shows the key: %v", tc.conf, err)
+		}
 	}
-	path = write(t, "acc.conf", "accounts {\n A: { jetstream: {\n  max_mem: 1G\n  encryption_key: $JETWAL_KEY\n } }\n}\n")
+	path := write(t, "acc.conf", "accounts {\n A: { jetstream: {\n  max_mem: 1G\n  encryption_key: $JETWAL_KEY\n } }\n}\n")
 	if _, err := Load(path); err == nil || !strings.HasPrefix(err.Error(), path+":4:") ||
 		!strings.Contains(err.Error(), "accounts.A.jetstream.encryption_key: not supported") || strings.Contains(err.Error(), secret) {
 		t.Errorf("account key: %v", err)
