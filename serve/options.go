@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/config"
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/server/auth"
@@ -65,6 +66,10 @@ type Store struct {
 	MaxMemory, MaxStore int64
 	// Domain is the JetStream domain; "" = none.
 	Domain string
+	// Encryption encrypts and authenticates what file streams write
+	// (nats-server's jetstream { key, cipher, prev_key }); the zero value
+	// stores in the clear.
+	Encryption crypt.Config
 }
 
 // DefaultStoreDir is the store used when Store.Dir is empty:

@@ -22,6 +22,10 @@ import (
 // shutdownTimeout bounds the cleanup of a Start that fails half way.
 const shutdownTimeout = 10 * time.Second
 
+// errEncryptionIncomplete refuses a key while not everything a stream
+// writes is encrypted yet: never plain text with a key configured.
+var errEncryptionIncomplete = errors.New("serve: jetstream { key }: this jetwal does not yet encrypt every file a stream writes (its metadata, consumer state and raft logs); refusing to start rather than store plain text while a key is configured")
+
 // Server is a whole jetwal server (see the package doc).
 type Server struct {
 	opts    Options
@@ -43,6 +47,12 @@ func New(o Options) (*Server, error) {
 	o = o.withDefaults()
 	if err := o.ResolveAccounts(); err != nil {
 		return nil, err
+	}
+	if err := o.Store.Encryption.Validate(); err != nil {
+		return nil, err
+	}
+	if o.JetStream && o.Store.Encryption.Enabled() {
+		return nil, errEncryptionIncomplete
 	}
 	if o.JetStream {
 		o.Server.JetStream = true

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/segment"
 	"github.com/jetwal/jetwal/vfs"
 )
@@ -32,6 +33,39 @@ type Finding struct {
 // CheckReport is what Check found, in the order it found it.
 type CheckReport struct {
 	Findings []Finding
+	dk       *crypt.DataKey // the store's data key, when given and encrypted
+}
+
+// keyFile checks an encrypted store's key file: its structure always, and
+// that key opens it when one is given. It returns the data key (nil for a
+// plain store or without a key).
+func (r *CheckReport) keyFile(fs vfs.FS, dir string, key crypt.Config) (*crypt.DataKey, error) {
+	path := filepath.Join(dir, keyFile)
+	if _, err := fs.Stat(path); err != nil {
+		if key.Enabled() {
+			r.add(Summary, "%s: not encrypted (no %s); --key checks nothing more", dir, keyFile)
+		}
+		return nil, nil
+	}
+	if !key.Enabled() {
+		c, err := crypt.CheckKeyFile(fs, path)
+		if err != nil {
+			r.add(Damage, "%v", err)
+			return nil, nil
+		}
+		r.add(Note, "%s: encrypted (%s): record checksums checked, their authentication tags need the key (--key)", dir, c)
+		return nil, nil
+	}
+	dk, _, err := crypt.ReadKeyFile(fs, path, key)
+	if errors.Is(err, crypt.ErrKeyMismatch) {
+		return nil, fmt.Errorf("wal: %s: the key does not open %s: %w", dir, keyFile, ErrKeyMismatch)
+	}
+	if err != nil {
+		r.add(Damage, "%v", err)
+		return nil, nil
+	}
+	r.add(Summary, "%s: encrypted (%s): every record's tag checked", dir, dk.Cipher())
+	return dk, nil
 }
 
 // Damaged reports whether any finding is damage.
@@ -55,6 +89,17 @@ func (r *CheckReport) add(kind FindingKind, format string, args ...any) {
 // the checker behind `jetwal verify`; recovery (recover.go) applies the
 // same rules when it opens the store.
 func Check(fs vfs.FS, dir string) (*CheckReport, error) {
+	return CheckKey(fs, dir, crypt.Config{})
+}
+
+// CheckKey is Check of a store that may be encrypted. Without a key (the
+// zero Config) an encrypted store's structure is checked — its key file,
+// every record's checksum over the sealed bytes — and a note says the
+// tags were not. With the key (or the previous key) every record's tag is
+// checked too, and a record whose tag fails is damage, with its file and
+// offset, as recovery would find it. A key that does not open the key
+// file is an error wrapping ErrKeyMismatch, not damage.
+func CheckKey(fs vfs.FS, dir string, key crypt.Config) (*CheckReport, error) {
 	if fs == nil {
 		fs = vfs.Default
 	}
@@ -63,6 +108,9 @@ func Check(fs vfs.FS, dir string) (*CheckReport, error) {
 		return nil, err
 	}
 	r := &CheckReport{}
+	if r.dk, err = r.keyFile(fs, dir, key); err != nil {
+		return nil, err
+	}
 	var end uint64      // last sequence the segments so far account for
 	var newestEnd int64 // bytes of valid records in the newest segment
 	for i, f := range files {
@@ -87,7 +135,7 @@ func Check(fs vfs.FS, dir string) (*CheckReport, error) {
 // sequences it covers: from one past the last good message before it to one
 // before the first good message after it (or the next segment's base).
 func (r *CheckReport) segment(fs vfs.FS, f segFile, newest bool, next uint64) (last uint64, end int64) {
-	seg, err := segment.Open(fs, f.path, false)
+	seg, err := segment.OpenKey(fs, f.path, false, r.dk)
 	if err != nil {
 		r.add(Damage, "%v (sequences from %d)", err, f.base)
 		if next > 0 {

@@ -470,3 +470,64 @@ func TestEncryptedNoncesNeverRepeat(t *testing.T) {
 		t.Logf("%v: %d distinct nonces over 25 crashes, %d offsets written again after a crash", c, records, rewritten)
 	}
 }
+
+// TestCheckKey: Check of an encrypted store without the key checks its
+// structure and says the tags were not checked; a ciphertext byte changed
+// with its checksum rewritten passes that check, and is damage, with its
+// file and offset, when the key is given; a wrong key is an error, not
+// damage.
+func TestCheckKey(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	opts := Options{Sync: SyncNever, SegmentSize: 8 << 10, Encryption: crypt.Config{Key: "k"}, CheckpointEvery: -1}
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeSecrets(t, s, 300)
+	s.Close()
+	rep, err := CheckKey(nil, dir, opts.Encryption)
+	if err != nil || rep.Damaged() {
+		t.Fatalf("clean store with the key: %v %+v", err, rep)
+	}
+	files, _ := segmentFiles(vfs.Default, dir)
+	path := files[0].path
+	seg, err := segment.Open(vfs.Default, path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var off int64 = -1
+	seg.Scan(func(o int64, r *segment.Record) error {
+		if r.Seq == 2 {
+			off = o
+		}
+		return nil
+	})
+	seg.Close()
+	raw, _ := os.ReadFile(path)
+	l := int64(binary.LittleEndian.Uint32(raw[off:]))
+	raw[off+segment.RecordHeader+crypt.NonceSize+5] ^= 0x20
+	binary.LittleEndian.PutUint64(raw[off+l-8:], xxhash.Sum64(raw[off:off+l-8]))
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Check(nil, dir)
+	if err != nil || rep.Damaged() || !strings.Contains(fmt.Sprint(rep.Findings), "need the key") {
+		t.Fatalf("without the key: %v %+v", err, rep.Findings)
+	}
+	rep, err = CheckKey(nil, dir, opts.Encryption)
+	if err != nil || !rep.Damaged() {
+		t.Fatalf("with the key the tampered record is not damage: %v %+v", err, rep.Findings)
+	}
+	found := false
+	for _, f := range rep.Findings {
+		if f.Kind == Damage && strings.Contains(f.Text, path) && strings.Contains(f.Text, fmt.Sprint(off)) {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("damage does not name %s offset %d: %+v", path, off, rep.Findings)
+	}
+	if _, err := CheckKey(nil, dir, crypt.Config{Key: "wrong"}); !errors.Is(err, ErrKeyMismatch) {
+		t.Fatalf("wrong key: %v", err)
+	}
+}

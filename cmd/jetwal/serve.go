@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/config"
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/durable"
 	jetwal "github.com/jetwal/jetwal/serve"
 	"github.com/jetwal/jetwal/server"
@@ -256,6 +257,13 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 			sp = *cfg.JetStream.Sync
 		}
 		o.Store.MaxMemory, o.Store.MaxStore = cfg.JetStream.MaxMemory, cfg.JetStream.MaxStore
+		if e := cfg.JetStream.Encryption; e.Key != "" {
+			ci, err := crypt.ParseCipher(e.Cipher)
+			if err != nil {
+				return nil, configError{err}
+			}
+			o.Store.Encryption = crypt.Config{Key: e.Key, PrevKey: e.PrevKey, Cipher: ci}
+		}
 		o.Store.Domain = cfg.JetStream.Domain
 		if cfg.Set["http"] && !flagSet("m", "http_port") {
 			o.HTTPPort = cfg.HTTPPort

@@ -3,12 +3,17 @@ package main
 // jetwal verify: an offline check of a store directory.
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/jetwal/jetwal/consumerstate"
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/jetstream"
 	"github.com/jetwal/jetwal/raftlog"
 	"github.com/jetwal/jetwal/vfs"
@@ -26,6 +31,7 @@ func verifyCommand() command {
 type verifier struct {
 	out     io.Writer
 	fs      vfs.FS
+	key     crypt.Config // --key: check encrypted records' tags too
 	damaged int
 	notes   int
 }
@@ -41,15 +47,33 @@ func (v *verifier) note(format string, args ...any) {
 }
 
 func runVerify(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	dir, code, ok := parseOneArg("verify", args, stderr, "usage: jetwal verify <store_dir>\n\n"+
-		"Checks, without changing anything, every stream of every account under <store_dir>/jetstream:\n"+
-		"meta.inf against meta.sum, every record checksum of every segment in msgs/,\n"+
-		"msgs/index.ckpt, and the consumer state in obs/. Prints each damage with its file,\n"+
-		"byte offset and the sequences it covers; exits 1 if anything is damaged.\n"+
-		"A directory holding raftlog.meta is checked as a raft log store (package raftlog).\n")
-	if !ok {
-		return code
+	fl := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	key := fl.String("key", "", "the encryption key (jetstream { key }): also check every encrypted record's authentication tag")
+	fl.Usage = func() {
+		fmt.Fprint(stderr, "usage: jetwal verify [--key KEY] <store_dir>\n\n"+
+			"Checks, without changing anything, every stream of every account under <store_dir>/jetstream:\n"+
+			"meta.inf against meta.sum, every record checksum of every segment in msgs/,\n"+
+			"msgs/index.ckpt, and the consumer state in obs/. Prints each damage with its file,\n"+
+			"byte offset and the sequences it covers; exits 1 if anything is damaged.\n"+
+			"An encrypted stream's structure is checked without the key; with --key (or the\n"+
+			"JETWAL_VERIFY_KEY environment variable, which keeps the key out of the process list)\n"+
+			"its records' tags are checked too.\n"+
+			"A directory holding raftlog.meta is checked as a raft log store (package raftlog).\n\n")
+		fl.PrintDefaults()
 	}
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fl.NArg() != 1 {
+		fl.Usage()
+		return 2
+	}
+	dir := fl.Arg(0)
+	k := cmp.Or(*key, os.Getenv("JETWAL_VERIFY_KEY"))
 	if raftlog.IsStore(vfs.Default, dir) {
 		return verifyRaft(vfs.Default, dir, stdout, stderr)
 	}
@@ -58,7 +82,7 @@ func runVerify(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jetwal verify: %v\n", err)
 		return 2
 	}
-	v := &verifier{out: stdout, fs: vfs.Default}
+	v := &verifier{out: stdout, fs: vfs.Default, key: crypt.Config{Key: k}}
 	for _, d := range dirs {
 		v.stream(d)
 	}
@@ -82,7 +106,7 @@ func (v *verifier) stream(dir string) {
 	msgs := filepath.Join(dir, "msgs")
 	if fi, err := v.fs.Stat(msgs); err != nil || !fi.IsDir {
 		v.damage("%s: missing", msgs)
-	} else if rep, err := wal.Check(v.fs, msgs); err != nil {
+	} else if rep, err := wal.CheckKey(v.fs, msgs, v.key); err != nil {
 		v.damage("%s: %v", msgs, err)
 	} else {
 		for _, f := range rep.Findings {
