@@ -45,8 +45,9 @@
 //     server_metadata, feature_flags, http_base_path, client_advertise,
 //     default_js_domain, no_system_account, no_system, no_sys_acc:
 //     features and tuning that grant or check nothing (a client past
-//     write_deadline is always closed; jetwal has a system account only
-//     when system_account names one). max_subscriptions, max_subs,
+//     write_deadline is always closed; without system_account jetwal's
+//     system account is a "$SYS" no user logs in to, so keeping it where
+//     the file asked for none opens nothing). max_subscriptions, max_subs,
 //     max_sub_tokens, max_subscription_tokens: resource limits, not access
 //     rules; a client may hold more or longer subscriptions than the file
 //     says (max_connections, max_pending and max_payload still bound it).
