@@ -43,7 +43,7 @@ func (c *Config) applyCluster(name string, v value) error {
 			cl.Host, err = v.str(n)
 		case "port":
 			var p int64
-			p, err = v.integer(n, 0, 65535)
+			p, err = v.integer(n, RandomPort, 65535)
 			cl.Port = int(p)
 		case "routes":
 			cl.Routes, err = v.strings(n)

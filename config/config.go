@@ -50,6 +50,10 @@ type Config struct {
 	HTTPHost string // monitoring listener
 	HTTPPort int
 
+	// PortsFileDir is ports_file_dir: where the server writes the ports
+	// it listens on, as nats-server does ("" = no ports file).
+	PortsFileDir string
+
 	Debug, Trace bool
 	LogFile      string
 
@@ -145,11 +149,17 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// listen parses "host:port", ":port" or "port".
+// RandomPort is a port of -1: any free port, as nats-server reads it
+// (test harnesses start servers this way and learn the ports from the
+// ports file, ports_file_dir).
+const RandomPort = -1
+
+// listen parses "host:port", ":port" or "port"; the port may be
+// RandomPort.
 func listen(v value, name string) (host string, port int, err error) {
 	switch x := v.v.(type) {
 	case int64:
-		if x < 0 || x > 65535 {
+		if x < RandomPort || x > 65535 {
 			return "", 0, v.errorf("%s: port %d out of range", name, x)
 		}
 		return "", int(x), nil
@@ -159,7 +169,7 @@ func listen(v value, name string) (host string, port int, err error) {
 			return "", 0, v.errorf("%s: %q is not host:port", name, x)
 		}
 		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 || n > 65535 {
+		if err != nil || n < RandomPort || n > 65535 {
 			return "", 0, v.errorf("%s: bad port in %q", name, x)
 		}
 		return h, n, nil

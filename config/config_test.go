@@ -192,6 +192,8 @@ func TestErrors(t *testing.T) {
 		want       string // part of the reason
 	}{
 		{"syntax", "port: 4222\nhost = {\n", 0, "Parse error"},
+		{"port below -1", "port: -2\n", 1, "out of range"},
+		{"http port below -1", "http: \"127.0.0.1:-2\"\n", 1, "bad port"},
 		{"unknown top-level field", "port: 4222\nautorization {\n  token: x\n}\n", 2, "autorization: unknown field"},
 		{"unknown jetstream field", "jetstream {\n  stor_dir: /x\n}\n", 2, "jetstream.stor_dir: unknown field"},
 		{"unknown cluster field", "cluster {\n  port: 6222\n  rutes: []\n}\n", 3, "cluster.rutes: unknown field"},

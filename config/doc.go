@@ -37,7 +37,7 @@
 //     trace_verbose, trace_headers, max_traced_msg_len, logtime,
 //     logtime_utc, syslog, remote_syslog, logfile_size_limit,
 //     log_size_limit, logfile_max_num, log_max_num, connect_error_reports,
-//     reconnect_error_reports, pidfile, pid_file, ports_file_dir: the
+//     reconnect_error_reports, pidfile, pid_file: the
 //     form and destination of logs and status files only.
 //     disable_sublist_cache, no_sublist_cache, no_header_support,
 //     no_fast_producer_stall, max_closed_clients, write_timeout,

@@ -24,7 +24,7 @@ var topLevel = func() map[string]field {
 		}
 	}
 	add(field{apply: func(c *Config, n string, v value) error {
-		p, err := v.integer(n, 0, 65535)
+		p, err := v.integer(n, RandomPort, 65535)
 		c.Port = int(p)
 		return err
 	}}, "port")
@@ -132,7 +132,7 @@ var topLevel = func() map[string]field {
 		return nil
 	}}, "http")
 	add(field{apply: func(c *Config, n string, v value) error {
-		p, err := v.integer(n, 0, 65535)
+		p, err := v.integer(n, RandomPort, 65535)
 		c.HTTPPort = int(p)
 		c.Set["http"] = true
 		return err
@@ -142,6 +142,11 @@ var topLevel = func() map[string]field {
 		c.HTTPHost, err = v.str(n)
 		return err
 	}}, "http_host")
+	add(field{apply: func(c *Config, n string, v value) error {
+		var err error
+		c.PortsFileDir, err = c.path(n, v)
+		return err
+	}}, "ports_file_dir")
 	add(field{apply: func(c *Config, n string, v value) error {
 		var err error
 		c.Debug, err = v.boolean(n)

@@ -147,7 +147,6 @@ var ignoredFields = map[string]map[string]string{
 		"remote_syslog":            "no syslog; logs go to stderr or logfile",
 		"pidfile":                  "no pid file",
 		"pid_file":                 "no pid file",
-		"ports_file_dir":           "no ports file",
 		"prof_port":                "no profiling listener is opened",
 		"prof_block_rate":          "no profiling listener is opened",
 		"proxy_protocol":           "no PROXY protocol; a PROXY header is a protocol error that closes the connection",

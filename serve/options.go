@@ -40,6 +40,13 @@ type Options struct {
 	HTTPHost string
 	HTTPPort int
 
+	// PortsFile, when set, is where Start writes the addresses the server
+	// listens on (clients, monitoring, routes), nats-server's ports file
+	// (JSON: {"nats": [...], "monitoring": [...], "cluster": [...]}), so a
+	// program that started it with random ports (-1) learns them. Shutdown
+	// removes it.
+	PortsFile string
+
 	// Logger receives the server's log; nil discards it.
 	Logger *slog.Logger
 

@@ -97,12 +97,15 @@ func (s *Server) Start() error {
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
 		s.mu.Lock()
-		mon := s.mon
+		mon, sys := s.mon, s.sys
 		s.mu.Unlock()
 		if mon != nil {
 			_ = mon.Shutdown(ctx)
 		}
 		_ = srv.Shutdown(ctx)
+		if sys != nil {
+			sys.Stop()
+		}
 		return err
 	}
 	s.report()
@@ -199,6 +202,9 @@ func (s *Server) Start() error {
 	s.mu.Lock()
 	s.sys = sys
 	s.mu.Unlock()
+	if err := s.writePorts(); err != nil {
+		return abort(err)
+	}
 	log.Info("Server is ready")
 	close(s.ready)
 	return nil
@@ -278,6 +284,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.log.Error("closing the http monitor", "err", err)
 		}
 	}
+	s.removePorts()
 	err := s.core.Shutdown(ctx)
 	if sys != nil {
 		sys.Stop()

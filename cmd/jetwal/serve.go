@@ -143,6 +143,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	boolVar(&dv, "debug and trace logging", "DV", "VD")
 	boolVar(&testConfig, "test the configuration (file and flags) and exit", "t")
 	strVar(&logFile, "", "log to this file instead of stderr", "l", "log")
+	var portsDir string
+	strVar(&portsDir, "", "write the ports the server listens on to <dir>/<program>_<pid>.ports, as nats-server does", "ports_file_dir")
 	var cf clusterFlags
 	cf.register(strVar)
 	fs.Usage = func() {
@@ -181,8 +183,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	if port < 0 || port > 65535 {
-		return nil, fmt.Errorf("--port %d out of range", port)
+	if port < config.RandomPort || port > 65535 {
+		return nil, fmt.Errorf("--port %d out of range (-1: any free port)", port)
 	}
 	if httpPort < -1 || httpPort > 65535 {
 		return nil, fmt.Errorf("--http_port %d out of range", httpPort)
@@ -246,6 +248,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		}
 		if from("logfile", "l", "log") {
 			logFile = cfg.LogFile
+		}
+		if from("ports_file_dir", "ports_file_dir") {
+			portsDir = cfg.PortsFileDir
 		}
 		if cfg.Set["jetstream"] && !flagSet("js", "jetstream") {
 			js = cfg.JetStream.Enabled
@@ -344,6 +349,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	o.Server.Trace = trace || dv
 	o.JetStream = js
 	o.Store.Dir, o.Store.Sync = storeDir, sp
+	if portsDir != "" {
+		o.PortsFile = filepath.Join(portsDir, fmt.Sprintf("%s_%d.ports", filepath.Base(os.Args[0]), os.Getpid()))
+	}
 	o.debug, o.trace, o.logFile = debug || dv, trace || dv, logFile
 	o.testOnly = testConfig
 	return o, nil
