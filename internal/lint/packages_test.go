@@ -159,12 +159,7 @@ func checkHooks(t *testing.T, root, dir string) {
 // knownDead are packages nothing imports that stay for now, each with the
 // reason; the test fails when one is imported again, so the list cannot go
 // stale.
-var knownDead = map[string]string{
-	// Issue 50 §3: one path for replicating consumer state. Whether
-	// consumer state rides the stream's raft log (using this package) or
-	// this package is deleted is that piece of work's decision.
-	"raftstore/consumer": "issue 50 §3",
-}
+var knownDead = map[string]string{}
 
 // TestNoDeadPackages: every package of the module is a command, test-only
 // (its non-test files declare nothing, e.g. a doc.go beside the tests),
