@@ -49,9 +49,10 @@ import (
 // which does not open either; appending chunks needs a final chunk that
 // was not the last. The chunk count is derived from the stored size (which
 // the inner store keeps): with n chunks, stored = 32 + plain + 40n, and
-// every chunk but the last is exactly C + 40 bytes. A writer seals a chunk
-// only when more than C bytes are pending, so the last chunk is the only
-// one that may be short (or empty, for an empty snapshot).
+// every chunk but the last is exactly C + 40 bytes. A writer seals a full
+// chunk only once a byte after it arrives, so the last chunk is the only
+// one that may be short (or empty, for an empty snapshot), and is known to
+// be the last when the sink is closed.
 //
 // Nonces: every sink seals in a crypt.Session of its own (a fresh random
 // salt and a counter), so no two snapshots, before or after a crash, share
@@ -306,7 +307,7 @@ type sealSink struct {
 	sess        *crypt.Session
 	hdr         [snapSealHeader]byte
 	index, term uint64
-	buf         []byte // pending plaintext, at most SnapshotChunk bytes between calls
+	buf         []byte // pending plaintext, at most SnapshotChunk bytes
 	out         []byte // sealed chunk buffer
 	n           int64  // chunks sealed
 	err         error  // sticky
@@ -324,14 +325,23 @@ func (k *sealSink) Write(p []byte) (int, error) {
 	if k.done {
 		return 0, errors.New("raftstore: write to a closed snapshot sink")
 	}
-	k.buf = append(k.buf, p...)
-	for len(k.buf) > SnapshotChunk {
-		if err := k.seal(k.buf[:SnapshotChunk], false); err != nil {
-			return 0, err
-		}
-		k.buf = k.buf[:copy(k.buf, k.buf[SnapshotChunk:])]
+	if k.buf == nil {
+		k.buf = make([]byte, 0, SnapshotChunk)
 	}
-	return len(p), nil
+	n := len(p)
+	for len(p) > 0 {
+		if len(k.buf) == SnapshotChunk {
+			// More bytes follow a full chunk: it is not the last.
+			if err := k.seal(k.buf, false); err != nil {
+				return n - len(p), err
+			}
+			k.buf = k.buf[:0]
+		}
+		take := min(SnapshotChunk-len(k.buf), len(p))
+		k.buf = append(k.buf, p[:take]...)
+		p = p[take:]
+	}
+	return n, nil
 }
 
 func (k *sealSink) seal(plain []byte, final bool) error {
