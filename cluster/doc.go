@@ -30,6 +30,17 @@
 //	    snapshots/     raft snapshots of the stream (raftstore/stream)
 //	    fsm/           the replica's wal store and its applied marks
 //
+// With Options.Encryption set, every group's raft log (raftlog: each
+// entry sealed, a key file per log) and snapshots (raftstore.WrapSnapshots:
+// the state stream sealed in chunks, a key file per snapshot directory) are
+// encrypted. What stays clear: each log's stable file (term and vote), meta
+// file (first index) and offset index files, each record's index, length
+// and append time; each snapshot's meta.json (index, term, sizes, CRC and
+// the group's membership: route addresses); the key files (data keys,
+// wrapped); and the group directory names (a stream's name, hex-encoded).
+// A replica's fsm/ wal store is encrypted by the wal.Options OpenStream is
+// given, not by this option.
+//
 // This package does not import jetstream; jetstream does not import it.
 // Package serve wires them together.
 package cluster

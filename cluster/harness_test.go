@@ -17,8 +17,10 @@ import (
 // testNode is one server of an in-process test cluster: a NATS server with
 // routes, and this package's Node on its route port.
 type testNode struct {
-	srv *server.Server
-	n   *Node
+	srv  *server.Server
+	n    *Node
+	opts Options  // the node's options, to start it again
+	h    *Handoff // the server's raft handoff, to point at a new node
 }
 
 // startNodes starts k servers whose meta groups form one cluster; put(i)
@@ -32,6 +34,13 @@ func startNodes(t *testing.T, k int, put func(i int) func(string, []byte)) []*te
 // by opt (route credentials, TLS); route URLs carry the credentials opt
 // sets, as a configuration's routes would.
 func startNodesWith(t *testing.T, k int, put func(i int) func(string, []byte), opt func(*server.ClusterOptions)) []*testNode {
+	t.Helper()
+	return startNodesOpts(t, k, put, opt, nil)
+}
+
+// startNodesOpts is startNodesWith with each node's Options amended by
+// nodeOpt (nil: none), e.g. to set Encryption.
+func startNodesOpts(t *testing.T, k int, put func(i int) func(string, []byte), opt func(*server.ClusterOptions), nodeOpt func(*Options)) []*testNode {
 	t.Helper()
 	ports := testport.Free(t, k)
 	var probe server.ClusterOptions
@@ -70,12 +79,16 @@ func startNodesWith(t *testing.T, k int, put func(i int) func(string, []byte), o
 			defer cancel()
 			_ = srv.Shutdown(ctx)
 		})
-		n, err := New(Options{Dir: filepath.Join(t.TempDir(), "_cluster"), Self: peers[i], Peers: peers, Dial: srv.DialRaft})
+		o := Options{Dir: filepath.Join(t.TempDir(), "_cluster"), Self: peers[i], Peers: peers, Dial: srv.DialRaft}
+		if nodeOpt != nil {
+			nodeOpt(&o)
+		}
+		n, err := New(o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		h.Set(n)
-		nodes[i] = &testNode{srv: srv, n: n}
+		nodes[i] = &testNode{srv: srv, n: n, opts: o, h: h}
 	}
 	for i, tn := range nodes {
 		if err := tn.n.Start(tn.srv, put(i), func(string) {}); err != nil {

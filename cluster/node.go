@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/raftstore"
 	"github.com/jetwal/jetwal/raftstore/mux"
 	"github.com/jetwal/jetwal/server"
@@ -40,6 +41,13 @@ type Options struct {
 	// port (server.Server.DialRaft: the route TLS and credentials). It is
 	// required: raft never travels on a connection that skipped them.
 	Dial mux.DialFunc
+	// Encryption, when it has a key, seals every group's raft log and
+	// snapshots (raftstore: each with a key file of its own, wrapped by
+	// this key). Groups written in the clear before stay in the clear and
+	// are logged as such; an encrypted group opened without its key is
+	// refused. It does not reach a replica's wal store: OpenStream's
+	// wal.Options carry that.
+	Encryption crypt.Config
 }
 
 // Default raft timing: faster than hashicorp/raft's 1 s defaults, so that a
@@ -185,12 +193,20 @@ func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *r
 		g.close()
 		return nil, err
 	}
-	if g.log, err = raftstore.Open(filepath.Join(dir, "raft"), raftstore.Options{}); err != nil {
+	if g.log, err = raftstore.Open(filepath.Join(dir, "raft"), raftstore.Options{Encryption: n.opts.Encryption}); err != nil {
 		return fail(fmt.Errorf("cluster: group %s: %w", name, err))
 	}
-	snaps, err := raft.NewFileSnapshotStore(filepath.Join(dir, "snapshots"), 2, io.Discard)
+	files, err := raft.NewFileSnapshotStore(filepath.Join(dir, "snapshots"), 2, io.Discard)
 	if err != nil {
 		return fail(fmt.Errorf("cluster: group %s: %w", name, err))
+	}
+	snaps, err := raftstore.WrapSnapshots(files, filepath.Join(dir, "snapshots"), raftstore.SnapshotOptions{Encryption: n.opts.Encryption})
+	if err != nil {
+		return fail(fmt.Errorf("cluster: group %s: %w", name, err))
+	}
+	if g.log.PlainWithKey() || snaps.PlainWithKey() {
+		n.log.Warn("encryption key configured, but this raft group was written in the clear before and stays in the clear",
+			"group", name, "log_plain", g.log.PlainWithKey(), "snapshots_plain", snaps.PlainWithKey())
 	}
 	g.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: g.layer, MaxPool: 3, Timeout: 10 * time.Second,

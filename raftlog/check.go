@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/segment"
 	"github.com/jetwal/jetwal/vfs"
 )
@@ -24,6 +25,13 @@ type Report struct {
 	// the newest segment, a missing or stale offset index, files below the
 	// first index not yet removed, a temporary file.
 	Notes []string
+	// Encrypted is set when the log has a key file. Check verifies its
+	// structure and every record's checksum without the key; CheckKey also
+	// opens every record (tags).
+	Encrypted bool
+	// TagsChecked is set by CheckKey once the key file opened: every
+	// record's tag was verified.
+	TagsChecked bool
 }
 
 // OK reports whether nothing is damaged.
@@ -43,6 +51,30 @@ func (r *Report) note(format string, args ...any) {
 // records, and holes between segments. The store should not be open for
 // writing while Check runs. The error is for a directory Check cannot read.
 func Check(fs vfs.FS, dir string) (*Report, error) {
+	return check(fs, dir, nil)
+}
+
+// CheckKey is Check that also opens every record of an encrypted log with
+// the data key in its key file, unwrapped by cfg.Key or cfg.PrevKey (the
+// key file is not rewritten): a record whose tag fails is damage. A key
+// file that neither key opens is an error wrapping ErrKeyMismatch. On a
+// log in the clear it is Check.
+func CheckKey(fs vfs.FS, dir string, cfg crypt.Config) (*Report, error) {
+	if fs == nil {
+		fs = vfs.Default
+	}
+	path := filepath.Join(dir, KeyFile)
+	if _, err := fs.Stat(path); errors.Is(err, os.ErrNotExist) || !cfg.Enabled() {
+		return check(fs, dir, nil)
+	}
+	dk, _, err := crypt.ReadKeyFile(fs, path, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("raftlog: %s: %w", dir, err)
+	}
+	return check(fs, dir, dk)
+}
+
+func check(fs vfs.FS, dir string, key *crypt.DataKey) (*Report, error) {
 	if fs == nil {
 		fs = vfs.Default
 	}
@@ -50,7 +82,14 @@ func Check(fs vfs.FS, dir string) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raftlog: list %s: %w", dir, err)
 	}
-	r := &Report{}
+	r := &Report{TagsChecked: key != nil}
+	keyPath := filepath.Join(dir, KeyFile)
+	if _, err := crypt.CheckKeyFile(fs, keyPath); err == nil {
+		r.Encrypted = true
+	} else if !errors.Is(err, os.ErrNotExist) {
+		r.Encrypted = true
+		r.damage("%v", err)
+	}
 	for _, n := range names {
 		if strings.HasSuffix(n, ".tmp") {
 			r.note("%s: interrupted atomic write, removed on open", filepath.Join(dir, n))
@@ -82,7 +121,7 @@ func Check(fs vfs.FS, dir string) (*Report, error) {
 	counts := make([]uint64, len(bases))
 	ok := true
 	for i, base := range bases {
-		n, good := checkSegment(fs, dir, base, i == len(bases)-1, r)
+		n, good := checkSegment(fs, dir, base, i == len(bases)-1, key, r)
 		counts[i], ok = n, ok && good
 	}
 	if !ok || len(bases) == 0 {
@@ -116,9 +155,9 @@ func Check(fs vfs.FS, dir string) (*Report, error) {
 
 // checkSegment scans one segment and its index file into r. It returns the
 // number of records before any damage and whether the segment is usable.
-func checkSegment(fs vfs.FS, dir string, base uint64, newest bool, r *Report) (uint64, bool) {
+func checkSegment(fs vfs.FS, dir string, base uint64, newest bool, key *crypt.DataKey, r *Report) (uint64, bool) {
 	path := filepath.Join(dir, segment.FileName(base, false))
-	ss, err := segment.Open(fs, path, false)
+	ss, err := segment.OpenKey(fs, path, false, key)
 	if err != nil {
 		if fi, serr := fs.Stat(path); newest && serr == nil && fi.Size < segment.HeaderSize {
 			r.note("%s: newest segment created but its header never synced; removed on open", path)
@@ -130,6 +169,14 @@ func checkSegment(fs vfs.FS, dir string, base uint64, newest bool, r *Report) (u
 	defer ss.Close()
 	if ss.Base() != base {
 		r.damage("%s: offset 8: header base %d does not match the file name", path, ss.Base())
+		return 0, false
+	}
+	switch {
+	case ss.Encrypted() && !r.Encrypted:
+		r.damage("%s: offset 0: segment is encrypted but the log has no key file (%s); Open refuses it", path, KeyFile)
+		return 0, false
+	case !ss.Encrypted() && r.Encrypted:
+		r.damage("%s: offset 0: segment is not encrypted but the log has a key file (%s); Open refuses it", path, KeyFile)
 		return 0, false
 	}
 	var offs []uint32
@@ -150,7 +197,7 @@ func checkSegment(fs vfs.FS, dir string, base uint64, newest bool, r *Report) (u
 		offs = append(offs, uint32(off))
 		return nil
 	}, func(d segment.Damage) {
-		if newest && d.Resync < 0 {
+		if newest && d.Resync < 0 && !authFailure(&d) {
 			r.note("%s: offset %d: torn tail after index %d (%s); a crash mid-write leaves this, Open cuts it off",
 				path, d.Offset, base+uint64(len(offs))-1, d.Err.Reason)
 			return

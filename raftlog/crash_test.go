@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/vfs"
 )
 
@@ -103,15 +104,15 @@ func TestCrashRandomized(t *testing.T) {
 					t.Logf("replay: JETWAL_CRASH_SEED=%d go test -run TestCrashRandomized ./raftlog", seed)
 				}
 			}()
-			runCrash(t, seed)
+			runCrash(t, seed, crypt.Config{})
 		})
 	}
 }
 
-func runCrash(t *testing.T, seed uint64) {
+func runCrash(t *testing.T, seed uint64, enc crypt.Config) {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	mem := vfs.NewMemFS()
-	opts := Options{MinSegmentSize: 4096 + rng.Int64N(8192), MaxSegmentSize: 32768}
+	opts := Options{MinSegmentSize: 4096 + rng.Int64N(8192), MaxSegmentSize: 32768, Encryption: enc}
 	var (
 		m       model
 		kv      = map[string]string{}
@@ -229,6 +230,9 @@ func verifyCrash(t *testing.T, cp *crashPoint, opts Options) {
 	s, err := Open(cp.img, "/db", opts)
 	if err != nil {
 		t.Fatalf("reopen after crash (op kind %d): %v", cp.kind, err)
+	}
+	if opts.Encryption.Enabled() && !s.Encrypted() {
+		t.Fatal("encrypted log reopened in the clear after a crash")
 	}
 	first, _ := s.FirstIndex()
 	last, _ := s.LastIndex()

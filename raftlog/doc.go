@@ -34,6 +34,7 @@
 //	raftlog.meta                   the marker of a store, and the first index
 //	raftlog.stable                 StableStore keys and values
 //	raftlog.lock                   flocked while open
+//	key.jwk                        an encrypted log's wrapped data key
 //	00000000000000000001.seg       a segment: entries from index 1
 //	00000000000000000001.idx       its offset index, written when it is sealed
 //	00000000000000004097.seg       the newest (active) segment
@@ -109,4 +110,58 @@
 //
 // Check reports all of the above without changing anything; `jetwal verify`
 // calls it on a directory holding raftlog.meta.
+//
+// # Encryption
+//
+// With Options.Encryption set, a new log draws a random data key and
+// writes it to key.jwk wrapped by the configured key (package crypt's key
+// file: authenticated, checksummed, replaced atomically). Its segments are
+// created and opened with the data key (package segment's encrypted
+// segments: header flag bit 1), so every record's subject, header block and
+// payload are sealed (XChaCha20-Poly1305 or AES-256-GCM). For a raft entry
+// that is all of it but the index and AppendedAt: Data, Extensions, term,
+// type and the time kind are ciphertext. The associated data binds each
+// record to its clear fields and its segment's base, so a record moved to
+// another index or segment does not open.
+//
+// What stays clear, and why:
+//
+//   - in each record, its length, flags, index (the record's sequence) and
+//     AppendedAt (the record's timestamp): recovery, Check and torn-tail
+//     detection read them without the key, and they say nothing of what
+//     was replicated;
+//   - the meta file (the first index) and the offset index files (record
+//     offsets): positions only;
+//   - the stable file: hashicorp/raft keeps only its current term, the term
+//     and address of its last vote there (raftstore), which every peer
+//     learns from the RPCs anyway; nothing of the replicated data. It is
+//     not sealed, so the term and vote survive a key problem and Check
+//     reads them without the key.
+//
+// Nonces: package segment seals in a crypt.Session started per segment
+// per open (a fresh random 128-bit salt and a counter), so after a crash
+// recovery cuts a torn tail and new entries are written at the same
+// offsets under new nonces. A suffix deletion's cut segment is reopened
+// sealed and never written again; the entries after it go to a new
+// segment in a new session.
+//
+// A record whose tag does not open is damage, handled as a checksum
+// failure: GetEntry returns an error wrapping ErrCorrupt naming the file
+// and offset, a sealed segment holding one refuses Open, and Check reports
+// it. One difference in the newest segment: a record whose checksum holds
+// but whose tag fails is never a torn write (the checksum covers every
+// stored byte), so it is not cut off as one; Open refuses it as
+// corruption. A damaged checksum at the tail is a torn write as before.
+// Cutting would otherwise destroy entries that a swapped key file only
+// hides.
+//
+// The key file is handled as wal's (encrypt.go): opened with the key or
+// prev_key (and then rewrapped with the key, atomically); a key file that
+// neither opens, or one with no key configured, refuses Open with an error
+// naming the directory and wrapping ErrKeyMismatch, before anything is
+// read or changed. A log written in the clear before a key was configured
+// stays in the clear (PlainWithKey). A segment whose encrypted flag
+// disagrees with the key file refuses Open. Check needs no key: it checks
+// the key file's structure and every record's checksum and index;
+// CheckKey also opens every record.
 package raftlog

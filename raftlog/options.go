@@ -1,6 +1,10 @@
 package raftlog
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/jetwal/jetwal/crypt"
+)
 
 // Options configures a Store. The zero value means the defaults.
 type Options struct {
@@ -11,6 +15,13 @@ type Options struct {
 	// reserves twice the size of the one it follows, up to this. Default
 	// 64 MiB. A single entry larger than it gets a segment of its own size.
 	MaxSegmentSize int64
+	// Encryption seals every entry written (encrypt.go). The zero value
+	// writes in the clear, in the unchanged format. A store is encrypted
+	// or not from its creation: the key file in its directory decides,
+	// not this field (a plain store opened with a key stays plain and
+	// PlainWithKey says so; an encrypted one opened without the key is
+	// refused).
+	Encryption crypt.Config
 }
 
 const (
@@ -30,6 +41,9 @@ func (o Options) Validate() error {
 	}
 	if o.MinSegmentSize != 0 && o.MaxSegmentSize != 0 && o.MinSegmentSize > o.MaxSegmentSize {
 		return fmt.Errorf("raftlog: MinSegmentSize %d above MaxSegmentSize %d", o.MinSegmentSize, o.MaxSegmentSize)
+	}
+	if err := o.Encryption.Validate(); err != nil {
+		return fmt.Errorf("raftlog: %w", err)
 	}
 	return nil
 }

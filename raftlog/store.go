@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/segment"
 	"github.com/jetwal/jetwal/vfs"
 )
@@ -33,6 +34,11 @@ type Store struct {
 	dir  string
 	opts Options
 	lock io.Closer
+
+	// Encryption (encrypt.go), fixed at Open.
+	key          *crypt.DataKey // the data key; nil: the log is in the clear
+	plainWithKey bool           // a key is configured, the log stays plain
+	rewrapped    bool           // the key file was rewrapped from PrevKey
 
 	// writeMu serialises writers. It is taken before mu.
 	writeMu sync.Mutex
@@ -75,6 +81,10 @@ func Open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 	s := &Store{fs: fs, dir: dir, opts: opts.withDefaults(), lock: lock}
 	s.meta = slotFile{fs: fs, path: filepath.Join(dir, MetaFile), kind: slotKindMeta}
 	s.stable.file = slotFile{fs: fs, path: filepath.Join(dir, StableFile), kind: slotKindStable}
+	if err := s.openKey(); err != nil {
+		lock.Close()
+		return nil, err
+	}
 	if err := s.recover(); err != nil {
 		s.closeSegments()
 		lock.Close()
@@ -207,7 +217,7 @@ func (s *Store) indexPath(base uint64) string {
 // whose header never reached the disk.
 func (s *Store) openSegment(base uint64, newest bool) (*seg, error) {
 	path := s.path(segment.FileName(base, false))
-	ss, err := segment.Open(s.fs, path, newest)
+	ss, err := segment.OpenKey(s.fs, path, newest, s.key)
 	if err != nil {
 		if newest && errors.Is(err, ErrCorrupt) {
 			if fi, serr := s.fs.Stat(path); serr == nil && fi.Size < segment.HeaderSize {
@@ -219,6 +229,10 @@ func (s *Store) openSegment(base uint64, newest bool) (*seg, error) {
 			}
 		}
 		return nil, fmt.Errorf("raftlog: %w", err)
+	}
+	if err := s.checkSegmentKey(ss); err != nil {
+		ss.Close()
+		return nil, err
 	}
 	if ss.Base() != base {
 		ss.Close()
@@ -277,8 +291,19 @@ func scanSegment(ss *segment.Segment, base uint64, newest bool) ([]uint32, int64
 	if err != nil {
 		return nil, 0, err
 	}
-	if damage != nil && !newest {
+	switch {
+	case damage == nil:
+	case !newest:
 		return nil, 0, fmt.Errorf("raftlog: %w", damage.Err)
+	case damage.Resync >= 0:
+		// A record whose checksum holds follows the damage (in an
+		// encrypted segment, one whose tag failed too): not a torn tail.
+		return nil, 0, fmt.Errorf("raftlog: %w (a record with a valid checksum follows it, at offset %d)", damage.Err, damage.Resync)
+	case authFailure(damage):
+		// A whole record whose tag fails: tampered bytes or another data
+		// key, never a torn write. Cutting it would destroy entries a
+		// wrong key file only hides.
+		return nil, 0, fmt.Errorf("raftlog: %w (not a torn write: the record's checksum holds)", damage.Err)
 	}
 	return offs, res.End, nil
 }

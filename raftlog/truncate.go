@@ -130,7 +130,7 @@ func (s *Store) cutAfter(sg *seg, newLast uint64) error {
 	}
 	// Readers are excluded (mu), so the old mapping can go once the
 	// shortened file is open.
-	ns, err := segment.Open(s.fs, path, false)
+	ns, err := segment.OpenKey(s.fs, path, false, s.key)
 	if err != nil {
 		return fmt.Errorf("raftlog: %w", err)
 	}

@@ -72,7 +72,7 @@ func (s *Store) appendLocked(entries []Entry) (*seg, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.segs) == 0 {
-		if _, err := s.newSegment(entries[0].Index, s.opts.MinSegmentSize, recordSize(&entries[0])); err != nil {
+		if _, err := s.newSegment(entries[0].Index, s.opts.MinSegmentSize, s.recordSize(&entries[0])); err != nil {
 			return nil, err
 		}
 	}
@@ -84,7 +84,7 @@ func (s *Store) appendLocked(entries []Entry) (*seg, error) {
 		hdr, ts = appendEntryHeader(hdr[:0], e)
 		off, err := active.s.Append(0, e.Index, ts, "", hdr, e.Data)
 		if errors.Is(err, segment.ErrFull) {
-			if active, err = s.rollover(e.Index, recordSize(e)); err != nil {
+			if active, err = s.rollover(e.Index, s.recordSize(e)); err != nil {
 				return nil, err
 			}
 			off, err = active.s.Append(0, e.Index, ts, "", hdr, e.Data)
@@ -143,7 +143,7 @@ func (s *Store) seal(sg *seg) error {
 // one record of need bytes, and makes it the active one. Called under mu.
 func (s *Store) newSegment(base uint64, size, need int64) (*seg, error) {
 	size = max(size, s.opts.MinSegmentSize, segment.HeaderSize+need)
-	ss, err := segment.Create(s.fs, s.dir, base, now(), size)
+	ss, err := segment.CreateKey(s.fs, s.dir, base, now(), size, s.key)
 	if err != nil {
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}

@@ -1,11 +1,13 @@
 package raftstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/raftlog"
 	"github.com/jetwal/jetwal/raftstore/internal/rafttest"
 	"github.com/jetwal/jetwal/vfs"
@@ -150,7 +153,8 @@ type node struct {
 	id    raft.ServerID
 	addr  raft.ServerAddress
 	dir   string
-	mem   *vfs.MemFS // the log store's disk when it is in memory; nil: the real disk
+	mem   *vfs.MemFS   // the log store's disk when it is in memory; nil: the real disk
+	enc   crypt.Config // the log's and the snapshots' encryption
 	store *Store
 	fsm   *countFSM
 	trans raft.Transport
@@ -175,11 +179,18 @@ func testConfig(id raft.ServerID) *raft.Config {
 func (n *node) start(t *testing.T, nw network) {
 	t.Helper()
 	var err error
-	n.store, err = Open(n.logDir(), Options{FS: n.logFS(), Log: raftlog.Options{MinSegmentSize: 64 << 10, MaxSegmentSize: 256 << 10}})
+	n.store, err = Open(n.logDir(), Options{FS: n.logFS(), Log: raftlog.Options{MinSegmentSize: 64 << 10, MaxSegmentSize: 256 << 10}, Encryption: n.enc})
 	if err != nil {
 		t.Fatal(err)
 	}
-	snaps, err := raft.NewFileSnapshotStore(filepath.Join(n.dir, "snaps"), 2, io.Discard)
+	if n.store.Encrypted() != n.enc.Enabled() {
+		t.Fatalf("%s: log encrypted %v with key %v", n.id, n.store.Encrypted(), n.enc.Enabled())
+	}
+	files, err := raft.NewFileSnapshotStore(filepath.Join(n.dir, "snaps"), 2, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := WrapSnapshots(files, filepath.Join(n.dir, "snaps"), SnapshotOptions{Encryption: n.enc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,11 +312,17 @@ func (c *cluster) live() []*node {
 // crashable in-memory filesystems and the leader and the follower are killed
 // by a power cut (crash images) rather than a shutdown.
 func runCluster(t *testing.T, nw network, inMemory bool) {
+	runClusterEnc(t, nw, inMemory, crypt.Config{})
+}
+
+// runClusterEnc is runCluster with every node's log and snapshots
+// encrypted by enc.
+func runClusterEnc(t *testing.T, nw network, inMemory bool, enc crypt.Config) {
 	c := &cluster{t: t, nw: nw, maybe: map[uint64]bool{}}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	var servers []raft.Server
 	for i := 0; i < 3; i++ {
-		n := &node{id: raft.ServerID(fmt.Sprintf("n%d", i)), dir: t.TempDir()}
+		n := &node{id: raft.ServerID(fmt.Sprintf("n%d", i)), dir: t.TempDir(), enc: enc}
 		if inMemory {
 			n.mem = vfs.NewMemFS()
 		}
@@ -370,6 +387,19 @@ func runCluster(t *testing.T, nw network, inMemory bool) {
 	c.apply(20)
 
 	c.check()
+	if enc.Enabled() {
+		for _, n := range c.nodes {
+			states, _ := filepath.Glob(filepath.Join(n.dir, "snaps", "snapshots", "*", "state.bin"))
+			if len(states) == 0 {
+				t.Fatalf("%s: no snapshot", n.id)
+			}
+			for _, p := range states {
+				if b, err := os.ReadFile(p); err != nil || !bytes.HasPrefix(b, []byte(snapSealMagic)) {
+					t.Fatalf("%s: not sealed (%v)", p, err)
+				}
+			}
+		}
+	}
 }
 
 // snapshot takes a user snapshot of n, which compacts its log down to
@@ -384,7 +414,7 @@ func snapshot(t *testing.T, n *node) {
 
 // reopenLast reads the last index of a stopped node's store.
 func reopenLast(t *testing.T, n *node) (uint64, error) {
-	s, err := Open(n.logDir(), Options{FS: n.logFS()})
+	s, err := Open(n.logDir(), Options{FS: n.logFS(), Encryption: n.enc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,6 +488,12 @@ func (c *cluster) check() {
 		if err != nil || !r.OK() {
 			t.Fatalf("%s: Check: %v %v", n.id, err, r)
 		}
+		if n.enc.Enabled() {
+			r, err := raftlog.CheckKey(n.logFS(), n.logDir(), n.enc)
+			if err != nil || !r.OK() || !r.TagsChecked {
+				t.Fatalf("%s: CheckKey: %v %v", n.id, err, r)
+			}
+		}
 	}
 }
 
@@ -471,4 +507,12 @@ func TestClusterInmem(t *testing.T) {
 // disk, nodes stopped with Shutdown and reopened from their directories.
 func TestClusterTCP(t *testing.T) {
 	runCluster(t, tcpNet{}, false)
+}
+
+// TestClusterInmemEncrypted is TestClusterInmem with every log and every
+// snapshot store encrypted: power cuts, compaction, a snapshot sent to a
+// node that fell behind (read sealed on the leader, sealed again on the
+// follower) and a restore from a node's own sealed snapshot.
+func TestClusterInmemEncrypted(t *testing.T) {
+	runClusterEnc(t, &inmemNet{mesh: rafttest.NewMesh()}, true, crypt.Config{Key: "cluster key", Cipher: crypt.ChaCha})
 }

@@ -23,4 +23,23 @@
 // not build raft.
 //
 // The conversions between raft.Log and raftlog.Entry are field copies.
+//
+// # Encryption at rest
+//
+// Options.Encryption seals every entry of the log (raftlog's doc says what
+// is sealed and what stays clear: the stable file of terms and votes, the
+// indexes, lengths and append times). Snapshots are raft's to store:
+// WrapSnapshots wraps a raft.SnapshotStore (raft's FileSnapshotStore) so
+// that every snapshot's state stream is sealed in authenticated chunks
+// under a data key of the snapshot directory's own (snapshot.go):
+//
+//	files, err := raft.NewFileSnapshotStore(snapDir, 2, logOutput)
+//	snaps, err := raftstore.WrapSnapshots(files, snapDir, raftstore.SnapshotOptions{Encryption: cfg})
+//	store, err := raftstore.Open(logDir, raftstore.Options{Encryption: cfg})
+//	r, err := raft.NewRaft(conf, fsm, store, store, snaps, transport)
+//
+// Both refuse a directory whose key file the configured keys do not open
+// (ErrKeyMismatch, naming it) without changing it, rewrap the key file
+// when it opens with prev_key, and leave a directory written in the clear
+// before a key was configured in the clear (PlainWithKey).
 package raftstore

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/raftlog"
 	"github.com/jetwal/jetwal/vfs"
 )
@@ -23,6 +24,11 @@ type Options struct {
 	FS vfs.FS
 	// Log configures the engine (segment sizes).
 	Log raftlog.Options
+	// Encryption, when it has a key, is the log's encryption
+	// (raftlog.Options.Encryption, which it overrides): every entry is
+	// sealed, with a key file of the log's own. Snapshots are sealed by
+	// wrapping the snapshot store (WrapSnapshots).
+	Encryption crypt.Config
 }
 
 // Store is a raft log store and stable store on jetwal segments. It is safe
@@ -36,7 +42,11 @@ type Store struct {
 
 // Open opens or creates the store in dir.
 func Open(dir string, opts Options) (*Store, error) {
-	l, err := raftlog.Open(opts.FS, dir, opts.Log)
+	lo := opts.Log
+	if opts.Encryption.Enabled() {
+		lo.Encryption = opts.Encryption
+	}
+	l, err := raftlog.Open(opts.FS, dir, lo)
 	if err != nil {
 		return nil, err
 	}
@@ -45,6 +55,13 @@ func Open(dir string, opts Options) (*Store, error) {
 
 // Close closes the store.
 func (s *Store) Close() error { return s.log.Close() }
+
+// Encrypted reports whether the log seals what it writes.
+func (s *Store) Encrypted() bool { return s.log.Encrypted() }
+
+// PlainWithKey reports that a key is configured but the log was written in
+// the clear before it was, so it stays in the clear.
+func (s *Store) PlainWithKey() bool { return s.log.PlainWithKey() }
 
 // Engine returns the underlying raftlog store.
 func (s *Store) Engine() *raftlog.Store { return s.log }
