@@ -75,7 +75,7 @@ func runVerify(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	dir := fl.Arg(0)
 	k := cmp.Or(*key, os.Getenv("JETWAL_VERIFY_KEY"))
 	if raftlog.IsStore(vfs.Default, dir) {
-		return verifyRaft(vfs.Default, dir, stdout, stderr)
+		return verifyRaft(vfs.Default, dir, crypt.Config{Key: k}, stdout, stderr)
 	}
 	dirs, err := jetstream.StreamDirs(vfs.Default, dir)
 	if err != nil {

@@ -7,14 +7,16 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/raftlog"
 	"github.com/jetwal/jetwal/vfs"
 )
 
-// verifyRaft prints raftlog.Check's report for dir. It returns 1 if anything
-// is damaged, 2 if the directory cannot be read.
-func verifyRaft(fs vfs.FS, dir string, stdout, stderr io.Writer) int {
-	r, err := raftlog.Check(fs, dir)
+// verifyRaft prints raftlog.CheckKey's report for dir: the structure, and
+// with a key every entry's tag. It returns 1 if anything is damaged, 2 if
+// the directory cannot be read or the key does not open it.
+func verifyRaft(fs vfs.FS, dir string, key crypt.Config, stdout, stderr io.Writer) int {
+	r, err := raftlog.CheckKey(fs, dir, key)
 	if err != nil {
 		fmt.Fprintf(stderr, "jetwal verify: %v\n", err)
 		return 2
