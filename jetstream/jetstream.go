@@ -366,8 +366,8 @@ func (js *JetStream) sweepLoop() {
 				s.dedup.expire(now.UnixNano())
 				s.pmu.Unlock()
 				s.saveDedupeIfDue(now)
-				s.expireTTLs(now)
-				s.saveTTLsIfDue(now)
+				s.saveTTLsIfDue(now) // expiry itself is timed: ttl.go
+
 			}
 			js.measureUsage(streams)
 		}

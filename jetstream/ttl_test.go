@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -129,4 +130,102 @@ func TestMessageTTLSurvivesRestarts(t *testing.T) {
 	if _, err := s.GetMsg(ctx, 2); err != nil {
 		t.Fatalf("the message without a TTL is gone after the crash restart: %v", err)
 	}
+}
+
+// measureExpiry publishes n messages 100 ms apart through pub (i the
+// message's index) and returns, for each, how long after its deadline
+// (stored time + life) it was seen gone. It polls the stream's first
+// sequence (one request per round): the messages expire in order.
+func measureExpiry(t *testing.T, js njs.JetStream, stream string, n int, life time.Duration, pub func(i int) (*njs.PubAck, error)) []time.Duration {
+	t.Helper()
+	ctx := context.Background()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadlines := make([]time.Time, n)
+	seqs := make([]uint64, n)
+	for i := range n {
+		ack, err := pub(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.GetMsg(ctx, ack.Sequence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs[i], deadlines[i] = ack.Sequence, m.Time.Add(life)
+		time.Sleep(100 * time.Millisecond)
+	}
+	late := make([]time.Duration, n)
+	next := 0
+	stop := deadlines[n-1].Add(5 * time.Second)
+	for next < n && time.Now().Before(stop) {
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		for next < n && (info.State.Msgs == 0 || info.State.FirstSeq > seqs[next]) {
+			late[next] = now.Sub(deadlines[next])
+			next++
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if next < n {
+		t.Fatalf("message %d (seq %d) still there %s after its deadline", next, seqs[next], time.Since(deadlines[next]))
+	}
+	return late
+}
+
+// checkExpiryOnTime: every message went at its deadline: not before it
+// (beyond clock noise), and well within half a second after it. The
+// messages were stored over more than a second, so their deadlines fall
+// at every phase of a second: expiry polled once a second (the old
+// sweep) leaves at least one of them 0.9 s late, whatever the poll's
+// phase, where a timer on the deadline is late by the polling of this
+// test only.
+func checkExpiryOnTime(t *testing.T, late []time.Duration) {
+	t.Helper()
+	for i, l := range late {
+		if l < -100*time.Millisecond || l > 500*time.Millisecond {
+			t.Fatalf("message %d gone %s after its deadline; want within [0, 0.5s] (all: %v)", i, l, late)
+		}
+	}
+}
+
+// TestMessageTTLExpiresAtDeadline: a message with a 2 s Nats-TTL is gone
+// at its deadline, as with nats-server (nats.py saw one still there at
+// 2.5 s: expiry was polled once a second).
+func TestMessageTTLExpiresAtDeadline(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	js, _ := njs.New(nc)
+	if _, err := js.CreateStream(context.Background(), njs.StreamConfig{Name: "T", Subjects: []string{"t.>"}, AllowMsgTTL: true}); err != nil {
+		t.Fatal(err)
+	}
+	late := measureExpiry(t, js, "T", 12, 2*time.Second, func(i int) (*njs.PubAck, error) {
+		return publishTTL(t, js, "t.x", "2s")
+	})
+	t.Logf("late: %v", late)
+	checkExpiryOnTime(t, late)
+}
+
+// TestMaxAgeWithMarkersExpiresAtDeadline: on a stream that leaves subject
+// delete markers (so applies max_age itself, as a KV bucket with
+// limit_marker_ttl does), a message goes when it passes max_age, not at
+// the next tick of a poll.
+func TestMaxAgeWithMarkersExpiresAtDeadline(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	js, _ := njs.New(nc)
+	if _, err := js.CreateStream(context.Background(), njs.StreamConfig{Name: "A", Subjects: []string{"a.>"},
+		AllowMsgTTL: true, SubjectDeleteMarkerTTL: time.Minute, MaxAge: 2 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	late := measureExpiry(t, js, "A", 12, 2*time.Second, func(i int) (*njs.PubAck, error) {
+		return js.Publish(context.Background(), "a."+strconv.Itoa(i), nil)
+	})
+	t.Logf("late: %v", late)
+	checkExpiryOnTime(t, late)
 }
