@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"strconv"
@@ -228,4 +229,33 @@ func TestMaxAgeWithMarkersExpiresAtDeadline(t *testing.T) {
 	})
 	t.Logf("late: %v", late)
 	checkExpiryOnTime(t, late)
+}
+
+// TestMessageTTLCannotBeDisabled: as with nats-server, an update may turn
+// subject delete markers off but not allow_msg_ttl (10052 "message TTL
+// status can not be disabled"; nats.js's "jsm - stream message ttls").
+func TestMessageTTLCannotBeDisabled(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	update := func(body string) api.StreamCreateResponse {
+		t.Helper()
+		var r api.StreamCreateResponse
+		if err := json.Unmarshal(request(t, nc, "$JS.API.STREAM.UPDATE.T", body).Data, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	var c api.StreamCreateResponse
+	if err := json.Unmarshal(request(t, nc, "$JS.API.STREAM.CREATE.T",
+		`{"name":"T","subjects":["t.>"],"allow_msg_ttl":true,"subject_delete_marker_ttl":60000000000}`).Data, &c); err != nil || c.Error != nil {
+		t.Fatalf("create: %v %+v", err, c.Error)
+	}
+	if r := update(`{"name":"T","subjects":["t.>"],"allow_msg_ttl":true,"subject_delete_marker_ttl":0}`); r.Error != nil {
+		t.Fatalf("turning markers off: %+v", r.Error)
+	}
+	r := update(`{"name":"T","subjects":["t.>"],"allow_msg_ttl":false}`)
+	if r.Error == nil || r.Error.Code != 500 || r.Error.ErrCode != api.ErrStreamInvalidConfig ||
+		r.Error.Description != "message TTL status can not be disabled" {
+		t.Fatalf("turning TTLs off: %+v, want 500 10052 %q", r.Error, "message TTL status can not be disabled")
+	}
 }
