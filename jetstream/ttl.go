@@ -27,9 +27,15 @@ import (
 // errBadTTL is a Nats-TTL value nats-server would refuse.
 var errBadTTL = errors.New("invalid per-message TTL")
 
+// maxMsgTTL is the longest TTL kept: a larger number of seconds (up to
+// 2^63-1, which nats-server stores) expires after it, some 146 years, so
+// that a deadline never overflows.
+const maxMsgTTL = time.Duration(1 << 62)
+
 // parseMsgTTL reads a Nats-TTL value as nats-server does: "never" (-1), a
 // Go duration of at least a second (whole seconds count), or a number of
-// seconds (0: no TTL).
+// seconds written in decimal digits only (0: no TTL; a sign, as in "+5",
+// is refused like any other non-digit).
 func parseMsgTTL(v string) (time.Duration, error) {
 	if strings.EqualFold(v, "never") {
 		return -1, nil
@@ -40,9 +46,15 @@ func parseMsgTTL(v string) (time.Duration, error) {
 		}
 		return d.Truncate(time.Second), nil
 	}
-	secs, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || secs < 0 || secs > int64(1<<62/time.Second) {
+	if v == "" || strings.TrimLeft(v, "0123456789") != "" {
 		return 0, errBadTTL
+	}
+	secs, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, errBadTTL // past int64: nats-server's count wraps negative
+	}
+	if secs > int64(maxMsgTTL/time.Second) {
+		return maxMsgTTL, nil
 	}
 	return time.Duration(secs) * time.Second, nil
 }

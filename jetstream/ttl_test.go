@@ -259,3 +259,46 @@ func TestMessageTTLCannotBeDisabled(t *testing.T) {
 		t.Fatalf("turning TTLs off: %+v, want 500 10052 %q", r.Error, "message TTL status can not be disabled")
 	}
 }
+
+// TestMessageTTLNumberForms: a Nats-TTL number of seconds is decimal
+// digits only, as nats-server reads it: "+5" is refused (10165), and the
+// largest int64, 9223372036854775807 seconds, is stored (and not expired);
+// one past it is refused.
+func TestMessageTTLNumberForms(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	js, _ := njs.New(nc)
+	ctx := context.Background()
+	s, err := js.CreateStream(ctx, njs.StreamConfig{Name: "T", Subjects: []string{"t.>"}, AllowMsgTTL: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ttl := range []string{"+5", "0x10", "9223372036854775808"} {
+		var apiErr *njs.APIError
+		if _, err := publishTTL(t, js, "t.bad", ttl); !errors.As(err, &apiErr) || apiErr.ErrorCode != njs.ErrorCode(api.ErrMessageTTLInvalid) {
+			t.Fatalf("ttl %q: %v, want error 10165", ttl, err)
+		}
+	}
+	ack, err := publishTTL(t, js, "t.max", "9223372036854775807")
+	if err != nil {
+		t.Fatalf("ttl 9223372036854775807: %v", err)
+	}
+	m, err := s.GetMsg(ctx, ack.Sequence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Header.Get("Nats-TTL"); got != "9223372036854775807" {
+		t.Fatalf("stored Nats-TTL %q", got)
+	}
+	// The deadline is far away: a restart reloads it and keeps the message.
+	ts = ts.restart()
+	nc = ts.connect()
+	js, _ = njs.New(nc)
+	if s, err = js.Stream(ctx, "T"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // an expiry pass runs at start
+	if _, err := s.GetMsg(ctx, ack.Sequence); err != nil {
+		t.Fatalf("after restart: %v", err)
+	}
+}
