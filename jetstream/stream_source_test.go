@@ -8,6 +8,8 @@ import (
 	"time"
 
 	njs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetwal/jetwal/jetstream/api"
 )
 
 func jsOf(t *testing.T, ts *testServer) njs.JetStream {
@@ -218,5 +220,28 @@ func TestSourceTransforms(t *testing.T) {
 	}
 	if got["copy.a"] != "T.a" || got["copy.d"] != "T.d" || got["U.x"] != "U.x" {
 		t.Fatalf("sourced %v", got)
+	}
+}
+
+// TestSourceConfigRefusalsWire: the refusals of mirror and source configs
+// that clients compare, as nats-server words them: a source whose subject
+// transforms overlap (10147).
+func TestSourceConfigRefusalsWire(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	for _, c := range []struct {
+		name, body string
+		code       int
+		errCode    api.ErrCode
+		desc       string
+	}{
+		{"OV", `{"name":"OV","sources":[{"name":"O","subject_transforms":[{"src":"a.>","dest":"x.>"},{"src":"a.b","dest":"y"}]}]}`,
+			400, api.ErrSourceOverlappingFilters, "source filters can not overlap"},
+	} {
+		var r api.StreamCreateResponse
+		requestJSON(t, nc, api.SubjStreamCreate+c.name, c.body, &r)
+		if r.Error == nil || r.Error.Code != c.code || r.Error.ErrCode != c.errCode || r.Error.Description != c.desc {
+			t.Errorf("%s: %+v, want %d %d %q", c.name, r.Error, c.code, c.errCode, c.desc)
+		}
 	}
 }

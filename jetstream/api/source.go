@@ -40,6 +40,8 @@ const (
 	ErrMirrorInvalidStreamName   ErrCode = 10142
 	ErrMirrorWithFirstSeq        ErrCode = 10143
 	ErrMirrorWithCounters        ErrCode = 10173
+	ErrSourceOverlappingFilters  ErrCode = 10147
+	ErrMirrorOverlappingFilters  ErrCode = 10152
 )
 
 func init() {
@@ -52,6 +54,8 @@ func init() {
 		ErrMirrorInvalidStreamName:   {400, "mirrored stream name is invalid"},
 		ErrMirrorWithFirstSeq:        {400, "stream mirrors can not have first sequence configured"},
 		ErrMirrorWithCounters:        {400, "stream mirrors can not also calculate counters"},
+		ErrSourceOverlappingFilters:  {400, "source filters can not overlap"},
+		ErrMirrorOverlappingFilters:  {400, "mirror subject filters can not overlap"},
 	} {
 		errTable[code] = e
 	}

@@ -101,10 +101,39 @@ func checkSource(src *api.StreamSource, what, domain string) *api.ApiError {
 			return InvalidConfig("%s transform: %v", what, err)
 		}
 	}
+	// Transforms whose sources overlap are refused as nats-server refuses
+	// them: a mirror's when some subject matches two of them (10152), a
+	// source's when one is a subset of another (10147). An empty source
+	// (every subject) overlaps only another empty one in a mirror, and
+	// nothing in a source, as in nats-server.
+	trs := src.SubjectTransforms
+	for i := range trs {
+		for j := range trs {
+			if i == j {
+				continue
+			}
+			a, b := trs[i].Source, trs[j].Source
+			if what == "mirror" && transformsCollide(a, b) {
+				return api.NewError(api.ErrMirrorOverlappingFilters)
+			}
+			if what != "mirror" && a != "" && b != "" && subject.SubsetOf(a, b) {
+				return api.NewError(api.ErrSourceOverlappingFilters)
+			}
+		}
+	}
 	if src.External != nil && !localAPI(src.External.APIPrefix, domain) {
 		return InvalidConfig("external mirrors and sources (other accounts or domains) are not supported by jetwal")
 	}
 	return nil
+}
+
+// transformsCollide reports whether some subject matches both of two
+// transform sources ("" matching only "", as nats-server compares them).
+func transformsCollide(a, b string) bool {
+	if a == "" || b == "" {
+		return a == b
+	}
+	return subject.Overlap(a, b)
 }
 
 // localAPI reports whether an external API prefix names this server's own
