@@ -182,8 +182,8 @@ func TestSources(t *testing.T) {
 }
 
 // TestSourceTransforms: a source's subject_transforms choose and rename
-// what it copies; an external source naming this server's own API is this
-// server's stream.
+// what it copies; an external source naming this server's own $JS.API is
+// refused with nats-server's 10021.
 func TestSourceTransforms(t *testing.T) {
 	ts := startServer(t, fastSync())
 	js := jsOf(t, ts)
@@ -199,9 +199,17 @@ func TestSourceTransforms(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	_, err := js.CreateStream(ctx, njs.StreamConfig{Name: "EXT", Sources: []*njs.StreamSource{
+		{Name: "U", External: &njs.ExternalStream{APIPrefix: "$JS.API"}},
+	}})
+	var apiErr *njs.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode != 10021 || apiErr.Code != 400 ||
+		apiErr.Description != "stream external api prefix $JS.API must not overlap with $JS.API" {
+		t.Fatalf("external source on this server's own $JS.API: %v, want 400 10021", err)
+	}
 	agg, err := js.CreateStream(ctx, njs.StreamConfig{Name: "AGG", Sources: []*njs.StreamSource{
 		{Name: "T", SubjectTransforms: []njs.SubjectTransformConfig{{Source: "T.a", Destination: "copy.a"}, {Source: "T.d", Destination: "copy.d"}}},
-		{Name: "U", External: &njs.ExternalStream{APIPrefix: "$JS.API"}},
+		{Name: "U"},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -42,6 +42,7 @@ const (
 	ErrMirrorWithCounters        ErrCode = 10173
 	ErrSourceOverlappingFilters  ErrCode = 10147
 	ErrMirrorOverlappingFilters  ErrCode = 10152
+	ErrStreamExternalAPIOverlap  ErrCode = 10021
 )
 
 func init() {
@@ -56,6 +57,7 @@ func init() {
 		ErrMirrorWithCounters:        {400, "stream mirrors can not also calculate counters"},
 		ErrSourceOverlappingFilters:  {400, "source filters can not overlap"},
 		ErrMirrorOverlappingFilters:  {400, "mirror subject filters can not overlap"},
+		ErrStreamExternalAPIOverlap:  {400, "stream external api prefix overlaps with the JetStream API"},
 	} {
 		errTable[code] = e
 	}
