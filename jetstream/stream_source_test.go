@@ -233,7 +233,9 @@ func TestSourceTransforms(t *testing.T) {
 
 // TestSourceConfigRefusalsWire: the refusals of mirror and source configs
 // that clients compare, as nats-server words them: a source whose subject
-// transforms overlap (10147).
+// transforms overlap (10147), and mirror_direct on a stream that mirrors
+// nothing, which nats-server checks on create before anything else in the
+// config (10052 with its text).
 func TestSourceConfigRefusalsWire(t *testing.T) {
 	ts := startServer(t, fastSync())
 	nc := ts.connect()
@@ -245,6 +247,8 @@ func TestSourceConfigRefusalsWire(t *testing.T) {
 	}{
 		{"OV", `{"name":"OV","sources":[{"name":"O","subject_transforms":[{"src":"a.>","dest":"x.>"},{"src":"a.b","dest":"y"}]}]}`,
 			400, api.ErrSourceOverlappingFilters, "source filters can not overlap"},
+		{"MD", `{"name":"MD","subjects":["a..b"],"mirror_direct":true}`,
+			500, api.ErrStreamInvalidConfig, "stream has no mirror but does have mirror direct"},
 	} {
 		var r api.StreamCreateResponse
 		requestJSON(t, nc, api.SubjStreamCreate+c.name, c.body, &r)

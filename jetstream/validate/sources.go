@@ -103,7 +103,7 @@ func CheckSources(cfg *api.StreamConfig, domain string) *api.ApiError {
 		}
 	}
 	if cfg.MirrorDirect && mirror == nil {
-		return InvalidConfig("mirror direct requires a mirror")
+		return MirrorDirectWithoutMirror()
 	}
 	return nil
 }
@@ -118,6 +118,12 @@ func ptrOr(p *api.StreamSource) api.StreamSource {
 		return api.StreamSource{}
 	}
 	return *p
+}
+
+// MirrorDirectWithoutMirror is nats-server's refusal of mirror_direct on a
+// stream that mirrors nothing.
+func MirrorDirectWithoutMirror() *api.ApiError {
+	return InvalidConfig("stream has no mirror but does have mirror direct")
 }
 
 // checkSource refuses what jetwal does not do with a mirror or source.

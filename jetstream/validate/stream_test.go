@@ -141,6 +141,7 @@ func TestNormalizeRejects(t *testing.T) {
 		{"source external own api", api.StreamConfig{Name: "S", Sources: json.RawMessage(`[{"name":"O","external":{"api":"$JS.API"}}]`)}, api.ErrStreamExternalAPIOverlap, "stream external api prefix $JS.API must not overlap with $JS.API"},
 		{"mirror external own api", api.StreamConfig{Name: "S", Mirror: json.RawMessage(`{"name":"O","external":{"api":"$JS.API"}}`)}, api.ErrStreamExternalAPIOverlap, "stream external api prefix $JS.API must not overlap with $JS.API"},
 		{"external api wildcard", api.StreamConfig{Name: "S", Sources: json.RawMessage(`[{"name":"O","external":{"api":"$JS.*.API"}}]`)}, api.ErrStreamInvalidConfig, `stream external api prefix "$JS.*.API" must be a valid subject without wildcards`},
+		{"mirror direct without mirror", api.StreamConfig{Name: "S", MirrorDirect: true}, api.ErrStreamInvalidConfig, "stream has no mirror but does have mirror direct"},
 		{"bad mirror json", api.StreamConfig{Name: "S", Mirror: json.RawMessage(`{"name":7}`)}, api.ErrStreamInvalidConfig, "invalid mirror"},
 		{"delete marker TTL under 1s", api.StreamConfig{Name: "S", SubjectDeleteMarkerTTL: time.Second / 2}, api.ErrStreamInvalidConfig, "subject delete marker TTL must be at least 1 second"},
 	}
