@@ -60,7 +60,7 @@ func (js *JetStream) apiDirectGet(r *apiRequest) {
 	case len(req.MultiLastFor) > 0:
 		js.directGetMulti(s, &req, r.reply)
 		return
-	case req.Batch > 0:
+	case req.Batch != 0:
 		js.directGetBatch(s, &req, r.reply)
 		return
 	case req.StartTime != nil:

@@ -30,9 +30,10 @@ var (
 // directReplyBudget is how many bytes (subject, stored header and payload)
 // one batched or multi-subject reply may carry before it stops early:
 // max_bytes when the request sets it, else the server's per-client pending
-// limit, as nats-server does.
+// limit, as nats-server does. A negative max_bytes is kept as nats-server
+// keeps it: the reply stops after its first message.
 func (js *JetStream) directReplyBudget(req *api.MsgGetRequest) int {
-	if req.MaxBytes > 0 {
+	if req.MaxBytes != 0 {
 		return req.MaxBytes
 	}
 	return int(js.srv.Options().MaxPending)
@@ -67,7 +68,9 @@ func eobHeader(pending, last, upTo uint64) []byte {
 	return natshdr.End(buf)
 }
 
-// directGetBatch answers a DIRECT.GET with batch > 0: up to batch messages
+// directGetBatch answers a DIRECT.GET with a batch (nats-server's batch
+// form is any batch but 0; a negative one sends no message, only the EOB
+// with the pending count): up to batch messages
 // from seq (or the first at or after start_time), those on next_by_subj
 // only when it is set, each with the batch headers, then the EOB status.
 // It stops early at the end of the stream or once max_bytes is reached.

@@ -309,3 +309,43 @@ func TestDirectGetMultiLastTooMany(t *testing.T) {
 	}
 	checkEOB(t, "1024 subjects", end, "0", strconv.Itoa(maxMultiLast), strconv.Itoa(maxMultiLast))
 }
+
+// TestDirectGetBatchOddNumbers: the batch numbers nats-server reads its own
+// way. A negative batch is still a batch request that sends no message:
+// only the EOB with the pending count. A negative max_bytes is a budget
+// already spent: a batch of 1e9 (or a multi_last) stops after its first
+// message instead of sending the whole stream.
+func TestDirectGetBatchOddNumbers(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	js, _ := njs.New(nc)
+	if _, err := js.CreateStream(ctxT(t), njs.StreamConfig{Name: "S", Subjects: []string{"s.*"}, AllowDirect: true}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 10; i++ {
+		subj := "s.a"
+		if i%2 == 0 {
+			subj = "s.b"
+		}
+		if _, err := js.Publish(ctxT(t), subj, []byte("msg-"+strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs, end := directMany(t, nc, "S", `{"seq":1,"batch":-1}`)
+	if len(msgs) != 0 {
+		t.Errorf("batch -1 sent messages %s", seqsOf(msgs))
+	}
+	checkEOB(t, "batch -1", end, "10", "0", "")
+
+	msgs, end = directMany(t, nc, "S", `{"seq":1,"batch":1000000000,"max_bytes":-1}`)
+	if seqsOf(msgs) != "[1]" {
+		t.Errorf("batch 1e9 max_bytes -1: %s", seqsOf(msgs))
+	}
+	checkEOB(t, "batch 1e9 max_bytes -1", end, "9", "1", "")
+
+	msgs, end = directMany(t, nc, "S", `{"multi_last":["s.a","s.b"],"max_bytes":-1}`)
+	if seqsOf(msgs) != "[9]" {
+		t.Errorf("multi_last max_bytes -1: %s", seqsOf(msgs))
+	}
+	checkEOB(t, "multi_last max_bytes -1", end, "1", "9", "10")
+}

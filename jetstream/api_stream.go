@@ -127,6 +127,11 @@ func (js *JetStream) decodeCreateConfig(r *apiRequest) (cfg api.StreamConfig, ok
 		js.respondError(r, typ, validate.InvalidConfig("stream configuration for create can not be sealed"))
 		return cfg, false
 	}
+	if req.MirrorDirect && !validate.RawPresent(req.Mirror) {
+		// Checked here, before the config, as nats-server does.
+		js.respondError(r, typ, validate.MirrorDirectWithoutMirror())
+		return cfg, false
+	}
 	cfg, aerr := validate.Stream(&req)
 	if aerr != nil {
 		js.respondError(r, typ, aerr)

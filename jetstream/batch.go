@@ -28,7 +28,17 @@ import (
 // BATCH_ABANDONED advisory (batch_advisory.go).
 //
 // Staged messages live in memory only: a batch not yet committed when the
-// server stops is lost, and its publisher gets no commit PubAck.
+// server stops is lost, and its publisher gets no commit PubAck. Because
+// they are in memory (nats-server stages file streams' batches on disk),
+// the bytes staged are bounded too: 64 MiB per stream and 256 MiB in the
+// process (subject, headers and payload). A message that would make its
+// own batch larger than the stream's bound drops the batch with 10199
+// "too large"; one that finds the stream's or the server's bound used by
+// other batches drops its batch with 10210 "too many inflight" (429), the
+// publisher's cue to retry later (a commit is not refused for the room
+// others take: it frees its batch at once). Either is a BATCH_ABANDONED
+// "large". So a client allowed to publish cannot make the server hold more
+// than that.
 
 // Header names and limits of atomic batches.
 const (
@@ -39,10 +49,17 @@ const (
 	maxAtomicBatchSize      = 1000
 	maxAtomicBatchPerStream = 50
 	maxAtomicBatchTotal     = 1000
+
+	maxStagedBytesPerStream = 64 << 20
+	maxStagedBytesTotal     = 256 << 20
 )
 
 // atomicBatchesTotal counts the open batches of every stream in the process.
 var atomicBatchesTotal atomic.Int64
+
+// atomicStagedBytes counts the bytes staged by the open batches of every
+// stream in the process.
+var atomicStagedBytes atomic.Int64
 
 // stagedMsg is one message of an open batch; the bytes are copies.
 type stagedMsg struct {
@@ -54,16 +71,19 @@ type stagedMsg struct {
 // atomicBatch is an open batch.
 type atomicBatch struct {
 	msgs  []stagedMsg
+	bytes int64 // staged: subjects, headers and payloads of msgs
 	timer *time.Timer
 }
 
 // batchSet holds a stream's open batches.
 type batchSet struct {
-	mu   sync.Mutex
-	open map[string]*atomicBatch
+	mu    sync.Mutex
+	open  map[string]*atomicBatch
+	bytes int64 // staged by the open batches
 }
 
-// dropLocked forgets a batch. Caller holds mu.
+// dropLocked forgets a batch and releases its staged bytes. Caller holds
+// mu.
 func (bs *batchSet) dropLocked(id string, b *atomicBatch) {
 	if bs.open[id] != b {
 		return
@@ -71,6 +91,34 @@ func (bs *batchSet) dropLocked(id string, b *atomicBatch) {
 	b.timer.Stop()
 	delete(bs.open, id)
 	atomicBatchesTotal.Add(-1)
+	bs.bytes -= b.bytes
+	atomicStagedBytes.Add(-b.bytes)
+	b.bytes = 0
+}
+
+// stageBytes accounts n more staged bytes to batch b, within the stream's
+// and the process's bounds; it returns the refusal when they do not allow
+// it (nothing accounted). A commit message is only held for the commit
+// itself, which frees the batch: it must keep its batch within the bound
+// but is not refused for the room other batches take. Caller holds mu.
+func (bs *batchSet) stageBytes(b *atomicBatch, n int64, commit bool, bounds stagedBounds) *api.ApiError {
+	perStream, total := bounds.perStream, bounds.total
+	if b.bytes+n > perStream {
+		return api.Errorf(api.ErrAtomicPublishTooLargeBatch, "atomic publish batch is too large: %d", perStream)
+	}
+	if commit {
+		return nil
+	}
+	if bs.bytes+n > perStream {
+		return api.NewError(api.ErrAtomicPublishTooManyInflight)
+	}
+	if atomicStagedBytes.Add(n) > total {
+		atomicStagedBytes.Add(-n)
+		return api.NewError(api.ErrAtomicPublishTooManyInflight)
+	}
+	b.bytes += n
+	bs.bytes += n
+	return nil
 }
 
 // dropAll forgets every open batch (the stream is going away).
@@ -183,6 +231,13 @@ func (s *stream) handleAtomicBatchMsg(m *server.Msg, reply string, allowAtomic b
 		return
 	}
 	if !eob {
+		if aerr := bs.stageBytes(b, int64(len(m.Subject)+len(hdr)+len(m.Data)), commit, s.js.cfg.staged); aerr != nil {
+			bs.dropLocked(id, b)
+			bs.mu.Unlock()
+			s.adviseBatchAbandoned(id, abandonLarge)
+			s.replyError(reply, aerr)
+			return
+		}
 		b.msgs = append(b.msgs, stagedMsg{
 			subject: m.Subject,
 			hdr:     bytes.Clone(hdr),

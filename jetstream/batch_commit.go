@@ -113,7 +113,9 @@ func (s *stream) commitBatch(id string, staged []stagedMsg, reply string) {
 		if c.ttl > 0 {
 			s.ttls.add(m.Time+int64(c.ttl), m.Seq)
 			s.ttlChanged = true
+			s.exp.arm(m.Time + int64(c.ttl))
 		}
+		s.armAgeExpiry(m.Time)
 		s.scheduleStored(m.Subject, m.Seq, c.sched) // schedule.go
 		s.watch.notify()
 		if !s.notifyConsumers(m.Subject) {

@@ -352,3 +352,108 @@ func TestAtomicBatchCounters(t *testing.T) {
 	bmsg("c.a", "n", 1, "1", "")
 	wantBatchError(t, bmsg("c.a", "n", 2, "", "1"), 10169, "message counter increment is missing")
 }
+
+// TestAtomicBatchStagingBounded: the bytes staged by uncommitted atomic
+// batches are bounded per stream and in the server (here lowered to 1 MiB
+// and 2 MiB): a batch that would outgrow the stream's bound is dropped with
+// 10199, one that finds the bound used by other batches with 10210 (429),
+// and a publisher opening batch after batch never gets the server to stage
+// more than the bound. Committed and dropped batches give their bytes back.
+func TestAtomicBatchStagingBounded(t *testing.T) {
+	const perStream, total = 1 << 20, 2 << 20
+	cfg := fastSync()
+	cfg.staged = stagedBounds{perStream: perStream, total: total}
+	ts := startServer(t, cfg)
+	nc := ts.connect()
+	js, _ := njs.New(nc)
+	for _, n := range []string{"A", "B", "C"} {
+		if _, err := js.CreateStream(context.Background(), njs.StreamConfig{Name: n, Subjects: []string{strings.ToLower(n) + ".>"}, AllowAtomicPublish: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	payload := make([]byte, 100<<10)
+	send := func(subj, id string, seq int, commit string) *nats.Msg {
+		t.Helper()
+		m := nats.NewMsg(subj)
+		m.Data = payload
+		m.Header.Set("Nats-Batch-Id", id)
+		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(seq))
+		if commit != "" {
+			m.Header.Set("Nats-Batch-Commit", commit)
+		}
+		r, err := nc.RequestMsg(m, 5*time.Second)
+		if err != nil {
+			t.Fatalf("%s %d: %v", id, seq, err)
+		}
+		if n := atomicStagedBytes.Load(); n > total {
+			t.Fatalf("%d bytes staged, over the %d bound", n, total)
+		}
+		return r
+	}
+	staged := func(r *nats.Msg) bool { return len(r.Data) == 0 }
+
+	// One batch larger than the stream's bound: the 11th message of
+	// 100 KiB passes 1 MiB.
+	for i := 1; i <= 10; i++ {
+		if r := send("a.x", "big", i, ""); !staged(r) {
+			t.Fatalf("big %d: %s", i, r.Data)
+		}
+	}
+	wantBatchError(t, send("a.x", "big", 11, ""), api.ErrAtomicPublishTooLargeBatch, "atomic publish batch is too large: 1048576")
+	if n := atomicStagedBytes.Load(); n != 0 {
+		t.Fatalf("%d bytes still staged after the batch was dropped", n)
+	}
+
+	// Two batches share the stream's bound: the second finds it used.
+	for i := 1; i <= 5; i++ {
+		if r := send("a.x", "a1", i, ""); !staged(r) {
+			t.Fatalf("a1 %d: %s", i, r.Data)
+		}
+	}
+	for i := 1; i <= 5; i++ {
+		if r := send("a.x", "a2", i, ""); !staged(r) {
+			t.Fatalf("a2 %d: %s", i, r.Data)
+		}
+	}
+	wantBatchError(t, send("a.x", "a2", 6, ""), api.ErrAtomicPublishTooManyInflight, "atomic publish too many inflight")
+
+	// A publisher opening batch after batch (each small enough) on other
+	// streams, never committing, stops at the server's bound: 10 MB sent,
+	// at most 2 MiB held (a1's 500 KiB included).
+	accepted, refused := 0, 0
+	for b := 0; b < 20; b++ {
+		subj := []string{"b.x", "c.x"}[b%2]
+		id := "flood" + strconv.Itoa(b)
+		for i := 1; i <= 5; i++ {
+			r := send(subj, id, i, "")
+			if !staged(r) {
+				wantBatchError(t, r, api.ErrAtomicPublishTooManyInflight, "atomic publish too many inflight")
+				refused++
+				break
+			}
+			accepted++
+		}
+	}
+	if refused == 0 || int64(accepted+5)*int64(len(payload)) > total {
+		t.Fatalf("%d messages of %d bytes staged beside a1's 5 (%d refused), bound %d", accepted, len(payload), refused, total)
+	}
+
+	// The batch left open still commits, and gives its bytes back.
+	r := send("a.x", "a1", 6, "1")
+	var ack struct {
+		Error *api.ApiError `json:"error"`
+		Count int           `json:"count"`
+	}
+	if err := json.Unmarshal(r.Data, &ack); err != nil || ack.Error != nil || ack.Count != 6 {
+		t.Fatalf("commit of a1: %s", r.Data)
+	}
+	// Deleting the streams drops what is still open.
+	for _, n := range []string{"A", "B", "C"} {
+		if err := js.DeleteStream(context.Background(), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := atomicStagedBytes.Load(); n != 0 {
+		t.Fatalf("%d bytes still staged with no open batch", n)
+	}
+}

@@ -765,3 +765,30 @@ func TestDeleteWhilePublishing(t *testing.T) {
 		}
 	})
 }
+
+// TestMsgGetInvalidSubjectNotFound: a MSG.GET for the last (or next)
+// message on a subject no message can have, such as "$O.bucket.M." that
+// the object store's get("") asks for, finds no message: 404 10037 as
+// nats-server answers, not 400 10003, which the clients do not take for
+// "not found".
+func TestMsgGetInvalidSubjectNotFound(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	var cr api.StreamCreateResponse
+	requestJSON(t, nc, api.SubjStreamCreate+"OBJ_b", `{"name":"OBJ_b","subjects":["$O.b.C.>","$O.b.M.>"]}`, &cr)
+	if cr.Error != nil {
+		t.Fatal(cr.Error)
+	}
+	if err := nc.Publish("$O.b.M.x", []byte("meta")); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{`{"last_by_subj":"$O.b.M."}`, `{"last_by_subj":"a..b"}`, `{"next_by_subj":"$O.b.M.","seq":1}`} {
+		var r struct {
+			Error *api.ApiError `json:"error"`
+		}
+		requestJSON(t, nc, "$JS.API.STREAM.MSG.GET.OBJ_b", body, &r)
+		if r.Error == nil || r.Error.Code != 404 || r.Error.ErrCode != api.ErrNoMessageFound || r.Error.Description != "no message found" {
+			t.Errorf("%s: %+v, want 404 10037 no message found", body, r.Error)
+		}
+	}
+}

@@ -110,6 +110,7 @@ type outMsg struct {
 }
 
 func newConsumer(s *stream, name string, cfg api.ConsumerConfig, created time.Time, cs *consumerstate.Consumer) *consumer {
+	now := time.Now().UnixNano()
 	c := &consumer{
 		js:        s.js,
 		s:         s,
@@ -121,7 +122,8 @@ func newConsumer(s *stream, name string, cfg api.ConsumerConfig, created time.Ti
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 		dueAt:     1, // scan restored pending messages on the first round
-		active:    time.Now().UnixNano(),
+		active:    now,
+		lastSend:  now, // the first idle heartbeat is one interval away
 		ackNone:   cfg.AckPolicy == api.AckNone,
 		events:    newConsumerEvents(s.name, name),
 	}

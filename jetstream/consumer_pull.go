@@ -92,14 +92,16 @@ func (c *consumer) addRequest(reply string, body []byte) {
 		refuse = "409 Consumer is push based"
 	case !ok:
 		refuse = "400 Bad Request"
+	case req.Heartbeat > 0 && req.Heartbeat > req.Expires/2:
+		// nats-server refuses it while reading the request, so before
+		// the limits below, and a heartbeat without expires too.
+		refuse = "400 Bad Request - heartbeat value too large"
 	case c.cfg.MaxRequestBatch > 0 && req.Batch > c.cfg.MaxRequestBatch:
 		refuse = "409 Exceeded MaxRequestBatch of " + strconv.Itoa(c.cfg.MaxRequestBatch)
 	case c.cfg.MaxRequestMaxBytes > 0 && req.MaxBytes > c.cfg.MaxRequestMaxBytes:
 		refuse = "409 Exceeded MaxRequestMaxBytes of " + strconv.Itoa(c.cfg.MaxRequestMaxBytes)
 	case c.cfg.MaxRequestExpires > 0 && req.Expires > c.cfg.MaxRequestExpires:
 		refuse = "409 Exceeded MaxRequestExpires of " + c.cfg.MaxRequestExpires.String()
-	case req.Heartbeat > 0 && req.Expires > 0 && req.Heartbeat > req.Expires/2:
-		refuse = "409 Bad Request - heartbeat value too large"
 	}
 	now := time.Now().UnixNano()
 	if refuse == "" {

@@ -41,10 +41,21 @@ func (c *consumer) flowControl(size int) {
 }
 
 // pushTimers sends an idle heartbeat when one is due. Caller holds mu.
+//
+// As with nats-server, the heartbeat clock starts when the consumer does
+// (lastSend is its start, never 0), so the first heartbeat comes one
+// interval after creation, not at once: clients such as nats.py count a
+// heartbeat on a fresh subscription as a delivery, and a watch of an empty
+// KV bucket never finished. A tick without interest sends nothing but
+// restarts the clock, as nats-server's timer does (and never re-arms a
+// timer already past due).
 func (c *consumer) pushTimers(now int64, interest bool, soon func(int64)) {
 	hb := int64(c.cfg.Heartbeat)
 	if hb <= 0 {
 		return
+	}
+	if !interest && now-c.lastSend >= hb {
+		c.lastSend = now
 	}
 	if interest && now-c.lastSend >= hb {
 		var last [2]uint64

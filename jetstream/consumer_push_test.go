@@ -97,3 +97,46 @@ func TestConsumerPushLegacyClient(t *testing.T) {
 		t.Fatalf("heartbeat: %v", m.Header)
 	}
 }
+
+// TestConsumerPushFirstHeartbeatAfterInterval: the first idle heartbeat of a
+// push consumer comes one interval after its creation, as with nats-server,
+// not at once (nats.py counts an immediate one as a delivery, so watching
+// an empty KV bucket never finished).
+func TestConsumerPushFirstHeartbeatAfterInterval(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.AddStream(&nats.StreamConfig{Name: "EMPTY", Subjects: []string{"empty.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := nc.SubscribeSync("hb.first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	const hb = 2 * time.Second
+	created := time.Now()
+	if _, err := js.AddConsumer("EMPTY", &nats.ConsumerConfig{DeliverSubject: "hb.first",
+		AckPolicy: nats.AckNonePolicy, Heartbeat: hb}); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing within half the interval (the old code sent one at once).
+	if m, err := sub.NextMsg(hb / 2); err == nil {
+		t.Fatalf("got %v %q %s after creation; want nothing before the interval", m.Header, m.Data, time.Since(created))
+	}
+	m, err := sub.NextMsg(10 * time.Second)
+	if err != nil {
+		t.Fatalf("no heartbeat: %v", err)
+	}
+	if since := time.Since(created); since < hb {
+		t.Fatalf("first heartbeat %s after creation, before the %s interval", since, hb)
+	}
+	if m.Header.Get("Status") != "100" || m.Header.Get("Description") != "Idle Heartbeat" {
+		t.Fatalf("not a heartbeat: %v", m.Header)
+	}
+}

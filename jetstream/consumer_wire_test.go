@@ -184,3 +184,38 @@ func sameConsumerJSON(t *testing.T, ts *testServer, what string, got, want []byt
 		t.Errorf("%s state: got %+v %+v, want %+v %+v", what, g.Delivered, g.AckFloor, w.Delivered, w.AckFloor)
 	}
 }
+
+// TestPullHeartbeatTooLarge: a pull request whose idle_heartbeat is more
+// than half its expires (or that has no expires) is answered as
+// nats-server answers it: 400 "Bad Request - heartbeat value too large",
+// checked before the consumer's request limits; the clients raise their
+// bad-request error on it.
+func TestPullHeartbeatTooLarge(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	var r api.StreamCreateResponse
+	requestJSON(t, nc, api.SubjStreamCreate+"HB", `{"name":"HB","subjects":["hb"]}`, &r)
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	var cr api.ConsumerInfoResponse
+	requestJSON(t, nc, api.SubjConsumerCreate+"HB.P", `{"stream_name":"HB","config":{"name":"P","ack_policy":"explicit","max_batch":1}}`, &cr)
+	if cr.Error != nil {
+		t.Fatal(cr.Error)
+	}
+	for _, body := range []string{
+		`{"batch":1,"expires":1000000000,"idle_heartbeat":600000000}`,
+		`{"batch":5,"expires":1000000000,"idle_heartbeat":600000000}`, // past max_batch too
+		`{"batch":1,"idle_heartbeat":1000000000}`,                     // no expires
+	} {
+		m := request(t, nc, api.SubjConsumerNext+"HB.P", body)
+		if c, d := statusOf(m); c != "400" || d != "Bad Request - heartbeat value too large" {
+			t.Errorf("%s: %v", body, m.Header)
+		}
+	}
+	// Half of expires is allowed: the request waits and expires.
+	m := request(t, nc, api.SubjConsumerNext+"HB.P", `{"batch":1,"expires":400000000,"idle_heartbeat":200000000}`)
+	if c, _ := statusOf(m); c != "100" && c != "408" {
+		t.Errorf("heartbeat of half the expiry: %v", m.Header)
+	}
+}

@@ -61,6 +61,9 @@ type Config struct {
 	Cluster Cluster
 
 	waits waits // fixed timeouts; tests shorten them (waits.go)
+	// staged bounds the bytes of uncommitted atomic batches; tests lower
+	// it (waits.go).
+	staged stagedBounds
 }
 
 // Validate reports a configuration that cannot work.
@@ -94,6 +97,7 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	c.waits = c.waits.withDefaults()
+	c.staged = c.staged.withDefaults()
 	return c
 }
 
@@ -369,8 +373,8 @@ func (js *JetStream) sweepLoop() {
 				s.dedup.expire(now.UnixNano())
 				s.pmu.Unlock()
 				s.saveDedupeIfDue(now)
-				s.expireTTLs(now)
-				s.saveTTLsIfDue(now)
+				s.saveTTLsIfDue(now) // expiry itself is timed: ttl.go
+
 			}
 			js.measureUsage(streams)
 		}

@@ -54,10 +54,12 @@ type stream struct {
 	appending  bool     // a publisher is inside AppendAsync
 	deferred   []ackJob // completions that fired while appending
 	dedup      *dedupe
-	ttls       ttlHeap   // per-message expiries (ttl.go), guarded by pmu
-	ttlChanged bool      // since ttl.dat was written
-	ttlSaved   time.Time // when it was
-	lastMsgID  string    // Nats-Msg-Id of the last stored message
+	ttls       ttlHeap      // per-message expiries (ttl.go), guarded by pmu
+	exp        expiryTimer  // fires ttls and marker max_age at their deadlines (ttl.go)
+	markerAge  atomic.Int64 // max_age in ns when the stream applies it itself (markers); 0 otherwise
+	ttlChanged bool         // since ttl.dat was written
+	ttlSaved   time.Time    // when it was
+	lastMsgID  string       // Nats-Msg-Id of the last stored message
 
 	resync atomic.Bool // lastSeq may be wrong: recompute when idle
 
@@ -96,6 +98,8 @@ func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir strin
 	}
 	s.onAppend = s.onAppended
 	s.sched.onDue = func() { s.fireSchedules(time.Now()) } // schedule.go
+	s.exp.pass = s.expiryPass                              // ttl.go
+	s.setMarkerAge(&cfg)
 	var err error
 	if s.xf, err = newXforms(&cfg); err != nil {
 		js.log.Warn("stream subject transform or republish not applied", "stream", s.name, "error", err)
@@ -540,6 +544,10 @@ func (s *stream) onAppended(seq uint64, ts int64, err error) {
 	if err == nil && j.p.ttl > 0 {
 		s.ttls.add(ts+j.p.ttl, seq)
 		s.ttlChanged = true
+		s.exp.arm(ts + j.p.ttl)
+	}
+	if err == nil {
+		s.armAgeExpiry(ts)
 	}
 	if err == nil {
 		s.scheduleStored(j.p.subject, seq, j.p.sched) // schedule.go

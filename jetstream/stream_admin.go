@@ -140,6 +140,7 @@ func (js *JetStream) subscribeStream(s *stream, old []*server.Subscription) erro
 		x.Unsubscribe()
 	}
 	s.sched.start() // the stream serves: its schedules may fire (schedule.go)
+	s.exp.start()   // and its messages expire (ttl.go)
 	return nil
 }
 
@@ -341,6 +342,7 @@ func (js *JetStream) deleteStream(name string) *api.ApiError {
 	}
 	s.stopFeeds()
 	s.sched.stop() // schedule.go
+	s.exp.stop()   // ttl.go
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
@@ -421,6 +423,7 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 	s.xf, _ = newXforms(&cfg) // checked by validate.Stream
 	oldSubs := s.subs
 	s.cfgMu.Unlock()
+	s.setMarkerAge(&cfg) // ttl.go
 	s.pmu.Lock()
 	s.dedup.window = int64(cfg.Duplicates)
 	s.pmu.Unlock()
@@ -461,6 +464,7 @@ func (s *stream) close() error {
 	}
 	s.stopFeeds()
 	s.sched.stop() // schedule.go
+	s.exp.stop()   // ttl.go
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

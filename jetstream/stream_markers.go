@@ -26,15 +26,16 @@ import (
 // its TTL removes the marker itself later (a marker expiring leaves no new
 // marker). A message that is not the last of its subject is simply deleted.
 //
-// With markers on, the stream applies max_age itself, in the same sweep that
-// applies TTLs (the store is given no MaxAge, see storeLimits): the store
-// cannot know which removals need a marker. So on such a stream max_age is
-// applied with the sweep's granularity (a second), and, as in nats-server,
-// a message whose Nats-TTL is "never" is kept past max_age.
+// With markers on, the stream applies max_age itself, in the same expiry
+// timer pass that applies TTLs (the store is given no MaxAge, see
+// storeLimits): the store cannot know which removals need a marker. The
+// timer is armed for when the oldest message passes max_age, and, as in
+// nats-server, a message whose Nats-TTL is "never" is kept past max_age.
 //
 // Markers are stored messages and their TTLs sit in the expiry heap, so
 // both survive a restart; a message that aged out while the server was down
-// gets its marker at the first sweep after the restart.
+// gets its marker at the first pass after the restart (when the stream
+// starts serving).
 
 // Header names and values of a marker (nats-server's JSMarkerReason*).
 const (
@@ -73,37 +74,41 @@ func (s *stream) markerSettings() (ttl, maxAge time.Duration) {
 	return s.cfg.SubjectDeleteMarkerTTL.Truncate(time.Second), s.cfg.MaxAge
 }
 
-// expireWithMarkers is the sweep's expiry for a stream with markers: it
+// expireWithMarkers is the expiry pass of a stream with markers: it
 // removes the messages past max_age and those whose TTL heap entries are in
-// due, leaving markers where a subject loses its last message. It reports
-// false, doing nothing, when the stream has no markers.
-func (s *stream) expireWithMarkers(now time.Time, due []uint64) bool {
+// due, leaving markers where a subject loses its last message, and returns
+// when the next message passes max_age (0: none). It reports false, doing
+// nothing, when the stream has no markers.
+func (s *stream) expireWithMarkers(now time.Time, due []uint64) (ok bool, nextAged int64) {
 	ttl, maxAge := s.markerSettings()
 	if ttl == 0 {
-		return false
+		return false, 0
 	}
 	for _, seq := range due {
 		s.expireOne(seq, ttl, false)
 	}
 	if maxAge > 0 {
-		s.expireAged(now.Add(-maxAge).UnixNano(), ttl)
+		if t := s.expireAged(now.Add(-maxAge).UnixNano(), ttl); t != 0 {
+			nextAged = t + int64(maxAge)
+		}
 	}
-	return true
+	return true, nextAged
 }
 
 // expireAged removes, oldest first, the messages stored at or before
-// cutoff (unix ns), except those whose Nats-TTL says never.
-func (s *stream) expireAged(cutoff int64, ttl time.Duration) {
+// cutoff (unix ns), except those whose Nats-TTL says never. It returns the
+// time of the oldest message it left that will age out (0: none).
+func (s *stream) expireAged(cutoff int64, ttl time.Duration) (oldest int64) {
 	var m store.Msg
 	for seq := s.store.State().FirstSeq; ; seq = m.Seq + 1 {
 		if err := s.store.LoadNext("", seq, &m); err != nil {
 			if !errors.Is(err, store.ErrEOF) && !errors.Is(err, store.ErrClosed) {
 				s.js.log.Warn("reading messages to age out", "stream", s.name, "seq", seq, "error", err)
 			}
-			return
+			return 0
 		}
 		if m.Time > cutoff {
-			return
+			return m.Time
 		}
 		if v := headerValue(m.Header, hdrTTL); len(v) > 0 {
 			if d, err := parseMsgTTL(string(v)); err == nil && d < 0 {

@@ -41,7 +41,7 @@ func (s *stream) getMsg(req *api.MsgGetRequest) (*api.StoredMsg, *api.ApiError) 
 	return sm, nil
 }
 
-// loadForGet loads the message a MSG.GET or DIRECT.GET request names:
+// loadForGet loads the message a MSG.GET request names:
 // by sequence, the last on a subject, or the next on a subject from a
 // sequence on. It reports a bad request or a missing message.
 func (s *stream) loadForGet(req *api.MsgGetRequest, m *store.Msg) (bad string, err error) {
@@ -51,13 +51,16 @@ func (s *stream) loadForGet(req *api.MsgGetRequest, m *store.Msg) (bad string, e
 	case req.LastFor != "" && req.NextFor != "":
 		return "last_by_subj and next_by_subj can not both be set", nil
 	case req.LastFor != "":
+		// A subject no message can have ("$O.bucket.M.", as the object
+		// store's get("") asks) finds none: 404 10037 as with
+		// nats-server, not a bad request.
 		if !subject.ValidFilter(req.LastFor) {
-			return "invalid subject " + req.LastFor, nil
+			return "", store.ErrNotFound
 		}
 		return "", s.store.LoadLast(req.LastFor, m)
 	case req.NextFor != "":
 		if !subject.ValidFilter(req.NextFor) {
-			return "invalid subject " + req.NextFor, nil
+			return "", store.ErrNotFound
 		}
 		err := s.store.LoadNext(req.NextFor, max(req.Seq, 1), m)
 		if errors.Is(err, store.ErrEOF) {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	njs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetwal/jetwal/jetstream/api"
 )
 
 func jsOf(t *testing.T, ts *testServer) njs.JetStream {
@@ -180,8 +182,8 @@ func TestSources(t *testing.T) {
 }
 
 // TestSourceTransforms: a source's subject_transforms choose and rename
-// what it copies; an external source naming this server's own API is this
-// server's stream.
+// what it copies; an external source naming this server's own $JS.API is
+// refused with nats-server's 10021.
 func TestSourceTransforms(t *testing.T) {
 	ts := startServer(t, fastSync())
 	js := jsOf(t, ts)
@@ -197,9 +199,17 @@ func TestSourceTransforms(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	_, err := js.CreateStream(ctx, njs.StreamConfig{Name: "EXT", Sources: []*njs.StreamSource{
+		{Name: "U", External: &njs.ExternalStream{APIPrefix: "$JS.API"}},
+	}})
+	var apiErr *njs.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode != 10021 || apiErr.Code != 400 ||
+		apiErr.Description != "stream external api prefix $JS.API must not overlap with $JS.API" {
+		t.Fatalf("external source on this server's own $JS.API: %v, want 400 10021", err)
+	}
 	agg, err := js.CreateStream(ctx, njs.StreamConfig{Name: "AGG", Sources: []*njs.StreamSource{
 		{Name: "T", SubjectTransforms: []njs.SubjectTransformConfig{{Source: "T.a", Destination: "copy.a"}, {Source: "T.d", Destination: "copy.d"}}},
-		{Name: "U", External: &njs.ExternalStream{APIPrefix: "$JS.API"}},
+		{Name: "U"},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -218,5 +228,32 @@ func TestSourceTransforms(t *testing.T) {
 	}
 	if got["copy.a"] != "T.a" || got["copy.d"] != "T.d" || got["U.x"] != "U.x" {
 		t.Fatalf("sourced %v", got)
+	}
+}
+
+// TestSourceConfigRefusalsWire: the refusals of mirror and source configs
+// that clients compare, as nats-server words them: a source whose subject
+// transforms overlap (10147), and mirror_direct on a stream that mirrors
+// nothing, which nats-server checks on create before anything else in the
+// config (10052 with its text).
+func TestSourceConfigRefusalsWire(t *testing.T) {
+	ts := startServer(t, fastSync())
+	nc := ts.connect()
+	for _, c := range []struct {
+		name, body string
+		code       int
+		errCode    api.ErrCode
+		desc       string
+	}{
+		{"OV", `{"name":"OV","sources":[{"name":"O","subject_transforms":[{"src":"a.>","dest":"x.>"},{"src":"a.b","dest":"y"}]}]}`,
+			400, api.ErrSourceOverlappingFilters, "source filters can not overlap"},
+		{"MD", `{"name":"MD","subjects":["a..b"],"mirror_direct":true}`,
+			500, api.ErrStreamInvalidConfig, "stream has no mirror but does have mirror direct"},
+	} {
+		var r api.StreamCreateResponse
+		requestJSON(t, nc, api.SubjStreamCreate+c.name, c.body, &r)
+		if r.Error == nil || r.Error.Code != c.code || r.Error.ErrCode != c.errCode || r.Error.Description != c.desc {
+			t.Errorf("%s: %+v, want %d %d %q", c.name, r.Error, c.code, c.errCode, c.desc)
+		}
 	}
 }

@@ -5,17 +5,21 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/store"
 )
 
 // Per-message TTLs (a stream with allow_msg_ttl; the Nats-TTL header). A
 // stored message with a TTL goes into the stream's expiry heap, ordered by
-// the time it expires; the sweep (once a second) pops what is due and
-// deletes it from the store, which writes a durable tombstone. The heap
-// survives a restart in ttl.dat (ttl_file.go) plus the messages stored
-// after it was written.
+// the time it expires; the stream's expiry timer (expiryTimer) fires at the
+// earliest deadline, pops what is due and deletes it from the store, which
+// writes a durable tombstone, then re-arms for the next deadline: a message
+// goes at its deadline, as with nats-server, not at the next tick of a
+// poll. The heap survives a restart in ttl.dat (ttl_file.go) plus the
+// messages stored after it was written.
 //
 // As in nats-server, "never" means no per-message expiry; unlike
 // nats-server, max_age still applies to such a message.
@@ -23,9 +27,15 @@ import (
 // errBadTTL is a Nats-TTL value nats-server would refuse.
 var errBadTTL = errors.New("invalid per-message TTL")
 
+// maxMsgTTL is the longest TTL kept: a larger number of seconds (up to
+// 2^63-1, which nats-server stores) expires after it, some 146 years, so
+// that a deadline never overflows.
+const maxMsgTTL = time.Duration(1 << 62)
+
 // parseMsgTTL reads a Nats-TTL value as nats-server does: "never" (-1), a
 // Go duration of at least a second (whole seconds count), or a number of
-// seconds (0: no TTL).
+// seconds written in decimal digits only (0: no TTL; a sign, as in "+5",
+// is refused like any other non-digit).
 func parseMsgTTL(v string) (time.Duration, error) {
 	if strings.EqualFold(v, "never") {
 		return -1, nil
@@ -36,9 +46,15 @@ func parseMsgTTL(v string) (time.Duration, error) {
 		}
 		return d.Truncate(time.Second), nil
 	}
-	secs, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || secs < 0 || secs > int64(1<<62/time.Second) {
+	if v == "" || strings.TrimLeft(v, "0123456789") != "" {
 		return 0, errBadTTL
+	}
+	secs, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, errBadTTL // past int64: nats-server's count wraps negative
+	}
+	if secs > int64(maxMsgTTL/time.Second) {
+		return maxMsgTTL, nil
 	}
 	return time.Duration(secs) * time.Second, nil
 }
@@ -74,16 +90,27 @@ func (h *ttlHeap) due(now int64) []uint64 {
 	return out
 }
 
-// expireTTLs deletes the messages whose TTL has passed (the sweep calls it).
-func (s *stream) expireTTLs(now time.Time) {
+// next is the earliest deadline in the heap (0: none).
+func (h ttlHeap) next() int64 {
+	if len(h) == 0 {
+		return 0
+	}
+	return h[0].at
+}
+
+// expireTTLs deletes the messages whose TTL has passed and, on a stream
+// with subject delete markers, those past max_age (the expiry timer calls
+// it). It returns when the next message of the latter kind passes max_age
+// (0: none, or markers off).
+func (s *stream) expireTTLs(now time.Time) (nextAged int64) {
 	s.pmu.Lock()
 	due := s.ttls.due(now.UnixNano())
 	if len(due) > 0 {
 		s.ttlChanged = true
 	}
 	s.pmu.Unlock()
-	if s.expireWithMarkers(now, due) { // stream_markers.go
-		return
+	if ok, next := s.expireWithMarkers(now, due); ok { // stream_markers.go
+		return next
 	}
 	for _, seq := range due {
 		// A message already gone (deleted, purged, aged out) is fine.
@@ -91,4 +118,146 @@ func (s *stream) expireTTLs(now time.Time) {
 			s.js.log.Warn("removing an expired message", "stream", s.name, "seq", seq, "error", err)
 		}
 	}
+	return 0
+}
+
+// expiryTimer fires a stream's expiries at their deadlines: the earliest
+// per-message TTL and, on a stream with subject delete markers (which
+// applies max_age itself, stream_markers.go), the moment its oldest message
+// passes max_age. Without markers max_age is the store's, which has a timer
+// of its own. One pass runs at a time; a deadline asked for while one runs
+// is kept and armed when it ends. mu is a leaf lock: it is taken under pmu
+// (from onAppended) and never held while taking another.
+type expiryTimer struct {
+	mu       sync.Mutex
+	timer    *time.Timer
+	deadline int64 // when timer fires (unix ns); 0: not armed
+	pending  int64 // earliest deadline asked for while running (0: none)
+	running  bool  // a pass runs; it re-arms when done
+	started  bool  // the stream serves: the timer may run
+	stopped  bool  // the stream is closed
+	pass     func(now time.Time) (next int64)
+}
+
+// expiryMinWait bounds how often the timer fires (a burst of deadlines a
+// few microseconds apart is one pass); expiryMaxWait how long it sleeps at
+// once (a far deadline is waited for in steps, so a clock that jumps is
+// caught up with).
+const (
+	expiryMinWait = 5 * time.Millisecond
+	expiryMaxWait = time.Hour
+)
+
+// arm makes the timer fire by at (unix ns), unless it already fires sooner.
+func (t *expiryTimer) arm(at int64) {
+	if at <= 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.armLocked(at)
+}
+
+func (t *expiryTimer) armLocked(at int64) {
+	if t.stopped || t.pass == nil {
+		return
+	}
+	if !t.started || t.running {
+		if t.pending == 0 || at < t.pending {
+			t.pending = at
+		}
+		return
+	}
+	wait := min(max(time.Until(time.Unix(0, at)), expiryMinWait), expiryMaxWait)
+	deadline := time.Now().Add(wait).UnixNano()
+	if t.deadline != 0 && deadline >= t.deadline {
+		return
+	}
+	t.deadline = deadline
+	if t.timer == nil {
+		t.timer = time.AfterFunc(wait, t.run)
+		return
+	}
+	t.timer.Reset(wait)
+}
+
+// start lets the timer run (the stream serves its subjects) with a first
+// pass at once: what expired while the server was down goes now.
+// Idempotent.
+func (t *expiryTimer) start() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.started {
+		return
+	}
+	t.started = true
+	t.pending = 0
+	t.armLocked(time.Now().UnixNano())
+}
+
+// run is the timer's function: one pass, then re-arm for what it reports
+// and for what was asked meanwhile.
+func (t *expiryTimer) run() {
+	t.mu.Lock()
+	if t.stopped || t.running || !t.started {
+		t.mu.Unlock()
+		return
+	}
+	t.running, t.deadline = true, 0
+	t.mu.Unlock()
+
+	next := t.pass(time.Now())
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.running = false
+	pending := t.pending
+	t.pending = 0
+	if pending != 0 && (next == 0 || pending < next) {
+		next = pending
+	}
+	t.armLocked(next)
+}
+
+// stop disarms the timer for good (the stream is closing).
+func (t *expiryTimer) stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopped = true
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+}
+
+// expiryPass is the stream's expiry timer pass: it expires what is due and
+// returns the next deadline (0: none).
+func (s *stream) expiryPass(now time.Time) int64 {
+	nextAged := s.expireTTLs(now)
+	s.pmu.Lock()
+	next := s.ttls.next()
+	s.pmu.Unlock()
+	if nextAged != 0 && (next == 0 || nextAged < next) {
+		next = nextAged
+	}
+	return next
+}
+
+// armAgeExpiry arms the expiry timer for a message stored at ts on a
+// stream that applies max_age itself (markers on); nothing otherwise.
+func (s *stream) armAgeExpiry(ts int64) {
+	if a := s.markerAge.Load(); a > 0 {
+		s.exp.arm(ts + a)
+	}
+}
+
+// setMarkerAge records max_age for armAgeExpiry when the stream applies it
+// itself (subject delete markers on), 0 otherwise, and has the timer look
+// again (a config change may move the next deadline).
+func (s *stream) setMarkerAge(cfg *api.StreamConfig) {
+	a := int64(0)
+	if cfg.SubjectDeleteMarkerTTL > 0 && cfg.MaxAge > 0 {
+		a = int64(cfg.MaxAge)
+	}
+	s.markerAge.Store(a)
+	s.exp.arm(time.Now().UnixNano())
 }

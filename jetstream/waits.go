@@ -37,3 +37,21 @@ func (w waits) withDefaults() waits {
 	}
 	return w
 }
+
+// stagedBounds bound the bytes uncommitted atomic batches hold in memory:
+// per stream and in the process (every JetStream of it). Config carries
+// them unexported: zero means the default (batch.go), and only this
+// package's tests lower them.
+type stagedBounds struct {
+	perStream, total int64
+}
+
+func (b stagedBounds) withDefaults() stagedBounds {
+	if b.perStream <= 0 {
+		b.perStream = maxStagedBytesPerStream
+	}
+	if b.total <= 0 {
+		b.total = maxStagedBytesTotal
+	}
+	return b
+}

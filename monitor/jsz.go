@@ -147,7 +147,8 @@ func (m *Monitor) Jsz(o JszOptions) (*JSInfo, error) {
 	if o.LeaderOnly && s.Meta != nil && s.Meta.Leader != m.opts.Server.Name() {
 		return nil, ErrNotLeader
 	}
-	info.JetStreamStats = jsStats(s)
+	accs := js.AccountDetails(jetstream.DetailOptions{Streams: o.Streams, Consumers: o.Consumer})
+	info.JetStreamStats = jsStats(s, len(accs))
 	info.Config = jsConfig(s)
 	info.Streams, info.Consumers, info.Messages, info.Bytes = s.Streams, s.Consumers, s.Messages, s.Bytes
 	if o.RaftGroups {
@@ -158,7 +159,6 @@ func (m *Monitor) Jsz(o JszOptions) (*JSInfo, error) {
 	if mc := s.Meta; mc != nil {
 		info.Meta = &MetaClusterInfo{Name: mc.Cluster, Leader: mc.Leader, Replicas: mc.Replicas, Size: mc.Size}
 	}
-	accs := js.AccountDetails(jetstream.DetailOptions{Streams: o.Streams, Consumers: o.Consumer})
 	info.Total = len(accs)
 	sort.Slice(accs, func(i, j int) bool { return accs[i].Account < accs[j].Account })
 	var picked []jetstream.AccountDetail
@@ -249,10 +249,11 @@ func jsConfig(s jetstream.Stats) JetStreamConfig {
 	return c
 }
 
-func jsStats(s jetstream.Stats) JetStreamStats {
-	// Every account with JetStream is counted; jetwal reserves nothing for
-	// accounts (no account limits), so the reservations are 0 as in
-	// nats-server without account limits.
-	return JetStreamStats{Memory: s.Memory, Store: s.Store, Accounts: 1,
+// jsStats is the JetStream usage of the server; accounts is the number of
+// accounts with JetStream (one JetStream each, so one AccountDetail each).
+func jsStats(s jetstream.Stats, accounts int) JetStreamStats {
+	// jetwal reserves nothing for accounts (no account limits), so the
+	// reservations are 0 as in nats-server without account limits.
+	return JetStreamStats{Memory: s.Memory, Store: s.Store, Accounts: accounts,
 		API: JetStreamAPIStats{Level: s.APILevel, Total: s.APITotal, Errors: s.APIErrors}}
 }

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	njs "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetwal/jetwal/jetstream"
+	"github.com/jetwal/jetwal/server"
 )
 
 // keysOf returns the keys of the JSON object at path in raw (strings index
@@ -232,5 +235,59 @@ func TestJszAccountRequest(t *testing.T) {
 	g := start(t, false)
 	if _, err := g.mon.JszAccount(JszOptions{Account: GlobalAccount}); err == nil || err.Error() != "jetstream not enabled" {
 		t.Errorf("without JetStream: %v", err)
+	}
+}
+
+// threeAccountsJS is a JetStream serving three accounts (as cmd/jetwal's
+// view of several accounts' JetStreams), none with streams.
+type threeAccountsJS struct{}
+
+func (threeAccountsJS) Stats() jetstream.Stats { return jetstream.Stats{APILevel: 1} }
+
+func (threeAccountsJS) AccountDetails(jetstream.DetailOptions) []jetstream.AccountDetail {
+	return []jetstream.AccountDetail{{Account: "A"}, {Account: "B"}, {Account: GlobalAccount}}
+}
+
+// TestJszCountsAccounts: /jsz and /varz count the accounts with JetStream
+// (nats-server's "accounts"), not always one.
+func TestJszCountsAccounts(t *testing.T) {
+	srv, err := server.New(server.Options{Host: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mon, err := Start(Options{Host: "127.0.0.1", Server: srv, JetStream: threeAccountsJS{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mon.Shutdown(context.Background())
+	get := func(path string, v any) {
+		t.Helper()
+		resp, err := http.Get("http://" + mon.Addr().String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var jsz struct {
+		Accounts int `json:"accounts"`
+		Total    int `json:"total"`
+	}
+	get("/jsz", &jsz)
+	if jsz.Accounts != 3 || jsz.Total != 3 {
+		t.Errorf("/jsz accounts %d total %d, want 3 and 3", jsz.Accounts, jsz.Total)
+	}
+	var varz struct {
+		JetStream struct {
+			Stats struct {
+				Accounts int `json:"accounts"`
+			} `json:"stats"`
+		} `json:"jetstream"`
+	}
+	get("/varz", &varz)
+	if varz.JetStream.Stats.Accounts != 3 {
+		t.Errorf("/varz jetstream.stats.accounts %d, want 3", varz.JetStream.Stats.Accounts)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jetwal/jetwal/jetstream"
 )
 
 // Varz is /varz, in nats-server's field names and order. Only fields jetwal
@@ -159,7 +161,8 @@ func (m *Monitor) Varz() *Varz {
 	}
 	if js := m.opts.JetStream; js != nil {
 		s := js.Stats()
-		v.JetStream = &JetStreamVarz{Config: jsConfig(s), Stats: jsStats(s)}
+		n := len(js.AccountDetails(jetstream.DetailOptions{}))
+		v.JetStream = &JetStreamVarz{Config: jsConfig(s), Stats: jsStats(s, n)}
 	}
 	return v
 }

@@ -40,6 +40,9 @@ const (
 	ErrMirrorInvalidStreamName   ErrCode = 10142
 	ErrMirrorWithFirstSeq        ErrCode = 10143
 	ErrMirrorWithCounters        ErrCode = 10173
+	ErrSourceOverlappingFilters  ErrCode = 10147
+	ErrMirrorOverlappingFilters  ErrCode = 10152
+	ErrStreamExternalAPIOverlap  ErrCode = 10021
 )
 
 // sourceErrors are this file's part of errTable.
@@ -52,4 +55,7 @@ var sourceErrors = map[ErrCode]errInfo{
 	ErrMirrorInvalidStreamName:   {400, "mirrored stream name is invalid"},
 	ErrMirrorWithFirstSeq:        {400, "stream mirrors can not have first sequence configured"},
 	ErrMirrorWithCounters:        {400, "stream mirrors can not also calculate counters"},
+	ErrSourceOverlappingFilters:  {400, "source filters can not overlap"},
+	ErrMirrorOverlappingFilters:  {400, "mirror subject filters can not overlap"},
+	ErrStreamExternalAPIOverlap:  {400, "stream external api prefix overlaps with the JetStream API"},
 }

@@ -63,7 +63,7 @@ func CheckSources(cfg *api.StreamConfig, domain string) *api.ApiError {
 		case cfg.Storage == api.MemoryStorage:
 			return InvalidConfig("mirrors in memory storage are not supported by jetwal")
 		}
-		if aerr := checkSource(mirror, "mirror", domain); aerr != nil {
+		if aerr := checkSource(mirror, "mirror"); aerr != nil {
 			return aerr
 		}
 	}
@@ -78,18 +78,56 @@ func CheckSources(cfg *api.StreamConfig, domain string) *api.ApiError {
 			return api.NewError(api.ErrSourceDuplicate)
 		}
 		seen[key] = true
-		if aerr := checkSource(src, "source", domain); aerr != nil {
+		if aerr := checkSource(src, "source"); aerr != nil {
 			return aerr
 		}
 	}
+	// As nats-server, once every source is checked: the external API
+	// prefixes, which must be subjects and must not be this server's own
+	// $JS.API (a mirror or source of a local stream names no external).
+	for _, src := range append([]api.StreamSource{ptrOr(mirror)}, sources...) {
+		if src.External == nil || src.External.APIPrefix == "" {
+			continue
+		}
+		pfx := src.External.APIPrefix
+		if !subject.ValidLiteral(pfx) {
+			return InvalidConfig("stream external api prefix %q must be a valid subject without wildcards", pfx)
+		}
+		if subject.Overlap(pfx, jsAPIPrefix) {
+			return api.Errorf(api.ErrStreamExternalAPIOverlap, "stream external api prefix %s must not overlap with %s", pfx, jsAPIPrefix)
+		}
+	}
+	for _, src := range append([]api.StreamSource{ptrOr(mirror)}, sources...) {
+		if src.External != nil && !localAPI(src.External.APIPrefix, domain) {
+			return InvalidConfig("external mirrors and sources (other accounts or domains) are not supported by jetwal")
+		}
+	}
 	if cfg.MirrorDirect && mirror == nil {
-		return InvalidConfig("mirror direct requires a mirror")
+		return MirrorDirectWithoutMirror()
 	}
 	return nil
 }
 
+// jsAPIPrefix is the JetStream API's subject prefix (nats-server's
+// JSApiPrefix), which no external prefix may overlap.
+const jsAPIPrefix = "$JS.API"
+
+// ptrOr is *p, or the zero source for nil.
+func ptrOr(p *api.StreamSource) api.StreamSource {
+	if p == nil {
+		return api.StreamSource{}
+	}
+	return *p
+}
+
+// MirrorDirectWithoutMirror is nats-server's refusal of mirror_direct on a
+// stream that mirrors nothing.
+func MirrorDirectWithoutMirror() *api.ApiError {
+	return InvalidConfig("stream has no mirror but does have mirror direct")
+}
+
 // checkSource refuses what jetwal does not do with a mirror or source.
-func checkSource(src *api.StreamSource, what, domain string) *api.ApiError {
+func checkSource(src *api.StreamSource, what string) *api.ApiError {
 	if src.FilterSubject != "" && !subject.ValidFilter(src.FilterSubject) {
 		return InvalidConfig("invalid filter subject %q in source %s", src.FilterSubject, src.Name)
 	}
@@ -101,10 +139,36 @@ func checkSource(src *api.StreamSource, what, domain string) *api.ApiError {
 			return InvalidConfig("%s transform: %v", what, err)
 		}
 	}
-	if src.External != nil && !localAPI(src.External.APIPrefix, domain) {
-		return InvalidConfig("external mirrors and sources (other accounts or domains) are not supported by jetwal")
+	// Transforms whose sources overlap are refused as nats-server refuses
+	// them: a mirror's when some subject matches two of them (10152), a
+	// source's when one is a subset of another (10147). An empty source
+	// (every subject) overlaps only another empty one in a mirror, and
+	// nothing in a source, as in nats-server.
+	trs := src.SubjectTransforms
+	for i := range trs {
+		for j := range trs {
+			if i == j {
+				continue
+			}
+			a, b := trs[i].Source, trs[j].Source
+			if what == "mirror" && transformsCollide(a, b) {
+				return api.NewError(api.ErrMirrorOverlappingFilters)
+			}
+			if what != "mirror" && a != "" && b != "" && subject.SubsetOf(a, b) {
+				return api.NewError(api.ErrSourceOverlappingFilters)
+			}
+		}
 	}
 	return nil
+}
+
+// transformsCollide reports whether some subject matches both of two
+// transform sources ("" matching only "", as nats-server compares them).
+func transformsCollide(a, b string) bool {
+	if a == "" || b == "" {
+		return a == b
+	}
+	return subject.Overlap(a, b)
 }
 
 // localAPI reports whether an external API prefix names this server's own

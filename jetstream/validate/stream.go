@@ -306,6 +306,8 @@ func StreamUpdate(old, upd *api.StreamConfig) (api.StreamConfig, *api.ApiError) 
 		return cfg, InvalidConfig("stream configuration update can not cancel deny purge")
 	case cfg.FirstSeq != old.FirstSeq && cfg.FirstSeq != 0:
 		return cfg, InvalidConfig("stream configuration update can not change first sequence")
+	case old.AllowMsgTTL && !upd.AllowMsgTTL:
+		return cfg, InvalidConfig("message TTL status can not be disabled")
 	case old.AllowMsgCounter != upd.AllowMsgCounter:
 		return cfg, InvalidConfig("stream configuration update can not change message counter setting")
 	}

@@ -135,6 +135,13 @@ func TestNormalizeRejects(t *testing.T) {
 		{"mirror filter and transforms", api.StreamConfig{Name: "S", Mirror: json.RawMessage(`{"name":"O","filter_subject":"a","subject_transforms":[{"src":"a","dest":"b"}]}`)}, api.ErrStreamInvalidConfig, "cannot also have a single subject filter"},
 		{"source bad transform", api.StreamConfig{Name: "S", Sources: json.RawMessage(`[{"name":"O","subject_transforms":[{"src":"a.*","dest":"b.$2"}]}]`)}, api.ErrStreamInvalidConfig, "source transform"},
 		{"source external", api.StreamConfig{Name: "S", Sources: json.RawMessage(`[{"name":"O","external":{"api":"$JS.x.API"}}]`)}, api.ErrStreamInvalidConfig, "not supported by jetwal"},
+		{"source overlapping transforms", api.StreamConfig{Name: "S", Sources: json.RawMessage(`[{"name":"O","subject_transforms":[{"src":"a.*","dest":"x.{{wildcard(1)}}"},{"src":"a.>","dest":"y.>"}]}]`)}, api.ErrSourceOverlappingFilters, "source filters can not overlap"},
+		{"source same transform sources", api.StreamConfig{Name: "S", Sources: json.RawMessage(`[{"name":"O","subject_transforms":[{"src":"a.b","dest":"x"},{"src":"a.b","dest":"y"}]}]`)}, api.ErrSourceOverlappingFilters, "source filters can not overlap"},
+		{"mirror overlapping transforms", api.StreamConfig{Name: "S", Mirror: json.RawMessage(`{"name":"O","subject_transforms":[{"src":"a.*.c","dest":"x.{{wildcard(1)}}"},{"src":"a.b.*","dest":"y.{{wildcard(1)}}"}]}`)}, api.ErrMirrorOverlappingFilters, "mirror subject filters can not overlap"},
+		{"source external own api", api.StreamConfig{Name: "S", Sources: json.RawMessage(`[{"name":"O","external":{"api":"$JS.API"}}]`)}, api.ErrStreamExternalAPIOverlap, "stream external api prefix $JS.API must not overlap with $JS.API"},
+		{"mirror external own api", api.StreamConfig{Name: "S", Mirror: json.RawMessage(`{"name":"O","external":{"api":"$JS.API"}}`)}, api.ErrStreamExternalAPIOverlap, "stream external api prefix $JS.API must not overlap with $JS.API"},
+		{"external api wildcard", api.StreamConfig{Name: "S", Sources: json.RawMessage(`[{"name":"O","external":{"api":"$JS.*.API"}}]`)}, api.ErrStreamInvalidConfig, `stream external api prefix "$JS.*.API" must be a valid subject without wildcards`},
+		{"mirror direct without mirror", api.StreamConfig{Name: "S", MirrorDirect: true}, api.ErrStreamInvalidConfig, "stream has no mirror but does have mirror direct"},
 		{"bad mirror json", api.StreamConfig{Name: "S", Mirror: json.RawMessage(`{"name":7}`)}, api.ErrStreamInvalidConfig, "invalid mirror"},
 		{"delete marker TTL under 1s", api.StreamConfig{Name: "S", SubjectDeleteMarkerTTL: time.Second / 2}, api.ErrStreamInvalidConfig, "subject delete marker TTL must be at least 1 second"},
 	}
@@ -153,6 +160,9 @@ func TestNormalizeRejects(t *testing.T) {
 		{Name: "E", Subjects: []string{"$JS.EVENT.>"}},
 		{Name: "A", Subjects: []string{">"}, NoAck: true},
 		{Name: "M", Mirror: json.RawMessage(`null`)},
+		// Overlapping but neither a subset of the other: nats-server
+		// accepts these in a source.
+		{Name: "T", Sources: json.RawMessage(`[{"name":"O","subject_transforms":[{"src":"a.*.c","dest":"x.{{wildcard(1)}}"},{"src":"a.b.*","dest":"y.{{wildcard(1)}}"}]}]`)},
 	} {
 		if _, aerr := Stream(&ok); aerr != nil {
 			t.Errorf("%+v rejected: %v", ok.Subjects, aerr)
