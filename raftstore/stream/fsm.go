@@ -47,6 +47,7 @@ type FSM struct {
 
 	mw      *markWriter
 	applied atomic.Uint64 // last raft index applied
+	sub     uint64        // messages of entry applied+1 applied (from the mark at Open)
 	seq     uint64        // the store's last sequence as the log has it
 	have    uint64        // the store's last sequence when it was opened
 	lastTS  atomic.Int64  // largest timestamp applied; entries never go below it
@@ -91,6 +92,7 @@ func Open(dir string, opts wal.Options) (*FSM, error) {
 	f.seq, f.have = m.LastSeq, last
 	f.lastTS.Store(m.LastTS)
 	f.applied.Store(m.Index)
+	f.sub = m.Sub
 	return f, nil
 }
 
@@ -128,22 +130,49 @@ func (f *FSM) Close() error {
 // Apply applies one entry.
 func (f *FSM) Apply(l *raft.Log) any { return f.ApplyBatch([]*raft.Log{l})[0] }
 
+// BatchResult is what applying an OpAppendBatch entry returned: one Result
+// per message, in the entry's order. An entry that could not be applied
+// at all (malformed, or the FSM has failed) returns a *Result instead,
+// whose error is every message's.
+type BatchResult struct {
+	Msgs []Result
+}
+
+// ErrBeforeMark is the result of a message of a batch that was applied
+// before a restart, at a point the applied mark records: its own result
+// was given then (raft replays entries after a restart with no one
+// waiting for them).
+var ErrBeforeMark = errors.New("stream: message applied before the last restart")
+
+// appends is the appends of one ApplyBatch call, written without waiting
+// for each other.
+type appends struct {
+	wg      sync.WaitGroup
+	pending []pendingAppend
+}
+
+type pendingAppend struct {
+	r    *Result
+	want uint64
+}
+
 // ApplyBatch applies entries in order. Appends are written without waiting
 // for each other; every other operation is fenced by marks on both sides,
 // so that after a crash only appends need to be told apart from what the
 // store already holds (replays of appends are recognised by sequence).
 func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
-	var wg sync.WaitGroup
-	type pending struct {
-		r    *Result
-		want uint64
-	}
-	var appended []pending
+	var a appends
 	for i, l := range logs {
 		if l.Type != raft.LogCommand || l.Index <= f.applied.Load() {
 			continue
 		}
+		// The mark's position inside an entry holds for that entry only.
+		sub := f.sub
+		if l.Index != f.applied.Load()+1 {
+			sub = 0
+		}
+		f.sub = 0
 		if f.failed != nil {
 			out[i] = &Result{Err: f.failed}
 			continue
@@ -154,48 +183,36 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 			f.applied.Store(l.Index)
 			continue
 		}
-		if e.Op != OpAppend {
-			wg.Wait()
+		switch e.Op {
+		case OpAppend:
+			r := &Result{}
+			out[i] = r
+			f.append(&a, r, e.Subject, e.Header, e.Data, e.Time, l.Index, 0, 1)
+		case OpAppendBatch:
+			br := &BatchResult{Msgs: make([]Result, len(e.Msgs))}
+			out[i] = br
+			for k := range e.Msgs {
+				r := &br.Msgs[k]
+				if uint64(k) < sub {
+					r.Err = ErrBeforeMark
+					continue
+				}
+				if f.failed != nil {
+					r.Err = f.failed
+					continue
+				}
+				m := &e.Msgs[k]
+				f.append(&a, r, m.Subject, m.Header, m.Data, m.Time, l.Index, k, len(e.Msgs))
+			}
+		default:
+			a.wg.Wait()
 			out[i] = f.applyFenced(e, l.Index)
 			continue
 		}
-		ts := max(e.Time, f.lastTS.Load())
-		f.lastTS.Store(ts)
-		if f.seq < f.have {
-			// Applied before a crash: the store has it.
-			f.seq++
-			f.applied.Store(l.Index)
-			out[i] = &Result{Seq: f.seq, Time: ts}
-			continue
-		}
-		r := &Result{}
-		out[i] = r
-		f.now.Store(ts)
-		wg.Add(1)
-		f.mu.RLock()
-		err = f.st.AppendAsync(e.Subject, e.Header, e.Data, func(seq uint64, ts int64, err error) {
-			r.Seq, r.Time, r.Err = seq, ts, err
-			wg.Done()
-		})
-		f.mu.RUnlock()
 		f.applied.Store(l.Index)
-		if err != nil {
-			// Refused (a limit, a bad subject): no sequence taken, the same
-			// on every replica. Mark it, so a replay never has to guess.
-			wg.Done()
-			r.Err = err
-			wg.Wait()
-			if merr := f.settle(); merr != nil {
-				f.failed = merr
-			}
-			continue
-		}
-		f.seq++
-		f.have = f.seq
-		appended = append(appended, pending{r, f.seq})
 	}
-	wg.Wait()
-	for _, p := range appended {
+	a.wg.Wait()
+	for _, p := range a.pending {
 		if p.r.Err == nil && p.r.Seq != p.want {
 			f.failed = fmt.Errorf("%w: %s: append got sequence %d, the log implies %d", ErrDiverged, f.dir, p.r.Seq, p.want)
 		} else if p.r.Err != nil && f.failed == nil {
@@ -203,6 +220,46 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 		}
 	}
 	return out
+}
+
+// append applies message k of the n an entry at index appends, into r.
+func (f *FSM) append(a *appends, r *Result, subject string, hdr, data []byte, t int64, index uint64, k, n int) {
+	ts := max(t, f.lastTS.Load())
+	f.lastTS.Store(ts)
+	if f.seq < f.have {
+		// Applied before a crash: the store has it.
+		f.seq++
+		r.Seq, r.Time = f.seq, ts
+		return
+	}
+	f.now.Store(ts)
+	a.wg.Add(1)
+	f.mu.RLock()
+	err := f.st.AppendAsync(subject, hdr, data, func(seq uint64, ts int64, err error) {
+		r.Seq, r.Time, r.Err = seq, ts, err
+		a.wg.Done()
+	})
+	f.mu.RUnlock()
+	if err != nil {
+		// Refused (a limit, a bad subject): no sequence taken, the same
+		// on every replica. Mark it, with the position inside the entry,
+		// so a replay never has to guess: the messages after it that the
+		// store holds are then told apart by counting, as ever.
+		a.wg.Done()
+		r.Err = err
+		a.wg.Wait()
+		m := mark{Index: index - 1, Sub: uint64(k + 1), LastSeq: f.seq, LastTS: f.lastTS.Load()}
+		if k+1 == n {
+			m.Index, m.Sub = index, 0
+		}
+		if merr := f.settleAt(m); merr != nil {
+			f.failed = merr
+		}
+		return
+	}
+	f.seq++
+	f.have = f.seq
+	a.pending = append(a.pending, pendingAppend{r, f.seq})
 }
 
 // applyFenced applies a non-append entry between two marks.
@@ -229,10 +286,16 @@ func (f *FSM) applyFenced(e Entry, index uint64) *Result {
 	return &r
 }
 
-// settle makes the store durable and writes the mark for what is applied.
+// settle makes the store durable and writes the mark for what is applied
+// (whole entries: it is called between them).
 func (f *FSM) settle() error {
+	return f.settleAt(mark{Index: f.applied.Load(), LastSeq: f.seq, LastTS: f.lastTS.Load()})
+}
+
+// settleAt makes the store durable and writes m.
+func (f *FSM) settleAt(m mark) error {
 	if err := f.Store().Sync(); err != nil {
 		return fmt.Errorf("stream: %s: sync store: %w", f.dir, err)
 	}
-	return f.mw.write(mark{Index: f.applied.Load(), LastSeq: f.seq, LastTS: f.lastTS.Load()})
+	return f.mw.write(m)
 }

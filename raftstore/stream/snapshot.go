@@ -214,6 +214,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.seq, f.have = last, last
 	f.lastTS.Store(lastTS)
 	f.applied.Store(index)
+	f.sub = 0
 	f.failed = nil
 	return f.mw.write(mark{Index: index, LastSeq: last, LastTS: lastTS})
 }
