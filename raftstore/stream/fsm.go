@@ -3,6 +3,8 @@ package stream
 import (
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/vfs"
 	"github.com/jetwal/jetwal/wal"
 )
@@ -81,14 +84,29 @@ func Open(dir string, opts wal.Options) (*FSM, error) {
 		mw.close()
 		return nil, err
 	}
-	last := st.State().LastSeq
-	if last < m.LastSeq {
-		st.Close()
-		mw.close()
-		return nil, fmt.Errorf("stream: %s: store ends at sequence %d, before its applied mark %d (raft index %d)",
-			dir, last, m.LastSeq, m.Index)
-	}
 	f.mw, f.st = mw, st
+	fail := func(err error) (*FSM, error) {
+		f.Store().Close()
+		mw.close()
+		return nil, err
+	}
+	// A repair that a crash interrupted is finished first.
+	if _, err := fs.Stat(f.repairPath()); err == nil {
+		if err := f.finishRepair(); err != nil {
+			return fail(err)
+		}
+	}
+	last := f.Store().State().LastSeq
+	if last < m.LastSeq {
+		return fail(fmt.Errorf("stream: %s: store ends at sequence %d, before its applied mark %d (raft index %d)",
+			dir, last, m.LastSeq, m.Index))
+	}
+	if held := max(m.LastSeq, lastStored(f.Store())); last > held {
+		if err := f.repairTail(m, held); err != nil {
+			return fail(err)
+		}
+		last = held
+	}
 	f.seq, f.have = m.LastSeq, last
 	f.lastTS.Store(m.LastTS)
 	f.applied.Store(m.Index)
@@ -97,6 +115,77 @@ func Open(dir string, opts wal.Options) (*FSM, error) {
 }
 
 func (f *FSM) storeDir() string { return filepath.Join(f.dir, "store") }
+
+func (f *FSM) repairPath() string { return filepath.Join(f.dir, repairFile) }
+
+// repairFile holds, while a store is being rebuilt (repairTail), the
+// messages it is rebuilt from, in the snapshot format.
+const repairFile = "repair"
+
+// lastStored is the sequence of the store's last message, 0 when it holds
+// none.
+func lastStored(st *wal.Store) uint64 {
+	var m store.Msg
+	if err := st.LoadLast("", &m); err != nil {
+		return 0
+	}
+	return m.Seq
+}
+
+// repairTail rebuilds a store that counts sequences past held which it
+// holds no message for: a crash between the creation of a segment and the
+// write of the messages before it leaves the store's next sequence at the
+// new segment's base (sequences never go backwards in a wal store). Past
+// the mark only appends happen, each of the log's appends taking the next
+// sequence, so a replay counting on the store's last sequence would take
+// those lost messages for stored ones. The store is rebuilt from its own
+// messages up to held (through a snapshot file, so that a crash midway
+// leaves either the old store or the complete file to rebuild from), and
+// the replay then appends the lost ones again at their sequences.
+func (f *FSM) repairTail(m mark, held uint64) error {
+	st := f.Store()
+	tmp := f.repairPath() + ".tmp"
+	w, err := f.fs.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("stream: %s: repair: %w", f.dir, err)
+	}
+	snap := &snapshot{st: st, index: m.Index, first: st.State().FirstSeq, last: held, lastTS: m.LastTS}
+	err = snap.write(w)
+	if err == nil {
+		err = w.Sync()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = f.fs.Rename(tmp, f.repairPath())
+	}
+	if err == nil {
+		err = f.fs.SyncDir(f.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("stream: %s: repair: %w", f.dir, err)
+	}
+	return f.finishRepair()
+}
+
+// finishRepair rebuilds the store from the repair file and removes it.
+func (f *FSM) finishRepair() error {
+	r, err := f.fs.Open(f.repairPath())
+	if err != nil {
+		return fmt.Errorf("stream: %s: repair: %w", f.dir, err)
+	}
+	_, _, _, err = f.rebuild(io.NewSectionReader(r, 0, math.MaxInt64))
+	r.Close()
+	if err != nil {
+		return err
+	}
+	f.failed = nil
+	if err := f.fs.Remove(f.repairPath()); err != nil {
+		return fmt.Errorf("stream: %s: repair: %w", f.dir, err)
+	}
+	return f.fs.SyncDir(f.dir)
+}
 
 // Store returns the replica's store, for reads. Restore replaces it; a
 // reader holding the old one gets wal's closed error.
