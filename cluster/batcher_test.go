@@ -58,7 +58,11 @@ func newFakeRaft(t *testing.T) *fakeRaft {
 				fr.mu.Lock()
 				hold := fr.hold
 				fr.mu.Unlock()
-				<-hold
+				select {
+				case <-hold:
+				case <-stop:
+					return
+				}
 				time.Sleep(time.Duration(rng.IntN(300)) * time.Microsecond)
 				close(f.ready)
 			}
@@ -277,7 +281,7 @@ func TestBatcherFailAndClose(t *testing.T) {
 			id++
 		}
 	}
-	queue(1000)
+	queue(batchInflight*batchMaxMsgs + 100) // more than the proposals in flight hold
 	waitFor(t, "proposals in flight", func() bool { return applies() == batchInflight })
 	// The leadership is lost: the proposals in flight were made before and
 	// succeed; the next ones fail. One is answered, so one more is made.
@@ -288,7 +292,7 @@ func TestBatcherFailAndClose(t *testing.T) {
 	close(holdA)
 	waitFor(t, "a proposal after the loss", func() bool { return applies() == batchInflight+1 })
 	queue(2000)
-	const n = 3000
+	n := id
 	closed := make(chan struct{})
 	go func() { b.close(); close(closed) }()
 	// close waits for the answers of what was proposed.
