@@ -15,6 +15,13 @@
 //     member applies them to its own wal store (raftstore/stream). A
 //     Replica is that member, and its Store method gives the JetStream
 //     layer a store.StreamStore whose writes go through raft.
+//   - A replica's writes go through one ordered queue (batcher.go): the
+//     appends queued while earlier proposals commit are proposed together
+//     as one OpAppendBatch entry (at most 512 messages or 1 MiB, at most 3
+//     proposals in flight, so a lone publisher's message goes at once),
+//     deletes and purges as entries of their own in their place; each
+//     message's callback gets its own result, in log order, and closing
+//     the replica fails what was never proposed with store.ErrClosed.
 //
 // Raft server ids and addresses are the servers' route listen addresses
 // (host:port), which every server knows from its --routes before any

@@ -39,7 +39,7 @@ type Replica struct {
 	obs   *raft.Observer
 
 	onLeader func(bool)
-	async    chan asyncAppend // AppendAsync completions, in log order
+	batch    *batcher // every write, in order: appends batched (batcher.go)
 	done     chan struct{}
 	wg       sync.WaitGroup
 
@@ -49,11 +49,6 @@ type Replica struct {
 	progress map[string]progress    // what each member last reported applying
 	closed   bool
 	progSub  *server.Subscription
-}
-
-type asyncAppend struct {
-	f    raft.ApplyFuture
-	done store.AppendDone
 }
 
 // groupName is the raft group of a stream: its name when the preamble can
@@ -93,7 +88,7 @@ func (n *Node) OpenStream(name string, peers []string, opts wal.Options, onLeade
 		return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
 	}
 	r := &Replica{n: n, name: name, dir: dir, peers: slices.Clone(peers), fsm: fsm, onLeader: onLeader,
-		async: make(chan asyncAppend, 4096), done: make(chan struct{}), failed: make(map[raft.ServerID]bool),
+		done: make(chan struct{}), failed: make(map[raft.ServerID]bool),
 		progress: make(map[string]progress)}
 	cfg := n.raftConfig()
 	cfg.NoSnapshotRestoreOnStart = true // the replica's store survives restarts
@@ -119,10 +114,10 @@ func (n *Node) OpenStream(name string, peers []string, opts wal.Options, onLeade
 		fsm.Close()
 		return nil, err
 	}
-	r.wg.Add(4)
+	r.batch = newBatcher(name, func(b []byte) raft.ApplyFuture { return r.g.r.Apply(b, applyTimeout) })
+	r.wg.Add(3)
 	go r.watchLeader()
 	go r.watchHeartbeats(obsCh)
-	go r.completeAsync()
 	go r.reportProgress()
 	n.mu.Lock()
 	n.replicas[name] = r
@@ -230,39 +225,6 @@ func (r *Replica) watchHeartbeats(ch chan raft.Observation) {
 	}
 }
 
-// completeAsync calls the AppendAsync callbacks in log order.
-func (r *Replica) completeAsync() {
-	defer r.wg.Done()
-	for {
-		select {
-		case <-r.done:
-			for {
-				select {
-				case a := <-r.async:
-					a.done(0, 0, store.ErrClosed)
-				default:
-					return
-				}
-			}
-		case a := <-r.async:
-			seq, ts, err := result(a.f)
-			a.done(seq, ts, err)
-		}
-	}
-}
-
-// result reads an append's outcome from its future.
-func result(f raft.ApplyFuture) (uint64, int64, error) {
-	if err := f.Error(); err != nil {
-		return 0, 0, fmt.Errorf("cluster: %w", err)
-	}
-	res, ok := f.Response().(*stream.Result)
-	if !ok {
-		return 0, 0, errors.New("cluster: unexpected apply result")
-	}
-	return res.Seq, res.Time, res.Err
-}
-
 // IsLeader reports whether this server leads the stream's group.
 func (r *Replica) IsLeader() bool { return r.g.r.State() == raft.Leader }
 
@@ -360,6 +322,8 @@ func (r *Replica) close() error {
 		r.progSub.Unsubscribe()
 	}
 	err := r.g.close()
+	// Raft is down: what was proposed has its answer; the rest fails.
+	r.batch.close()
 	close(r.done)
 	r.wg.Wait()
 	if cerr := r.fsm.Close(); err == nil {

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -27,40 +26,38 @@ var ErrTruncate = errors.New("cluster: a replicated stream cannot be truncated")
 
 func (v *view) now() int64 { return max(time.Now().UnixNano(), v.r.fsm.LastTime()) }
 
+// apply proposes a non-append entry, in order with the appends queued
+// before it, and waits for its result.
 func (v *view) apply(entry []byte) (*stream.Result, error) {
 	if v.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	f := v.r.g.r.Apply(entry, applyTimeout)
-	if err := f.Error(); err != nil {
-		return nil, fmt.Errorf("cluster: stream %s: %w", v.r.name, err)
-	}
-	res, ok := f.Response().(*stream.Result)
-	if !ok {
-		return nil, errors.New("cluster: unexpected apply result")
-	}
-	return res, nil
+	return v.r.batch.write(entry)
 }
 
+// Append shares AppendAsync's queue (so the two keep their order) and
+// waits for the message's result.
 func (v *view) Append(subject string, hdr, data []byte) (uint64, int64, error) {
-	res, err := v.apply(stream.EncodeAppend(subject, hdr, data, v.now()))
-	if err != nil {
+	type result struct {
+		seq uint64
+		ts  int64
+		err error
+	}
+	ch := make(chan result, 1)
+	if err := v.AppendAsync(subject, hdr, data, func(seq uint64, ts int64, err error) { ch <- result{seq, ts, err} }); err != nil {
 		return 0, 0, err
 	}
-	return res.Seq, res.Time, res.Err
+	r := <-ch
+	return r.seq, r.ts, r.err
 }
 
+// AppendAsync queues the message for the replica's next batch entry
+// (batcher.go); done is called with its result, in log order.
 func (v *view) AppendAsync(subject string, hdr, data []byte, done store.AppendDone) error {
 	if v.closed.Load() {
 		return store.ErrClosed
 	}
-	f := v.r.g.r.Apply(stream.EncodeAppend(subject, hdr, data, v.now()), applyTimeout)
-	select {
-	case v.r.async <- asyncAppend{f: f, done: done}:
-		return nil
-	case <-v.r.done:
-		return store.ErrClosed
-	}
+	return v.r.batch.append(subject, hdr, data, v.now(), done)
 }
 
 func (v *view) st() store.StreamStore { return v.r.fsm.Store() }

@@ -1,27 +1,50 @@
 // Package stream replicates a JetStream stream with hashicorp/raft: FSM is
 // the raft.FSM every replica runs, applying the stream's log to a wal.Store
 // of its own, so that all replicas agree on every message, sequence and
-// timestamp. The leader proposes entries (entry.go: append, delete, purge,
-// compact); raft orders and commits them; each replica applies them.
+// timestamp. The leader proposes entries (entry.go: append, a batch of
+// appends, delete, purge, compact); raft orders and commits them; each
+// replica applies them.
+//
+// # Batches
+//
+// An OpAppendBatch entry carries several messages (a count, then each
+// message's time, subject, header and data; entry.go draws the bytes):
+// the proposer's group commit, one raft entry, one log record and one
+// AppendEntries item for many publishes. The FSM applies its messages as
+// appends in order and answers a BatchResult, one Result (sequence, time,
+// error) per message; a refused message takes no sequence and the ones
+// after it are applied. Single-message OpAppend entries are still applied
+// (logs written before batches).
 //
 // # Durability
 //
 // The raft log (package raftstore, fsynced before an entry commits) is the
 // durable record. The replica's store is written without fsync, and made
 // durable at marks: the file <dir>/applied records, atomically, the last
-// raft index applied, the store's last sequence and the largest timestamp
-// at that point (applied.go draws it). A mark is written
+// raft index applied, how many messages of the next entry are applied
+// too (a batch marked in its middle), the store's last sequence and the
+// largest timestamp at that point (applied.go draws it). A mark is written
 //
 //   - before and after every entry that is not an append,
-//   - after an append the store refused (a limit, a bad subject),
+//   - after an append the store refused (a limit, a bad subject), inside
+//     a batch at the refused message's position,
 //   - when raft takes a snapshot (before it may compact its log),
 //   - on Close.
 //
-// So after a crash the entries past the mark are appends only (or one
-// non-append, which applied twice in a row changes nothing), and raft
-// replays them: an append whose sequence the store already holds is
-// recognised and skipped, the rest are applied. Raft must be configured
+// So after a crash the messages past the mark are appends that the store
+// took (or one non-append, which applied twice in a row changes nothing),
+// and raft replays them: the messages of a marked batch up to the mark's
+// position are skipped, an append whose sequence the store already holds
+// is recognised and skipped, the rest are applied. Raft must be configured
 // with NoSnapshotRestoreOnStart, since the store survives restarts.
+//
+// A crash can leave the store counting sequences whose messages it never
+// wrote (a new segment created, the messages before it not yet written:
+// a wal store's sequences never go backwards). Open finds the store's last
+// sequence beyond its last message and past the mark, and rebuilds the
+// store from its own messages up to there (through <dir>/repair, in the
+// snapshot format, so a crash midway resumes from that file); the replay
+// then appends the lost messages again, at their sequences.
 //
 // # Timestamps
 //
@@ -52,5 +75,6 @@
 // # Layout
 //
 //	<dir>/applied   the applied mark
+//	<dir>/repair    only while a store is rebuilt after a crash (see Durability)
 //	<dir>/store/    the replica's wal store
 package stream

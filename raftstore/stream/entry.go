@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Op is what a log entry does to the stream.
@@ -17,6 +18,9 @@ const (
 	OpDelete  Op = 2 // a sequence, and whether to erase its bytes
 	OpPurge   Op = 3 // filter, up-to sequence, keep
 	OpCompact Op = 4 // remove everything below a sequence
+	// OpAppendBatch appends several messages in order, each as OpAppend
+	// would: a group commit's worth of publishes in one raft entry.
+	OpAppendBatch Op = 5
 )
 
 // Entry is one decoded log entry.
@@ -30,6 +34,16 @@ type Entry struct {
 	Erase   bool   // OpDelete
 	Filter  string // OpPurge
 	Keep    uint64 // OpPurge
+	Msgs    []Msg  // OpAppendBatch: the messages, in order (at least one)
+}
+
+// Msg is one message of an OpAppendBatch entry. Its slices alias the
+// decoded bytes.
+type Msg struct {
+	Time    int64 // the leader's clock, unix ns
+	Subject string
+	Header  []byte // nil when empty
+	Data    []byte
 }
 
 // ErrEntry is wrapped by every decoding error.
@@ -41,6 +55,13 @@ var ErrEntry = errors.New("stream: malformed log entry")
 //	OpDelete   2 | seq u64 | erase u8
 //	OpPurge    3 | up-to u64 | keep u64 | filter
 //	OpCompact  4 | seq u64
+//	OpAppendBatch
+//	           5 | count u32 (>= 1) | count × message
+//	  message  time i64 | uvarint len | subject | uvarint len | header | uvarint len | data
+//
+// Lengths are uvarints in their shortest form; a batch's bytes end with
+// its last message (nothing may follow), and count is the number of
+// messages it holds.
 
 // EncodeAppend encodes the append of one message stamped ts.
 func EncodeAppend(subject string, hdr, data []byte, ts int64) []byte {
@@ -73,6 +94,76 @@ func EncodePurge(filter string, upTo, keep uint64) []byte {
 // EncodeCompact encodes the removal of every message below seq.
 func EncodeCompact(seq uint64) []byte {
 	return binary.LittleEndian.AppendUint64([]byte{byte(OpCompact)}, seq)
+}
+
+// Batch builds an OpAppendBatch entry message by message. The zero Batch
+// is empty and ready.
+type Batch struct {
+	b []byte
+	n uint32
+}
+
+// batchHeader is the size of an OpAppendBatch entry's op and count.
+const batchHeader = 1 + 4
+
+// BatchMsgSize is the number of bytes a message adds to a batch.
+func BatchMsgSize(subject string, hdr, data []byte) int {
+	return 8 + uvarintLen(uint64(len(subject))) + len(subject) + uvarintLen(uint64(len(hdr))) + len(hdr) +
+		uvarintLen(uint64(len(data))) + len(data)
+}
+
+// Add appends one message stamped ts; the batch copies its bytes.
+func (b *Batch) Add(subject string, hdr, data []byte, ts int64) {
+	if b.b == nil {
+		b.b = make([]byte, batchHeader, batchHeader+BatchMsgSize(subject, hdr, data))
+	}
+	b.b = binary.LittleEndian.AppendUint64(b.b, uint64(ts))
+	b.b = binary.AppendUvarint(b.b, uint64(len(subject)))
+	b.b = append(b.b, subject...)
+	b.b = binary.AppendUvarint(b.b, uint64(len(hdr)))
+	b.b = append(b.b, hdr...)
+	b.b = binary.AppendUvarint(b.b, uint64(len(data)))
+	b.b = append(b.b, data...)
+	b.n++
+}
+
+// Grow makes room for n more bytes of messages.
+func (b *Batch) Grow(n int) {
+	if b.b == nil {
+		b.b = make([]byte, batchHeader, batchHeader+n)
+		return
+	}
+	b.b = slices.Grow(b.b, n)
+}
+
+// Len is the number of messages added.
+func (b *Batch) Len() int { return int(b.n) }
+
+// Size is the size of the entry in bytes.
+func (b *Batch) Size() int { return max(len(b.b), batchHeader) }
+
+// Take returns the encoded entry and leaves the batch empty; the entry is
+// the caller's (raft keeps it). It returns nil for an empty batch, which
+// is not an entry.
+func (b *Batch) Take() []byte {
+	if b.n == 0 {
+		return nil
+	}
+	out := b.b
+	out[0] = byte(OpAppendBatch)
+	binary.LittleEndian.PutUint32(out[1:], b.n)
+	*b = Batch{}
+	return out
+}
+
+// EncodeAppendBatch encodes msgs as one OpAppendBatch entry (nil when msgs
+// is empty).
+func EncodeAppendBatch(msgs []Msg) []byte {
+	var b Batch
+	for _, m := range msgs {
+		b.Add(m.Subject, m.Header, m.Data, m.Time)
+	}
+	return b.Take()
 }
 
 // Decode parses an entry. The slices in it alias b.
@@ -140,6 +231,45 @@ func Decode(b []byte) (Entry, error) {
 			return Entry{}, err
 		}
 		e.Seq = u64()
+	case OpAppendBatch:
+		if err := need(4); err != nil {
+			return Entry{}, err
+		}
+		n := binary.LittleEndian.Uint32(p)
+		p = p[4:]
+		// A message takes at least 11 bytes: a count beyond that is a lie,
+		// refused before it sizes an allocation.
+		if n == 0 || uint64(n) > uint64(len(p))/11 {
+			return Entry{}, fmt.Errorf("%w: op %d: count %d in %d bytes", ErrEntry, e.Op, n, len(b))
+		}
+		e.Msgs = make([]Msg, n)
+		for i := range e.Msgs {
+			if err := need(8); err != nil {
+				return Entry{}, err
+			}
+			m := &e.Msgs[i]
+			m.Time = int64(u64())
+			subj, err := field("subject")
+			if err != nil {
+				return Entry{}, err
+			}
+			hdr, err := field("header")
+			if err != nil {
+				return Entry{}, err
+			}
+			data, err := field("data")
+			if err != nil {
+				return Entry{}, err
+			}
+			m.Subject = string(subj)
+			if len(hdr) > 0 {
+				m.Header = hdr
+			}
+			m.Data = data
+		}
+		if len(p) != 0 {
+			return Entry{}, fmt.Errorf("%w: op %d: %d bytes after message %d", ErrEntry, e.Op, len(p), n)
+		}
 	default:
 		return Entry{}, fmt.Errorf("%w: unknown op %d", ErrEntry, e.Op)
 	}

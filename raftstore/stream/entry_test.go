@@ -57,6 +57,8 @@ func TestEntryMalformed(t *testing.T) {
 func FuzzStreamEntryDecode(f *testing.F) {
 	f.Add(EncodeAppend("a", []byte("h"), []byte("d"), 5))
 	f.Add(EncodePurge("x.*", 3, 0))
+	f.Add(EncodeAppendBatch([]Msg{{Time: 1, Subject: "a", Data: []byte("x")}, {Time: 2, Subject: "b.c", Header: []byte("h"), Data: nil}}))
+	f.Add(EncodeAppendBatch([]Msg{{Time: -1, Subject: "", Data: bytes.Repeat([]byte{7}, 200)}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := Decode(b)
 		if err == nil && e.Op == OpAppend {
@@ -65,5 +67,70 @@ func FuzzStreamEntryDecode(f *testing.F) {
 				t.Fatalf("%x re-encodes as %x", b, again)
 			}
 		}
+		if err == nil && e.Op == OpAppendBatch {
+			// A batch has one byte form: it encodes back to the same bytes.
+			if len(e.Msgs) == 0 {
+				t.Fatalf("%x: a batch of no messages decoded", b)
+			}
+			if again := EncodeAppendBatch(e.Msgs); !bytes.Equal(again, b) {
+				t.Fatalf("%x re-encodes as %x", b, again)
+			}
+		}
 	})
+}
+
+func TestBatchRoundTrip(t *testing.T) {
+	msgs := []Msg{
+		{Time: 42, Subject: "a.b", Header: []byte("NATS/1.0\r\nX: 1\r\n\r\n"), Data: []byte("data")},
+		{Time: -7, Subject: "", Data: []byte{}},
+		{Time: 1 << 62, Subject: string(bytes.Repeat([]byte("s"), 300)), Data: bytes.Repeat([]byte{1}, 70000)},
+	}
+	var b Batch
+	if b.Take() != nil {
+		t.Fatal("an empty batch is an entry")
+	}
+	size := b.Size()
+	for _, m := range msgs {
+		size += BatchMsgSize(m.Subject, m.Header, m.Data)
+		b.Add(m.Subject, m.Header, m.Data, m.Time)
+	}
+	if b.Len() != len(msgs) || b.Size() != size {
+		t.Fatalf("len %d size %d, want %d and %d", b.Len(), b.Size(), len(msgs), size)
+	}
+	enc := b.Take()
+	if b.Len() != 0 || len(enc) != size || !bytes.Equal(enc, EncodeAppendBatch(msgs)) {
+		t.Fatalf("take: %d bytes (want %d), batch left with %d", len(enc), size, b.Len())
+	}
+	e, err := Decode(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Op != OpAppendBatch || len(e.Msgs) != len(msgs) {
+		t.Fatalf("decoded %+v", e)
+	}
+	for i, m := range e.Msgs {
+		x := msgs[i]
+		if m.Time != x.Time || m.Subject != x.Subject || !bytes.Equal(m.Header, x.Header) || !bytes.Equal(m.Data, x.Data) {
+			t.Fatalf("message %d: %+v, want %+v", i, m, x)
+		}
+	}
+	// Every truncation is an error, and so is anything after the last
+	// message, a zero count and a count the bytes cannot hold.
+	for n := 0; n < len(enc); n++ {
+		if _, err := Decode(enc[:n]); !errors.Is(err, ErrEntry) {
+			t.Fatalf("cut to %d: %v", n, err)
+		}
+	}
+	for _, bad := range [][]byte{
+		append(append([]byte(nil), enc...), 0),
+		{byte(OpAppendBatch), 0, 0, 0, 0},
+		{byte(OpAppendBatch), 0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0},
+		{byte(OpAppendBatch), 2, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0},
+		// a non-shortest length
+		{byte(OpAppendBatch), 1, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0x80, 0, 0, 0},
+	} {
+		if _, err := Decode(bad); !errors.Is(err, ErrEntry) {
+			t.Fatalf("%x: %v", bad, err)
+		}
+	}
 }

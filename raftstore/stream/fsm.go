@@ -3,6 +3,8 @@ package stream
 import (
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/vfs"
 	"github.com/jetwal/jetwal/wal"
 )
@@ -47,6 +50,7 @@ type FSM struct {
 
 	mw      *markWriter
 	applied atomic.Uint64 // last raft index applied
+	sub     uint64        // messages of entry applied+1 applied (from the mark at Open)
 	seq     uint64        // the store's last sequence as the log has it
 	have    uint64        // the store's last sequence when it was opened
 	lastTS  atomic.Int64  // largest timestamp applied; entries never go below it
@@ -80,21 +84,108 @@ func Open(dir string, opts wal.Options) (*FSM, error) {
 		mw.close()
 		return nil, err
 	}
-	last := st.State().LastSeq
-	if last < m.LastSeq {
-		st.Close()
-		mw.close()
-		return nil, fmt.Errorf("stream: %s: store ends at sequence %d, before its applied mark %d (raft index %d)",
-			dir, last, m.LastSeq, m.Index)
-	}
 	f.mw, f.st = mw, st
+	fail := func(err error) (*FSM, error) {
+		f.Store().Close()
+		mw.close()
+		return nil, err
+	}
+	// A repair that a crash interrupted is finished first.
+	if _, err := fs.Stat(f.repairPath()); err == nil {
+		if err := f.finishRepair(); err != nil {
+			return fail(err)
+		}
+	}
+	last := f.Store().State().LastSeq
+	if last < m.LastSeq {
+		return fail(fmt.Errorf("stream: %s: store ends at sequence %d, before its applied mark %d (raft index %d)",
+			dir, last, m.LastSeq, m.Index))
+	}
+	if held := max(m.LastSeq, lastStored(f.Store())); last > held {
+		if err := f.repairTail(m, held); err != nil {
+			return fail(err)
+		}
+		last = held
+	}
 	f.seq, f.have = m.LastSeq, last
 	f.lastTS.Store(m.LastTS)
 	f.applied.Store(m.Index)
+	f.sub = m.Sub
 	return f, nil
 }
 
 func (f *FSM) storeDir() string { return filepath.Join(f.dir, "store") }
+
+func (f *FSM) repairPath() string { return filepath.Join(f.dir, repairFile) }
+
+// repairFile holds, while a store is being rebuilt (repairTail), the
+// messages it is rebuilt from, in the snapshot format.
+const repairFile = "repair"
+
+// lastStored is the sequence of the store's last message, 0 when it holds
+// none.
+func lastStored(st *wal.Store) uint64 {
+	var m store.Msg
+	if err := st.LoadLast("", &m); err != nil {
+		return 0
+	}
+	return m.Seq
+}
+
+// repairTail rebuilds a store that counts sequences past held which it
+// holds no message for: a crash between the creation of a segment and the
+// write of the messages before it leaves the store's next sequence at the
+// new segment's base (sequences never go backwards in a wal store). Past
+// the mark only appends happen, each of the log's appends taking the next
+// sequence, so a replay counting on the store's last sequence would take
+// those lost messages for stored ones. The store is rebuilt from its own
+// messages up to held (through a snapshot file, so that a crash midway
+// leaves either the old store or the complete file to rebuild from), and
+// the replay then appends the lost ones again at their sequences.
+func (f *FSM) repairTail(m mark, held uint64) error {
+	st := f.Store()
+	tmp := f.repairPath() + ".tmp"
+	w, err := f.fs.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("stream: %s: repair: %w", f.dir, err)
+	}
+	snap := &snapshot{st: st, index: m.Index, first: st.State().FirstSeq, last: held, lastTS: m.LastTS}
+	err = snap.write(w)
+	if err == nil {
+		err = w.Sync()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = f.fs.Rename(tmp, f.repairPath())
+	}
+	if err == nil {
+		err = f.fs.SyncDir(f.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("stream: %s: repair: %w", f.dir, err)
+	}
+	return f.finishRepair()
+}
+
+// finishRepair rebuilds the store from the repair file and removes it.
+func (f *FSM) finishRepair() error {
+	r, err := f.fs.Open(f.repairPath())
+	if err != nil {
+		return fmt.Errorf("stream: %s: repair: %w", f.dir, err)
+	}
+	_, _, _, err = f.rebuild(io.NewSectionReader(r, 0, math.MaxInt64))
+	r.Close()
+	if err != nil {
+		return err
+	}
+	f.failed = nil
+	if err := f.fs.Remove(f.repairPath()); err != nil {
+		return fmt.Errorf("stream: %s: repair: %w", f.dir, err)
+	}
+	return f.fs.SyncDir(f.dir)
+}
 
 // Store returns the replica's store, for reads. Restore replaces it; a
 // reader holding the old one gets wal's closed error.
@@ -128,22 +219,49 @@ func (f *FSM) Close() error {
 // Apply applies one entry.
 func (f *FSM) Apply(l *raft.Log) any { return f.ApplyBatch([]*raft.Log{l})[0] }
 
+// BatchResult is what applying an OpAppendBatch entry returned: one Result
+// per message, in the entry's order. An entry that could not be applied
+// at all (malformed, or the FSM has failed) returns a *Result instead,
+// whose error is every message's.
+type BatchResult struct {
+	Msgs []Result
+}
+
+// ErrBeforeMark is the result of a message of a batch that was applied
+// before a restart, at a point the applied mark records: its own result
+// was given then (raft replays entries after a restart with no one
+// waiting for them).
+var ErrBeforeMark = errors.New("stream: message applied before the last restart")
+
+// appends is the appends of one ApplyBatch call, written without waiting
+// for each other.
+type appends struct {
+	wg      sync.WaitGroup
+	pending []pendingAppend
+}
+
+type pendingAppend struct {
+	r    *Result
+	want uint64
+}
+
 // ApplyBatch applies entries in order. Appends are written without waiting
 // for each other; every other operation is fenced by marks on both sides,
 // so that after a crash only appends need to be told apart from what the
 // store already holds (replays of appends are recognised by sequence).
 func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
-	var wg sync.WaitGroup
-	type pending struct {
-		r    *Result
-		want uint64
-	}
-	var appended []pending
+	var a appends
 	for i, l := range logs {
 		if l.Type != raft.LogCommand || l.Index <= f.applied.Load() {
 			continue
 		}
+		// The mark's position inside an entry holds for that entry only.
+		sub := f.sub
+		if l.Index != f.applied.Load()+1 {
+			sub = 0
+		}
+		f.sub = 0
 		if f.failed != nil {
 			out[i] = &Result{Err: f.failed}
 			continue
@@ -154,48 +272,36 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 			f.applied.Store(l.Index)
 			continue
 		}
-		if e.Op != OpAppend {
-			wg.Wait()
+		switch e.Op {
+		case OpAppend:
+			r := &Result{}
+			out[i] = r
+			f.append(&a, r, e.Subject, e.Header, e.Data, e.Time, l.Index, 0, 1)
+		case OpAppendBatch:
+			br := &BatchResult{Msgs: make([]Result, len(e.Msgs))}
+			out[i] = br
+			for k := range e.Msgs {
+				r := &br.Msgs[k]
+				if uint64(k) < sub {
+					r.Err = ErrBeforeMark
+					continue
+				}
+				if f.failed != nil {
+					r.Err = f.failed
+					continue
+				}
+				m := &e.Msgs[k]
+				f.append(&a, r, m.Subject, m.Header, m.Data, m.Time, l.Index, k, len(e.Msgs))
+			}
+		default:
+			a.wg.Wait()
 			out[i] = f.applyFenced(e, l.Index)
 			continue
 		}
-		ts := max(e.Time, f.lastTS.Load())
-		f.lastTS.Store(ts)
-		if f.seq < f.have {
-			// Applied before a crash: the store has it.
-			f.seq++
-			f.applied.Store(l.Index)
-			out[i] = &Result{Seq: f.seq, Time: ts}
-			continue
-		}
-		r := &Result{}
-		out[i] = r
-		f.now.Store(ts)
-		wg.Add(1)
-		f.mu.RLock()
-		err = f.st.AppendAsync(e.Subject, e.Header, e.Data, func(seq uint64, ts int64, err error) {
-			r.Seq, r.Time, r.Err = seq, ts, err
-			wg.Done()
-		})
-		f.mu.RUnlock()
 		f.applied.Store(l.Index)
-		if err != nil {
-			// Refused (a limit, a bad subject): no sequence taken, the same
-			// on every replica. Mark it, so a replay never has to guess.
-			wg.Done()
-			r.Err = err
-			wg.Wait()
-			if merr := f.settle(); merr != nil {
-				f.failed = merr
-			}
-			continue
-		}
-		f.seq++
-		f.have = f.seq
-		appended = append(appended, pending{r, f.seq})
 	}
-	wg.Wait()
-	for _, p := range appended {
+	a.wg.Wait()
+	for _, p := range a.pending {
 		if p.r.Err == nil && p.r.Seq != p.want {
 			f.failed = fmt.Errorf("%w: %s: append got sequence %d, the log implies %d", ErrDiverged, f.dir, p.r.Seq, p.want)
 		} else if p.r.Err != nil && f.failed == nil {
@@ -203,6 +309,46 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 		}
 	}
 	return out
+}
+
+// append applies message k of the n an entry at index appends, into r.
+func (f *FSM) append(a *appends, r *Result, subject string, hdr, data []byte, t int64, index uint64, k, n int) {
+	ts := max(t, f.lastTS.Load())
+	f.lastTS.Store(ts)
+	if f.seq < f.have {
+		// Applied before a crash: the store has it.
+		f.seq++
+		r.Seq, r.Time = f.seq, ts
+		return
+	}
+	f.now.Store(ts)
+	a.wg.Add(1)
+	f.mu.RLock()
+	err := f.st.AppendAsync(subject, hdr, data, func(seq uint64, ts int64, err error) {
+		r.Seq, r.Time, r.Err = seq, ts, err
+		a.wg.Done()
+	})
+	f.mu.RUnlock()
+	if err != nil {
+		// Refused (a limit, a bad subject): no sequence taken, the same
+		// on every replica. Mark it, with the position inside the entry,
+		// so a replay never has to guess: the messages after it that the
+		// store holds are then told apart by counting, as ever.
+		a.wg.Done()
+		r.Err = err
+		a.wg.Wait()
+		m := mark{Index: index - 1, Sub: uint64(k + 1), LastSeq: f.seq, LastTS: f.lastTS.Load()}
+		if k+1 == n {
+			m.Index, m.Sub = index, 0
+		}
+		if merr := f.settleAt(m); merr != nil {
+			f.failed = merr
+		}
+		return
+	}
+	f.seq++
+	f.have = f.seq
+	a.pending = append(a.pending, pendingAppend{r, f.seq})
 }
 
 // applyFenced applies a non-append entry between two marks.
@@ -229,10 +375,16 @@ func (f *FSM) applyFenced(e Entry, index uint64) *Result {
 	return &r
 }
 
-// settle makes the store durable and writes the mark for what is applied.
+// settle makes the store durable and writes the mark for what is applied
+// (whole entries: it is called between them).
 func (f *FSM) settle() error {
+	return f.settleAt(mark{Index: f.applied.Load(), LastSeq: f.seq, LastTS: f.lastTS.Load()})
+}
+
+// settleAt makes the store durable and writes m.
+func (f *FSM) settleAt(m mark) error {
 	if err := f.Store().Sync(); err != nil {
 		return fmt.Errorf("stream: %s: sync store: %w", f.dir, err)
 	}
-	return f.mw.write(mark{Index: f.applied.Load(), LastSeq: f.seq, LastTS: f.lastTS.Load()})
+	return f.mw.write(m)
 }

@@ -118,15 +118,31 @@ func (s *snapshot) Release() {}
 // their sequences and times, and marks the snapshot's index applied.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
+	index, last, lastTS, err := f.rebuild(rc)
+	if err != nil {
+		return err
+	}
+	f.seq, f.have = last, last
+	f.lastTS.Store(lastTS)
+	f.applied.Store(index)
+	f.sub = 0
+	f.failed = nil
+	return f.mw.write(mark{Index: index, LastSeq: last, LastTS: lastTS})
+}
+
+// rebuild replaces the replica's store with the messages of the snapshot
+// in rc and returns the snapshot's header; the FSM's state and mark are
+// the caller's to set.
+func (f *FSM) rebuild(rc io.Reader) (index, last uint64, lastTS int64, _ error) {
 	h := xxhash.New()
 	r := &hashReader{r: bufio.NewReaderSize(rc, 256<<10), h: h}
 	le := binary.LittleEndian
 	var hb [snapHeader]byte
 	if _, err := io.ReadFull(r, hb[:]); err != nil {
-		return fmt.Errorf("stream: restore %s: header: %w", f.dir, err)
+		return 0, 0, 0, fmt.Errorf("stream: restore %s: header: %w", f.dir, err)
 	}
 	if string(hb[:4]) != snapMagic || le.Uint32(hb[4:]) != snapVersion {
-		return fmt.Errorf("stream: restore %s: not a stream snapshot (magic %q version %d)", f.dir, hb[:4], le.Uint32(hb[4:]))
+		return 0, 0, 0, fmt.Errorf("stream: restore %s: not a stream snapshot (magic %q version %d)", f.dir, hb[:4], le.Uint32(hb[4:]))
 	}
 	index, first, last, lastTS := le.Uint64(hb[8:]), le.Uint64(hb[16:]), le.Uint64(hb[24:]), int64(le.Uint64(hb[32:]))
 
@@ -135,19 +151,19 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	err := f.st.Close()
 	f.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("stream: restore %s: close store: %w", f.dir, err)
+		return 0, 0, 0, fmt.Errorf("stream: restore %s: close store: %w", f.dir, err)
 	}
 	if err := f.fs.RemoveAll(f.storeDir()); err != nil {
-		return fmt.Errorf("stream: restore %s: %w", f.dir, err)
+		return 0, 0, 0, fmt.Errorf("stream: restore %s: %w", f.dir, err)
 	}
 	st, err := wal.Open(f.storeDir(), f.opts)
 	if err != nil {
-		return err
+		return 0, 0, 0, err
 	}
-	fail := func(err error) error {
+	fail := func(err error) (uint64, uint64, int64, error) {
 		st.Close()
 		f.failed = fmt.Errorf("stream: restore %s from the snapshot at index %d: %w", f.dir, index, err)
-		return f.failed
+		return 0, 0, 0, f.failed
 	}
 	if err := st.SkipTo(first); err != nil {
 		return fail(err)
@@ -211,11 +227,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	f.st = st
 	f.mu.Unlock()
-	f.seq, f.have = last, last
-	f.lastTS.Store(lastTS)
-	f.applied.Store(index)
-	f.failed = nil
-	return f.mw.write(mark{Index: index, LastSeq: last, LastTS: lastTS})
+	return index, last, lastTS, nil
 }
 
 // readMsg reads one message body after its sequence.
