@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -54,7 +53,7 @@ func TestEncryptedMetaGroup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, func() bool {
+	waitFor(t, "the encrypted meta group", func() bool {
 		for _, tn := range nodes {
 			if v, ok := tn.n.Get(secretKey); !ok || !bytes.Equal(v, secretVal) {
 				return false
@@ -71,7 +70,7 @@ func TestEncryptedMetaGroup(t *testing.T) {
 	if err := nodes[lead].n.Put(secretKey+"-after", secretVal); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
+	waitFor(t, "the encrypted meta group", func() bool {
 		for _, tn := range nodes {
 			if _, ok := tn.n.Get(secretKey + "-after"); !ok {
 				return false
@@ -112,7 +111,7 @@ func TestEncryptedMetaGroup(t *testing.T) {
 	if err := n.Start(tn.srv, record(r), func(string) {}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
+	waitFor(t, "the encrypted meta group", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return bytes.Equal(seen[r][secretKey], secretVal) && seen[r][secretKey+"-after"] != nil
@@ -120,7 +119,7 @@ func TestEncryptedMetaGroup(t *testing.T) {
 	if err := nodes[lead].n.Put(secretKey+"-restarted", secretVal); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { _, ok := n.Get(secretKey + "-restarted"); return ok })
+	waitFor(t, "the restarted node applies the put", func() bool { _, ok := n.Get(secretKey + "-restarted"); return ok })
 }
 
 // checkStoresWithKey opens a stopped node's meta stores: a wrong key or
@@ -211,14 +210,3 @@ func grepWords(t *testing.T, dir string, words []string) []string {
 	return hits
 }
 
-// waitFor polls cond for up to 30 s.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 30 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
