@@ -94,7 +94,8 @@ type catalogContents struct {
 // a good record follows, or a record that does not make sense is
 // corruption, reported with the file and offset. A damaged final record is
 // a torn tail and is left out. Sealed records are opened through o; one
-// that does not open is damaged as one whose checksum fails. Without a key
+// whose checksum holds but that does not open is corruption (another key
+// or tampering, never a torn write). Without a key
 // (o.lax) sealed records are checked by their checksums only, not applied.
 func parseCatalog(data []byte, path string, o opener) (*catalogContents, error) {
 	if len(data) < catalogHeaderSize {
@@ -126,7 +127,16 @@ func parseCatalog(data []byte, path string, o opener) (*catalogContents, error) 
 	d := xxhash.New()
 	off := int64(catalogHeaderSize)
 	for off < int64(len(data)) {
-		payload, stored, ok := recordAt(d, data, cc.gen, off, dec)
+		payload, stored, ok := recordAt(d, data, cc.gen, off, nil)
+		if ok && dec != nil {
+			// Its checksum holds, so these are the bytes written: a seal
+			// that does not open is another key or tampering, never a torn
+			// write, and must not be cut off (a compaction would drop
+			// every record after it).
+			if payload, ok = dec(off, payload); !ok {
+				return nil, corruptf("%s: offset %d: sealed catalogue record does not open (another key, or tampered)", path, off)
+			}
+		}
 		if !ok {
 			if next, found := nextGoodRecord(d, data, cc.gen, off+1, dec); found {
 				return nil, corruptf("%s: offset %d: damaged catalogue record followed by a good one at offset %d", path, off, next)
