@@ -19,6 +19,7 @@ import (
 	njs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetwal/jetwal/crypt"
+	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/wal"
 )
 
@@ -414,5 +415,58 @@ func consumerRefused(t *testing.T, ts *testServer, path string) {
 	}
 	if st := s.CachedInfo().State; st.Msgs != 5 {
 		t.Fatalf("stream state %+v", st)
+	}
+}
+
+// TestEncryptSnapshotRestore: a snapshot of an encrypted stream restores
+// onto another encrypted server (its own key) as an encrypted stream:
+// messages, consumers and the duplicate window back after a restart, and
+// no plain text in its files.
+func TestEncryptSnapshotRestore(t *testing.T) {
+	a := startServer(t, encConfig("key of server a, long and random"))
+	encScenario(t, a)
+	resp, archive, _ := snapshotRaw(t, a.connect(), encStream, api.StreamSnapshotRequest{ChunkSize: 1024, WindowSize: 4096})
+	if resp.Error != nil || resp.Config == nil {
+		t.Fatalf("snapshot: %+v", resp)
+	}
+	b := startServer(t, encConfig("key of server b, long and random"))
+	if out := restoreRaw(t, b.connect(), *resp.Config, archive, 4000); out.Error != nil {
+		t.Fatalf("restore: %+v", out.Error)
+	}
+	b = b.restart()
+	encCheckBack(t, b)
+	b.stop()
+	for p, data := range storeFiles(t, b.cfg.StoreDir) {
+		for _, n := range encNeedles {
+			if bytes.Contains(data, []byte(n)) {
+				t.Errorf("restored store: %q in the clear in %s", n, p)
+			}
+		}
+	}
+}
+
+// TestEncryptPlainStreamStaysPlain: a stream created without a key stays
+// plain (and loads) when a key is configured later, with a warning; its
+// files are not rewritten, nor does the store draw a key of its own.
+func TestEncryptPlainStreamStaysPlain(t *testing.T) {
+	ts := startServer(t, Config{Sync: wal.SyncAlways})
+	encScenario(t, ts)
+	ts.stop()
+	var logs syncBuffer
+	cfg := encConfig("a key configured later")
+	cfg.StoreDir = ts.cfg.StoreDir
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ts2 := startServer(t, cfg)
+	encCheckBack(t, ts2)
+	if !strings.Contains(logs.String(), "stored in the clear although an encryption key is configured") {
+		t.Fatalf("no warning: %s", logs.String())
+	}
+	ts2.stop()
+	dir := filepath.Join(cfg.StoreDir, "jetstream", GlobalAccount, "streams", encStream)
+	if _, err := os.Stat(filepath.Join(dir, msgsDir, wal.KeyFileName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a key file appeared in a plain stream: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "meta.inf")); err != nil || !bytes.HasPrefix(b, []byte("{")) {
+		t.Fatalf("meta.inf of a plain stream: %v %q", err, b)
 	}
 }
