@@ -26,7 +26,10 @@ import (
 //	    obs/        consumer state, one directory per consumer
 //
 // meta.sum is jetwal's own checksum (nats-server uses HighwayHash); the
-// directory shape and meta.inf's JSON match nats-server's.
+// directory shape and meta.inf's JSON match nats-server's. In an encrypted
+// stream (msgs/key.jwk present) meta.inf holds that JSON sealed
+// (sealed_file.go) and meta.sum the checksum of the sealed bytes; dedupe.dat
+// and ttl.dat sit beside them (dedupe_file.go, ttl_file.go).
 //
 // Updating the metadata writes meta.inf.tmp and meta.sum.tmp, syncs both,
 // renames meta.inf.tmp over meta.inf, then meta.sum.tmp over meta.sum, then

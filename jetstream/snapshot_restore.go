@@ -85,6 +85,9 @@ func (b *restoreBuilder) header(h *archiveHeader) error {
 		if err := writeFileSync(fs, filepath.Join(tmp, msgsDir, wal.KeyFileName), keyFile); err != nil {
 			return err
 		}
+		if err := fs.SyncDir(filepath.Join(tmp, msgsDir)); err != nil {
+			return fmt.Errorf("sync dir %s: %w", filepath.Join(tmp, msgsDir), err)
+		}
 	}
 	b.files = fk
 	if err := writeMeta(fs, tmp, &streamMeta{Created: created.UTC(), StreamConfig: b.cfg}, fk); err != nil {
