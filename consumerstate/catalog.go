@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/vfs"
 )
 
@@ -52,11 +53,15 @@ type catalog struct {
 	buf    []byte
 }
 
-// catalogHeader returns the header of a catalogue of generation gen.
-func catalogHeader(gen uint64) []byte {
+// catalogHeader returns the header of a catalogue of generation gen,
+// flagged sealed when its records are.
+func catalogHeader(gen uint64, sealed bool) []byte {
 	h := make([]byte, catalogHeaderSize)
 	copy(h, catalogMagic)
 	h[4] = catalogVersion
+	if sealed {
+		h[5] = flagSealed
+	}
 	binary.LittleEndian.PutUint64(h[8:], gen)
 	binary.LittleEndian.PutUint64(h[16:], xxhash.Sum64(h[:16]))
 	return h
@@ -88,8 +93,11 @@ type catalogContents struct {
 // parseCatalog reads a catalogue. A damaged header, a damaged record that
 // a good record follows, or a record that does not make sense is
 // corruption, reported with the file and offset. A damaged final record is
-// a torn tail and is left out.
-func parseCatalog(data []byte, path string) (*catalogContents, error) {
+// a torn tail and is left out. Sealed records are opened through o; one
+// whose checksum holds but that does not open is corruption (another key
+// or tampering, never a torn write). Without a key
+// (o.lax) sealed records are checked by their checksums only, not applied.
+func parseCatalog(data []byte, path string, o opener) (*catalogContents, error) {
 	if len(data) < catalogHeaderSize {
 		return nil, corruptf("%s: offset 0: %d bytes, shorter than the %d-byte catalogue header", path, len(data), catalogHeaderSize)
 	}
@@ -102,20 +110,35 @@ func parseCatalog(data []byte, path string) (*catalogContents, error) {
 	if data[4] != catalogVersion {
 		return nil, corruptf("%s: offset 4: unsupported catalogue version %d", path, data[4])
 	}
-	if data[5]|data[6]|data[7] != 0 {
+	if data[5]&^flagSealed|data[6]|data[7] != 0 {
 		return nil, corruptf("%s: offset 5: reserved bytes not zero", path)
+	}
+	sealed := data[5] == flagSealed
+	if ok, why := o.sealedOK(sealed); !ok {
+		return nil, corruptf("%s: offset 5: %s", path, why)
 	}
 	cc := &catalogContents{
 		gen:     binary.LittleEndian.Uint64(data[8:16]),
 		live:    make(map[string][]byte),
 		deleted: make(map[string]bool),
 	}
+	dec := recordDecoder(o, sealed, func(off int64) []byte { return catalogAD(cc.gen, off) })
+	opaque := sealed && o.key == nil
 	d := xxhash.New()
 	off := int64(catalogHeaderSize)
 	for off < int64(len(data)) {
-		payload, ok := recordAt(d, data, cc.gen, off)
+		payload, stored, ok := recordAt(d, data, cc.gen, off, nil)
+		if ok && dec != nil {
+			// Its checksum holds, so these are the bytes written: a seal
+			// that does not open is another key or tampering, never a torn
+			// write, and must not be cut off (a compaction would drop
+			// every record after it).
+			if payload, ok = dec(off, payload); !ok {
+				return nil, corruptf("%s: offset %d: sealed catalogue record does not open (another key, or tampered)", path, off)
+			}
+		}
 		if !ok {
-			if next, found := nextGoodRecord(d, data, cc.gen, off+1); found {
+			if next, found := nextGoodRecord(d, data, cc.gen, off+1, dec); found {
 				return nil, corruptf("%s: offset %d: damaged catalogue record followed by a good one at offset %d", path, off, next)
 			}
 			last := int64(len(data)) - 1
@@ -127,11 +150,13 @@ func parseCatalog(data []byte, path string) (*catalogContents, error) {
 			}
 			break
 		}
-		if err := cc.apply(payload); err != nil {
-			return nil, corruptf("%s: record at offset %d: %v", path, off, err)
+		if !opaque {
+			if err := cc.apply(payload); err != nil {
+				return nil, corruptf("%s: record at offset %d: %v", path, off, err)
+			}
 		}
 		cc.records++
-		off += recHeaderSize + int64(len(payload))
+		off += recHeaderSize + int64(stored)
 	}
 	cc.end = off
 	return cc, nil
@@ -185,9 +210,9 @@ func (cc *catalogContents) apply(p []byte) error {
 	return nil
 }
 
-// readCatalog reads and parses obs/catalog.log without changing it. A
-// missing catalogue gives nil contents.
-func readCatalog(fsys vfs.FS, obsDir string) (*catalogContents, error) {
+// readCatalog reads and parses obs/catalog.log (opened through o) without
+// changing it. A missing catalogue gives nil contents.
+func readCatalog(fsys vfs.FS, obsDir string, o opener) (*catalogContents, error) {
 	path := filepath.Join(obsDir, catalogFile)
 	data, err := readFile(fsys, path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -196,7 +221,7 @@ func readCatalog(fsys vfs.FS, obsDir string) (*catalogContents, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseCatalog(data, path)
+	return parseCatalog(data, path, o)
 }
 
 // catRecord is a create record carried into a compacted catalogue.
@@ -212,11 +237,15 @@ type catRecord struct {
 func (s *Store) writeCatalog(gen uint64, size int64, keep []catRecord) error {
 	tmp := filepath.Join(s.dir, catalogTmpFile)
 	b := make([]byte, 0, size)
-	b = append(b, catalogHeader(gen)...)
+	b = append(b, catalogHeader(gen, s.seal.on())...)
 	d := xxhash.New()
 	live := make(map[string]bool, len(keep))
 	for _, r := range keep {
-		b = appendRecord(b, d, gen, int64(len(b)), catalogPayload(catOpCreate, r.name, r.cfg))
+		payload, err := s.sealCatalog(catalogPayload(catOpCreate, r.name, r.cfg), gen, int64(len(b)))
+		if err != nil {
+			return err
+		}
+		b = appendRecord(b, d, gen, int64(len(b)), payload)
 		live[r.name] = true
 	}
 	end := int64(len(b))
@@ -283,7 +312,7 @@ func (s *Store) compactCatalog(extra int64) error {
 			r = catRecord{name: name, cfg: c.Config()}
 		}
 		keep = append(keep, r)
-		used += recHeaderSize + int64(len(catalogPayload(catOpCreate, r.name, r.cfg)))
+		used += s.catalogRecordSize(catalogPayload(catOpCreate, r.name, r.cfg))
 	}
 	size := s.catalogSize()
 	if need := 2*used + extra; need > size {
@@ -315,7 +344,7 @@ func (s *Store) appendCatalog(payload []byte, isDelete bool) (appended bool, err
 			return false, err
 		}
 	}
-	need := int64(recHeaderSize + len(payload))
+	need := s.catalogRecordSize(payload)
 	if s.cat.end+need > s.cat.size {
 		if err := s.compactCatalog(need); err != nil {
 			return false, fmt.Errorf("compact catalogue: %w", err)
@@ -326,6 +355,11 @@ func (s *Store) appendCatalog(payload []byte, isDelete bool) (appended bool, err
 	}
 	if s.cat.digest == nil {
 		s.cat.digest = xxhash.New()
+	}
+	// Sealed for this generation and offset (after any compaction).
+	payload, err = s.sealCatalog(payload, s.cat.gen, s.cat.end)
+	if err != nil {
+		return false, err
 	}
 	s.cat.buf = appendRecord(s.cat.buf[:0], s.cat.digest, s.cat.gen, s.cat.end, payload)
 	if _, err := s.cat.f.WriteAt(s.cat.buf, s.cat.end); err != nil {
@@ -340,6 +374,24 @@ func (s *Store) appendCatalog(payload []byte, isDelete bool) (appended bool, err
 	return true, nil
 }
 
+// catalogRecordSize is the stored size of a catalogue record of payload.
+func (s *Store) catalogRecordSize(payload []byte) int64 {
+	n := int64(recHeaderSize + len(payload))
+	if s.seal.on() {
+		n += crypt.Overhead
+	}
+	return n
+}
+
+// sealCatalog returns the stored payload of a catalogue record at offset
+// off of the catalogue of generation gen: payload itself in a plain store.
+func (s *Store) sealCatalog(payload []byte, gen uint64, off int64) ([]byte, error) {
+	if !s.seal.on() {
+		return payload, nil
+	}
+	return s.seal.seal(nil, payload, catalogAD(gen, off))
+}
+
 // openCatalog reads the catalogue at Open and reconciles the consumer
 // directories with it: a live consumer without a directory stays in the
 // catalogue, for Load to open (s.cat.unloaded); a deleted consumer whose
@@ -348,7 +400,7 @@ func (s *Store) appendCatalog(payload []byte, isDelete bool) (appended bool, err
 func (s *Store) openCatalog() error {
 	s.cat.path = filepath.Join(s.dir, catalogFile)
 	s.cat.live = make(map[string]bool)
-	cc, err := readCatalog(s.fs, s.dir)
+	cc, err := readCatalog(s.fs, s.dir, opener{key: s.opts.Key})
 	if err != nil || cc == nil {
 		return err
 	}
@@ -418,7 +470,10 @@ func (s *Store) openCatalog() error {
 // buildConsumerDir creates the directory of consumer name atomically:
 // obs/.tmp-<name> is written and made durable with its files, then renamed
 // into place. The rename is not synced: the caller syncs obsDir.
-func buildConsumerDir(fsys vfs.FS, obsDir, name string, cfg, snap []byte) error {
+//
+// meta and snap are meta.inf's and state.dat's stored bytes; sealed flags
+// the empty log's header.
+func buildConsumerDir(fsys vfs.FS, obsDir, name string, meta, snap []byte, sealed bool) error {
 	tmp := filepath.Join(obsDir, tmpDirPrefix+name)
 	build := func() error {
 		if err := fsys.RemoveAll(tmp); err != nil {
@@ -430,7 +485,7 @@ func buildConsumerDir(fsys vfs.FS, obsDir, name string, cfg, snap []byte) error 
 			return err
 		}
 		if err := writeFilesSynced(fsys, tmp, []namedBytes{
-			{metaFile, cfg}, {metaSumFile, metaSum(cfg)}, {stateFile, snap}, {logName(1), logHeader(1)},
+			{metaFile, meta}, {metaSumFile, metaSum(meta)}, {stateFile, snap}, {logName(1), logHeader(1, sealed)},
 		}); err != nil {
 			return err
 		}
@@ -472,7 +527,7 @@ func (s *Store) updateInCatalog(c *Consumer, cfg []byte) (bool, error) {
 }
 
 // checkCatalog is Check's look at an obs directory's catalogue.
-func checkCatalog(fsys vfs.FS, obsDir string) error {
-	_, err := readCatalog(fsys, obsDir)
+func checkCatalog(fsys vfs.FS, obsDir string, o opener) error {
+	_, err := readCatalog(fsys, obsDir, o)
 	return err
 }

@@ -7,14 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/vfs"
 )
 
 // catalogOpts are the options of the catalogue crash tests: no background
 // flush during a run, and a catalogue small enough that creates compact it
 // every few records.
-func catalogOpts(fsys vfs.FS, mode SyncMode) Options {
-	return Options{FS: fsys, Sync: SyncPolicy{Mode: mode, Interval: time.Hour}, catalogBytes: 180}
+func catalogOpts(fsys vfs.FS, mode SyncMode, key *crypt.DataKey) Options {
+	return Options{FS: fsys, Sync: SyncPolicy{Mode: mode, Interval: time.Hour}, catalogBytes: 180, Key: key}
 }
 
 // catWorld is what a store holds: consumer name -> "config@delivered
@@ -63,11 +64,13 @@ func readWorld(t *testing.T, s *Store) (catWorld, error) {
 // Close are durable under every sync policy, so every policy must pass.
 func TestCrashCatalog(t *testing.T) {
 	for _, mode := range []SyncMode{ModeAlways, ModeInterval, ModeNever} {
-		t.Run(mode.String(), func(t *testing.T) { crashCatalog(t, mode) })
+		t.Run(mode.String(), func(t *testing.T) { crashCatalog(t, mode, nil) })
 	}
+	// Encrypted (Options.Key): sealed catalogue records and consumers.
+	t.Run("always-encrypted", func(t *testing.T) { crashCatalog(t, ModeAlways, testDataKey(t)) })
 }
 
-func crashCatalog(t *testing.T, mode SyncMode) {
+func crashCatalog(t *testing.T, mode SyncMode, key *crypt.DataKey) {
 	cfg := func(v int) string { return fmt.Sprintf(`{"v":%d}`, v) }
 	at := func(v, delivered int) string { return fmt.Sprintf("%s@%d", cfg(v), delivered) }
 	type catOp struct {
@@ -147,7 +150,7 @@ func crashCatalog(t *testing.T, mode SyncMode) {
 			if err := (*s).Close(); err != nil {
 				return err
 			}
-			s2, err := Open("/obs", catalogOpts(fsys, mode))
+			s2, err := Open("/obs", catalogOpts(fsys, mode, key))
 			*s = s2
 			return err
 		}, func(w catWorld) catWorld { return w.with("g", at(9, 2)) }},
@@ -166,7 +169,7 @@ func crashCatalog(t *testing.T, mode SyncMode) {
 				cr.rng = rand.New(rand.NewPCG(seed, uint64(crashAt)))
 			}
 			where := func() string { return fmt.Sprintf("%s crash at op %d", kind, crashAt) }
-			s, err := Open("/obs", catalogOpts(cr.fs(), mode))
+			s, err := Open("/obs", catalogOpts(cr.fs(), mode, key))
 			if err != nil {
 				t.Fatalf("%s: open: %v", where(), err)
 			}
@@ -196,10 +199,10 @@ func crashCatalog(t *testing.T, mode SyncMode) {
 			}
 			what := fmt.Sprintf("%s (during %s)", where(), ops[inFlight].name)
 			before, after := worlds[inFlight], worlds[inFlight+1]
-			if err := Check("/obs", image); err != nil {
+			if err := CheckKey("/obs", image, key); err != nil {
 				t.Fatalf("%s: check: %v", what, err)
 			}
-			s2, err := Open("/obs", catalogOpts(image, mode))
+			s2, err := Open("/obs", catalogOpts(image, mode, key))
 			if err != nil {
 				t.Fatalf("%s: reopen: %v", what, err)
 			}
@@ -214,10 +217,10 @@ func crashCatalog(t *testing.T, mode SyncMode) {
 				t.Fatalf("%s: close after recovery: %v", what, err)
 			}
 			again := image.CrashClone()
-			if err := Check("/obs", again); err != nil {
+			if err := CheckKey("/obs", again, key); err != nil {
 				t.Fatalf("%s: check after recovery: %v", what, err)
 			}
-			s3, err := Open("/obs", catalogOpts(again, mode))
+			s3, err := Open("/obs", catalogOpts(again, mode, key))
 			if err != nil {
 				t.Fatalf("%s: second reopen: %v", what, err)
 			}

@@ -119,7 +119,7 @@ func TestCatalogReopenKeepsConsumersWithoutDirectories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc, err := parseCatalog(b, catPath)
+	cc, err := parseCatalog(b, catPath, opener{})
 	if err != nil || cc.records != 2 || cc.gen != 2 {
 		t.Fatalf("catalogue after reopen: %+v, %v; want 2 records of generation 2", cc, err)
 	}
@@ -278,7 +278,7 @@ func TestCatalogUpdateCompacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cc, err := parseCatalog(b, catPath); err != nil || cc.gen != 2 || cc.records != 5 {
+	if cc, err := parseCatalog(b, catPath, opener{}); err != nil || cc.gen != 2 || cc.records != 5 {
 		t.Fatalf("catalogue %+v, %v: want generation 2 (one compaction) holding the carried create and 4 updates", cc, err)
 	}
 	img := mem.CrashClone()

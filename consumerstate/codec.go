@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/jetwal/jetwal/crypt"
 )
 
 // Snapshot encoding constants. Part of the on-disk format (see doc.go).
@@ -35,7 +36,7 @@ func Encode(s *State) []byte { return appendEncoded(nil, s, 0) }
 // a state breaking State's invariants) returns an error wrapping ErrCorrupt
 // and naming the byte offset. Decode never panics.
 func Decode(b []byte) (*State, error) {
-	s, _, err := decodeSnapshot(b)
+	s, _, err := decodeSnapshot(b, opener{}, "")
 	return s, err
 }
 
@@ -104,9 +105,30 @@ func (e *encoder) appendEncoded(dst []byte, s *State, gen uint64) []byte {
 	return binary.LittleEndian.AppendUint64(dst, xxhash.Sum64(dst[start:]))
 }
 
+// sealSnapshot appends to dst the stored form of enc, an encoding by
+// appendEncoded of consumer name's state: the same header flagged sealed,
+// the body sealed (associated data: the header and the name), the
+// checksum of both. enc must be whole.
+func (s *sealer) sealSnapshot(dst, enc []byte, name string) ([]byte, error) {
+	body := enc[snapHeaderSize : len(enc)-snapTrailerSize]
+	start := len(dst)
+	dst = append(dst, enc[:snapHeaderSize]...)
+	hdr := dst[start:]
+	hdr[5] = flagSealed
+	binary.LittleEndian.PutUint32(hdr[16:], uint32(len(body)+crypt.Overhead))
+	dst, err := s.seal(dst, body, headerAD(adState, dst[start:start+snapHeaderSize], name))
+	if err != nil {
+		return dst[:start], err
+	}
+	return binary.LittleEndian.AppendUint64(dst, xxhash.Sum64(dst[start:])), nil
+}
+
 // decodeSnapshot parses an encoded state and returns it with the
-// generation it was stamped with.
-func decodeSnapshot(b []byte) (*State, uint64, error) {
+// generation it was stamped with. A sealed one (consumer name's state.dat)
+// is opened through o: a body that does not open is ErrCorrupt. Read
+// without a key (o.lax) a sealed snapshot is checked by its checksum only,
+// and the state returned is nil.
+func decodeSnapshot(b []byte, o opener, name string) (*State, uint64, error) {
 	if len(b) < snapOverhead {
 		return nil, 0, corruptf("consumer state: %d bytes, shorter than the %d-byte minimum", len(b), snapOverhead)
 	}
@@ -116,8 +138,12 @@ func decodeSnapshot(b []byte) (*State, uint64, error) {
 	if b[4] != snapVersion {
 		return nil, 0, corruptf("consumer state: offset 4: unsupported version %d", b[4])
 	}
-	if b[5]|b[6]|b[7] != 0 {
+	if b[5]&^flagSealed|b[6]|b[7] != 0 {
 		return nil, 0, corruptf("consumer state: offset 5: reserved bytes not zero")
+	}
+	sealed := b[5] == flagSealed
+	if ok, why := o.sealedOK(sealed); !ok {
+		return nil, 0, corruptf("consumer state: offset 5: %s", why)
 	}
 	gen := binary.LittleEndian.Uint64(b[8:16])
 	bodyLen := uint64(binary.LittleEndian.Uint32(b[16:20]))
@@ -128,7 +154,18 @@ func decodeSnapshot(b []byte) (*State, uint64, error) {
 	if got, want := binary.LittleEndian.Uint64(b[end:]), xxhash.Sum64(b[:end]); got != want {
 		return nil, 0, corruptf("consumer state: offset %d: checksum %016x, computed %016x", end, got, want)
 	}
-	s, err := decodeBody(b[snapHeaderSize:end], snapHeaderSize)
+	body := b[snapHeaderSize:end]
+	if sealed {
+		if o.key == nil {
+			return nil, gen, nil // lax: checked by the checksum only
+		}
+		plain, err := o.key.Open(nil, body, headerAD(adState, b[:snapHeaderSize], name))
+		if err != nil {
+			return nil, 0, corruptf("consumer state: offset %d: sealed body does not open (damaged, moved, or another key): %v", snapHeaderSize, err)
+		}
+		body = plain
+	}
+	s, err := decodeBody(body, snapHeaderSize)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -60,6 +60,7 @@ type Consumer struct {
 		materialized bool
 		spare        []byte // the journal's next buffer
 		recBuf       []byte
+		sealBuf      []byte // a record's sealed payload (Options.Key)
 		digest       *xxhash.Digest
 		recovery     Recovery
 	}
@@ -143,7 +144,11 @@ func (c *Consumer) UpdateConfig(cfg []byte) error {
 		}
 		return nil
 	}
-	if err := updateMeta(c.fs, c.dir, cfg); err != nil {
+	stored, err := c.store.seal.sealMeta(c.name, cfg)
+	if err != nil {
+		return fmt.Errorf("consumer %s: update config: %w", c.name, err)
+	}
+	if err := updateMeta(c.fs, c.dir, stored); err != nil {
 		return fmt.Errorf("consumer %s: update config: %w", c.name, err)
 	}
 	c.mu.Lock()
@@ -347,7 +352,16 @@ func (c *Consumer) flushLocked(doSync, force bool) error {
 	c.mu.Unlock()
 
 	if snap {
-		cleanupErr, err := c.writeSnapshotLocked(sb.buf)
+		stored := sb.buf
+		var err error
+		if c.store.seal.on() {
+			sb.sealed, err = c.store.seal.sealSnapshot(sb.sealed[:0], sb.buf, c.name)
+			stored = sb.sealed
+		}
+		var cleanupErr error
+		if err == nil {
+			cleanupErr, err = c.writeSnapshotLocked(stored)
+		}
 		c.store.putSnapBuffer(sb)
 		if err != nil {
 			return c.fail(err)
@@ -396,6 +410,13 @@ func (c *Consumer) appendLogLocked(payload []byte, doSync bool) error {
 	if err != nil {
 		return err
 	}
+	if c.store.seal.on() {
+		c.fmu.sealBuf, err = c.store.seal.seal(c.fmu.sealBuf[:0], payload, logAD(c.name, c.fmu.gen, c.fmu.logSize))
+		if err != nil {
+			return fmt.Errorf("%s: offset %d: seal: %w", c.fmu.logPath, c.fmu.logSize, err)
+		}
+		payload = c.fmu.sealBuf
+	}
 	c.fmu.recBuf = appendRecord(c.fmu.recBuf[:0], c.fmu.digest, c.fmu.gen, c.fmu.logSize, payload)
 	c.fmu.logDirty = true
 	if _, err := log.WriteAt(c.fmu.recBuf, c.fmu.logSize); err != nil {
@@ -430,7 +451,7 @@ func (c *Consumer) writeSnapshotLocked(snap []byte) (cleanupErr, err error) {
 		return nil, err
 	}
 	logPath := filepath.Join(c.dir, logName(gen))
-	lf, err := createLog(c.fs, logPath, gen, false)
+	lf, err := createLog(c.fs, logPath, gen, false, c.store.seal.on())
 	if err != nil {
 		return nil, err
 	}
@@ -461,14 +482,15 @@ func (c *Consumer) writeSnapshotLocked(snap []byte) (cleanupErr, err error) {
 	return cleanupErr, nil
 }
 
-// createLog creates an empty log of generation gen, synced if doSync, and
-// returns it open for appending. It does not sync the directory.
-func createLog(fsys vfs.FS, path string, gen uint64, doSync bool) (vfs.File, error) {
+// createLog creates an empty log of generation gen (flagged sealed when
+// its records will be), synced if doSync, and returns it open for
+// appending. It does not sync the directory.
+func createLog(fsys vfs.FS, path string, gen uint64, doSync, sealed bool) (vfs.File, error) {
 	f, err := fsys.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.WriteAt(logHeader(gen), 0); err != nil {
+	if _, err := f.WriteAt(logHeader(gen, sealed), 0); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: write header: %w", path, err)
 	}

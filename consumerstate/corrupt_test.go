@@ -152,7 +152,7 @@ func TestCorruption(t *testing.T) {
 			editFile(t, fsys, cLog, func(b []byte) []byte { clear(b[:logHeaderSize]); return b })
 		}},
 		{name: "log header of another generation", wantFile: ".log", corrupt: func(t *testing.T, fsys vfs.FS) {
-			editFile(t, fsys, cLog, func(b []byte) []byte { copy(b, logHeader(2)); return b })
+			editFile(t, fsys, cLog, func(b []byte) []byte { copy(b, logHeader(2, false)); return b })
 		}},
 		{name: "stale files are removed", want: 2, corrupt: func(t *testing.T, fsys vfs.FS) {
 			if err := writeFile(fsys, filepath.Join(cDir, logName(7)), []byte("old")); err != nil {
@@ -311,7 +311,7 @@ func TestConfigUpdateRecovery(t *testing.T) {
 			}
 			inf, _ := readFile(mem, cMeta)
 			sum, _ := readFile(mem, cMetaSum)
-			if err := checkMeta(cDir, inf, sum); err != nil || string(inf) != tc.want {
+			if _, err := checkMeta(cDir, inf, sum, opener{}); err != nil || string(inf) != tc.want {
 				t.Fatalf("meta files after open: %s %s %v", inf, sum, err)
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/vfs"
 )
 
@@ -141,11 +142,17 @@ func TestCrashRandomized(t *testing.T) {
 		runs = 50
 	}
 	for run := range runs {
-		crashRun(t, seed+uint64(run))
+		// Every other run encrypted (Options.Key): sealed records,
+		// snapshots, configs and catalogue through the same crashes.
+		var key *crypt.DataKey
+		if run%2 == 1 {
+			key = testDataKey(t)
+		}
+		crashRun(t, seed+uint64(run), key)
 	}
 }
 
-func crashRun(t *testing.T, seed uint64) {
+func crashRun(t *testing.T, seed uint64, key *crypt.DataKey) {
 	rng := rand.New(rand.NewPCG(seed, 3))
 	var setup string
 	fail := func(format string, args ...any) {
@@ -166,9 +173,10 @@ func crashRun(t *testing.T, seed uint64) {
 		// the other's log (logcache.go), so crashes land between a
 		// close and the reopen too.
 		MaxOpenLogs: []int{0, 1}[rng.IntN(2)],
+		Key:         key,
 	}
 	fsys := cr.fs()
-	setup = fmt.Sprintf("sync %v, compact %d, open logs %d, crash at op %d, torn %v", opts.Sync, opts.CompactBytes, opts.MaxOpenLogs, cr.crashAt, cr.rng != nil)
+	setup = fmt.Sprintf("sync %v, compact %d, open logs %d, crash at op %d, torn %v, encrypted %v", opts.Sync, opts.CompactBytes, opts.MaxOpenLogs, cr.crashAt, cr.rng != nil, key != nil)
 	s := openStore(t, fsys, "/obs", opts)
 	names := []string{"a", "b"}
 	cons := map[string]*Consumer{}
@@ -248,7 +256,10 @@ func crashRun(t *testing.T, seed uint64) {
 	if err := Check("/obs", image); err != nil {
 		fail("check after crash: %v", err)
 	}
-	s2, err := Open("/obs", Options{FS: image, Sync: SyncAlways(), CompactBytes: opts.CompactBytes})
+	if err := CheckKey("/obs", image, key); err != nil {
+		fail("check with the key after crash: %v", err)
+	}
+	s2, err := Open("/obs", Options{FS: image, Sync: SyncAlways(), CompactBytes: opts.CompactBytes, Key: key})
 	if err != nil {
 		fail("reopen: %v", err)
 	}
@@ -298,10 +309,15 @@ func crashRun(t *testing.T, seed uint64) {
 			}
 		}
 	}
+	if key != nil {
+		// The records written before the crash and after it, at the
+		// offsets the torn tail was cut at too, never share a nonce.
+		checkNoncesUnique(t, image, "/obs")
+	}
 	if err := s2.Close(); err != nil {
 		fail("close after recovery: %v", err)
 	}
-	s3, err := Open("/obs", Options{FS: image.CrashClone()})
+	s3, err := Open("/obs", Options{FS: image.CrashClone(), Key: key})
 	if err != nil {
 		fail("clean reopen: %v", err)
 	}

@@ -190,6 +190,49 @@
 // Replaying applies them with State's methods; an operation the state
 // rejects is ErrCorrupt.
 //
+// # Encryption (Options.Key)
+//
+// With Options.Key (the stream's data key, package crypt) every file holds
+// its content sealed (AEAD, crypt's XChaCha20-Poly1305 or AES-256-GCM):
+//
+//	state-<G>.log   header byte 5 = 1 (sealed); each record's payload is
+//	                nonce || operations encrypted || tag, associated data
+//	                "jetwal consumer log v1" 0 name G O (G, O: 8 bytes LE);
+//	                the record checksum covers the sealed payload
+//	state.dat       header byte 5 = 1; the body is sealed (body length N
+//	                counts nonce and tag), associated data
+//	                "jetwal consumer state v1" 0 bytes [0, 20) name; the
+//	                trailing checksum covers header and sealed body
+//	meta.inf        "JWCM", version 1, three zero bytes, then the config
+//	                JSON sealed, associated data "jetwal consumer meta v1"
+//	                0 those 8 bytes name; meta.sum checksums the stored bytes
+//	catalog.log     header byte 5 = 1; each record's payload (operation,
+//	                name, config) sealed, associated data
+//	                "jetwal consumer catalog v1" 0 C O
+//
+// name is the consumer's (its directory's) name, so a sealed file or record
+// moved to another consumer, offset, generation or file kind does not open.
+// What stays clear: file and directory names (consumer names, as in the
+// layout above), the headers (magic, version, generations, lengths),
+// checksums, and sizes. Without Options.Key nothing changes: byte 5 is
+// zero and every file is as described above.
+//
+// Nonces never repeat: one crypt.Session per opened Store seals everything
+// it writes (a random salt drawn at Open and a counter), so records written
+// again at the offsets a torn tail was cut at carry fresh nonces.
+//
+// A sealed value that does not open is damage, handled as a checksum
+// failure: a log record is skipped as damaged (good records after it are
+// salvaged) or cut as a torn tail, and never replayed; a snapshot or
+// meta.inf that does not open is ErrCorrupt naming the file and offset. A
+// catalogue record whose checksum holds but whose seal does not open is
+// ErrCorrupt too, never a torn tail: the catalogue's torn tail is dropped
+// by the compaction that follows, so another key must not read as one. A
+// store opened with a key refuses plain files, and one opened without a
+// key refuses sealed files (ErrCorrupt, naming the file). Check, without a
+// key, checks sealed files by their headers and checksums only; CheckKey
+// opens every sealed value too.
+//
 // # Flushing and compaction
 //
 // Changes are journaled in memory as operations. A flush appends them as one

@@ -78,7 +78,7 @@ func FuzzConsumerLogReplay(f *testing.F) {
 				t.Fatalf("replayed state fails Verify: %v", err)
 			}
 		}
-		if pl, err := parseLog(b, 1, "fuzz.log"); err == nil {
+		if pl, err := parseLog(b, 1, "fuzz.log", opener{}, "c"); err == nil {
 			st := base()
 			for _, r := range pl.records {
 				if err = replay(st, r.payload, r.off); err != nil {
@@ -89,8 +89,8 @@ func FuzzConsumerLogReplay(f *testing.F) {
 		} else {
 			check(nil, err)
 		}
-		framed := appendRecord(logHeader(1), xxhash.New(), 1, logHeaderSize, b)
-		pl, err := parseLog(framed, 1, "fuzz.log")
+		framed := appendRecord(logHeader(1, false), xxhash.New(), 1, logHeaderSize, b)
+		pl, err := parseLog(framed, 1, "fuzz.log", opener{}, "c")
 		if err != nil || len(pl.records) != 1 {
 			t.Fatalf("well-framed record not read back: %v", err)
 		}

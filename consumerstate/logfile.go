@@ -40,11 +40,15 @@ func parseLogName(name string) (uint64, bool) {
 	return gen, logName(gen) == name
 }
 
-// logHeader returns the header of a log for generation gen.
-func logHeader(gen uint64) []byte {
+// logHeader returns the header of a log for generation gen, flagged
+// sealed when its records are.
+func logHeader(gen uint64, sealed bool) []byte {
 	h := make([]byte, logHeaderSize)
 	copy(h, logMagic)
 	h[4] = logVersion
+	if sealed {
+		h[5] = flagSealed
+	}
 	binary.LittleEndian.PutUint64(h[8:], gen)
 	binary.LittleEndian.PutUint64(h[16:], xxhash.Sum64(h[:16]))
 	return h
@@ -92,13 +96,18 @@ type parsedLog struct {
 	// rot or a torn write, not a crash's unsynced tail. The records after
 	// each are kept (records[i].afterDamage).
 	damaged []Damage
+	// opaque: the records are sealed and were read without a key (Check),
+	// checked by their checksums only; their payloads are not operations.
+	opaque bool
 }
 
-// parseLog reads the records of a log of generation gen. A damaged header
-// is corruption. A damaged record followed by a good one is damage: it is
-// skipped and listed, and the good records after it are kept. A damaged
-// record with nothing good after it is a torn tail, reported through end.
-func parseLog(data []byte, gen uint64, path string) (parsedLog, error) {
+// parseLog reads the records of consumer name's log of generation gen. A
+// damaged header is corruption. A damaged record followed by a good one is
+// damage: it is skipped and listed, and the good records after it are
+// kept. A damaged record with nothing good after it is a torn tail,
+// reported through end. A sealed record that does not open is damaged
+// exactly as one whose checksum fails; the payloads returned are opened.
+func parseLog(data []byte, gen uint64, path string, o opener, name string) (parsedLog, error) {
 	if neverSynced(data, gen) {
 		return parsedLog{end: 0}, nil
 	}
@@ -114,20 +123,25 @@ func parseLog(data []byte, gen uint64, path string) (parsedLog, error) {
 	if data[4] != logVersion {
 		return parsedLog{}, corruptf("%s: offset 4: unsupported log version %d", path, data[4])
 	}
-	if data[5]|data[6]|data[7] != 0 {
+	if data[5]&^flagSealed|data[6]|data[7] != 0 {
 		return parsedLog{}, corruptf("%s: offset 5: reserved bytes not zero", path)
+	}
+	sealed := data[5] == flagSealed
+	if ok, why := o.sealedOK(sealed); !ok {
+		return parsedLog{}, corruptf("%s: offset 5: %s", path, why)
 	}
 	if g := binary.LittleEndian.Uint64(data[8:16]); g != gen {
 		return parsedLog{}, corruptf("%s: offset 8: log generation %d, want %d", path, g, gen)
 	}
+	dec := recordDecoder(o, sealed, func(off int64) []byte { return logAD(name, gen, off) })
 	d := xxhash.New()
-	var pl parsedLog
+	pl := parsedLog{opaque: sealed && o.key == nil}
 	off := int64(logHeaderSize)
 	afterDamage := false
 	for off < int64(len(data)) {
-		payload, ok := recordAt(d, data, gen, off)
+		payload, stored, ok := recordAt(d, data, gen, off, dec)
 		if !ok {
-			next, found := nextGoodRecord(d, data, gen, off+1)
+			next, found := nextGoodRecord(d, data, gen, off+1, dec)
 			if !found {
 				break
 			}
@@ -136,7 +150,7 @@ func parseLog(data []byte, gen uint64, path string) (parsedLog, error) {
 			continue
 		}
 		pl.records = append(pl.records, logRecord{off: off, payload: payload, afterDamage: afterDamage})
-		off += recHeaderSize + int64(len(payload))
+		off += recHeaderSize + int64(stored)
 	}
 	pl.end = off
 	return pl, nil
@@ -148,7 +162,8 @@ func parseLog(data []byte, gen uint64, path string) (parsedLog, error) {
 // first synced append makes the header durable along with the record, so
 // such a log never held a durable record.
 func neverSynced(data []byte, gen uint64) bool {
-	if len(data) < logHeaderSize && bytes.Equal(data, logHeader(gen)[:len(data)]) {
+	if len(data) < logHeaderSize && (bytes.Equal(data, logHeader(gen, false)[:len(data)]) ||
+		bytes.Equal(data, logHeader(gen, true)[:len(data)])) {
 		return true
 	}
 	for _, b := range data {
@@ -159,32 +174,40 @@ func neverSynced(data []byte, gen uint64) bool {
 	return true
 }
 
-// recordAt returns the payload of the good record at off, if there is one.
-func recordAt(d *xxhash.Digest, data []byte, gen uint64, off int64) ([]byte, bool) {
+// recordAt returns the content of the good record at off, if there is
+// one, and the length of its stored payload: dec opens a sealed payload
+// (nil: the payload is the content), and a payload that does not open
+// makes the record not good, as a checksum failure does.
+func recordAt(d *xxhash.Digest, data []byte, gen uint64, off int64, dec decoder) (content []byte, stored int, ok bool) {
 	rest := data[off:]
 	if len(rest) < recHeaderSize || string(rest[0:4]) != recMagic {
-		return nil, false
+		return nil, 0, false
 	}
 	n := binary.LittleEndian.Uint32(rest[4:8])
 	if n > maxRecordPayload || int64(n) > int64(len(rest)-recHeaderSize) {
-		return nil, false
+		return nil, 0, false
 	}
 	payload := rest[recHeaderSize : recHeaderSize+int(n)]
 	if recordSum(d, gen, off, rest[0:8], payload) != binary.LittleEndian.Uint64(rest[8:16]) {
-		return nil, false
+		return nil, 0, false
 	}
-	return payload, true
+	if dec != nil {
+		if payload, ok = dec(off, payload); !ok {
+			return nil, 0, false
+		}
+	}
+	return payload, int(n), true
 }
 
 // nextGoodRecord looks for a good record starting at or after from.
-func nextGoodRecord(d *xxhash.Digest, data []byte, gen uint64, from int64) (int64, bool) {
+func nextGoodRecord(d *xxhash.Digest, data []byte, gen uint64, from int64, dec decoder) (int64, bool) {
 	for from < int64(len(data)) {
 		i := bytes.Index(data[from:], []byte(recMagic))
 		if i < 0 {
 			return 0, false
 		}
 		at := from + int64(i)
-		if _, ok := recordAt(d, data, gen, at); ok {
+		if _, _, ok := recordAt(d, data, gen, at, dec); ok {
 			return at, true
 		}
 		from = at + 1

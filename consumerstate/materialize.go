@@ -34,9 +34,21 @@ func (c *Consumer) materializeLocked() error {
 	sb.buf = sb.enc.appendEncoded(sb.buf[:0], &c.mu.state, 1)
 	c.mu.jrnl.take(c.mu.jrnl.buf)
 	c.mu.Unlock()
-	snapSize := int64(len(sb.buf))
+	seal := c.store.seal
+	snap, meta := sb.buf, cfg
+	var err error
+	if seal.on() {
+		sb.sealed, err = seal.sealSnapshot(sb.sealed[:0], sb.buf, c.name)
+		snap = sb.sealed
+		if err == nil {
+			meta, err = seal.sealMeta(c.name, cfg)
+		}
+	}
+	snapSize := int64(len(snap))
 	obs := c.store.dir
-	err := buildConsumerDir(c.fs, obs, c.name, cfg, sb.buf)
+	if err == nil {
+		err = buildConsumerDir(c.fs, obs, c.name, meta, snap, seal.on())
+	}
 	c.store.putSnapBuffer(sb)
 	if err == nil {
 		if err = c.fs.SyncDir(obs); err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/vfs"
 )
 
@@ -35,40 +36,83 @@ func metaSum(cfg []byte) []byte {
 	return []byte(hex.EncodeToString(b[:]))
 }
 
-// checkMeta verifies config bytes against meta.sum contents.
-func checkMeta(dir string, cfg, sum []byte) error {
-	sumPath := filepath.Join(dir, metaSumFile)
-	if len(sum) != metaSumLen {
-		return corruptf("%s: offset 0: %d bytes, want %d hex digits", sumPath, len(sum), metaSumLen)
+// A sealed meta.inf (Options.Key): magic, version, three zero bytes, then
+// the config JSON sealed with the associated data adMeta || those 8 bytes
+// || the consumer's name. meta.sum is the checksum of the stored bytes,
+// sealed or not. Part of the on-disk format (doc.go).
+const (
+	metaSealedMagic   = "JWCM"
+	metaSealedVersion = 1
+	metaSealedHeader  = 8
+)
+
+// sealMeta returns the stored form of consumer name's config: the JSON
+// itself in a plain store.
+func (s *sealer) sealMeta(name string, cfg []byte) ([]byte, error) {
+	if !s.on() {
+		return cfg, nil
 	}
-	if _, err := hex.DecodeString(string(sum)); err != nil {
-		return corruptf("%s: offset 0: not hex: %q", sumPath, sum)
-	}
-	if want := metaSum(cfg); string(want) != string(sum) {
-		return corruptf("%s: offset 0: checksum %s does not match %s (computed %s)",
-			sumPath, sum, filepath.Join(dir, metaFile), want)
-	}
-	if !json.Valid(cfg) {
-		return corruptf("%s: offset 0: config is not valid JSON", filepath.Join(dir, metaFile))
-	}
-	return nil
+	b := make([]byte, metaSealedHeader, metaSealedHeader+len(cfg)+crypt.Overhead)
+	copy(b, metaSealedMagic)
+	b[4] = metaSealedVersion
+	return s.seal(b, cfg, headerAD(adMeta, b[:metaSealedHeader], name))
 }
 
-// writeMeta writes meta.inf and meta.sum (each with the given suffix) and
-// syncs both files, not the directory.
-func writeMeta(fsys vfs.FS, dir string, cfg []byte, suffix string) error {
-	if err := writeFile(fsys, filepath.Join(dir, metaFile+suffix), cfg); err != nil {
+// checkMeta verifies stored config bytes (meta.inf) against meta.sum
+// contents and returns the config, opened through o. Without a key (lax)
+// a sealed meta.inf is checked by its checksum only and the config is nil.
+func checkMeta(dir string, stored, sum []byte, o opener) ([]byte, error) {
+	sumPath, infPath := filepath.Join(dir, metaSumFile), filepath.Join(dir, metaFile)
+	if len(sum) != metaSumLen {
+		return nil, corruptf("%s: offset 0: %d bytes, want %d hex digits", sumPath, len(sum), metaSumLen)
+	}
+	if _, err := hex.DecodeString(string(sum)); err != nil {
+		return nil, corruptf("%s: offset 0: not hex: %q", sumPath, sum)
+	}
+	if want := metaSum(stored); string(want) != string(sum) {
+		return nil, corruptf("%s: offset 0: checksum %s does not match %s (computed %s)",
+			sumPath, sum, infPath, want)
+	}
+	cfg := stored
+	sealed := len(stored) >= metaSealedHeader && string(stored[:4]) == metaSealedMagic
+	if ok, why := o.sealedOK(sealed); !ok {
+		return nil, corruptf("%s: offset 0: %s", infPath, why)
+	}
+	if sealed {
+		if stored[4] != metaSealedVersion || stored[5]|stored[6]|stored[7] != 0 {
+			return nil, corruptf("%s: offset 4: unknown sealed config version %d or reserved bytes set", infPath, stored[4])
+		}
+		if o.key == nil {
+			return nil, nil // lax: checked by the checksum only
+		}
+		var err error
+		cfg, err = o.key.Open(nil, stored[metaSealedHeader:], headerAD(adMeta, stored[:metaSealedHeader], filepath.Base(dir)))
+		if err != nil {
+			return nil, corruptf("%s: offset %d: sealed config does not open (damaged, moved, or another key): %v", infPath, metaSealedHeader, err)
+		}
+	}
+	if !json.Valid(cfg) {
+		return nil, corruptf("%s: offset 0: config is not valid JSON", infPath)
+	}
+	return cfg, nil
+}
+
+// writeMeta writes meta.inf (stored, the config as sealMeta stores it)
+// and meta.sum (each with the given suffix) and syncs both files, not the
+// directory.
+func writeMeta(fsys vfs.FS, dir string, stored []byte, suffix string) error {
+	if err := writeFile(fsys, filepath.Join(dir, metaFile+suffix), stored); err != nil {
 		return err
 	}
-	return writeFile(fsys, filepath.Join(dir, metaSumFile+suffix), metaSum(cfg))
+	return writeFile(fsys, filepath.Join(dir, metaSumFile+suffix), metaSum(stored))
 }
 
 // updateMeta replaces a consumer's config crash-safely: the new pair is
 // written as meta.inf.new and meta.sum.new and made durable, then renamed
 // over the old pair. resolveMeta finishes or undoes an update a crash
-// interrupted.
-func updateMeta(fsys vfs.FS, dir string, cfg []byte) error {
-	if err := writeMeta(fsys, dir, cfg, newSuffix); err != nil {
+// interrupted. stored is the config as sealMeta stores it.
+func updateMeta(fsys vfs.FS, dir string, stored []byte) error {
+	if err := writeMeta(fsys, dir, stored, newSuffix); err != nil {
 		return err
 	}
 	if err := fsys.SyncDir(dir); err != nil {
@@ -94,8 +138,8 @@ type metaPlan struct {
 	removes []string
 }
 
-// resolveMeta reads a consumer's config, taking an interrupted update into
-// account, without changing any file:
+// resolveMeta reads a consumer's config (opened through o), taking an
+// interrupted update into account, without changing any file:
 //
 //   - meta.sum.new matching meta.inf.new: the update was durable before its
 //     renames began; roll forward (both renames).
@@ -103,7 +147,7 @@ type metaPlan struct {
 //     happened; roll forward (rename meta.sum.new).
 //   - otherwise the .new files are leftovers of an update that never
 //     became durable; remove them and keep meta.inf/meta.sum.
-func resolveMeta(fsys vfs.FS, dir string) (metaPlan, error) {
+func resolveMeta(fsys vfs.FS, dir string, o opener) (metaPlan, error) {
 	read := func(name string) ([]byte, bool, error) {
 		b, err := readFile(fsys, filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -130,18 +174,21 @@ func resolveMeta(fsys vfs.FS, dir string) (metaPlan, error) {
 	p := func(name string) string { return filepath.Join(dir, name) }
 	var plan metaPlan
 	if haveSumNew {
-		switch {
-		case haveInfNew && checkMeta(dir, infNew, sumNew) == nil:
-			plan.cfg = infNew
-			plan.renames = [][2]string{
-				{p(metaFile + newSuffix), p(metaFile)},
-				{p(metaSumFile + newSuffix), p(metaSumFile)},
+		if haveInfNew {
+			if cfg, err := checkMeta(dir, infNew, sumNew, o); err == nil {
+				plan.cfg = cfg
+				plan.renames = [][2]string{
+					{p(metaFile + newSuffix), p(metaFile)},
+					{p(metaSumFile + newSuffix), p(metaSumFile)},
+				}
+				return plan, nil
 			}
-			return plan, nil
-		case !haveInfNew && haveInf && checkMeta(dir, inf, sumNew) == nil:
-			plan.cfg = inf
-			plan.renames = [][2]string{{p(metaSumFile + newSuffix), p(metaSumFile)}}
-			return plan, nil
+		} else if haveInf {
+			if cfg, err := checkMeta(dir, inf, sumNew, o); err == nil {
+				plan.cfg = cfg
+				plan.renames = [][2]string{{p(metaSumFile + newSuffix), p(metaSumFile)}}
+				return plan, nil
+			}
 		}
 	}
 	if haveInfNew {
@@ -156,10 +203,11 @@ func resolveMeta(fsys vfs.FS, dir string) (metaPlan, error) {
 	case !haveSum:
 		return metaPlan{}, corruptf("%s: missing", p(metaSumFile))
 	}
-	if err := checkMeta(dir, inf, sum); err != nil {
+	cfg, err := checkMeta(dir, inf, sum, o)
+	if err != nil {
 		return metaPlan{}, err
 	}
-	plan.cfg = inf
+	plan.cfg = cfg
 	return plan, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/vfs"
 )
@@ -87,6 +88,10 @@ type Options struct {
 	// MaxOpenLogs caps the consumer log files the store keeps open, the
 	// ones used last (logcache.go). Zero means DefaultMaxOpenLogs.
 	MaxOpenLogs int
+	// Key, when set, is the data key the store seals everything it writes
+	// with (the stream's: doc.go, "Encryption"), and every file it reads
+	// must be sealed with it. nil: plain files, the format unchanged.
+	Key *crypt.DataKey
 
 	// catalogBytes overrides the size of a new catalogue (tests force
 	// compactions with a small one). Zero: catalogBytes.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/vfs"
 )
 
@@ -31,8 +32,12 @@ type recovered struct {
 // changing it: config (resolving an interrupted update), snapshot, and the
 // log of the snapshot's generation replayed on top. Damage anywhere except
 // a torn log tail is an error wrapping ErrCorrupt naming file and offset.
-func readConsumer(fsys vfs.FS, dir string) (*recovered, error) {
-	plan, err := resolveMeta(fsys, dir)
+//
+// Its files are opened through o (seal.go). Read without a key (o.lax,
+// Check) a sealed consumer is checked by its checksums only: its state
+// is nil and its log records are not replayed.
+func readConsumer(fsys vfs.FS, dir string, o opener) (*recovered, error) {
+	plan, err := resolveMeta(fsys, dir, o)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +50,8 @@ func readConsumer(fsys vfs.FS, dir string) (*recovered, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, gen, err := decodeSnapshot(data)
+	name := filepath.Base(dir)
+	st, gen, err := decodeSnapshot(data, o, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", statePath, err)
 	}
@@ -76,9 +82,12 @@ func readConsumer(fsys vfs.FS, dir string) (*recovered, error) {
 		return nil, err
 	}
 	r.logFound, r.logSize = true, int64(len(logData))
-	r.log, err = parseLog(logData, gen, r.logPath)
+	r.log, err = parseLog(logData, gen, r.logPath, o, name)
 	if err != nil {
 		return nil, err
+	}
+	if st == nil || r.log.opaque {
+		return r, nil // sealed, read without a key: structure only
 	}
 	var prefix *State // the state before the first damaged stretch
 	for _, rec := range r.log.records {
@@ -112,7 +121,7 @@ func readConsumer(fsys vfs.FS, dir string) (*recovered, error) {
 // repair makes the directory match what readConsumer found: finishes or
 // undoes a config update, removes stale files, cuts a torn log tail and
 // creates a missing log. It returns the log open for appending.
-func (r *recovered) repair(fsys vfs.FS, dir string) (vfs.File, Recovery, error) {
+func (r *recovered) repair(fsys vfs.FS, dir string, sealed bool) (vfs.File, Recovery, error) {
 	rec := Recovery{Generation: r.gen, LogFile: r.logPath, LogRecords: len(r.log.records), Damaged: r.log.damaged, SkippedOps: r.skippedOps}
 	if err := r.meta.apply(fsys, dir); err != nil {
 		return nil, rec, err
@@ -125,7 +134,7 @@ func (r *recovered) repair(fsys vfs.FS, dir string) (vfs.File, Recovery, error) 
 		rec.Removed = append(rec.Removed, p)
 	}
 	if !r.logFound || r.log.end < logHeaderSize {
-		f, err := createLog(fsys, r.logPath, r.gen, true)
+		f, err := createLog(fsys, r.logPath, r.gen, true, sealed)
 		if err != nil {
 			return nil, rec, err
 		}
@@ -157,11 +166,11 @@ func (r *recovered) repair(fsys vfs.FS, dir string) (vfs.File, Recovery, error) 
 
 // loadConsumer opens the consumer in dir, repairing what a crash left.
 func loadConsumer(s *Store, name, dir string) (*Consumer, error) {
-	r, err := readConsumer(s.fs, dir)
+	r, err := readConsumer(s.fs, dir, opener{key: s.opts.Key})
 	if err != nil {
 		return nil, err
 	}
-	f, rec, err := r.repair(s.fs, dir)
+	f, rec, err := r.repair(s.fs, dir, s.seal.on())
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +212,21 @@ func newConsumer(s *Store, name, dir string, cfg []byte, st *State, log vfs.File
 // every problem found joined, each wrapping ErrCorrupt (or the I/O error)
 // and naming its file and offset. A torn log tail is not a problem: it is
 // what a crash leaves, and opening the consumer cuts it off.
+//
+// Without a key, the files of encrypted consumer state (Options.Key) are
+// checked by their checksums and structure only; CheckKey opens them too.
 func Check(dir string, fsys vfs.FS) error {
+	return check(dir, fsys, opener{lax: true})
+}
+
+// CheckKey is Check with the stream's data key: every sealed value is
+// opened and the state checked as Load would, and a value that does not
+// open is reported as damage. With a nil key it is Check.
+func CheckKey(dir string, fsys vfs.FS, key *crypt.DataKey) error {
+	return check(dir, fsys, opener{key: key, lax: key == nil})
+}
+
+func check(dir string, fsys vfs.FS, o opener) error {
 	if fsys == nil {
 		fsys = vfs.Default
 	}
@@ -213,11 +236,11 @@ func Check(dir string, fsys vfs.FS) error {
 	}
 	for _, n := range names {
 		if n == metaFile || n == stateFile {
-			return checkOne(fsys, dir)
+			return checkOne(fsys, dir, o)
 		}
 	}
 	var errs []error
-	if err := checkCatalog(fsys, dir); err != nil {
+	if err := checkCatalog(fsys, dir, o); err != nil {
 		errs = append(errs, err)
 	}
 	for _, n := range names {
@@ -233,7 +256,7 @@ func Check(dir string, fsys vfs.FS) error {
 		if !fi.IsDir {
 			continue
 		}
-		if err := checkOne(fsys, p); err != nil {
+		if err := checkOne(fsys, p, o); err != nil {
 			errs = append(errs, fmt.Errorf("consumer %s: %w", n, err))
 		}
 	}
@@ -243,8 +266,8 @@ func Check(dir string, fsys vfs.FS) error {
 // checkOne checks one consumer directory: a damaged stretch that good
 // records follow is a problem even though opening the consumer salvages
 // around it.
-func checkOne(fsys vfs.FS, dir string) error {
-	r, err := readConsumer(fsys, dir)
+func checkOne(fsys vfs.FS, dir string, o opener) error {
+	r, err := readConsumer(fsys, dir, o)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ type Store struct {
 	dir  string
 	opts Options // with defaults filled in
 	fs   vfs.FS
+	seal *sealer // Options.Key's (seal.go)
 
 	dirMu sync.Mutex
 	cat   catalog // guarded by dirMu
@@ -58,8 +59,9 @@ type Store struct {
 
 // snapBuffer is scratch space for writing one snapshot.
 type snapBuffer struct {
-	enc encoder
-	buf []byte
+	enc    encoder
+	buf    []byte
+	sealed []byte // buf sealed (Options.Key)
 }
 
 func (s *Store) getSnapBuffer() *snapBuffer {
@@ -79,7 +81,7 @@ func Open(obsDir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	s := &Store{dir: obsDir, opts: opts, fs: opts.FS}
+	s := &Store{dir: obsDir, opts: opts, fs: opts.FS, seal: &sealer{key: opts.Key}}
 	s.logs.max = opts.MaxOpenLogs
 	s.mu.consumers = make(map[string]*Consumer)
 	s.mu.inflight = make(map[*Consumer]int)

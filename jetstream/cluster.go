@@ -238,10 +238,11 @@ func (js *JetStream) applyStream(a streamAssignment) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	rep, err := js.cl.c.OpenStream(cfg.Name, a.Peers, wal.Options{
-		FS:       js.cfg.FS,
-		Limits:   storeLimits(&cfg),
-		Compress: cfg.Compression == api.S2Compression,
-		Metrics:  &js.walMetrics,
+		FS:         js.cfg.FS,
+		Encryption: js.cfg.Encryption,
+		Limits:     storeLimits(&cfg),
+		Compress:   cfg.Compression == api.S2Compression,
+		Metrics:    &js.walMetrics,
 	}, func(lead bool) {
 		if lead {
 			js.activate(h)

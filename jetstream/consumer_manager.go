@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/consumerstate"
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/server"
@@ -164,9 +165,10 @@ func (c *consumer) matchesFast(subj string) bool {
 }
 
 // consumerStoreOptions gives the consumer state the streams' sync policy
-// (one type, durable.Policy, for both).
-func (js *JetStream) consumerStoreOptions() consumerstate.Options {
-	return consumerstate.Options{FS: js.cfg.FS, Sync: durable.Policy{Mode: js.cfg.Sync, Interval: js.cfg.SyncInterval}}
+// (one type, durable.Policy, for both) and the stream's data key, nil for
+// a plain stream (doc.go: one data key per stream).
+func (js *JetStream) consumerStoreOptions(dk *crypt.DataKey) consumerstate.Options {
+	return consumerstate.Options{FS: js.cfg.FS, Sync: durable.Policy{Mode: js.cfg.Sync, Interval: js.cfg.SyncInterval}, Key: dk}
 }
 
 // consumerMeta is what meta.inf of a durable consumer holds.
@@ -184,7 +186,7 @@ func (s *stream) openObs() error {
 	if s.dir == "" {
 		return nil
 	}
-	st, err := consumerstate.Open(filepath.Join(s.dir, obsDir), s.js.consumerStoreOptions())
+	st, err := consumerstate.Open(filepath.Join(s.dir, obsDir), s.js.consumerStoreOptions(s.files.dk))
 	if err != nil {
 		return fmt.Errorf("jetstream: stream %s: %w", s.name, err)
 	}

@@ -78,7 +78,7 @@ func (s *stream) saveDedupeIfDue(now time.Time) {
 	}
 	// Held under pmu: completions wait, so no entry turns from pending to
 	// stored while the file is encoded.
-	if err := saveDedupe(s.js.cfg.FS, s.dir, d, last); err != nil {
+	if err := saveDedupe(s.js.cfg.FS, s.dir, s.files, d, last); err != nil {
 		s.js.log.Warn("saving the duplicate window", "stream", s.name, "error", err)
 		return
 	}
@@ -114,12 +114,12 @@ func decodeDedupe(b []byte, d *dedupe) (uint64, error) {
 }
 
 // saveDedupe writes the window at a clean close (temp file, fsync, rename).
-func saveDedupe(fsys vfs.FS, dir string, d *dedupe, covered uint64) error {
-	return saveSidecar(fsys, dir, dedupeFile, encodeDedupe(d, covered))
+func saveDedupe(fsys vfs.FS, dir string, fk fileSeal, d *dedupe, covered uint64) error {
+	return saveSidecar(fsys, dir, dedupeFile, sealDedupe, fk, encodeDedupe(d, covered))
 }
 
 // loadDedupe reads dedupe.dat into d. ok is false when there is no usable
 // file (none, or damaged: then err says why and the caller rescans).
-func loadDedupe(fsys vfs.FS, dir string, d *dedupe) (covered uint64, ok bool, err error) {
-	return loadSidecar(fsys, dir, dedupeFile, func(b []byte) (uint64, error) { return decodeDedupe(b, d) })
+func loadDedupe(fsys vfs.FS, dir string, fk fileSeal, d *dedupe) (covered uint64, ok bool, err error) {
+	return loadSidecar(fsys, dir, dedupeFile, sealDedupe, fk, func(b []byte) (uint64, error) { return decodeDedupe(b, d) })
 }

@@ -18,7 +18,9 @@
 //     api_direct.go (DIRECT.GET; api_direct_batch.go its batched and
 //     multi_last forms) the handlers; api_level.go refuses
 //     requests that need a newer API level (Nats-Required-Api-Level).
-//   - meta.go: meta.inf / meta.sum persistence (the layout is drawn there).
+//   - meta.go: meta.inf / meta.sum persistence (the layout is drawn there);
+//     sealed_file.go the sealed form of meta.inf, dedupe.dat and ttl.dat
+//     in an encrypted stream (see "Encryption at rest").
 //   - validate/ (a leaf: api and subject only): the config rules of
 //     streams and consumers, their defaults, pedantic mode, mirrors and
 //     sources, markers, priority groups; stream_limits.go turns a checked
@@ -130,6 +132,70 @@
 // answered at once with "duplicate": true; a duplicate of one still in
 // flight is answered when the original's append completes. After a restart
 // the table is rebuilt by scanning the messages inside the window.
+//
+// # Encryption at rest
+//
+// With Config.Encryption (a key; nats-server's `jetstream { key, cipher,
+// prev_key }`) a file stream is created encrypted, and every file in its
+// directory is encrypted and authenticated with one data key per stream:
+//
+//	msgs/key.jwk         the stream's random data key, wrapped by the
+//	                     configured key (package crypt's key file)
+//	msgs/*.seg, index    records and checkpoint subjects sealed (wal)
+//	meta.inf             the config JSON sealed whole (sealed_file.go)
+//	meta.sum             the checksum of meta.inf's stored (sealed) bytes
+//	dedupe.dat, ttl.dat  the sidecar frame sealed whole (sealed_file.go)
+//	obs/                 consumer configs, states, logs and the catalogue
+//	                     sealed (consumerstate, Options.Key)
+//
+// Which key: the store's. The wal store already draws the data key and
+// keeps it wrapped in msgs/key.jwk; jetstream seals its own files and the
+// consumer state with that same key (wal.Store.DataKey), each file kind
+// under associated data of its own, so a stream has one key file, one data
+// key, one thing to rewrap when the configured key rotates (the store
+// rewraps it at open with prev_key), and a wrong key is one check. A
+// second key file of jetstream's own would double that for no gain.
+//
+// Order of loading: meta.inf holds the store's options, so it is read
+// before the store opens. openStream therefore reads msgs/key.jwk first
+// (wal.ReadKey, which changes nothing), opens meta.inf with the data key,
+// then opens the store with the configured key (which rewraps the key file
+// if it opened with prev_key). A new stream's key file is written into its
+// hidden directory with meta.inf and synced with it (writeNewMeta), so the
+// stream appears with its key, and a restore does the same in its hidden
+// directory. Memory streams write nothing; replicated streams pass the key
+// to their group's stores (cluster.go).
+//
+// Whether a stream is encrypted is decided when it is created, from its
+// directory afterwards: a key file means every file of it is sealed (a
+// plain meta.inf, sidecar or consumer file beside a key file is refused,
+// as a sealed one without a key file is). A stream created without a key
+// stays plain when a key is configured later (a warning says so; its store
+// is then opened without the key, so it never draws one of its own), as
+// the wal store does with plain segments (nats-server converts such a
+// stream; jetwal does not yet).
+//
+// A key that does not open a stream's key file (another key, or none
+// configured) refuses the stream before anything in its directory is read
+// or repaired: the load error (LoadErrors) names the stream and says the
+// key does not match, nothing is removed, quarantined or rewritten, and a
+// create of the same name is refused; starting with the right key (or it
+// as prev_key) brings the stream back whole. A sealed file that does not
+// open under the right key is damage: a stream's meta.inf refuses the
+// stream (ErrMetaCorrupt, naming the file), a consumer's files refuse the
+// consumer (consumerstate.ErrCorrupt, naming file and offset), a sidecar
+// is not used and its state is rebuilt from the messages. Nothing that
+// does not open is ever served.
+//
+// What stays clear: file and directory names (the stream's and consumers'
+// names, as nats-server's layout has them), the sizes of files and
+// records, and in the wal and consumer state the clear fields their
+// doc.go files list (sequences, timestamps, lengths, generations). The
+// store lock's holder file (the pid) is not a stream's. A snapshot
+// (STREAM.SNAPSHOT) leaves the server in the clear, as nats-server's does:
+// the archive is the stream's content for the client to keep; restoring
+// it on an encrypted server makes an encrypted stream under that server's
+// key.
 //
 // # API requests
 //

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/vfs"
@@ -59,6 +60,13 @@ type Config struct {
 	// Cluster, when set, makes this JetStream one server of clustered
 	// JetStream (cluster.go); nil means a single server.
 	Cluster Cluster
+	// Encryption is the configured key (nats-server's `jetstream { key,
+	// cipher, prev_key }`): file streams created with a key store every
+	// file in their directory encrypted and authenticated (doc.go,
+	// "Encryption at rest"). The zero value stores in the clear. A stream
+	// whose key file the key does not open is not loaded (LoadErrors) and
+	// left as it is.
+	Encryption crypt.Config
 
 	waits waits // fixed timeouts; tests shorten them (waits.go)
 	// staged bounds the bytes of uncommitted atomic batches; tests lower
@@ -76,6 +84,9 @@ func (c Config) Validate() error {
 	}
 	if c.Domain != "" && !ValidDomain(c.Domain) {
 		return fmt.Errorf("jetstream: config: invalid domain %q: want one subject token of letters, digits, '-' or '_'", c.Domain)
+	}
+	if err := c.Encryption.Validate(); err != nil {
+		return fmt.Errorf("jetstream: config: %w", err)
 	}
 	if c.Account != "" && (strings.ContainsAny(c.Account, "/\\\x00") || c.Account == "." || c.Account == "..") {
 		return fmt.Errorf("jetstream: config: account %q cannot name a directory", c.Account)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/vfs"
+	"github.com/jetwal/jetwal/wal"
 )
 
 // Stream directory layout, as nats-server lays it out:
@@ -25,7 +26,10 @@ import (
 //	    obs/        consumer state, one directory per consumer
 //
 // meta.sum is jetwal's own checksum (nats-server uses HighwayHash); the
-// directory shape and meta.inf's JSON match nats-server's.
+// directory shape and meta.inf's JSON match nats-server's. In an encrypted
+// stream (msgs/key.jwk present) meta.inf holds that JSON sealed
+// (sealed_file.go) and meta.sum the checksum of the sealed bytes; dedupe.dat
+// and ttl.dat sit beside them (dedupe_file.go, ttl_file.go).
 //
 // Updating the metadata writes meta.inf.tmp and meta.sum.tmp, syncs both,
 // renames meta.inf.tmp over meta.inf, then meta.sum.tmp over meta.sum, then
@@ -115,9 +119,10 @@ func readFile(fs vfs.FS, name string) ([]byte, error) {
 	return b, nil
 }
 
-// writeMeta durably replaces dir's meta.inf and meta.sum.
-func writeMeta(fs vfs.FS, dir string, m *streamMeta) error {
-	b, err := encodeMeta(dir, m)
+// writeMeta durably replaces dir's meta.inf and meta.sum, meta.inf sealed
+// by fk (sealed_file.go).
+func writeMeta(fs vfs.FS, dir string, m *streamMeta, fk fileSeal) error {
+	b, err := encodeMeta(dir, m, fk)
 	if err != nil {
 		return err
 	}
@@ -140,20 +145,26 @@ func writeMeta(fs vfs.FS, dir string, m *streamMeta) error {
 	return nil
 }
 
-func encodeMeta(dir string, m *streamMeta) ([]byte, error) {
+// encodeMeta returns meta.inf's bytes: the JSON, sealed by fk.
+func encodeMeta(dir string, m *streamMeta, fk fileSeal) ([]byte, error) {
 	b, err := json.Marshal(m)
+	if err == nil {
+		b, err = fk.seal(sealMeta, b)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", filepath.Join(dir, metaFile), err)
 	}
 	return b, nil
 }
 
-// writeNewMeta writes meta.inf and meta.sum into dir, a directory being
-// built under a hidden name, whose rename will make it appear: under their
-// own names at once, then the two files and dir synced together
-// (vfs.SyncAll), as a rename of the whole directory needs.
-func writeNewMeta(fs vfs.FS, dir string, m *streamMeta) error {
-	b, err := encodeMeta(dir, m)
+// writeNewMeta writes meta.inf (sealed by fk) and meta.sum into dir, a
+// directory being built under a hidden name, whose rename will make it
+// appear: under their own names at once, then the files and dir synced
+// together (vfs.SyncAll), as a rename of the whole directory needs. An
+// encrypted stream's key file (keyFile, the wrapped data key) is written
+// into dir/msgs with them, so the stream appears with its key.
+func writeNewMeta(fs vfs.FS, dir string, m *streamMeta, fk fileSeal, keyFile []byte) error {
+	b, err := encodeMeta(dir, m, fk)
 	if err != nil {
 		return err
 	}
@@ -163,10 +174,17 @@ func writeNewMeta(fs vfs.FS, dir string, m *streamMeta) error {
 			f.Close()
 		}
 	}()
-	for _, w := range []struct {
+	type write struct {
 		name string
 		data []byte
-	}{{metaFile, b}, {sumFile, []byte(checksum(b))}} {
+	}
+	writes := []write{{metaFile, b}, {sumFile, []byte(checksum(b))}}
+	dirs := []string{dir}
+	if keyFile != nil {
+		writes = append(writes, write{filepath.Join(msgsDir, wal.KeyFileName), keyFile})
+		dirs = append(dirs, filepath.Join(dir, msgsDir))
+	}
+	for _, w := range writes {
 		path := filepath.Join(dir, w.name)
 		f, err := fs.Create(path)
 		if err != nil {
@@ -177,16 +195,17 @@ func writeNewMeta(fs vfs.FS, dir string, m *streamMeta) error {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 	}
-	if err := vfs.SyncAll(fs, files, []string{dir}); err != nil {
+	if err := vfs.SyncAll(fs, files, dirs); err != nil {
 		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
 }
 
-// readMeta loads and verifies dir's meta.inf, finishing an interrupted
-// update (see the layout comment). Every verification failure wraps
-// ErrMetaCorrupt and names the file.
-func readMeta(fs vfs.FS, dir string) (*streamMeta, error) {
+// readMeta loads and verifies dir's meta.inf, opening it with fk (sealed
+// in an encrypted stream), finishing an interrupted update (see the layout
+// comment). Every verification failure wraps ErrMetaCorrupt and names the
+// file.
+func readMeta(fs vfs.FS, dir string, fk fileSeal) (*streamMeta, error) {
 	inf, sum := filepath.Join(dir, metaFile), filepath.Join(dir, sumFile)
 	b, err := readFile(fs, inf)
 	if err != nil {
@@ -224,6 +243,10 @@ func readMeta(fs vfs.FS, dir string) (*streamMeta, error) {
 				return nil, fmt.Errorf("remove %s: %w", n, err)
 			}
 		}
+	}
+	b, err = fk.open(sealMeta, b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrMetaCorrupt, inf, err)
 	}
 	var m streamMeta
 	if err := json.Unmarshal(b, &m); err != nil {

@@ -28,10 +28,10 @@ func TestMetaRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := testMeta(t, "ORDERS", 7)
-	if err := writeMeta(fs, dir, m); err != nil {
+	if err := writeMeta(fs, dir, m, fileSeal{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := readMeta(fs, dir)
+	got, err := readMeta(fs, dir, fileSeal{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,18 +71,18 @@ func TestMetaDamageIsReported(t *testing.T) {
 		}, "invalid character"},
 		{"wrong name", func(fs vfs.FS, dir string) {
 			m := testMeta(t, "OTHER", 0)
-			writeMeta(fs, dir, m)
+			writeMeta(fs, dir, m, fileSeal{})
 		}, "does not match its directory"},
 	}
 	for _, c := range cases {
 		fs := vfs.NewMemFS()
 		dir := "/s/ORDERS"
 		fs.MkdirAll(dir, dirPerm)
-		if err := writeMeta(fs, dir, testMeta(t, "ORDERS", 0)); err != nil {
+		if err := writeMeta(fs, dir, testMeta(t, "ORDERS", 0), fileSeal{}); err != nil {
 			t.Fatal(err)
 		}
 		c.damage(fs, dir)
-		_, err := readMeta(fs, dir)
+		_, err := readMeta(fs, dir, fileSeal{})
 		if !errors.Is(err, ErrMetaCorrupt) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), dir) {
 			t.Errorf("%s: got %v", c.name, err)
 		}
@@ -99,15 +99,15 @@ func TestMetaUpdateCrash(t *testing.T) {
 		mem.MkdirAll(dir, dirPerm)
 		mem.SyncDir("/")
 		mem.SyncDir("/s")
-		if err := writeMeta(mem, dir, testMeta(t, "ORDERS", 1)); err != nil {
+		if err := writeMeta(mem, dir, testMeta(t, "ORDERS", 1), fileSeal{}); err != nil {
 			t.Fatal(err)
 		}
 		// Perform only the first after mutating operations: the machine
 		// stops there.
 		stop := &stopAfter{FS: mem, left: after}
-		err := writeMeta(stop, dir, testMeta(t, "ORDERS", 2))
+		err := writeMeta(stop, dir, testMeta(t, "ORDERS", 2), fileSeal{})
 		crashed := mem.CrashClone()
-		got, rerr := readMeta(crashed, dir)
+		got, rerr := readMeta(crashed, dir, fileSeal{})
 		if rerr != nil {
 			t.Fatalf("stop after %d ops: %v", after, rerr)
 		}
@@ -115,13 +115,13 @@ func TestMetaUpdateCrash(t *testing.T) {
 			t.Fatalf("stop after %d ops: max msgs %d", after, got.MaxMsgs)
 		}
 		// A second read (after readMeta's own repair) agrees.
-		again, rerr := readMeta(crashed, dir)
+		again, rerr := readMeta(crashed, dir, fileSeal{})
 		if rerr != nil || again.MaxMsgs != got.MaxMsgs {
 			t.Fatalf("stop after %d ops: second read %v %v", after, again, rerr)
 		}
 		// A process crash (no power loss) keeps every completed operation,
 		// including a rename the power cut would have lost.
-		live, rerr := readMeta(mem, dir)
+		live, rerr := readMeta(mem, dir, fileSeal{})
 		if rerr != nil || (live.MaxMsgs != 1 && live.MaxMsgs != 2) {
 			t.Fatalf("stop after %d ops, live view: %v %v", after, live, rerr)
 		}

@@ -23,7 +23,10 @@ import (
 //	end 8  xxhash64 of everything before
 //
 // It is replaced whole (temp file, fsync, rename, directory fsync), so a
-// crash leaves the old file or the new one, never a mix.
+// crash leaves the old file or the new one, never a mix. In an encrypted
+// stream the whole frame is stored sealed (sealed_file.go); a sidecar that
+// does not open is damaged like one whose checksum fails: the stream
+// rebuilds what it held from its messages.
 const sidecarHeader = 16
 
 // newSidecar starts a file of kind magic; entries are appended to it.
@@ -54,9 +57,13 @@ func openSidecar(b []byte, magic string, damaged error) (body []byte, covered ui
 	return body, binary.LittleEndian.Uint64(body[4:]), int(binary.LittleEndian.Uint32(body[12:])), nil
 }
 
-// saveSidecar replaces dir/name with b.
-func saveSidecar(fsys vfs.FS, dir, name string, b []byte) error {
+// saveSidecar replaces dir/name with b, sealed by fk as a file of kind.
+func saveSidecar(fsys vfs.FS, dir, name string, kind byte, fk fileSeal, b []byte) error {
 	path := filepath.Join(dir, name)
+	b, err := fk.seal(kind, b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	if err := writeFileSync(fsys, path+tmpSuffix, b); err != nil {
 		return err
 	}
@@ -66,14 +73,18 @@ func saveSidecar(fsys vfs.FS, dir, name string, b []byte) error {
 	return fsys.SyncDir(dir)
 }
 
-// loadSidecar reads dir/name and hands it to decode. ok is false when there
-// is no usable file: none (err nil), or one decode refused (err names the
+// loadSidecar reads dir/name, opens it with fk as a file of kind and hands
+// its content to decode. ok is false when there is no usable file: none
+// (err nil), or one that does not open or decode refused (err names the
 // file and says why; the caller rebuilds from the messages).
-func loadSidecar(fsys vfs.FS, dir, name string, decode func([]byte) (uint64, error)) (covered uint64, ok bool, err error) {
+func loadSidecar(fsys vfs.FS, dir, name string, kind byte, fk fileSeal, decode func([]byte) (uint64, error)) (covered uint64, ok bool, err error) {
 	path := filepath.Join(dir, name)
 	b, err := readFile(fsys, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
+	}
+	if err == nil {
+		b, err = fk.open(kind, b)
 	}
 	if err == nil {
 		covered, err = decode(b)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/consumerstate"
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/store"
@@ -24,6 +25,9 @@ type restoreBuilder struct {
 	js  *JetStream
 	cfg api.StreamConfig
 	tmp string // the hidden directory; "" until the header arrived
+	// files seals the stream's files when the server has a key: the data
+	// key the builder drew, in msgs/key.jwk.
+	files fileSeal
 
 	st   *wal.Store
 	hdr  archiveHeader
@@ -71,10 +75,30 @@ func (b *restoreBuilder) header(h *archiveHeader) error {
 	if created.IsZero() {
 		created = time.Now()
 	}
-	if err := writeMeta(fs, tmp, &streamMeta{Created: created.UTC(), StreamConfig: b.cfg}); err != nil {
+	// An encrypted server restores into an encrypted stream: its key file
+	// first, so that meta.inf is sealed and the store opens with it.
+	fk, keyFile, err := b.js.newStreamKey(b.cfg.Name)
+	if err != nil {
 		return err
 	}
+	if keyFile != nil {
+		if err := writeFileSync(fs, filepath.Join(tmp, msgsDir, wal.KeyFileName), keyFile); err != nil {
+			return err
+		}
+		if err := fs.SyncDir(filepath.Join(tmp, msgsDir)); err != nil {
+			return fmt.Errorf("sync dir %s: %w", filepath.Join(tmp, msgsDir), err)
+		}
+	}
+	b.files = fk
+	if err := writeMeta(fs, tmp, &streamMeta{Created: created.UTC(), StreamConfig: b.cfg}, fk); err != nil {
+		return err
+	}
+	var enc crypt.Config
+	if fk.encrypted() {
+		enc = b.js.cfg.Encryption
+	}
 	st, err := wal.Open(filepath.Join(tmp, msgsDir), wal.Options{
+		Encryption:   enc,
 		FS:           fs,
 		Sync:         b.js.cfg.Sync,
 		SyncInterval: b.js.cfg.SyncInterval,
@@ -181,7 +205,7 @@ func (b *restoreBuilder) complete() error {
 	if len(b.cons) == 0 {
 		return nil
 	}
-	obs, err := consumerstate.Open(filepath.Join(b.tmp, obsDir), b.js.consumerStoreOptions())
+	obs, err := consumerstate.Open(filepath.Join(b.tmp, obsDir), b.js.consumerStoreOptions(b.files.dk))
 	if err != nil {
 		return fmt.Errorf("open restored consumers: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/store"
+	"github.com/jetwal/jetwal/wal"
 )
 
 // stream is one JetStream stream: its config, its store and the state the
@@ -30,7 +31,8 @@ import (
 type stream struct {
 	js       *JetStream
 	name     string
-	dir      string // "" for memory streams
+	dir      string   // "" for memory streams
+	files    fileSeal // seals the files in dir: the store's data key (sealed_file.go)
 	store    store.StreamStore
 	created  time.Time
 	ackPre   []byte // {"stream":"<name>","seq":
@@ -96,6 +98,11 @@ func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir strin
 		ackPre:  api.PubAckPrefix(name, js.cfg.Domain),
 		dedup:   newDedupe(int64(cfg.Duplicates)),
 	}
+	if w, ok := st.(*wal.Store); ok && dir != "" && w.DataKey() != nil {
+		// An encrypted stream's own files are sealed with its store's
+		// data key (doc.go).
+		s.files = fileSeal{dk: w.DataKey(), stream: cfg.Name}
+	}
 	s.onAppend = s.onAppended
 	s.sched.onDue = func() { s.fireSchedules(time.Now()) } // schedule.go
 	s.exp.pass = s.expiryPass                              // ttl.go
@@ -131,7 +138,7 @@ func (s *stream) recover(now time.Time) error {
 	window := s.cfg.Duplicates
 	dedupFrom := s.store.SeqForTime(now.Add(-window))
 	if s.dir != "" {
-		covered, ok, err := loadDedupe(s.js.cfg.FS, s.dir, s.dedup)
+		covered, ok, err := loadDedupe(s.js.cfg.FS, s.dir, s.files, s.dedup)
 		switch {
 		case err != nil:
 			s.js.log.Warn("duplicate window file not used; reading the window from the messages", "stream", s.name, "error", err)
@@ -149,7 +156,7 @@ func (s *stream) recover(now time.Time) error {
 	if s.cfg.AllowMsgTTL {
 		ttlFrom = st.FirstSeq
 		if s.dir != "" {
-			covered, ok, err := loadTTLs(s.js.cfg.FS, s.dir, &s.ttls)
+			covered, ok, err := loadTTLs(s.js.cfg.FS, s.dir, s.files, &s.ttls)
 			switch {
 			case err != nil:
 				s.js.log.Warn("per-message TTL file not used; reading the TTLs from the messages", "stream", s.name, "error", err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/memstore"
@@ -75,7 +76,19 @@ func (js *JetStream) reportLoadError(err error) {
 
 // openStream loads one file stream from its directory.
 func (js *JetStream) openStream(dir string, now time.Time) (*stream, error) {
-	m, err := readMeta(js.cfg.FS, dir)
+	// An encrypted stream's key file is opened first: meta.inf is sealed
+	// with the data key it holds, and the store's options come from
+	// meta.inf. A key that does not open it refuses the stream before
+	// anything in its directory is read or repaired.
+	name := filepath.Base(dir)
+	dk, err := wal.ReadKey(js.cfg.FS, filepath.Join(dir, msgsDir), js.cfg.Encryption)
+	if err != nil {
+		if errors.Is(err, wal.ErrKeyMismatch) {
+			return nil, fmt.Errorf("jetstream: stream %s: the encryption key does not match; the stream is not loaded and its files are left as they are (start with the key it was written with, or that key as prev_key): %w", name, err)
+		}
+		return nil, fmt.Errorf("jetstream: stream %s: %w", name, err)
+	}
+	m, err := readMeta(js.cfg.FS, dir, fileSeal{dk: dk, stream: name})
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: stream %s: %w", dir, err)
 	}
@@ -86,7 +99,10 @@ func (js *JetStream) openStream(dir string, now time.Time) (*stream, error) {
 	if cfg.Storage != api.FileStorage {
 		return nil, fmt.Errorf("jetstream: %w: %s: storage %s in a file stream directory", ErrMetaCorrupt, filepath.Join(dir, metaFile), cfg.Storage)
 	}
-	st, err := js.openWAL(dir, &cfg)
+	if dk == nil && js.cfg.Encryption.Enabled() {
+		js.log.Warn("stream stored in the clear although an encryption key is configured: it was created without one", "stream", name)
+	}
+	st, err := js.openWAL(dir, &cfg, dk != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -98,9 +114,18 @@ func (js *JetStream) openStream(dir string, now time.Time) (*stream, error) {
 	return s, nil
 }
 
-func (js *JetStream) openWAL(dir string, cfg *api.StreamConfig) (*wal.Store, error) {
+// openWAL opens a file stream's store; encrypted says whether the stream
+// has a key file (it was created with a key). A stream without one is
+// opened with no key, so that the store never draws a key of its own for
+// a stream whose other files are plain.
+func (js *JetStream) openWAL(dir string, cfg *api.StreamConfig, encrypted bool) (*wal.Store, error) {
 	msgs := filepath.Join(dir, msgsDir)
+	var enc crypt.Config
+	if encrypted {
+		enc = js.cfg.Encryption
+	}
 	st, err := wal.Open(msgs, wal.Options{
+		Encryption:   enc,
 		FS:           js.cfg.FS,
 		Sync:         js.cfg.Sync,
 		SyncInterval: js.cfg.SyncInterval,
@@ -218,7 +243,7 @@ func (js *JetStream) createStream(cfg api.StreamConfig) (s *stream, created bool
 			js.log.Error("stream create failed", "stream", cfg.Name, "error", err)
 			return nil, false, api.Errorf(api.ErrStreamCreate, "creating stream directory: %v", err)
 		}
-		ws, err := js.openWAL(dir, &cfg)
+		ws, err := js.openWAL(dir, &cfg, js.cfg.Encryption.Enabled())
 		if err != nil {
 			js.log.Error("stream create failed", "stream", cfg.Name, "error", err)
 			_ = js.removeStreamDir(dir)
@@ -278,7 +303,11 @@ func (js *JetStream) makeStreamDir(cfg *api.StreamConfig, created time.Time) (st
 			return "", fmt.Errorf("create %s: %w", d, err)
 		}
 	}
-	if err := writeNewMeta(fs, tmp, &streamMeta{Created: created, StreamConfig: *cfg}); err != nil {
+	fk, keyFile, err := js.newStreamKey(cfg.Name)
+	if err != nil {
+		return "", err
+	}
+	if err := writeNewMeta(fs, tmp, &streamMeta{Created: created, StreamConfig: *cfg}, fk, keyFile); err != nil {
 		return "", err
 	}
 	if err := fs.Rename(tmp, final); err != nil {
@@ -288,6 +317,27 @@ func (js *JetStream) makeStreamDir(cfg *api.StreamConfig, created time.Time) (st
 		return "", fmt.Errorf("sync dir %s: %w", root, err)
 	}
 	return final, nil
+}
+
+// newStreamKey draws the data key of a new file stream when a key is
+// configured: it returns the stream's fileSeal and its key file's bytes
+// (the data key wrapped by the configured key), for the caller to write
+// into the new directory's msgs/ before the store first opens it. Without
+// a key both are zero: the stream is plain.
+func (js *JetStream) newStreamKey(name string) (fileSeal, []byte, error) {
+	enc := js.cfg.Encryption
+	if !enc.Enabled() {
+		return fileSeal{}, nil, nil
+	}
+	dk, err := enc.NewKey()
+	if err != nil {
+		return fileSeal{}, nil, err
+	}
+	b, err := crypt.MarshalKey(dk, enc.Key)
+	if err != nil {
+		return fileSeal{}, nil, err
+	}
+	return fileSeal{dk: dk, stream: name}, b, nil
 }
 
 // hiddenName is the name a stream directory has while it is being made or
@@ -409,7 +459,7 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 		}
 	}
 	if s.dir != "" {
-		if err := writeMeta(js.cfg.FS, s.dir, &streamMeta{Created: s.created, StreamConfig: cfg}); err != nil {
+		if err := writeMeta(js.cfg.FS, s.dir, &streamMeta{Created: s.created, StreamConfig: cfg}, s.files); err != nil {
 			// The old config stays in force; the tighter limits already
 			// applied are harmless and go back to the old ones on restart.
 			_ = s.store.UpdateLimits(storeLimits(&old))
@@ -486,11 +536,11 @@ func (s *stream) close() error {
 		// an idle stream's close writes and fsyncs nothing here.
 		if d := s.dedup; d.added || d.savedSeq != last || d.saved.IsZero() {
 			d.expire(time.Now().UnixNano())
-			err = saveDedupe(s.js.cfg.FS, s.dir, d, last)
+			err = saveDedupe(s.js.cfg.FS, s.dir, s.files, d, last)
 		}
 		var terr error
 		if s.config().AllowMsgTTL || len(s.ttls) > 0 {
-			terr = saveTTLs(s.js.cfg.FS, s.dir, s.ttls, last)
+			terr = saveTTLs(s.js.cfg.FS, s.dir, s.files, s.ttls, last)
 		}
 		s.pmu.Unlock()
 		if err != nil {

@@ -122,7 +122,7 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 		}
 	}
 	if s.dir != "" && s.cons.obs == nil {
-		st, err := consumerstate.Open(s.dir+"/"+obsDir, s.js.consumerStoreOptions())
+		st, err := consumerstate.Open(s.dir+"/"+obsDir, s.js.consumerStoreOptions(s.files.dk))
 		if err != nil {
 			return nil, nil, api.Errorf(api.ErrConsumerCreate, "opening consumer store: %v", err)
 		}

@@ -51,13 +51,13 @@ func decodeTTLs(b []byte, h *ttlHeap) (uint64, error) {
 }
 
 // saveTTLs writes the heap (temp file, fsync, rename).
-func saveTTLs(fsys vfs.FS, dir string, h ttlHeap, covered uint64) error {
-	return saveSidecar(fsys, dir, ttlFile, encodeTTLs(h, covered))
+func saveTTLs(fsys vfs.FS, dir string, fk fileSeal, h ttlHeap, covered uint64) error {
+	return saveSidecar(fsys, dir, ttlFile, sealTTL, fk, encodeTTLs(h, covered))
 }
 
 // loadTTLs reads ttl.dat into h; ok is false without a usable file.
-func loadTTLs(fsys vfs.FS, dir string, h *ttlHeap) (covered uint64, ok bool, err error) {
-	covered, ok, err = loadSidecar(fsys, dir, ttlFile, func(b []byte) (uint64, error) { return decodeTTLs(b, h) })
+func loadTTLs(fsys vfs.FS, dir string, fk fileSeal, h *ttlHeap) (covered uint64, ok bool, err error) {
+	covered, ok, err = loadSidecar(fsys, dir, ttlFile, sealTTL, fk, func(b []byte) (uint64, error) { return decodeTTLs(b, h) })
 	if err != nil {
 		*h = (*h)[:0]
 	}
@@ -74,7 +74,7 @@ func (s *stream) saveTTLsIfDue(now time.Time) {
 	if !s.ttlChanged || now.Sub(s.ttlSaved) < dedupeSaveEvery {
 		return
 	}
-	if err := saveTTLs(s.js.cfg.FS, s.dir, s.ttls, s.ttlCovered()); err != nil {
+	if err := saveTTLs(s.js.cfg.FS, s.dir, s.files, s.ttls, s.ttlCovered()); err != nil {
 		s.js.log.Warn("saving per-message TTLs", "stream", s.name, "error", err)
 		return
 	}

@@ -26,7 +26,10 @@
 // key.jwk wrapped by the configured key, and seals every record's subject,
 // header and payload (segment/doc.go) and its checkpoints' subject section
 // (index/sealsubj.go); encrypt.go says what Open does with a wrong key, a
-// rotation (prev_key) and a store written without a key.
+// rotation (prev_key) and a store written without a key. The store's owner
+// seals its own files with the same data key (datakey.go: ReadKey opens
+// the key file before the store is opened, DataKey hands out the store's):
+// package jetstream's doc.go says why one key per stream.
 //
 // # Byte accounting
 //
