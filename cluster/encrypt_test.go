@@ -209,4 +209,3 @@ func grepWords(t *testing.T, dir string, words []string) []string {
 	}
 	return hits
 }
-
