@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/jetwal/jetwal/cluster"
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/jetstream"
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/server"
@@ -19,7 +20,7 @@ import (
 // startClusterNode creates this server's cluster node once the route port
 // is bound: its raft id is the route address other servers name in their
 // routes, so the listen address must be that address.
-func startClusterNode(srv *server.Server, co *server.ClusterOptions, storeRoot string, h *cluster.Handoff, log *slog.Logger) (*cluster.Node, error) {
+func startClusterNode(srv *server.Server, co *server.ClusterOptions, storeRoot string, key crypt.Config, h *cluster.Handoff, log *slog.Logger) (*cluster.Node, error) {
 	self, peers, err := cluster.RouteIdentity(srv.ClusterAddr(), co.Routes)
 	if err != nil {
 		return nil, err
@@ -31,6 +32,9 @@ func startClusterNode(srv *server.Server, co *server.ClusterOptions, storeRoot s
 		Name:   srv.Name(),
 		Logger: log,
 		Dial:   srv.DialRaft,
+		// The raft logs and snapshots carry the streams' messages and the
+		// meta group's assignments: sealed with the same configured key.
+		Encryption: key,
 	})
 	if err != nil {
 		return nil, err

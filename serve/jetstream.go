@@ -26,7 +26,7 @@ func startJetStreams(srv *server.Server, o *Options, cl jetstream.Cluster, log *
 		}
 	}
 	base := jetstream.Config{StoreDir: root, Logger: log, MaxMemory: o.Store.MaxMemory, MaxStore: o.Store.MaxStore,
-		Sync: o.Store.Sync.Mode, SyncInterval: o.Store.Sync.Interval, Domain: o.Store.Domain}
+		Sync: o.Store.Sync.Mode, SyncInterval: o.Store.Sync.Interval, Domain: o.Store.Domain, Encryption: o.Store.Encryption}
 	if o.Accounts == nil || cl != nil {
 		jcfg := base
 		jcfg.Cluster = cl

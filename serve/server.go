@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/cluster"
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/jetstream"
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/monitor"
@@ -21,10 +22,6 @@ import (
 
 // shutdownTimeout bounds the cleanup of a Start that fails half way.
 const shutdownTimeout = 10 * time.Second
-
-// errEncryptionIncomplete refuses a key while not everything a stream
-// writes is encrypted yet: never plain text with a key configured.
-var errEncryptionIncomplete = errors.New("serve: jetstream { key }: this jetwal does not yet encrypt every file a stream writes (its metadata, consumer state and raft logs); refusing to start rather than store plain text while a key is configured")
 
 // Server is a whole jetwal server (see the package doc).
 type Server struct {
@@ -51,9 +48,7 @@ func New(o Options) (*Server, error) {
 	if err := o.Store.Encryption.Validate(); err != nil {
 		return nil, err
 	}
-	if o.JetStream && o.Store.Encryption.Enabled() {
-		return nil, errEncryptionIncomplete
-	}
+
 	if o.JetStream {
 		o.Server.JetStream = true
 		o.Server.APILevel = api.Level
@@ -120,10 +115,20 @@ func (s *Server) Start() error {
 		log.Info("---------------- JETSTREAM ----------------")
 		log.Info(fmt.Sprintf("  Store Directory: %q", o.Store.Dir))
 		log.Info("  Sync:            " + o.Store.Sync.String())
+		if e := o.Store.Encryption; e.Enabled() {
+			c := e.Cipher
+			if c == crypt.None {
+				c = crypt.ChaCha
+			}
+			log.Info("  Encryption:      " + c.String())
+			if e.PrevKey != "" {
+				log.Info("  Key rotation:    streams wrapped by prev_key are rewrapped with key as they open")
+			}
+		}
 		log.Info("-------------------------------------------")
 		var jc jetstream.Cluster
 		if s.handoff != nil {
-			node, err := startClusterNode(srv, o.Server.Cluster, storeRoot(o.Store.Dir), s.handoff, log)
+			node, err := startClusterNode(srv, o.Server.Cluster, storeRoot(o.Store.Dir), o.Store.Encryption, s.handoff, log)
 			if err != nil {
 				return abort(fmt.Errorf("start jetstream: %w", err))
 			}

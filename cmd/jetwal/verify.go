@@ -34,6 +34,18 @@ type verifier struct {
 	key     crypt.Config // --key: check encrypted records' tags too
 	damaged int
 	notes   int
+	wrong   int // streams the key does not open (not damage: exit 2)
+}
+
+// check sorts an error of a check: a key that does not open the stream
+// is not damage.
+func (v *verifier) check(err error) {
+	if errors.Is(err, wal.ErrKeyMismatch) {
+		v.wrong++
+		fmt.Fprintf(v.out, "KEY     %v\n", err)
+		return
+	}
+	v.damage("%v", err)
 }
 
 func (v *verifier) damage(format string, args ...any) {
@@ -87,8 +99,12 @@ func runVerify(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		v.stream(d)
 	}
 	fmt.Fprintf(stdout, "%d streams checked in %s: %d damaged, %d notes\n", len(dirs), dir, v.damaged, v.notes)
-	if v.damaged > 0 {
+	switch {
+	case v.damaged > 0:
 		return 1
+	case v.wrong > 0:
+		fmt.Fprintf(stderr, "jetwal verify: the key does not open %d streams: their records were not checked\n", v.wrong)
+		return 2
 	}
 	return 0
 }
@@ -107,7 +123,7 @@ func (v *verifier) stream(dir string) {
 	if fi, err := v.fs.Stat(msgs); err != nil || !fi.IsDir {
 		v.damage("%s: missing", msgs)
 	} else if rep, err := wal.CheckKey(v.fs, msgs, v.key); err != nil {
-		v.damage("%s: %v", msgs, err)
+		v.check(err)
 	} else {
 		for _, f := range rep.Findings {
 			switch f.Kind {
@@ -122,7 +138,16 @@ func (v *verifier) stream(dir string) {
 	}
 	obs := filepath.Join(dir, "obs")
 	if fi, err := v.fs.Stat(obs); err == nil && fi.IsDir {
-		if err := consumerstate.Check(obs, v.fs); err != nil {
+		// With --key, the consumers' sealed records are opened with the
+		// stream's data key (held in msgs/, wrapped by the key).
+		var dk *crypt.DataKey
+		if v.key.Enabled() {
+			if dk, err = wal.ReadKey(v.fs, msgs, v.key); err != nil {
+				v.check(err)
+				return
+			}
+		}
+		if err := consumerstate.CheckKey(obs, v.fs, dk); err != nil {
 			for _, e := range splitJoined(err) {
 				v.damage("%v", e)
 			}
