@@ -14,8 +14,8 @@ import (
 	njs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetwal/jetwal/crypt"
-	jetwal "github.com/jetwal/jetwal/serve"
 	"github.com/jetwal/jetwal/segment"
+	jetwal "github.com/jetwal/jetwal/serve"
 	"github.com/jetwal/jetwal/server"
 )
 
