@@ -40,7 +40,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		rerender     = fs.String("rerender", "", "re-render the report from this data.json instead of running")
 		reps         = fs.Int("reps", 0, "repetitions per mode (0: preset, 3)")
 		sizes        = fs.String("sizes", "", "comma-separated payload sizes in bytes (empty: 16,128,1024,16384,262144)")
-		modes        = fs.String("modes", "", "comma-separated modes: default,sync-always (empty: both)")
+		modes        = fs.String("modes", "", "comma-separated modes: default,sync-always,encrypted (empty: default,sync-always; encrypted gives both servers the same key and cipher)")
 		workloads    = fs.String("workloads", "", "comma-separated workloads (empty: all); read workloads need js-pub-async")
 		growth       = fs.String("growth", "", "comma-separated growth stream sizes, e.g. 1M,10M,100M; 'none' skips (empty: preset, 1M,10M,100M full / 20k,100k quick; appends stop when -growth-budget ends)")
 		growthSize   = fs.Int("growth-size", 0, "payload size of growth appends (0: 128)")
@@ -99,7 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		o.cfg.Modes = nil
 		for _, m := range strings.Split(*modes, ",") {
 			mode := proc.Mode(strings.TrimSpace(m))
-			if mode != proc.ModeDefault && mode != proc.ModeSyncAlways {
+			if mode != proc.ModeDefault && mode != proc.ModeSyncAlways && mode != proc.ModeEncrypted {
 				return options{}, fmt.Errorf("-modes: unknown mode %q", m)
 			}
 			o.cfg.Modes = append(o.cfg.Modes, mode)

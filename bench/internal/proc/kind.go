@@ -26,7 +26,14 @@ const (
 	ModeDefault Mode = "default"
 	// ModeSyncAlways makes both servers fsync before acknowledging a write.
 	ModeSyncAlways Mode = "sync-always"
+	// ModeEncrypted runs both servers with their default sync and
+	// encryption at rest, the same key and cipher (jetstream { key,
+	// cipher: chachapoly }). Not in Modes: -modes encrypted asks for it.
+	ModeEncrypted Mode = "encrypted"
 )
+
+// benchKey is the key of ModeEncrypted (a benchmark's throw-away key).
+const benchKey = "jetwal-bench-encryption-key-0123456789"
 
 // Modes lists every Mode in report order.
 var Modes = []Mode{ModeDefault, ModeSyncAlways}
@@ -71,8 +78,22 @@ func (s Spec) args(mode Mode, port int, storeDir, confDir string) ([]string, err
 		if mode == ModeSyncAlways {
 			a = append(a, "--sync", "always")
 		}
+		if mode == ModeEncrypted {
+			conf, err := writeEncryptedConf(confDir, "jetwal.conf", storeDir)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, "-c", conf)
+		}
 		return a, nil
 	case KindNATSServer:
+		if mode == ModeEncrypted {
+			conf, err := writeEncryptedConf(confDir, "nats-server.conf", storeDir)
+			if err != nil {
+				return nil, err
+			}
+			return []string{"-c", conf, "-a", "127.0.0.1", "-p", p}, nil
+		}
 		if mode == ModeSyncAlways {
 			conf := filepath.Join(confDir, "nats-server.conf")
 			body := fmt.Sprintf("jetstream {\n  store_dir: %q\n  sync_interval: always\n}\n", storeDir)
@@ -86,6 +107,16 @@ func (s Spec) args(mode Mode, port int, storeDir, confDir string) ([]string, err
 	return nil, fmt.Errorf("proc: unknown server kind %q", s.Kind)
 }
 
+// writeEncryptedConf writes ModeEncrypted's configuration file.
+func writeEncryptedConf(confDir, name, storeDir string) (string, error) {
+	conf := filepath.Join(confDir, name)
+	body := fmt.Sprintf("jetstream {\n  store_dir: %q\n  key: %q\n  cipher: chachapoly\n}\n", storeDir, benchKey)
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		return "", fmt.Errorf("proc: write %s: %w", conf, err)
+	}
+	return conf, nil
+}
+
 // CommandLine renders the command used for mode with placeholder port and
 // directory, for the report's reproduction notes.
 func (s Spec) CommandLine(mode Mode) string {
@@ -95,8 +126,14 @@ func (s Spec) CommandLine(mode Mode) string {
 		if mode == ModeSyncAlways {
 			c += " --sync always"
 		}
+		if mode == ModeEncrypted {
+			c += " -c CONF  # CONF: jetstream { store_dir: DIR, key: KEY, cipher: chachapoly }"
+		}
 		return c
 	case KindNATSServer:
+		if mode == ModeEncrypted {
+			return "nats-server -c CONF -a 127.0.0.1 -p PORT  # CONF: jetstream { store_dir: DIR, key: KEY, cipher: chachapoly }"
+		}
 		if mode == ModeSyncAlways {
 			return "nats-server -c CONF -a 127.0.0.1 -p PORT  # CONF: jetstream { store_dir: DIR, sync_interval: always }"
 		}
