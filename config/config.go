@@ -50,6 +50,10 @@ type Config struct {
 	HTTPHost string // monitoring listener
 	HTTPPort int
 
+	// LameDuckDuration and LameDuckGrace are lame_duck_duration and
+	// lame_duck_grace_period (0 = not given).
+	LameDuckDuration, LameDuckGrace time.Duration
+
 	// PortsFileDir is ports_file_dir: where the server writes the ports
 	// it listens on, as nats-server does ("" = no ports file).
 	PortsFileDir string

@@ -148,6 +148,22 @@ var topLevel = func() map[string]field {
 		return err
 	}}, "ports_file_dir")
 	add(field{apply: func(c *Config, n string, v value) error {
+		d, err := v.duration(n)
+		if err == nil && d <= 0 {
+			return v.errorf("%s: must be positive", n)
+		}
+		c.LameDuckDuration = d
+		return err
+	}}, "lame_duck_duration")
+	add(field{apply: func(c *Config, n string, v value) error {
+		d, err := v.duration(n)
+		if err == nil && d < 0 {
+			return v.errorf("%s: must not be negative", n)
+		}
+		c.LameDuckGrace = d
+		return err
+	}}, "lame_duck_grace_period")
+	add(field{apply: func(c *Config, n string, v value) error {
 		var err error
 		c.Debug, err = v.boolean(n)
 		return err

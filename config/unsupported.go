@@ -158,8 +158,6 @@ var ignoredFields = map[string]map[string]string{
 		"ocsp_cache":               "it only serves ocsp_peer, which jetwal refuses",
 		"allow_non_tls":            "TLS, when configured, is required of every client, which is stricter",
 		"write_timeout":            "a client past write_deadline is always closed",
-		"lame_duck_duration":       "no lame duck mode",
-		"lame_duck_grace_period":   "no lame duck mode",
 		"resolver_tls":             "it only serves a resolver, which jetwal refuses",
 		"resolver_preload":         "it only serves a resolver, which jetwal refuses",
 		"resolver_pinned_accounts": "it only serves a resolver, which jetwal refuses",

@@ -29,8 +29,10 @@ func startCluster(t *testing.T, n int) []*Server {
 		s, err := New(Options{
 			Server: server.Options{Host: "127.0.0.1", ServerName: fmt.Sprintf("s%d", i+1),
 				Cluster: &server.ClusterOptions{Name: "C", Host: "127.0.0.1", Port: ports[i], Routes: routes, Username: "route", Password: "pw"}},
-			JetStream: true,
-			Store:     Store{Dir: t.TempDir()},
+			JetStream:        true,
+			Store:            Store{Dir: t.TempDir()},
+			LameDuckGrace:    100 * time.Millisecond,
+			LameDuckDuration: 200 * time.Millisecond,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -53,8 +55,9 @@ func startCluster(t *testing.T, n int) []*Server {
 // TestClusteredJetStream: three embedded servers form one clustered
 // JetStream (the meta group and an R3 stream's group over the routes); a
 // message published through one server is stored on every replica and
-// served through another; after the stream's leader shuts down, the
-// others elect a new one and publishing goes on.
+// served through another; the stream's leader leaves in lame duck mode
+// (handing its leaderships over first), and publishing goes on with the
+// others.
 func TestClusteredJetStream(t *testing.T) {
 	servers := startCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -119,7 +122,7 @@ func TestClusteredJetStream(t *testing.T) {
 	for _, s := range servers {
 		if s.Core().Name() == leader {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			if err := s.Shutdown(ctx); err != nil {
+			if err := s.LameDuck(ctx); err != nil {
 				t.Fatal(err)
 			}
 			cancel()

@@ -47,6 +47,11 @@ type Options struct {
 	// removes it.
 	PortsFile string
 
+	// LameDuckGrace and LameDuckDuration shape LameDuck: the wait before
+	// clients are closed, and the time they are closed over. Zero means
+	// nats-server's defaults (10 s and 2 min).
+	LameDuckGrace, LameDuckDuration time.Duration
+
 	// Logger receives the server's log; nil discards it.
 	Logger *slog.Logger
 
@@ -82,6 +87,13 @@ type Store struct {
 // DefaultStoreDir is the store used when Store.Dir is empty:
 // jetwal/jetstream in the OS temp directory.
 func DefaultStoreDir() string { return filepath.Join(os.TempDir(), "jetwal", "jetstream") }
+
+// nats-server's lame duck defaults (lame_duck_grace_period,
+// lame_duck_duration).
+const (
+	DefaultLameDuckGrace    = 10 * time.Second
+	DefaultLameDuckDuration = 2 * time.Minute
+)
 
 // defaultSystemAccount is nats-server's system account when none is named.
 const defaultSystemAccount = "$SYS"
@@ -129,6 +141,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.LameDuckGrace <= 0 {
+		o.LameDuckGrace = DefaultLameDuckGrace
+	}
+	if o.LameDuckDuration <= 0 {
+		o.LameDuckDuration = DefaultLameDuckDuration
 	}
 	if o.Loaded.IsZero() {
 		o.Loaded = time.Now()

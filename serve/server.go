@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jetwal/jetwal/cluster"
@@ -29,6 +30,7 @@ type Server struct {
 	log     *slog.Logger
 	core    *server.Server
 	handoff *cluster.Handoff // raft connections, with clustered JetStream
+	node    atomic.Pointer[cluster.Node]
 
 	mu      sync.Mutex
 	started bool
@@ -133,6 +135,7 @@ func (s *Server) Start() error {
 				return abort(fmt.Errorf("start jetstream: %w", err))
 			}
 			jc = jsCluster{Node: node, srv: srv}
+			s.node.Store(node)
 			srv.OnShutdown(func() {
 				if err := node.Close(); err != nil {
 					log.Error("closing the JetStream cluster", "err", err)
@@ -271,6 +274,23 @@ func (s *Server) MonitorAddr() net.Addr {
 // connections made from now on (a configuration reload); nil turns
 // authentication off.
 func (s *Server) SetAuthenticator(a server.Authenticator) { s.core.SetAuthenticator(a) }
+
+// LameDuck stops the server gently, as nats-server's lame duck mode (used
+// for rolling restarts): it hands every raft leadership it holds to
+// another server, stops accepting clients, tells its clients and the
+// cluster, waits LameDuckGrace, closes its clients one after another over
+// LameDuckDuration, then shuts down as Shutdown does. ctx bounds it all.
+func (s *Server) LameDuck(ctx context.Context) error {
+	if n := s.node.Load(); n != nil {
+		if err := n.HandOver(); err != nil {
+			s.log.Warn("lame duck: handing over raft leadership", "err", err)
+		}
+	}
+	if err := s.core.LameDuck(ctx, s.opts.LameDuckGrace, s.opts.LameDuckDuration); err != nil {
+		return fmt.Errorf("lame duck: %w", err)
+	}
+	return s.Shutdown(ctx)
+}
 
 // Shutdown stops the monitor and the $SYS requests, closes every client
 // and route, then JetStream and the cluster, within ctx. Calling it again

@@ -76,6 +76,9 @@ func (s *Server) infoLine(c *client, connectInfo bool) string {
 		b = append(b, jsonString(c.nonce)...)
 	}
 	b = s.appendClusterInfo(b)
+	if s.lameDuck.Load() {
+		b = append(b, `,"ldm":true`...)
+	}
 	if connectInfo {
 		acc := c.acc.Load()
 		b = append(b, `,"connect_info":true,"remote_account":`...)

@@ -88,6 +88,7 @@ func (cl *cluster) infoLine() string {
 		Nonce:        newNonce(),
 		Cluster:      cl.clusterName(),
 		Dynamic:      cl.dynamic.Load(),
+		LameDuckMode: cl.srv.lameDuck.Load(),
 	}
 	if !cl.opts.NoAdvertise {
 		cl.mu.Lock()

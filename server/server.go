@@ -40,6 +40,7 @@ type Server struct {
 	connHook      atomic.Pointer[func(ConnEvent)]
 	msgTrace      msgTraceHooks           // message tracing (msgtrace.go)
 	infoPrefix    atomic.Pointer[string]  // INFO up to the per-client fields; set by Start
+	lameDuck      atomic.Bool             // in lame duck mode (lameduck.go): INFO says "ldm"
 	auth          atomic.Pointer[authBox] // nil = no authentication
 	stats         counters                // server-wide message counts (stats.go)
 	staleConns    atomic.Int64

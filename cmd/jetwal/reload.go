@@ -69,7 +69,8 @@ func reload(o *serveOptions, srv *jetwal.Server, log *slog.Logger) {
 	log.Info("Reloaded server configuration " + o.ConfigFile + " (authorization now; other changes at restart)")
 }
 
-// sendSignal implements --signal: "reload=PID", "stop=PID" or "quit=PID".
+// sendSignal implements --signal: "reload=PID", "ldm=PID" (lame duck mode:
+// SIGUSR2, as nats-server), "stop=PID", "quit=PID" or "term=PID".
 func sendSignal(spec string) error {
 	cmd, pidStr, ok := strings.Cut(spec, "=")
 	if !ok {
@@ -79,9 +80,10 @@ func sendSignal(spec string) error {
 	if err != nil || pid <= 0 {
 		return fmt.Errorf("--signal %q: bad pid %q", spec, pidStr)
 	}
-	sig := map[string]syscall.Signal{"reload": syscall.SIGHUP, "stop": syscall.SIGKILL, "quit": syscall.SIGINT, "term": syscall.SIGTERM}[cmd]
+	sig := map[string]syscall.Signal{"reload": syscall.SIGHUP, "stop": syscall.SIGKILL, "quit": syscall.SIGINT, "term": syscall.SIGTERM,
+		"ldm": syscall.SIGUSR2}[cmd]
 	if sig == 0 {
-		return fmt.Errorf("--signal %q: unknown signal %q (reload, stop, quit, term)", spec, cmd)
+		return fmt.Errorf("--signal %q: unknown signal %q (reload, ldm, stop, quit, term)", spec, cmd)
 	}
 	if err := syscall.Kill(pid, sig); err != nil {
 		return fmt.Errorf("--signal %s: %w", spec, err)

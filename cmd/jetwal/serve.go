@@ -9,9 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jetwal/jetwal/config"
@@ -113,7 +115,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		}
 	}
 	strVar(&configFile, "", "configuration file (nats-server format); flags override it", "c", "config")
-	strVar(&signalSpec, "", "send a signal to a running jetwal and exit: reload=PID, quit=PID, term=PID, stop=PID", "sl", "signal")
+	strVar(&signalSpec, "", "send a signal to a running jetwal and exit: reload=PID, ldm=PID (lame duck mode), quit=PID, term=PID, stop=PID", "sl", "signal")
 	intVar(&port, server.DefaultPort, "client port", "p", "port")
 	strVar(&host, server.DefaultHost, "listen address", "a", "addr", "net")
 	strVar(&name, "", "server name (default: the server id)", "n", "name", "server_name")
@@ -252,6 +254,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		if from("ports_file_dir", "ports_file_dir") {
 			portsDir = cfg.PortsFileDir
 		}
+		o.LameDuckDuration, o.LameDuckGrace = cfg.LameDuckDuration, cfg.LameDuckGrace
 		if cfg.Set["jetstream"] && !flagSet("js", "jetstream") {
 			js = cfg.JetStream.Enabled
 		}
@@ -426,7 +429,22 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	stopReload := make(chan struct{})
 	watchReload(o, srv, log, stopReload)
 	defer close(stopReload)
-	<-ctx.Done()
+	ldm := make(chan os.Signal, 1)
+	signal.Notify(ldm, syscall.SIGUSR2)
+	defer signal.Stop(ldm)
+	select {
+	case <-ctx.Done():
+	case <-ldm:
+		// Lame duck mode (SIGUSR2, --signal ldm=PID), as nats-server's.
+		opts := srv.Options()
+		lctx, cancel := context.WithTimeout(context.Background(), opts.LameDuckGrace+opts.LameDuckDuration+shutdownTimeout)
+		defer cancel()
+		if err := srv.LameDuck(lctx); err != nil {
+			return err
+		}
+		log.Info("Server Exiting..")
+		return nil
+	}
 	log.Info("Initiating Shutdown...")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -213,9 +214,55 @@ type binaryRun struct {
 
 // startBinary starts `jetwal serve -js` on a random port with store and
 // waits for "Server is ready".
-func startBinary(t *testing.T, bin, store string) *binaryRun {
+// TestServeBinaryLameDuck: `jetwal serve --signal ldm=PID` puts a running
+// server in lame duck mode (lame_duck_grace_period and lame_duck_duration
+// from its file): its client is told (nats.go's lame duck handler) and
+// the process exits 0 once it has closed its clients and shut down.
+func TestServeBinaryLameDuck(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "jetwal")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	conf := writeConf(t, "lame_duck_grace_period: \"200ms\"\nlame_duck_duration: \"1s\"\n")
+	p := startBinary(t, bin, t.TempDir(), "-c", conf)
+	told := make(chan struct{}, 1)
+	nc, err := nats.Connect("nats://"+p.addr, nats.NoReconnect(), nats.LameDuckModeHandler(func(*nats.Conn) {
+		select {
+		case told <- struct{}{}:
+		default:
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if code, out, errs := runCmd("serve", "--signal", fmt.Sprintf("ldm=%d", p.cmd.Process.Pid)); code != 0 {
+		t.Fatalf("--signal ldm: exit %d\n%s%s", code, out, errs)
+	}
+	select {
+	case <-told:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the client was not told of lame duck mode")
+	}
+	var rest []string
+	for l := range p.lines {
+		rest = append(rest, l)
+	}
+	joined := strings.Join(rest, "\n")
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("exit after lame duck mode: %v\n%s", err, joined)
+	}
+	for _, want := range []string{"Entering lame duck mode", "Server Exiting"} {
+		if !strings.Contains(joined, want) {
+			t.Fatalf("no %q line:\n%s", want, joined)
+		}
+	}
+}
+
+func startBinary(t *testing.T, bin, store string, extra ...string) *binaryRun {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--port", "0", "--addr", "127.0.0.1", "-js", "--store_dir", store)
+	cmd := exec.Command(bin, append([]string{"serve", "--port", "0", "--addr", "127.0.0.1", "-js", "--store_dir", store}, extra...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
