@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/jetwal/jetwal/crypt"
+	"github.com/jetwal/jetwal/internal/diskgrep"
 	"github.com/jetwal/jetwal/raftstore"
 	"github.com/jetwal/jetwal/server"
 )
@@ -82,7 +83,7 @@ func TestEncryptedMetaGroup(t *testing.T) {
 		if err := tn.n.SyncMeta(); err != nil {
 			t.Fatalf("node %d: %v", i, err)
 		}
-		if hits := grepWords(t, tn.opts.Dir, words); len(hits) > 0 {
+		if hits := diskgrep.Find(t, tn.opts.Dir, words...); len(hits) > 0 {
 			t.Fatalf("node %d: plain text on disk: %v", i, hits)
 		}
 		for _, kf := range []string{"meta/raft/key.jwk", "meta/snapshots/key.jwk"} {
@@ -183,29 +184,4 @@ func checkStoresWithKey(t *testing.T, dir string, key crypt.Config, words []stri
 	if !bytes.Contains(plain, []byte(words[1])) {
 		t.Fatal("the log's plaintext lacks the value")
 	}
-}
-
-// grepWords returns the files under dir holding any of words.
-func grepWords(t *testing.T, dir string, words []string) []string {
-	t.Helper()
-	var hits []string
-	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		for _, w := range words {
-			if bytes.Contains(b, []byte(w)) {
-				hits = append(hits, fmt.Sprintf("%s holds %q", p, w))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hits
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/jetwal/jetwal/crypt"
+	"github.com/jetwal/jetwal/internal/diskgrep"
 	"github.com/jetwal/jetwal/segment"
 	"github.com/jetwal/jetwal/vfs"
 )
@@ -60,31 +61,6 @@ func secretEntries(from uint64, n int, term uint64) []Entry {
 }
 
 var raftSecrets = []string{"raft-secret-payload", "raft-secret-extension"}
-
-// grepFiles returns the files under dir holding any of words.
-func grepFiles(t *testing.T, dir string, words []string) []string {
-	t.Helper()
-	var hits []string
-	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		for _, w := range words {
-			if bytes.Contains(b, []byte(w)) {
-				hits = append(hits, fmt.Sprintf("%s holds %q", p, w))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hits
-}
 
 // fillSecrets writes indexes 1-400 in several segments, deletes a suffix
 // and a prefix, writes on, and reopens.
@@ -136,7 +112,7 @@ func TestEncryptedNoPlaintext(t *testing.T) {
 			}
 		}
 		s.Close()
-		if hits := grepFiles(t, dir, raftSecrets); len(hits) > 0 {
+		if hits := diskgrep.Find(t, dir, raftSecrets...); len(hits) > 0 {
 			t.Fatalf("%v: plain text on disk: %v", c, hits)
 		}
 		if segs, _ := filepath.Glob(filepath.Join(dir, "*.seg")); len(segs) < 3 {
@@ -153,7 +129,7 @@ func TestEncryptedNoPlaintext(t *testing.T) {
 	}
 	plain := t.TempDir()
 	fillSecrets(t, plain, smallOpts).Close()
-	if hits := grepFiles(t, plain, raftSecrets); len(hits) == 0 {
+	if hits := diskgrep.Find(t, plain, raftSecrets...); len(hits) == 0 {
 		t.Fatal("the plain log holds none of the words: the search is broken")
 	}
 }

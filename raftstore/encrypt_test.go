@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/jetwal/jetwal/crypt"
+	"github.com/jetwal/jetwal/internal/diskgrep"
 )
 
 // TestEncryptedLog passes Options.Encryption through to the log: raft's
@@ -33,7 +34,7 @@ func TestEncryptedLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if hits := grepDir(t, dir, "log-secret-value"); len(hits) > 0 {
+	if hits := diskgrep.Find(t, dir, "log-secret-value"); len(hits) > 0 {
 		t.Fatalf("plain text on disk: %v", hits)
 	}
 	if _, err := Open(dir, Options{Encryption: crypt.Config{Key: "wrong"}}); !errors.Is(err, ErrKeyMismatch) {

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/jetwal/jetwal/crypt"
+	"github.com/jetwal/jetwal/internal/diskgrep"
 	"github.com/jetwal/jetwal/raftlog"
 )
 
@@ -150,7 +151,7 @@ func TestSealedSnapshotRoundTrip(t *testing.T) {
 				t.Fatalf("%v: %s read %d bytes (meta %d), want %d", c, id, len(b), meta.Size, n)
 			}
 		}
-		if hits := grepDir(t, dir, "snapshot-secret-value"); len(hits) > 0 {
+		if hits := diskgrep.Find(t, dir, "snapshot-secret-value"); len(hits) > 0 {
 			t.Fatalf("plain text on disk: %v", hits)
 		}
 	}
@@ -162,29 +163,9 @@ func TestSealedSnapshotRoundTrip(t *testing.T) {
 		t.Fatalf("plain wrap: %v", err)
 	}
 	writeSnap(t, s, 1, snapPayload(1000), 1)
-	if hits := grepDir(t, dir, "snapshot-secret-value"); len(hits) == 0 {
+	if hits := diskgrep.Find(t, dir, "snapshot-secret-value"); len(hits) == 0 {
 		t.Fatal("the plain snapshot holds no known value: the search is broken")
 	}
-}
-
-// grepDir returns the files under dir holding word.
-func grepDir(t *testing.T, dir, word string) []string {
-	t.Helper()
-	var hits []string
-	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err == nil && bytes.Contains(b, []byte(word)) {
-			hits = append(hits, p)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hits
 }
 
 // TestSealedSnapshotTamper changes a sealed snapshot's stored bytes in

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/url"
@@ -15,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetwal/jetwal/crypt"
+	"github.com/jetwal/jetwal/internal/diskgrep"
 	"github.com/jetwal/jetwal/internal/testport"
 	"github.com/jetwal/jetwal/server"
 )
@@ -26,32 +26,6 @@ const (
 	secretPayload = "payload-of-lapis-lazuli"
 	secretMsgID   = "msgid-malachite"
 )
-
-// findClear returns the files under dir whose contents hold one of the
-// words (a file's name may hold the stream's name; its bytes must not).
-func findClear(t *testing.T, dir string, words ...string) []string {
-	t.Helper()
-	var hits []string
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for _, w := range words {
-			if bytes.Contains(b, []byte(w)) {
-				hits = append(hits, fmt.Sprintf("%s holds %q", path, w))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hits
-}
 
 // publishSecrets stores messages with the secret subject, header, payload
 // and message id on a stream of replicas, with a durable consumer that
@@ -151,7 +125,7 @@ func TestEncryptedServer(t *testing.T) {
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if hits := findClear(t, plainDir, secretSubject, secretHeader, secretPayload, secretMsgID, `"VAULT"`, "auditor"); len(hits) < 6 {
+	if hits := diskgrep.Find(t, plainDir, secretSubject, secretHeader, secretPayload, secretMsgID, `"VAULT"`, "auditor"); len(hits) < 6 {
 		t.Fatalf("the plain control finds only:\n%s", strings.Join(hits, "\n"))
 	}
 
@@ -159,7 +133,7 @@ func TestEncryptedServer(t *testing.T) {
 	s := start(key)
 	publishSecrets(t, s.ClientURL(), 1)
 	stop(s)
-	if hits := findClear(t, dir, secretSubject, secretHeader, secretPayload, secretMsgID, `"VAULT"`, "auditor"); len(hits) > 0 {
+	if hits := diskgrep.Find(t, dir, secretSubject, secretHeader, secretPayload, secretMsgID, `"VAULT"`, "auditor"); len(hits) > 0 {
 		t.Fatalf("plain text under an encrypted store:\n%s", strings.Join(hits, "\n"))
 	}
 	before := snapshotFiles(t, dir)
@@ -260,7 +234,7 @@ func TestEncryptedCluster(t *testing.T) {
 		cancel()
 	}
 	for _, dir := range dirs {
-		if hits := findClear(t, dir, secretSubject, secretHeader, secretPayload, secretMsgID, `"VAULT"`, "auditor"); len(hits) > 0 {
+		if hits := diskgrep.Find(t, dir, secretSubject, secretHeader, secretPayload, secretMsgID, `"VAULT"`, "auditor"); len(hits) > 0 {
 			t.Fatalf("plain text under an encrypted cluster store:\n%s", strings.Join(hits, "\n"))
 		}
 	}

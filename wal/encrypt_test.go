@@ -14,6 +14,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/jetwal/jetwal/crypt"
+	"github.com/jetwal/jetwal/internal/diskgrep"
 	"github.com/jetwal/jetwal/segment"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/vfs"
@@ -31,31 +32,6 @@ func writeSecrets(t *testing.T, s *Store, n int) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// grepDir returns the files under dir holding any of words.
-func grepDir(t *testing.T, dir string, words []string) []string {
-	t.Helper()
-	var hits []string
-	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		for _, w := range words {
-			if bytes.Contains(b, []byte(w)) {
-				hits = append(hits, fmt.Sprintf("%s holds %q", p, w))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hits
 }
 
 // TestEncryptedNoPlaintext writes known subjects, header values and
@@ -90,7 +66,7 @@ func TestEncryptedNoPlaintext(t *testing.T) {
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			hits := grepDir(t, dir, secrets)
+			hits := diskgrep.Find(t, dir, secrets...)
 			if enc.Enabled() && len(hits) > 0 {
 				t.Fatalf("plain text on disk: %v", hits)
 			}
