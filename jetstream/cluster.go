@@ -52,6 +52,9 @@ type Cluster interface {
 	Connected(peer string) bool
 	NameOf(peer string) string
 	Name() string // the cluster's name
+	// StepDownMeta hands the meta leadership (led here) to another
+	// server: the one named preferred, "" = any connected one.
+	StepDownMeta(preferred string) error
 	// OpenStream opens this server's member of a replicated stream's group.
 	OpenStream(name string, peers []string, opts wal.Options, onLeader func(bool)) (Replica, error)
 }
@@ -63,6 +66,9 @@ type Replica interface {
 	Leader() string
 	Followers() []*api.PeerInfo
 	StepDown() error
+	// StepDownTo hands the leadership to the member named preferred (a
+	// server name); "" is StepDown.
+	StepDownTo(preferred string) error
 	// Checkpoint commits key=val to the meta map while this server leads
 	// the stream: it fails once another server has taken the leadership
 	// over, even before this one notices (the new leader's fence).

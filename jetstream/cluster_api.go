@@ -53,6 +53,10 @@ func (js *JetStream) registerClusterAPI() {
 	js.registerAPI("STREAM.NAMES", js.mgmt, js.apiClusterStreamNames)
 	js.registerAPI("STREAM.LIST", js.mgmt, js.apiClusterStreamList)
 	js.registerAPI("STREAM.LEADER.STEPDOWN", js.mgmt, js.apiStreamStepDown)
+	js.registerAPI("CONSUMER.LEADER.STEPDOWN", js.mgmt, js.apiConsumerStepDown)
+	// A system account request (cluster_stepdown.go): nats-server leaves
+	// it unanswered in other accounts.
+	js.registerAPI("META.LEADER.STEPDOWN", nil, nil)
 	js.registerAPI("STREAM.RESTORE", js.mgmt, func(r *apiRequest) {
 		// A restore builds a local stream; in a cluster it would have to
 		// go through the meta group and every replica.

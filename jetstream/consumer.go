@@ -681,6 +681,9 @@ func (c *consumer) info(withServerMeta bool) *api.ConsumerInfo {
 	if c.push {
 		ci.PushBound = c.js.srv.HasInterest(c.cfg.DeliverSubject)
 	}
+	if c.js.clustered() {
+		ci.Cluster = c.js.consumerCluster(c.s)
+	}
 	ci.TimeStamp = time.Now().UTC()
 	return ci
 }

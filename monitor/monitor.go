@@ -44,6 +44,9 @@ type Options struct {
 	// Accounts lists the server's accounts; nil means the global account
 	// only (accounts.go).
 	Accounts AccountSource
+	// Raft lists the raft groups of clustered JetStream (raftz.go); nil
+	// without a cluster.
+	Raft RaftGroups
 	// ConfigLoadTime is when the configuration was read (zero = start).
 	ConfigLoadTime time.Time
 	Logger         *slog.Logger // nil = discard
@@ -64,7 +67,7 @@ type Monitor struct {
 }
 
 // endpoints are the paths served, in nats-server's names.
-var endpoints = []string{"/varz", "/connz", "/routez", "/subsz", "/accountz", "/jsz", "/healthz", "/metrics"}
+var endpoints = []string{"/varz", "/connz", "/routez", "/subsz", "/accountz", "/jsz", "/healthz", "/raftz", "/metrics"}
 
 // New returns a Monitor that builds the documents without listening, for
 // the same data served over NATS ($SYS.REQ.SERVER.*). Start listens too.
@@ -110,6 +113,7 @@ func Start(o Options) (*Monitor, error) {
 	mux.HandleFunc("/accountz", m.count("/accountz", m.accountz))
 	mux.HandleFunc("/routez", m.count("/routez", m.routez))
 	mux.HandleFunc("/healthz", m.count("/healthz", m.healthz))
+	mux.HandleFunc("/raftz", m.count("/raftz", m.raftz))
 	mux.HandleFunc("/metrics", m.count("/metrics", prom.ServeHTTP))
 	mux.HandleFunc("/{$}", m.count("/", m.index))
 	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn)}

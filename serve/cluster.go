@@ -8,11 +8,13 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"path/filepath"
+	"strings"
 
 	"github.com/jetwal/jetwal/cluster"
 	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/jetstream"
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/monitor"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/wal"
 )
@@ -68,6 +70,55 @@ func (r jsReplica) Followers() []*api.PeerInfo {
 	for _, p := range r.Replica.Followers() {
 		sum := sha256.Sum256([]byte(p.Name))
 		out = append(out, &api.PeerInfo{Name: p.Name, Current: p.Current, Offline: p.Offline, Active: p.Active, Lag: p.Lag, Peer: hex.EncodeToString(sum[:4])})
+	}
+	return out
+}
+
+// raftGroups is the monitor's view of the node's raft groups
+// (monitor.RaftGroups): the meta group in the system account, each
+// stream's group in $G, the account clustered JetStream serves (where
+// nats-server files them too).
+type raftGroups struct {
+	node   *cluster.Node
+	system string
+}
+
+func (r raftGroups) RaftGroups() []monitor.RaftGroup {
+	var out []monitor.RaftGroup
+	for _, g := range r.node.Groups() {
+		info := monitor.RaftzGroup{
+			ID: g.ID, State: strings.ToUpper(g.State), Size: len(g.Peers), QuorumNeeded: len(g.Peers)/2 + 1,
+			Committed: g.Commit, Applied: g.Applied, Leader: g.Leader, LeaderName: g.LeaderName,
+			Term: g.Term, PTerm: g.LastTerm, PIndex: g.LastIndex, SystemAcc: g.Stream == "",
+			Stream: g.Stream, Peers: map[string]monitor.RaftzGroupPeer{},
+		}
+		if info.State == "SHUTDOWN" {
+			info.State = "CLOSED" // nats-server's word
+		}
+		if g.FirstIndex > 0 && g.LastIndex >= g.FirstIndex {
+			info.WAL = monitor.RaftzWAL{Messages: g.LastIndex - g.FirstIndex + 1, FirstSeq: g.FirstIndex, LastSeq: g.LastIndex}
+		}
+		if g.SnapshotIndex > 0 {
+			info.Snapshot = &monitor.RaftzSnapshot{Index: g.SnapshotIndex, Term: g.SnapshotTerm}
+		}
+		if g.LastContact > 0 {
+			info.LastContact = g.LastContact.String()
+		}
+		for _, p := range g.Peers {
+			if p.ID == g.ID {
+				continue // nats-server lists the other members
+			}
+			peer := monitor.RaftzGroupPeer{Name: p.Name, Known: true}
+			if p.Reported {
+				peer.AppliedIndex, peer.LastSeen = p.Applied, p.Seen.String()
+			}
+			info.Peers[p.ID] = peer
+		}
+		acc := r.system
+		if g.Stream != "" {
+			acc = server.GlobalAccount
+		}
+		out = append(out, monitor.RaftGroup{Account: acc, Name: g.Name, Info: info})
 	}
 	return out
 }

@@ -35,7 +35,7 @@ func startJetStreams(srv *server.Server, o *Options, cl jetstream.Cluster, log *
 			return nil, fmt.Errorf("jetstream: %w", err)
 		}
 		srv.SetStreamTracer(js.TraceStream) // message traces name the capturing stream
-		if err := serveDisabled(srv, map[string]bool{server.GlobalAccount: true}); err != nil {
+		if err := serveDisabled(srv, map[string]bool{server.GlobalAccount: true}, clusterSystem(cl, o)); err != nil {
 			_ = js.Close()
 			return nil, err
 		}
@@ -72,20 +72,26 @@ func startJetStreams(srv *server.Server, o *Options, cl jetstream.Cluster, log *
 		acc.SetStreamTracer(js.TraceStream) // message traces name the capturing stream
 		out = append(out, js)
 	}
-	if err := serveDisabled(srv, enabled); err != nil {
+	if err := serveDisabled(srv, enabled, ""); err != nil {
 		return fail(err)
 	}
 	return out, nil
 }
 
 // serveDisabled answers the JetStream API with 10039 in every account not
-// in enabled.
-func serveDisabled(srv *server.Server, enabled map[string]bool) error {
+// in enabled. In system, the system account of a cluster, it leaves
+// $JS.API.META.LEADER.STEPDOWN to the meta leader, which answers it there
+// (jetstream/cluster_stepdown.go), as nats-server does.
+func serveDisabled(srv *server.Server, enabled map[string]bool, system string) error {
 	for _, name := range srv.AccountNames() {
 		if enabled[name] {
 			continue
 		}
-		sub, err := jetstream.ServeDisabled(srv.Account(name))
+		var h jetstream.Host = srv.Account(name)
+		if name == system {
+			h = skipSubjects{Host: h, skip: map[string]bool{"$JS.API.META.LEADER.STEPDOWN": true}}
+		}
+		sub, err := jetstream.ServeDisabled(h)
 		if err != nil {
 			return err
 		}
@@ -159,4 +165,28 @@ func (jss jetStreams) AccountDetails(o jetstream.DetailOptions) []jetstream.Acco
 		out = append(out, js.AccountDetails(o)...)
 	}
 	return out
+}
+
+// clusterSystem names the system account when JetStream is clustered, ""
+// otherwise.
+func clusterSystem(cl jetstream.Cluster, o *Options) string {
+	if cl == nil {
+		return ""
+	}
+	return o.systemAccount()
+}
+
+// skipSubjects is a Host whose subscriptions do not see the subjects in
+// skip.
+type skipSubjects struct {
+	jetstream.Host
+	skip map[string]bool
+}
+
+func (h skipSubjects) Subscribe(subj, queue string, fn server.Handler) (*server.Subscription, error) {
+	return h.Host.Subscribe(subj, queue, func(m *server.Msg) {
+		if !h.skip[m.Subject] {
+			fn(m)
+		}
+	})
 }

@@ -112,6 +112,7 @@ func (s *Server) Start() error {
 		return err
 	}
 	var jsStats monitor.JetStream
+	var raft monitor.RaftGroups
 	if o.JetStream {
 		log.Info("Starting JetStream")
 		log.Info("---------------- JETSTREAM ----------------")
@@ -136,6 +137,7 @@ func (s *Server) Start() error {
 			}
 			jc = jsCluster{Node: node, srv: srv}
 			s.node.Store(node)
+			raft = raftGroups{node: node, system: o.systemAccount()}
 			srv.OnShutdown(func() {
 				if err := node.Close(); err != nil {
 					log.Error("closing the JetStream cluster", "err", err)
@@ -152,6 +154,20 @@ func (s *Server) Start() error {
 			jsStats = jss[0]
 		default:
 			jsStats = jetStreams(jss)
+		}
+		if jc != nil {
+			// The meta leader step-down is a system account request
+			// (jetstream/cluster_stepdown.go).
+			sub, err := jss[0].ServeMetaStepDown(srv.Account(o.systemAccount()))
+			if err != nil {
+				for _, js := range jss {
+					_ = js.Close()
+				}
+				return abort(fmt.Errorf("start jetstream: %w", err))
+			}
+			if sub != nil {
+				srv.OnShutdown(sub.Unsubscribe)
+			}
 		}
 		srv.OnShutdown(func() {
 			for _, js := range jss {
@@ -182,7 +198,7 @@ func (s *Server) Start() error {
 		log.Info("Starting http monitor on " + net.JoinHostPort(o.HTTPHost, strconv.Itoa(port)))
 		var err error
 		mon, err = monitor.Start(monitor.Options{Host: o.HTTPHost, Port: port, Server: srv, JetStream: jsStats,
-			Accounts: accounts, ConfigLoadTime: o.Loaded, Logger: log})
+			Accounts: accounts, Raft: raft, ConfigLoadTime: o.Loaded, Logger: log})
 		if err != nil {
 			return abort(err)
 		}
@@ -195,7 +211,7 @@ func (s *Server) Start() error {
 		// The $SYS requests answer with the monitor's documents; without
 		// an HTTP listener they get a monitor of their own.
 		var err error
-		if mon, err = monitor.New(monitor.Options{Server: srv, JetStream: jsStats, Accounts: accounts, ConfigLoadTime: o.Loaded, Logger: log}); err != nil {
+		if mon, err = monitor.New(monitor.Options{Server: srv, JetStream: jsStats, Accounts: accounts, Raft: raft, ConfigLoadTime: o.Loaded, Logger: log}); err != nil {
 			return abort(err)
 		}
 	}

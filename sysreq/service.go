@@ -16,7 +16,7 @@ import (
 )
 
 // Kinds are the request kinds answered, after PING. or <server id>.
-var Kinds = []string{"STATSZ", "VARZ", "JSZ", "CONNZ", "HEALTHZ", "SUBSZ", "ROUTEZ", "ACCOUNTZ", "IDZ"}
+var Kinds = []string{"STATSZ", "VARZ", "JSZ", "CONNZ", "HEALTHZ", "SUBSZ", "ROUTEZ", "ACCOUNTZ", "RAFTZ", "IDZ"}
 
 // Options configure a Service.
 type Options struct {
@@ -265,6 +265,16 @@ func (s *Service) handler(r pending) (handler, bool) {
 	case "ACCOUNTZ":
 		var o monitor.AccountzOptions
 		return handler{opts: &o, run: func() (any, error) { return m.Accountz(o) }}, true
+	case "RAFTZ":
+		// Without a cluster nats-server answers with no groups: {}.
+		var o monitor.RaftzOptions
+		return handler{opts: &o, run: func() (any, error) {
+			st, _ := m.Raftz(o)
+			if st == nil {
+				st = monitor.RaftzStatus{}
+			}
+			return st, nil
+		}}, true
 	}
 	return handler{}, false
 }

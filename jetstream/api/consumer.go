@@ -208,6 +208,7 @@ type ConsumerInfo struct {
 	NumRedelivered int                  `json:"num_redelivered"`
 	NumWaiting     int                  `json:"num_waiting"`
 	NumPending     uint64               `json:"num_pending"`
+	Cluster        *ClusterInfo         `json:"cluster,omitempty"`
 	PushBound      bool                 `json:"push_bound,omitempty"`
 	Paused         bool                 `json:"paused,omitempty"`
 	PauseRemaining time.Duration        `json:"pause_remaining,omitempty"`

@@ -8,7 +8,7 @@ func TestErrTablesDisjoint(t *testing.T) {
 	seen := map[ErrCode]string{}
 	for name, table := range map[string]map[ErrCode]errInfo{
 		"coreErrors": coreErrors, "sourceErrors": sourceErrors, "snapshotErrors": snapshotErrors,
-		"batchErrors": batchErrors, "scheduleErrors": scheduleErrors,
+		"batchErrors": batchErrors, "scheduleErrors": scheduleErrors, "clusterOpsErrors": clusterOpsErrors,
 	} {
 		for code := range table {
 			if other, dup := seen[code]; dup {

@@ -1,0 +1,57 @@
+package api
+
+import "fmt"
+
+// Leader step-downs of clustered JetStream: the meta group's
+// ($JS.API.META.LEADER.STEPDOWN, a system account request) and a
+// consumer's ($JS.API.CONSUMER.LEADER.STEPDOWN.<stream>.<consumer>).
+
+const (
+	TypeMetaLeaderStepDown     = "io.nats.jetstream.api.v1.meta_leader_stepdown_response"
+	TypeConsumerLeaderStepDown = "io.nats.jetstream.api.v1.consumer_leader_stepdown_response"
+)
+
+// LeaderStepDownRequest is the optional body of a step-down: where the
+// leadership should go. A preferred server name takes precedence over a
+// cluster name and tags.
+type LeaderStepDownRequest struct {
+	Placement *Placement `json:"placement,omitempty"`
+}
+
+// LeaderStepDownResponse answers a meta or consumer leader step-down.
+type LeaderStepDownResponse struct {
+	Response
+	Success bool `json:"success,omitempty"`
+}
+
+// The error numbers of the step-downs (nats-server's).
+const (
+	ErrClusterNoPeers  ErrCode = 10005
+	ErrClusterNotAvail ErrCode = 10008
+	ErrRaftGeneral     ErrCode = 10041
+)
+
+// clusterOpsErrors are this file's part of errTable (the default texts;
+// the constructors below give the particular reason).
+var clusterOpsErrors = map[ErrCode]errInfo{
+	ErrClusterNoPeers:  {400, "no suitable peers for placement"},
+	ErrClusterNotAvail: {503, "JetStream system temporarily unavailable"},
+	ErrRaftGeneral:     {500, "raft error"},
+}
+
+// ClusterNoPeers is nats-server's 10005 (status 400): no server to move
+// the leadership to, with why.
+func ClusterNoPeers(err error) *ApiError {
+	return &ApiError{Code: 400, ErrCode: ErrClusterNoPeers, Description: err.Error()}
+}
+
+// ClusterNotAvail is nats-server's 10008 (status 503): the group has no
+// leader.
+func ClusterNotAvail() *ApiError {
+	return &ApiError{Code: 503, ErrCode: ErrClusterNotAvail, Description: "JetStream system temporarily unavailable"}
+}
+
+// RaftGeneral is nats-server's 10041 (status 500): raft refused.
+func RaftGeneral(err error) *ApiError {
+	return &ApiError{Code: 500, ErrCode: ErrRaftGeneral, Description: fmt.Sprint(err)}
+}

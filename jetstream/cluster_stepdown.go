@@ -1,0 +1,172 @@
+package jetstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/server"
+)
+
+// Leader step-downs of the meta group and of consumers.
+//
+// $JS.API.META.LEADER.STEPDOWN is, as in nats-server, a request of the
+// system account: the JetStream API of the account JetStream serves ($G)
+// leaves it unanswered (registerClusterAPI), and every server of the
+// cluster subscribes to it in the system account (ServeMetaStepDown, wired
+// by package serve). The system account's subscriptions travel over the
+// routes like any other account's, so a request published by a system user
+// on any server reaches every server; the meta leader alone answers.
+//
+// A consumer of a replicated stream has no raft group of its own: it runs
+// on the stream's leader, its state checkpointed into the meta group
+// (cluster_consumer.go). Its leader is the stream's leader, so
+// $JS.API.CONSUMER.LEADER.STEPDOWN.<stream>.<consumer> moves the stream's
+// leadership, and with it every consumer of the stream, to another
+// replica; the answer is nats-server's success.
+
+const metaStepDownSubject = api.Prefix + "META.LEADER.STEPDOWN"
+
+// ServeMetaStepDown answers $JS.API.META.LEADER.STEPDOWN in sys, the
+// system account, while this server is the meta leader. It does nothing
+// without a cluster (nats-server has no such subscription either).
+func (js *JetStream) ServeMetaStepDown(sys *server.Account) (*server.Subscription, error) {
+	if !js.clustered() || sys == nil {
+		return nil, nil
+	}
+	return sys.Subscribe(metaStepDownSubject, "", func(m *server.Msg) {
+		if m.Reply == "" || !js.cl.c.IsMetaLeader() {
+			return
+		}
+		hdr, data, reply := bytes.Clone(m.Header), bytes.Clone(m.Data), strings.Clone(m.Reply)
+		// A transfer waits for the new leader: off the publisher's
+		// goroutine.
+		go js.metaStepDown(sys, hdr, data, reply)
+	})
+}
+
+func (js *JetStream) metaStepDown(sys *server.Account, hdr, data []byte, reply string) {
+	resp := api.LeaderStepDownResponse{Response: api.Response{Type: api.TypeMetaLeaderStepDown}}
+	answer := func() {
+		b, err := json.Marshal(resp)
+		if err != nil {
+			return
+		}
+		js.apiTotal.Add(1)
+		if resp.Error != nil {
+			js.apiErrors.Add(1)
+		}
+		sys.Publish(reply, "", nil, b)
+	}
+	if len(hdr) > 0 && levelTooLow(hdr) {
+		resp.Error = api.NewError(api.ErrRequiredApiLevel)
+		answer()
+		return
+	}
+	preferred, aerr := js.stepDownTarget(data, js.cl.c.Peers(), js.cl.c.Self())
+	if aerr != nil {
+		resp.Error = aerr
+		answer()
+		return
+	}
+	if err := js.cl.c.StepDownMeta(preferred); err != nil {
+		resp.Error = api.RaftGeneral(err)
+	} else {
+		resp.Success = true
+		js.log.Info("JetStream cluster: meta leader stepped down on request", "preferred", preferred)
+	}
+	answer()
+}
+
+// stepDownTarget reads a step-down's optional body and returns the server
+// name the leadership should go to ("" = any other member), or nats-server's
+// error: a preferred server that leads already or is not a member, or no
+// member left once the cluster name and tags have filtered them. jetwal
+// servers have no tags, so a request naming any finds no peer.
+func (js *JetStream) stepDownTarget(data []byte, peers []string, self string) (string, *api.ApiError) {
+	b := bytes.TrimLeft(data, " \t\r\n")
+	if len(b) == 0 || b[0] != '{' && b[0] != '[' {
+		return "", nil // nats-server reads only a JSON object or array
+	}
+	var req api.LeaderStepDownRequest
+	if err := json.Unmarshal(data, &req); err != nil {
+		return "", api.Errorf(api.ErrInvalidJSON, "invalid JSON: %v", err)
+	}
+	p := req.Placement
+	if p == nil {
+		return "", nil
+	}
+	c := js.cl.c
+	if p.Preferred != "" {
+		for _, peer := range peers {
+			if c.NameOf(peer) != p.Preferred {
+				continue
+			}
+			if peer == self {
+				return "", api.ClusterNoPeers(fmt.Errorf("preferred server %q is already leader", p.Preferred))
+			}
+			return p.Preferred, nil
+		}
+		return "", api.ClusterNoPeers(fmt.Errorf("preferred server %q not known", p.Preferred))
+	}
+	n := 0
+	for _, peer := range peers {
+		if peer != self && c.Connected(peer) && (p.Cluster == "" || p.Cluster == c.Name()) && len(p.Tags) == 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return "", api.ClusterNoPeers(errors.New("no replacement peer connected"))
+	}
+	return "", nil
+}
+
+// apiConsumerStepDown serves CONSUMER.LEADER.STEPDOWN.<stream>.<consumer>:
+// it moves the stream's leadership (see the file's comment).
+func (js *JetStream) apiConsumerStepDown(r *apiRequest) {
+	const typ = api.TypeConsumerLeaderStepDown
+	name, cons, ok := strings.Cut(r.args, ".")
+	if !ok || name == "" || cons == "" || strings.Contains(cons, ".") {
+		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
+		return
+	}
+	s := js.lookup(name)
+	if s == nil {
+		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
+		return
+	}
+	if s.cons.get(cons) == nil {
+		js.respondError(r, typ, api.NewError(api.ErrConsumerNotFound))
+		return
+	}
+	if s.rep == nil {
+		// An R1 stream's consumer has no group: nats-server answers
+		// success without moving anything.
+		js.respond(r, api.LeaderStepDownResponse{Response: api.Response{Type: typ}, Success: true}, false)
+		return
+	}
+	a, ok := js.assignment(name)
+	if !ok {
+		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
+		return
+	}
+	preferred, aerr := js.stepDownTarget(r.data, a.Peers, js.cl.c.Self())
+	if aerr != nil {
+		js.respondError(r, typ, aerr)
+		return
+	}
+	if err := s.rep.StepDownTo(preferred); err != nil {
+		js.respondError(r, typ, api.RaftGeneral(err))
+		return
+	}
+	js.respond(r, api.LeaderStepDownResponse{Response: api.Response{Type: typ}, Success: true}, false)
+}
+
+// consumerCluster is the cluster block of a consumer's info: its leader is
+// its stream's (this server, which runs it), its replicas the stream's.
+func (js *JetStream) consumerCluster(s *stream) *api.ClusterInfo {
+	return js.clusterInfo(s)
+}
