@@ -11,7 +11,7 @@
 //   - jetstream.go: the manager (Config, New, Close, the stream table).
 //   - stream.go: one stream; the publish path and its PubAck;
 //     stream_counter.go message counters (Nats-Incr); schedule.go message
-//     schedules (schedule_parse.go and schedule_cron.go their patterns,
+//     schedules (schedule_parse.go their patterns, internal/cron the cron ones,
 //     schedule_publish.go the publish checks, schedule_fire.go firing).
 //   - stream_admin.go: creating, loading, updating and deleting streams.
 //   - api.go: request dispatch; api_stream.go, api_msg.go and
