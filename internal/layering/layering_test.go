@@ -62,8 +62,9 @@ var leaves = map[string][]string{
 	"jetstream/validate": {"jetstream/api", "subject", "subject/transform"},
 	"jetstream/api":      {},
 	// jetstream/internal holds the self-contained pieces of jetstream.
-	"jetstream/internal/cron": {},
-	"natshdr":                 {},
+	"jetstream/internal/cron":    {},
+	"jetstream/internal/archive": {"jetstream/api", "store"},
+	"natshdr":                    {},
 	// crypt sits beside vfs at the bottom: only the seam and the error sentinel.
 	"crypt": {"vfs", "store"},
 }
