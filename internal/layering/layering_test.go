@@ -64,6 +64,7 @@ var leaves = map[string][]string{
 	// jetstream/internal holds the self-contained pieces of jetstream.
 	"jetstream/internal/cron":    {},
 	"jetstream/internal/archive": {"jetstream/api", "store"},
+	"jetstream/internal/queue":   {},
 	"natshdr":                    {},
 	// crypt sits beside vfs at the bottom: only the seam and the error sentinel.
 	"crypt": {"vfs", "store"},
