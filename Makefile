@@ -63,7 +63,7 @@ FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzReco
 	./fuzz:FuzzJetStreamAPI ./server:FuzzProtocolParser \
 	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay \
 	./subject:FuzzValidLiteral ./jetstream/validate:FuzzStreamConfig ./jetstream:FuzzPubHeaders \
-	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform ./jetstream:FuzzReadArchive \
+	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform ./jetstream/internal/archive:FuzzReadArchive \
 	./raftstore/stream:FuzzStreamEntryDecode ./jetstream:FuzzSchedulePattern \
 	./crypt:FuzzOpenSealed
 

@@ -6,53 +6,99 @@
 //
 // New attaches a JetStream to an in-process server.Server. It loads the
 // streams found under Config.StoreDir, subscribes $JS.API.> internally and,
-// for every stream, subscribes the stream's subjects. The pieces:
+// for every stream, subscribes the stream's subjects. Consumers (CONSUMER.*
+// API, acks, pull and push delivery) are a separate manager that registers
+// its API handlers beside the stream ones through registerAPI and keeps its
+// state next to each stream (consumerCount).
 //
-//   - jetstream.go: the manager (Config, New, Close, the stream table).
-//   - stream.go: one stream; the publish path and its PubAck;
-//     stream_counter.go message counters (Nats-Incr); schedule.go message
-//     schedules (schedule_parse.go and schedule_cron.go their patterns,
-//     schedule_publish.go the publish checks, schedule_fire.go firing).
+// Stream, consumer, the manager and the cluster glue form a real cycle and
+// therefore stay in this one package: a stream holds its consumer set and a
+// back-pointer to the manager (logger, host, config, events, work queue); a
+// consumer reads its stream's store and drives its retention; the manager
+// owns the stream table and the consumer manager; the cluster glue
+// (cluster*.go) reaches streams and consumers through the manager and is
+// called back by them when a stream or consumer changes. The pieces that
+// call none of them back live in packages of their own under internal/:
+// internal/archive (the snapshot archive format), internal/cron (cron
+// patterns of message schedules) and internal/queue (the work queue);
+// validate/ and api/ (leaves: the config rules, the API's JSON types) sit
+// beside them.
+//
+// # Source files
+//
+// Each file of the package, one line each (a test in internal/lint keeps
+// this list complete):
+//
+//   - jetstream.go: the manager: Config, New, Close, the stream table.
+//   - host.go: Host, what JetStream needs of the server.
+//   - disabled.go: ServeDisabled, the API of an account without JetStream.
+//   - domain.go: the $JS.<domain>.API.> prefix of a JetStream domain.
+//   - account_limits.go: account limits (max streams, consumers, storage).
+//   - api.go: request dispatch to the handlers and their worker queues.
+//   - api_stream.go: the STREAM.* and INFO handlers.
+//   - api_msg.go: STREAM.MSG.GET and STREAM.MSG.DELETE.
+//   - api_direct.go: DIRECT.GET and the no-responders reply.
+//   - api_direct_batch.go: DIRECT.GET's batched and multi_last forms.
+//   - api_level.go: refusing requests that need a newer API level.
+//   - api_snapshot.go: STREAM.SNAPSHOT, sending the archive in chunks.
+//   - api_restore.go: STREAM.RESTORE, receiving the archive's chunks.
+//   - stream.go: one stream; the publish path and its PubAck.
 //   - stream_admin.go: creating, loading, updating and deleting streams.
-//   - api.go: request dispatch; api_stream.go, api_msg.go and
-//     api_direct.go (DIRECT.GET; api_direct_batch.go its batched and
-//     multi_last forms) the handlers; api_level.go refuses
-//     requests that need a newer API level (Nats-Required-Api-Level).
-//   - meta.go: meta.inf / meta.sum persistence (the layout is drawn there);
-//     sealed_file.go the sealed form of meta.inf, dedupe.dat and ttl.dat
-//     in an encrypted stream (see "Encryption at rest").
-//   - validate/ (a leaf: api and subject only): the config rules of
-//     streams and consumers, their defaults, pedantic mode, mirrors and
-//     sources, markers, priority groups; stream_limits.go turns a checked
-//     config into store limits. stream_transform.go applies
-//     subject_transform (the stored subject) and republish.
-//   - dedupe.go, headers.go, queue.go: helpers; domain.go the
-//     $JS.<domain>.API.> prefix of a JetStream domain.
-//   - advisory.go: the $JS.EVENT.ADVISORY.> events of streams, consumers
-//     and the API audit; advisory_consumer.go those of messages (nak,
-//     term, max_deliver) and the sampled ack metric (sample_freq). Each is
-//     built only when someone subscribes to its subject.
-//   - api_snapshot.go, api_restore.go: STREAM.SNAPSHOT and STREAM.RESTORE;
-//     snapshot_archive.go the archive (jetwal's own format),
-//     snapshot_restore.go building a stream from one.
-//
-// Consumers (CONSUMER.* API, acks, pull and push delivery) are a separate
-// manager that registers its API handlers beside the stream ones through
-// registerAPI and keeps its state next to each stream (consumerCount):
-//
-//   - consumer_manager.go: the manager ($JS.ACK.>, $JS.FC.>, the server's
-//     interest hook) and each stream's consumer set and obs/ store.
-//   - consumer_api.go: CONSUMER.CREATE / DURABLE.CREATE / INFO / DELETE /
-//     NAMES / LIST / MSG.NEXT (defaults and checks are validate's,
-//     the stream's consumer_limits included); consumer_pause.go and
-//     consumer_unpin.go: CONSUMER.PAUSE and CONSUMER.UNPIN.
-//   - consumer.go: one consumer, its goroutine and delivery rounds;
-//     consumer_position.go where it starts and where a purge moves it;
-//     consumer_pull.go and consumer_push.go the two delivery modes
-//     (consumer_ratelimit.go push's rate_limit_bps, consumer_priority.go
-//     pull's priority groups: overflow, pinned_client, prioritized);
-//     consumer_ack.go acks; consumer_maxdeliver.go messages past
-//     max_deliver; consumer_retention.go interest and workqueue.
+//   - stream_ops.go: a stream's operation set, the only ways its state changes.
+//   - stream_read.go: a stream's read side, for the API handlers.
+//   - stream_consumers.go: a stream's consumer operations (add, update, delete).
+//   - stream_counter.go: message counters (Nats-Incr).
+//   - stream_limits.go: a checked config turned into store limits.
+//   - stream_markers.go: subject delete markers.
+//   - stream_snapshot.go: a stream's capture for STREAM.SNAPSHOT.
+//   - stream_source.go: mirrors and sources on this server.
+//   - stream_transform.go: subject_transform (the stored subject) and republish.
+//   - snapshot_restore.go: building a stream from an archive (restoreBuilder).
+//   - snapshot_advisory.go: the advisories of snapshots and restores.
+//   - batch.go: atomic batch publish (Nats-Batch-Id), staging.
+//   - batch_commit.go: committing a batch as one store append.
+//   - batch_advisory.go: the advisory of an abandoned batch.
+//   - schedule.go: message schedules, the stream's schedule table.
+//   - schedule_parse.go: the schedule headers and patterns (cron: internal/cron).
+//   - schedule_publish.go: the publish checks of schedule messages.
+//   - schedule_fire.go: firing due schedules.
+//   - ttl.go: per-message TTLs, the expiry heap.
+//   - ttl_file.go: ttl.dat, the expiry heap across a restart.
+//   - dedupe.go: the Nats-Msg-Id table of the duplicate window.
+//   - dedupe_file.go: dedupe.dat, the duplicate window across a restart.
+//   - sidecar_file.go: the frame shared by dedupe.dat and ttl.dat.
+//   - sealed_file.go: the sealed form of meta.inf, dedupe.dat and ttl.dat.
+//   - meta.go: meta.inf / meta.sum persistence (the layout is drawn there).
+//   - check.go: the read-only checks of this package's files (jetwal verify).
+//   - storelock.go: the lock file held by the process serving the store.
+//   - recovery_log.go: logging what opening a stream's store repaired.
+//   - headers.go: the JetStream headers read on publish and written on replies.
+//   - queue.go: workQueue, this package's names for internal/queue.
+//   - util.go: filter matching and saturating additions.
+//   - waits.go: the fixed timeouts of snapshot, restore and batch paths.
+//   - advisory.go: stream, consumer and API audit advisories (built only when subscribed).
+//   - advisory_consumer.go: message advisories (nak, term, max_deliver), ack metric.
+//   - stats.go: Stats and MetaStats for /jsz.
+//   - details.go: account, stream and consumer details for /jsz.
+//   - engine_stats.go: EngineStats, the storage engine's figures for /metrics.
+//   - msgtrace_hook.go: TraceStream, message tracing's view of streams.
+//   - consumer_manager.go: the consumer manager ($JS.ACK.>, $JS.FC.>, interest).
+//   - consumer_api.go: CONSUMER.CREATE / INFO / DELETE / NAMES / LIST / MSG.NEXT.
+//   - consumer_pause.go: CONSUMER.PAUSE and pause_until.
+//   - consumer_unpin.go: CONSUMER.UNPIN.
+//   - consumer.go: one consumer, its goroutine and delivery rounds.
+//   - consumer_position.go: where a consumer starts and where a purge moves it.
+//   - consumer_pull.go: pull delivery (waiting requests, 408 and 409 replies).
+//   - consumer_push.go: push delivery, flow control and heartbeats.
+//   - consumer_ratelimit.go: push's rate_limit_bps.
+//   - consumer_priority.go: pull's priority groups.
+//   - consumer_ack.go: acks, naks, terms and progress.
+//   - consumer_maxdeliver.go: messages past max_deliver.
+//   - consumer_retention.go: interest and workqueue retention.
+//   - cluster.go: clustered JetStream: the meta group and replicated streams.
+//   - cluster_api.go: the requests the meta leader answers.
+//   - cluster_consumer.go: consumer state of replicated streams.
+//   - doc.go: this overview.
 //
 // # Consumers
 //

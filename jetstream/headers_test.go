@@ -82,41 +82,6 @@ func TestDedupeExpiry(t *testing.T) {
 	}
 }
 
-func TestWorkQueueOrderAndClose(t *testing.T) {
-	q := newWorkQueue(0)
-	var got []int
-	for i := 0; i < 1000; i++ {
-		i := i
-		if !q.submit(func() { got = append(got, i) }) {
-			t.Fatal("submit refused")
-		}
-	}
-	q.close()
-	if len(got) != 1000 {
-		t.Fatalf("ran %d", len(got))
-	}
-	for i, v := range got {
-		if v != i {
-			t.Fatalf("out of order at %d: %d", i, v)
-		}
-	}
-	if q.submit(func() {}) {
-		t.Fatal("submit after close accepted")
-	}
-	q.close() // idempotent
-
-	full := newWorkQueue(2)
-	block := make(chan struct{})
-	started := make(chan struct{})
-	full.submit(func() { close(started); <-block })
-	<-started
-	if !full.submit(func() {}) || !full.submit(func() {}) || full.submit(func() {}) {
-		t.Fatal("limit not applied")
-	}
-	close(block)
-	full.close()
-}
-
 func TestRoute(t *testing.T) {
 	js := &JetStream{handlers: map[string]apiHandler{}}
 	for _, op := range []string{"INFO", "STREAM.INFO", "STREAM.MSG.GET", "DIRECT.GET"} {

@@ -1,89 +1,18 @@
 package jetstream
 
-import "sync"
+import "github.com/jetwal/jetwal/jetstream/internal/queue"
 
-// workQueue runs submitted functions in submission order per key, on
-// goroutines of its own: functions of one key run one at a time, in order;
-// functions of different keys may run at the same time, up to maxLanes
-// keys at once. Submitting never blocks, so subscription handlers (which
-// run on a publisher's goroutine) can hand work to it. The management API
-// keys its requests by stream, so that one slow request (a purge of a huge
-// stream, say) holds up only the requests for the same stream. A queue with
-// a limit refuses work beyond it, as nats-server drops API requests past
-// its queue limit rather than growing without bound.
-type workQueue struct {
-	limit int // most queued items over all keys; 0 = unlimited
-	sem   chan struct{}
+// workQueue is a queue.Queue under the names this package calls it by
+// (api.go keys its requests with submitKey).
+type workQueue struct{ q *queue.Queue }
 
-	mu      sync.Mutex // guards the fields below
-	lanes   map[string]*lane
-	queued  int
-	closed  bool
-	running sync.WaitGroup // one per lane goroutine
-}
+func newWorkQueue(limit int) *workQueue { return &workQueue{q: queue.New(limit)} }
 
-// lane is the queued work of one key; a goroutine drains it while it is
-// non-empty.
-type lane struct {
-	items []func()
-}
+// submit queues fn under the empty key; false once closed or full.
+func (w *workQueue) submit(fn func()) bool { return w.q.Submit(fn) }
 
-// maxLanes bounds how many keys run at once.
-const maxLanes = 8
+// submitKey queues fn after the functions of key; false once closed or full.
+func (w *workQueue) submitKey(key string, fn func()) bool { return w.q.SubmitKey(key, fn) }
 
-func newWorkQueue(limit int) *workQueue {
-	return &workQueue{limit: limit, sem: make(chan struct{}, maxLanes), lanes: make(map[string]*lane)}
-}
-
-// submit queues fn under the empty key.
-func (q *workQueue) submit(fn func()) bool { return q.submitKey("", fn) }
-
-// submitKey queues fn after the functions of key. It reports false,
-// dropping fn, once the queue is closed or full.
-func (q *workQueue) submitKey(key string, fn func()) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed || (q.limit > 0 && q.queued >= q.limit) {
-		return false
-	}
-	q.queued++
-	if l := q.lanes[key]; l != nil {
-		l.items = append(l.items, fn) // its goroutine will get to it
-		return true
-	}
-	l := &lane{items: []func(){fn}}
-	q.lanes[key] = l
-	q.running.Add(1)
-	go q.drain(key, l)
-	return true
-}
-
-// drain runs key's functions until its lane is empty, then retires it.
-func (q *workQueue) drain(key string, l *lane) {
-	defer q.running.Done()
-	q.sem <- struct{}{}
-	defer func() { <-q.sem }()
-	for {
-		q.mu.Lock()
-		if len(l.items) == 0 {
-			delete(q.lanes, key)
-			q.mu.Unlock()
-			return
-		}
-		fn := l.items[0]
-		l.items[0] = nil
-		l.items = l.items[1:]
-		q.queued--
-		q.mu.Unlock()
-		fn()
-	}
-}
-
-// close runs what is queued, then returns once every lane is done. Later
-// submits are refused.
-func (q *workQueue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.mu.Unlock()
-	q.running.Wait()
-}
+// close runs what is queued and waits for it; later submits are refused.
+func (w *workQueue) close() { w.q.Close() }

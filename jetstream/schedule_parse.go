@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetwal/jetwal/jetstream/internal/cron"
 	"github.com/jetwal/jetwal/natshdr"
 )
 
@@ -52,7 +53,7 @@ func scheduleTimeZone(hdr []byte) (loc *time.Location, ok bool) {
 //   - "@every <Go duration>": repeatedly, at least a second apart, no time
 //     zone header. A firing missed (say while the server was down) is
 //     made up once, not once per missed interval.
-//   - a cron pattern or an @hourly-style name (schedule_cron.go), in the
+//   - a cron pattern or an @hourly-style name (package internal/cron), in the
 //     zone of Nats-Schedule-Time-Zone.
 func parseSchedule(pattern string, loc *time.Location, ts int64, now time.Time) (next time.Time, repeat, ok bool) {
 	switch {
@@ -78,7 +79,7 @@ func parseSchedule(pattern string, loc *time.Location, ts int64, now time.Time) 
 		}
 		return next, true, true
 	}
-	return nextCron(pattern, loc, ts, now)
+	return cron.Next(pattern, loc, ts, now)
 }
 
 // schedNanos is t in unix ns, clamped to what an int64 holds: an @at in

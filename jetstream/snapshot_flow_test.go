@@ -1,7 +1,6 @@
 package jetstream
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetwal/jetwal/jetstream/api"
-	"github.com/jetwal/jetwal/store"
 )
 
 // TestSnapshotNoFlowAck: a receiver that never acks gets one window of
@@ -130,34 +128,6 @@ func TestSnapshotPurgedAndMemory(t *testing.T) {
 		t.Fatalf("memory snapshot restored as file: %+v", out.Error)
 	}
 }
-
-// FuzzReadArchive: any input decodes to an error or to content, never a
-// panic. The seeds are a real archive and cuts and flips of it.
-func FuzzReadArchive(f *testing.F) {
-	var buf bytes.Buffer
-	w := newArchiveWriter(&buf)
-	_ = w.header(&archiveHeader{Format: archiveFormat, Config: api.StreamConfig{Name: "F"}, FirstSeq: 1, LastSeq: 3})
-	_ = w.msg(&store.Msg{Seq: 1, Subject: "a", Data: []byte("x")})
-	_ = w.msg(&store.Msg{Seq: 3, Subject: "b", Header: []byte("NATS/1.0\r\n\r\n")})
-	_ = w.consumer(&archiveConsumer{name: "C", meta: []byte(`{}`), state: []byte{1, 2, 3}})
-	_ = w.close()
-	good := buf.Bytes()
-	f.Add(good)
-	f.Add(good[:len(good)/2])
-	flipped := bytes.Clone(good)
-	flipped[len(flipped)/2] ^= 0xff
-	f.Add(flipped)
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		_ = readArchive(bytes.NewReader(b), nopSink{})
-	})
-}
-
-type nopSink struct{}
-
-func (nopSink) header(*archiveHeader) error     { return nil }
-func (nopSink) msg(*store.Msg) error            { return nil }
-func (nopSink) consumer(*archiveConsumer) error { return nil }
 
 // TestSnapshotRestoreAdvisories: the four advisories, on nats-server's
 // subjects and schema types.

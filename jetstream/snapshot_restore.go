@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -12,11 +13,15 @@ import (
 	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/internal/archive"
 	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/vfs"
 	"github.com/jetwal/jetwal/wal"
 )
+
+// readArchive reads an archive from r into the builder (archive.Read).
+func readArchive(r io.Reader, b *restoreBuilder) error { return archive.Read(r, b) }
 
 // restoreBuilder builds a stream from an archive under a hidden directory
 // (".<hash>.new", which a restart removes), then renames it into place and
@@ -30,8 +35,8 @@ type restoreBuilder struct {
 	files fileSeal
 
 	st   *wal.Store
-	hdr  archiveHeader
-	cons []archiveConsumer
+	hdr  archive.Header
+	cons []archive.Consumer
 	next uint64 // the sequence the next append gets
 
 	clock atomic.Int64 // the time the next append gets (unix ns); 0: now
@@ -51,12 +56,15 @@ func (b *restoreBuilder) now() time.Time {
 	return time.Now()
 }
 
-func (b *restoreBuilder) header(h *archiveHeader) error {
+// Header, Msg and Consumer make the builder the archive.Sink of a restore.
+
+// Header checks the archive's header against the restore request.
+func (b *restoreBuilder) Header(h *archive.Header) error {
 	if h.Config.Name != b.cfg.Name {
-		return fmt.Errorf("%w: it holds stream %q, not %q", errArchive, h.Config.Name, b.cfg.Name)
+		return fmt.Errorf("%w: it holds stream %q, not %q", archive.ErrMalformed, h.Config.Name, b.cfg.Name)
 	}
 	if h.LastSeq > 0 && h.FirstSeq > h.LastSeq+1 {
-		return fmt.Errorf("%w: first seq %d after last seq %d", errArchive, h.FirstSeq, h.LastSeq)
+		return fmt.Errorf("%w: first seq %d after last seq %d", archive.ErrMalformed, h.FirstSeq, h.LastSeq)
 	}
 	b.hdr = *h
 	fs := b.js.cfg.FS
@@ -128,12 +136,13 @@ func (b *restoreBuilder) failed() error {
 	return nil
 }
 
-func (b *restoreBuilder) msg(m *store.Msg) error {
+// Msg appends one archived message at its own sequence.
+func (b *restoreBuilder) Msg(m *store.Msg) error {
 	if err := b.failed(); err != nil {
 		return err
 	}
 	if m.Seq < b.next || m.Seq > b.hdr.LastSeq {
-		return fmt.Errorf("%w: seq %d outside %d..%d", errArchive, m.Seq, b.next, b.hdr.LastSeq)
+		return fmt.Errorf("%w: seq %d outside %d..%d", archive.ErrMalformed, m.Seq, b.next, b.hdr.LastSeq)
 	}
 	if m.Seq > b.next {
 		if err := b.st.SkipTo(m.Seq); err != nil {
@@ -160,20 +169,21 @@ func (b *restoreBuilder) msg(m *store.Msg) error {
 	return nil
 }
 
-func (b *restoreBuilder) consumer(c *archiveConsumer) error {
-	if !validate.ConsumerName(c.name) {
-		return fmt.Errorf("%w: consumer name %q", errArchive, c.name)
+// Consumer checks one archived consumer and keeps it for complete.
+func (b *restoreBuilder) Consumer(c *archive.Consumer) error {
+	if !validate.ConsumerName(c.Name) {
+		return fmt.Errorf("%w: consumer name %q", archive.ErrMalformed, c.Name)
 	}
 	var meta consumerMeta
-	if err := json.Unmarshal(c.meta, &meta); err != nil {
-		return fmt.Errorf("%w: consumer %s config: %v", errArchive, c.name, err)
+	if err := json.Unmarshal(c.Meta, &meta); err != nil {
+		return fmt.Errorf("%w: consumer %s config: %v", archive.ErrMalformed, c.Name, err)
 	}
-	st, err := consumerstate.Decode(c.state)
+	st, err := consumerstate.Decode(c.State)
 	if err != nil {
-		return fmt.Errorf("%w: consumer %s state: %v", errArchive, c.name, err)
+		return fmt.Errorf("%w: consumer %s state: %v", archive.ErrMalformed, c.Name, err)
 	}
 	if err := st.Verify(); err != nil {
-		return fmt.Errorf("%w: consumer %s state: %v", errArchive, c.name, err)
+		return fmt.Errorf("%w: consumer %s state: %v", archive.ErrMalformed, c.Name, err)
 	}
 	b.cons = append(b.cons, *c)
 	return nil
@@ -183,7 +193,7 @@ func (b *restoreBuilder) consumer(c *archiveConsumer) error {
 // the consumers, all still under the hidden directory.
 func (b *restoreBuilder) complete() error {
 	if b.st == nil {
-		return fmt.Errorf("%w: no header", errArchive)
+		return fmt.Errorf("%w: no header", archive.ErrMalformed)
 	}
 	if b.hdr.LastSeq >= b.next {
 		if err := b.st.SkipTo(b.hdr.LastSeq + 1); err != nil {
@@ -211,10 +221,10 @@ func (b *restoreBuilder) complete() error {
 	}
 	for i := range b.cons {
 		c := &b.cons[i]
-		st, err := consumerstate.Decode(c.state)
+		st, err := consumerstate.Decode(c.State)
 		if err == nil {
 			var cs *consumerstate.Consumer
-			if cs, err = obs.Create(c.name, c.meta); err == nil {
+			if cs, err = obs.Create(c.Name, c.Meta); err == nil {
 				if err = cs.SetState(st); err == nil {
 					err = cs.Flush()
 				}
@@ -222,7 +232,7 @@ func (b *restoreBuilder) complete() error {
 		}
 		if err != nil {
 			_ = obs.Close()
-			return fmt.Errorf("restoring consumer %s: %w", c.name, err)
+			return fmt.Errorf("restoring consumer %s: %w", c.Name, err)
 		}
 	}
 	if err := obs.Close(); err != nil {

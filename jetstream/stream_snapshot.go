@@ -8,6 +8,7 @@ import (
 
 	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/internal/archive"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/wal"
 )
@@ -29,9 +30,9 @@ func (s *stream) checkMsgs() *api.ApiError {
 // streamSnap is a stream captured at one point in time: its header, state
 // and consumers. The messages are read from the store up to hdr.LastSeq.
 type streamSnap struct {
-	hdr   archiveHeader
+	hdr   archive.Header
 	state store.State
-	cons  []archiveConsumer
+	cons  []archive.Consumer
 }
 
 // capture takes the point in time under the publish lock: consumers first,
@@ -48,8 +49,8 @@ func (s *stream) capture(withConsumers bool) *streamSnap {
 		}
 	}
 	snap.state = s.store.State()
-	snap.hdr = archiveHeader{
-		Format:   archiveFormat,
+	snap.hdr = archive.Header{
+		Format:   archive.Format,
 		Created:  s.created,
 		Config:   s.config(),
 		FirstSeq: snap.state.FirstSeq,
@@ -61,11 +62,11 @@ func (s *stream) capture(withConsumers bool) *streamSnap {
 
 // archive returns a persisted consumer's meta and state; ephemeral
 // consumers (state in memory, no durable name) are not archived.
-func (c *consumer) archive() (archiveConsumer, bool) {
+func (c *consumer) archive() (archive.Consumer, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed || (c.cs == nil && c.cfg.Durable == "") {
-		return archiveConsumer{}, false
+		return archive.Consumer{}, false
 	}
 	var st consumerstate.State
 	if c.cs != nil {
@@ -75,15 +76,15 @@ func (c *consumer) archive() (archiveConsumer, bool) {
 	}
 	meta, err := json.Marshal(consumerMeta{Created: c.created, Config: c.cfg, LastPerSubject: c.lpsAll})
 	if err != nil {
-		return archiveConsumer{}, false
+		return archive.Consumer{}, false
 	}
-	return archiveConsumer{name: c.name, meta: meta, state: consumerstate.Encode(&st)}, true
+	return archive.Consumer{Name: c.name, Meta: meta, State: consumerstate.Encode(&st)}, true
 }
 
 // writeArchive writes the snapshot's archive to w.
 func (s *stream) writeArchive(snap *streamSnap, w io.Writer) error {
-	a := newArchiveWriter(w)
-	if err := a.header(&snap.hdr); err != nil {
+	a := archive.NewWriter(w)
+	if err := a.Header(&snap.hdr); err != nil {
 		return err
 	}
 	var m store.Msg
@@ -98,14 +99,14 @@ func (s *stream) writeArchive(snap *streamSnap, w io.Writer) error {
 		if m.Seq > snap.hdr.LastSeq {
 			break
 		}
-		if err := a.msg(&m); err != nil {
+		if err := a.Msg(&m); err != nil {
 			return err
 		}
 	}
 	for i := range snap.cons {
-		if err := a.consumer(&snap.cons[i]); err != nil {
+		if err := a.Consumer(&snap.cons[i]); err != nil {
 			return err
 		}
 	}
-	return a.close()
+	return a.Close()
 }

@@ -8,14 +8,18 @@
 // can be read, tested and fuzzed without a server or a store. The
 // jetstream package calls it before it changes anything.
 //
-//   - stream.go: Stream (normalize a create request), StreamUpdate,
-//     Replicas, metadata, SameStream.
-//   - consumer.go: ConsumerDefaults, Consumer, ConsumerUpdate, filters and
-//     the stream's consumer_limits.
+// # Source files
+//
+//   - stream.go: Stream (normalize a create request), StreamUpdate, Replicas, metadata, SameStream.
+//   - consumer.go: ConsumerDefaults, Consumer, ConsumerUpdate, filters, the stream's consumer_limits.
 //   - pedantic.go: PedanticStream and PedanticConsumer.
-//   - markers.go (subject delete markers, atomic batches), sources.go
-//     (mirrors and sources), transforms.go (subject_transform and
-//     republish), priority.go (priority groups), sampling.go (sample_freq),
-//     level.go (the API level a consumer config needs), schedules.go
-//     (allow_msg_schedules), persist.go (persist_mode async).
+//   - markers.go: subject delete markers, atomic batches.
+//   - sources.go: mirrors and sources.
+//   - transforms.go: subject_transform and republish.
+//   - priority.go: priority groups.
+//   - sampling.go: sample_freq.
+//   - level.go: the API level a consumer config needs.
+//   - schedules.go: allow_msg_schedules.
+//   - persist.go: persist_mode async.
+//   - doc.go: this overview.
 package validate

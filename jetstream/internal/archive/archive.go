@@ -1,4 +1,8 @@
-package jetstream
+// Package archive is the format of a stream snapshot (STREAM.SNAPSHOT and
+// STREAM.RESTORE): writing one (Writer) and reading one into a Sink
+// (Read). It is a leaf of package jetstream, which gathers a stream's
+// content into an archive and builds a stream from one.
+package archive
 
 import (
 	"archive/tar"
@@ -20,7 +24,7 @@ import (
 // The snapshot archive is jetwal's own format, not nats-server's: an S2
 // stream (what nats tools expect to decompress) holding a tar of
 //
-//	snapshot.json          archiveHeader: format, the stream's config, its
+//	snapshot.json          Header: format, the stream's config, its
 //	                       creation time and sequence range
 //	msgs/000001, …         blocks of messages in sequence order, each
 //	                       message a msgRecordHdr then subject, header, data
@@ -30,7 +34,9 @@ import (
 // Sequences missing between the messages are holes (deleted messages);
 // FirstSeq and LastSeq give the holes at either end.
 const (
-	archiveFormat     = 1
+	// Format is the format number this package writes and reads
+	// (Header.Format).
+	Format            = 1
 	archiveHeaderName = "snapshot.json"
 	archiveMsgsDir    = "msgs/"
 	archiveConsDir    = "consumers/"
@@ -39,8 +45,9 @@ const (
 	maxArchiveEntry   = 64 << 20
 )
 
-// archiveHeader is snapshot.json.
-type archiveHeader struct {
+// Header is snapshot.json: the format, the stream's config, its creation
+// time and its sequence range.
+type Header struct {
 	Format   int              `json:"format"`
 	Created  time.Time        `json:"created"`
 	Config   api.StreamConfig `json:"config"`
@@ -49,15 +56,16 @@ type archiveHeader struct {
 	Msgs     uint64           `json:"msgs"`
 }
 
-// archiveConsumer is one consumer in an archive.
-type archiveConsumer struct {
-	name  string
-	meta  []byte // consumerMeta as JSON
-	state []byte // consumerstate.Encode
+// Consumer is one consumer in an archive.
+type Consumer struct {
+	Name  string
+	Meta  []byte // the consumer's meta.inf (jetstream's consumerMeta) as JSON
+	State []byte // its state, consumerstate.Encode
 }
 
-// archiveWriter writes an archive to w.
-type archiveWriter struct {
+// Writer writes an archive: Header first, then every message in sequence
+// order (Msg), then every consumer (Consumer), then Close.
+type Writer struct {
 	zw    *s2.Writer
 	tw    *tar.Writer
 	block []byte
@@ -65,12 +73,13 @@ type archiveWriter struct {
 	now   time.Time
 }
 
-func newArchiveWriter(w io.Writer) *archiveWriter {
+// NewWriter returns a Writer that writes an archive to w.
+func NewWriter(w io.Writer) *Writer {
 	zw := s2.NewWriter(w)
-	return &archiveWriter{zw: zw, tw: tar.NewWriter(zw), now: time.Now().UTC()}
+	return &Writer{zw: zw, tw: tar.NewWriter(zw), now: time.Now().UTC()}
 }
 
-func (a *archiveWriter) entry(name string, b []byte) error {
+func (a *Writer) entry(name string, b []byte) error {
 	hdr := &tar.Header{Name: name, Mode: 0o600, Size: int64(len(b)), ModTime: a.now, Typeflag: tar.TypeReg}
 	if err := a.tw.WriteHeader(hdr); err != nil {
 		return fmt.Errorf("archive entry %s: %w", name, err)
@@ -81,7 +90,8 @@ func (a *archiveWriter) entry(name string, b []byte) error {
 	return nil
 }
 
-func (a *archiveWriter) header(h *archiveHeader) error {
+// Header writes snapshot.json.
+func (a *Writer) Header(h *Header) error {
 	b, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", archiveHeaderName, err)
@@ -89,8 +99,8 @@ func (a *archiveWriter) header(h *archiveHeader) error {
 	return a.entry(archiveHeaderName, b)
 }
 
-// msg adds one message, flushing a full block.
-func (a *archiveWriter) msg(m *store.Msg) error {
+// Msg adds one message, flushing a full block.
+func (a *Writer) Msg(m *store.Msg) error {
 	var h [msgRecordHdrSize]byte
 	binary.LittleEndian.PutUint64(h[0:], m.Seq)
 	binary.LittleEndian.PutUint64(h[8:], uint64(m.Time))
@@ -107,7 +117,7 @@ func (a *archiveWriter) msg(m *store.Msg) error {
 	return nil
 }
 
-func (a *archiveWriter) flushBlock() error {
+func (a *Writer) flushBlock() error {
 	if len(a.block) == 0 {
 		return nil
 	}
@@ -117,15 +127,16 @@ func (a *archiveWriter) flushBlock() error {
 	return err
 }
 
-func (a *archiveWriter) consumer(c *archiveConsumer) error {
-	if err := a.entry(archiveConsDir+c.name+".json", c.meta); err != nil {
+// Consumer adds one consumer: its meta.inf and its state.
+func (a *Writer) Consumer(c *Consumer) error {
+	if err := a.entry(archiveConsDir+c.Name+".json", c.Meta); err != nil {
 		return err
 	}
-	return a.entry(archiveConsDir+c.name+".state", c.state)
+	return a.entry(archiveConsDir+c.Name+".state", c.State)
 }
 
-// close ends the tar and the S2 stream.
-func (a *archiveWriter) close() error {
+// Close ends the tar and the S2 stream (it does not close the io.Writer).
+func (a *Writer) Close() error {
 	if err := a.flushBlock(); err != nil {
 		return err
 	}
@@ -138,20 +149,22 @@ func (a *archiveWriter) close() error {
 	return nil
 }
 
-// errArchive marks an archive that is not one jetwal wrote, or is cut short.
-var errArchive = errors.New("malformed snapshot archive")
+// ErrMalformed marks an archive that is not one jetwal wrote, or is cut
+// short.
+var ErrMalformed = errors.New("malformed snapshot archive")
 
-// archiveSink receives an archive's content in order: the header first,
-// then every message, then every consumer.
-type archiveSink interface {
-	header(h *archiveHeader) error
-	msg(m *store.Msg) error
-	consumer(c *archiveConsumer) error
+// Sink receives an archive's content in order: the header first, then
+// every message, then every consumer. An error from a method ends Read
+// with that error.
+type Sink interface {
+	Header(h *Header) error
+	Msg(m *store.Msg) error
+	Consumer(c *Consumer) error
 }
 
-// readArchive decodes an archive from r into sink. A malformed or truncated
-// archive gives an error wrapping errArchive.
-func readArchive(r io.Reader, sink archiveSink) error {
+// Read decodes an archive from r into sink. A malformed or truncated
+// archive gives an error wrapping ErrMalformed.
+func Read(r io.Reader, sink Sink) error {
 	tr := tar.NewReader(s2.NewReader(r))
 	var gotHeader bool
 	var last uint64
@@ -162,10 +175,10 @@ func readArchive(r io.Reader, sink archiveSink) error {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %v", errArchive, err)
+			return fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
 		if th.Typeflag != tar.TypeReg || th.Size < 0 || th.Size > maxArchiveEntry {
-			return fmt.Errorf("%w: entry %q of type %c and %d bytes", errArchive, th.Name, th.Typeflag, th.Size)
+			return fmt.Errorf("%w: entry %q of type %c and %d bytes", ErrMalformed, th.Name, th.Typeflag, th.Size)
 		}
 		// Read, not allocated from the header's size: a forged size must
 		// not cost memory the data does not back.
@@ -174,26 +187,26 @@ func readArchive(r io.Reader, sink archiveSink) error {
 			err = io.ErrUnexpectedEOF
 		}
 		if err != nil {
-			return fmt.Errorf("%w: entry %q: %v", errArchive, th.Name, err)
+			return fmt.Errorf("%w: entry %q: %v", ErrMalformed, th.Name, err)
 		}
 		switch {
 		case th.Name == archiveHeaderName:
 			if gotHeader {
-				return fmt.Errorf("%w: two %s entries", errArchive, archiveHeaderName)
+				return fmt.Errorf("%w: two %s entries", ErrMalformed, archiveHeaderName)
 			}
-			var h archiveHeader
+			var h Header
 			if err := json.Unmarshal(b, &h); err != nil {
-				return fmt.Errorf("%w: %s: %v", errArchive, archiveHeaderName, err)
+				return fmt.Errorf("%w: %s: %v", ErrMalformed, archiveHeaderName, err)
 			}
-			if h.Format != archiveFormat {
-				return fmt.Errorf("%w: format %d, this jetwal reads format %d", errArchive, h.Format, archiveFormat)
+			if h.Format != Format {
+				return fmt.Errorf("%w: format %d, this jetwal reads format %d", ErrMalformed, h.Format, Format)
 			}
 			gotHeader = true
-			if err := sink.header(&h); err != nil {
+			if err := sink.Header(&h); err != nil {
 				return err
 			}
 		case !gotHeader:
-			return fmt.Errorf("%w: entry %q before %s", errArchive, th.Name, archiveHeaderName)
+			return fmt.Errorf("%w: entry %q before %s", ErrMalformed, th.Name, archiveHeaderName)
 		case strings.HasPrefix(th.Name, archiveMsgsDir):
 			if last, err = readMsgBlock(th.Name, b, last, sink); err != nil {
 				return err
@@ -205,35 +218,35 @@ func readArchive(r io.Reader, sink archiveSink) error {
 			} else if name, ok := strings.CutSuffix(base, ".state"); ok {
 				meta, ok := metas[name]
 				if !ok {
-					return fmt.Errorf("%w: %s without its .json", errArchive, th.Name)
+					return fmt.Errorf("%w: %s without its .json", ErrMalformed, th.Name)
 				}
 				delete(metas, name)
-				if err := sink.consumer(&archiveConsumer{name: name, meta: meta, state: b}); err != nil {
+				if err := sink.Consumer(&Consumer{Name: name, Meta: meta, State: b}); err != nil {
 					return err
 				}
 			} else {
-				return fmt.Errorf("%w: unknown entry %q", errArchive, th.Name)
+				return fmt.Errorf("%w: unknown entry %q", ErrMalformed, th.Name)
 			}
 		default:
-			return fmt.Errorf("%w: unknown entry %q", errArchive, th.Name)
+			return fmt.Errorf("%w: unknown entry %q", ErrMalformed, th.Name)
 		}
 	}
 	if !gotHeader {
-		return fmt.Errorf("%w: no %s", errArchive, archiveHeaderName)
+		return fmt.Errorf("%w: no %s", ErrMalformed, archiveHeaderName)
 	}
 	for name := range metas {
-		return fmt.Errorf("%w: consumer %s without its state", errArchive, name)
+		return fmt.Errorf("%w: consumer %s without its state", ErrMalformed, name)
 	}
 	return nil
 }
 
 // readMsgBlock decodes one block of messages; sequences must ascend past
 // last. It returns the last sequence read.
-func readMsgBlock(name string, b []byte, last uint64, sink archiveSink) (uint64, error) {
+func readMsgBlock(name string, b []byte, last uint64, sink Sink) (uint64, error) {
 	var m store.Msg
 	for off := 0; off < len(b); {
 		if len(b)-off < msgRecordHdrSize {
-			return last, fmt.Errorf("%w: %s: record header cut at offset %d", errArchive, name, off)
+			return last, fmt.Errorf("%w: %s: record header cut at offset %d", ErrMalformed, name, off)
 		}
 		h := b[off : off+msgRecordHdrSize]
 		seq := binary.LittleEndian.Uint64(h[0:])
@@ -242,10 +255,10 @@ func readMsgBlock(name string, b []byte, last uint64, sink archiveSink) (uint64,
 		off += msgRecordHdrSize
 		total := uint64(ls) + uint64(lh) + uint64(ld)
 		if total > uint64(len(b)-off) {
-			return last, fmt.Errorf("%w: %s: record of seq %d cut at offset %d", errArchive, name, seq, off)
+			return last, fmt.Errorf("%w: %s: record of seq %d cut at offset %d", ErrMalformed, name, seq, off)
 		}
 		if seq <= last {
-			return last, fmt.Errorf("%w: %s: seq %d after seq %d", errArchive, name, seq, last)
+			return last, fmt.Errorf("%w: %s: seq %d after seq %d", ErrMalformed, name, seq, last)
 		}
 		m.Seq, m.Time = seq, ts
 		m.Subject = string(b[off : off+int(ls)])
@@ -254,7 +267,7 @@ func readMsgBlock(name string, b []byte, last uint64, sink archiveSink) (uint64,
 		off += int(lh)
 		m.Data = b[off : off+int(ld) : off+int(ld)]
 		off += int(ld)
-		if err := sink.msg(&m); err != nil {
+		if err := sink.Msg(&m); err != nil {
 			return last, err
 		}
 		last = seq

@@ -1,13 +1,5 @@
-package jetstream
-
-import (
-	"errors"
-	"strconv"
-	"strings"
-	"time"
-)
-
-// Cron patterns of message schedules, as nats-server 2.15 reads them: six
+// Package cron reads the cron patterns of JetStream message schedules
+// (Nats-Schedule), as nats-server 2.15 reads them: six
 // space-separated fields, second minute hour day-of-month month
 // day-of-week, each a comma-separated list of "*" (or "?"), "N", "N-M",
 // optionally followed by "/step" ("N/step" runs from N to the field's
@@ -17,6 +9,16 @@ import (
 // @yearly (@annually), @monthly, @weekly, @daily (@midnight) and @hourly
 // names stand for their usual patterns. Times are read in the zone of
 // Nats-Schedule-Time-Zone, UTC without it.
+//
+// It is a leaf of package jetstream: it imports nothing of the module.
+package cron
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // cronNames are the predefined patterns.
 var cronNames = map[string]string{
@@ -175,10 +177,12 @@ func (c *cronSpec) next(from time.Time, loc *time.Location) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// nextCron is parseSchedule for a cron pattern: the next firing after ts,
-// or, when that has passed (a firing missed while the server was down),
-// the next after now.
-func nextCron(pattern string, loc *time.Location, ts int64, now time.Time) (time.Time, bool, bool) {
+// Next is the next firing of a cron pattern after ts (unix ns), or, when
+// that has passed (a firing missed while the server was down), the next
+// after now. loc is the pattern's time zone, UTC when nil. repeat is
+// always true for a firing (a cron pattern repeats); ok is false when the
+// pattern is malformed or allows no time within five years.
+func Next(pattern string, loc *time.Location, ts int64, now time.Time) (time.Time, bool, bool) {
 	spec, err := parseCron(pattern)
 	if err != nil {
 		return time.Time{}, false, false
