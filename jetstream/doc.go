@@ -98,6 +98,7 @@
 //   - cluster.go: clustered JetStream: the meta group and replicated streams.
 //   - cluster_api.go: the requests the meta leader answers.
 //   - cluster_consumer.go: consumer state of replicated streams.
+//   - cluster_stepdown.go: meta and consumer leader step-downs.
 //   - doc.go: this overview.
 //
 // # Consumers

@@ -19,10 +19,15 @@
 // reports the same); Shutdown closes clients, routes, JetStream and the
 // cluster in that order and waits for them.
 //
-// Files: options.go (Options and their defaults), server.go (New, Start,
-// Shutdown and what they report), jetstream.go (the stores, one JetStream
-// per account with JetStream), accounts.go (the system account and what
-// the monitor learns of accounts), cluster.go (clustered JetStream: the
-// raft node on the route port and its adapter to jetstream.Cluster),
-// banner.go (the startup report).
+// # Source files
+//
+//   - doc.go: this overview.
+//   - options.go: Options, Store and their defaults; the system account.
+//   - server.go: New, Start, LameDuck, Shutdown and what they report.
+//   - jetstream.go: the stores, one JetStream per account with JetStream.
+//   - accounts.go: what the monitor and $SYS requests learn of accounts.
+//   - cluster.go: clustered JetStream — the raft node on the route port,
+//     its adapter to jetstream.Cluster, and the raft groups /raftz shows.
+//   - ports.go: the ports file (ports_file_dir).
+//   - banner.go: the startup report.
 package serve
