@@ -64,6 +64,7 @@
 //   - schedule_fire.go: firing due schedules.
 //   - ttl.go: per-message TTLs, the expiry heap.
 //   - ttl_file.go: ttl.dat, the expiry heap across a restart.
+//   - deadline.go: the deadline timer of the expiry and schedule timers.
 //   - dedupe.go: the Nats-Msg-Id table of the duplicate window.
 //   - dedupe_file.go: dedupe.dat, the duplicate window across a restart.
 //   - sidecar_file.go: the frame shared by dedupe.dat and ttl.dat.

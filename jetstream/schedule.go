@@ -40,20 +40,16 @@ type schedEntry struct {
 }
 
 // schedTable is the stream's schedules by subject, and the timer that
-// fires them. mu is a leaf lock: it is taken under pmu (from onAppended)
-// and never held while taking another.
+// fires them (deadlineTimer, deadline.go). mu is a leaf lock: it is taken
+// under pmu (from onAppended) and never held while taking another.
 type schedTable struct {
 	n     atomic.Int32 // len(bySubj), read without mu on the append path
 	onDue func()       // fires what is due; set once by newStream
 
 	mu sync.Mutex
 	// guarded by mu
-	bySubj   map[string]*schedEntry
-	timer    *time.Timer
-	deadline int64 // when timer fires (unix ns); 0: not armed
-	running  bool  // onDue is running; it re-arms the timer when done
-	started  bool  // the stream serves (subscribed): the timer may run
-	stopped  bool  // the stream is closed
+	bySubj map[string]*schedEntry
+	dt     deadlineTimer // set up by timerLocked
 }
 
 // schedMinWait and schedMaxWait bound the timer's wait.
@@ -62,25 +58,31 @@ const (
 	schedMaxWait = 24 * time.Hour
 )
 
+// timerLocked is the deadline timer, set up on first use: a deadline asked
+// for before start or while onDue runs is not kept, as the table holds it
+// and the timer is armed from the table at start and after each onDue.
+// Caller holds mu.
+func (t *schedTable) timerLocked() *deadlineTimer {
+	if t.dt.mu == nil {
+		t.dt = deadlineTimer{
+			mu:         &t.mu,
+			minWait:    schedMinWait,
+			maxWait:    schedMaxWait,
+			pass:       func(time.Time) int64 { t.onDue(); return 0 },
+			nextLocked: t.earliestLocked,
+		}
+	}
+	return &t.dt
+}
+
 // armLocked makes the timer fire by at, unless it already fires sooner or
 // onDue is running (it re-arms when done). Caller holds mu.
 func (t *schedTable) armLocked(at int64) {
-	if !t.started || t.stopped || t.running || t.onDue == nil {
-		return
-	}
 	// A far schedule is waited for a day at a time: the timer then finds
 	// nothing due and re-arms.
-	wait := min(max(time.Until(time.Unix(0, at)), schedMinWait), schedMaxWait)
-	deadline := time.Now().Add(wait).UnixNano()
-	if t.deadline != 0 && deadline >= t.deadline {
-		return
+	if t.onDue != nil {
+		t.timerLocked().armLocked(at)
 	}
-	t.deadline = deadline
-	if t.timer == nil {
-		t.timer = time.AfterFunc(wait, t.run)
-		return
-	}
-	t.timer.Reset(wait)
 }
 
 // start lets the timer run, from when the stream serves its subjects: a
@@ -89,53 +91,31 @@ func (t *schedTable) armLocked(at int64) {
 func (t *schedTable) start() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.started {
+	dt := t.timerLocked()
+	if t.onDue == nil {
+		dt.startLocked(0) // nothing to run
 		return
 	}
-	t.started = true
-	t.armEarliestLocked()
+	dt.startLocked(t.earliestLocked())
 }
 
-// armEarliestLocked arms the timer for the earliest schedule not in flight.
-func (t *schedTable) armEarliestLocked() {
+// earliestLocked is when the earliest schedule not in flight fires (0:
+// none). Caller holds mu.
+func (t *schedTable) earliestLocked() int64 {
 	earliest := int64(0)
 	for _, e := range t.bySubj {
 		if !e.inflight && (earliest == 0 || e.at < earliest) {
 			earliest = e.at
 		}
 	}
-	if earliest != 0 {
-		t.armLocked(earliest)
-	}
-}
-
-// run is the timer's function: it fires what is due, then re-arms for the
-// earliest schedule not in flight.
-func (t *schedTable) run() {
-	t.mu.Lock()
-	if t.stopped || t.running {
-		t.mu.Unlock()
-		return
-	}
-	t.running, t.deadline = true, 0
-	t.mu.Unlock()
-
-	t.onDue()
-
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.running = false
-	t.armEarliestLocked()
+	return earliest
 }
 
 // stop disarms the timer for good (the stream is closing).
 func (t *schedTable) stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.stopped = true
-	if t.timer != nil {
-		t.timer.Stop()
-	}
+	t.timerLocked().stopLocked()
 }
 
 // set records the schedule stored at seq on subj, replacing an older one.

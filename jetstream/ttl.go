@@ -125,18 +125,14 @@ func (s *stream) expireTTLs(now time.Time) (nextAged int64) {
 // per-message TTL and, on a stream with subject delete markers (which
 // applies max_age itself, stream_markers.go), the moment its oldest message
 // passes max_age. Without markers max_age is the store's, which has a timer
-// of its own. One pass runs at a time; a deadline asked for while one runs
-// is kept and armed when it ends. mu is a leaf lock: it is taken under pmu
-// (from onAppended) and never held while taking another.
+// of its own. The timing is deadlineTimer's (deadline.go): one pass runs at
+// a time; a deadline asked for while one runs, or before start, is kept
+// and armed when it can be. mu is a leaf lock: it is taken under pmu (from
+// onAppended) and never held while taking another.
 type expiryTimer struct {
-	mu       sync.Mutex
-	timer    *time.Timer
-	deadline int64 // when timer fires (unix ns); 0: not armed
-	pending  int64 // earliest deadline asked for while running (0: none)
-	running  bool  // a pass runs; it re-arms when done
-	started  bool  // the stream serves: the timer may run
-	stopped  bool  // the stream is closed
-	pass     func(now time.Time) (next int64)
+	mu   sync.Mutex
+	dt   deadlineTimer // guarded by mu; set up by timerLocked
+	pass func(now time.Time) (next int64)
 }
 
 // expiryMinWait bounds how often the timer fires (a burst of deadlines a
@@ -148,6 +144,26 @@ const (
 	expiryMaxWait = time.Hour
 )
 
+// timerLocked is the deadline timer, set up on first use. Caller holds mu.
+//
+// rearmIdle keeps what the timer did before it was folded into
+// deadlineTimer: after a pass that leaves no deadline it fires again
+// expiryMinWait later, so a served stream with nothing to expire still
+// runs a pass every 5 ms.
+func (t *expiryTimer) timerLocked() *deadlineTimer {
+	if t.dt.mu == nil {
+		t.dt = deadlineTimer{
+			mu:        &t.mu,
+			minWait:   expiryMinWait,
+			maxWait:   expiryMaxWait,
+			pass:      func(now time.Time) int64 { return t.pass(now) },
+			keep:      true,
+			rearmIdle: true,
+		}
+	}
+	return &t.dt
+}
+
 // arm makes the timer fire by at (unix ns), unless it already fires sooner.
 func (t *expiryTimer) arm(at int64) {
 	if at <= 0 {
@@ -155,30 +171,10 @@ func (t *expiryTimer) arm(at int64) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.armLocked(at)
-}
-
-func (t *expiryTimer) armLocked(at int64) {
-	if t.stopped || t.pass == nil {
+	if t.pass == nil {
 		return
 	}
-	if !t.started || t.running {
-		if t.pending == 0 || at < t.pending {
-			t.pending = at
-		}
-		return
-	}
-	wait := min(max(time.Until(time.Unix(0, at)), expiryMinWait), expiryMaxWait)
-	deadline := time.Now().Add(wait).UnixNano()
-	if t.deadline != 0 && deadline >= t.deadline {
-		return
-	}
-	t.deadline = deadline
-	if t.timer == nil {
-		t.timer = time.AfterFunc(wait, t.run)
-		return
-	}
-	t.timer.Reset(wait)
+	t.timerLocked().armLocked(at)
 }
 
 // start lets the timer run (the stream serves its subjects) with a first
@@ -187,46 +183,19 @@ func (t *expiryTimer) armLocked(at int64) {
 func (t *expiryTimer) start() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.started {
+	dt := t.timerLocked()
+	if t.pass == nil {
+		dt.startLocked(0) // nothing to run
 		return
 	}
-	t.started = true
-	t.pending = 0
-	t.armLocked(time.Now().UnixNano())
-}
-
-// run is the timer's function: one pass, then re-arm for what it reports
-// and for what was asked meanwhile.
-func (t *expiryTimer) run() {
-	t.mu.Lock()
-	if t.stopped || t.running || !t.started {
-		t.mu.Unlock()
-		return
-	}
-	t.running, t.deadline = true, 0
-	t.mu.Unlock()
-
-	next := t.pass(time.Now())
-
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.running = false
-	pending := t.pending
-	t.pending = 0
-	if pending != 0 && (next == 0 || pending < next) {
-		next = pending
-	}
-	t.armLocked(next)
+	dt.startLocked(time.Now().UnixNano())
 }
 
 // stop disarms the timer for good (the stream is closing).
 func (t *expiryTimer) stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.stopped = true
-	if t.timer != nil {
-		t.timer.Stop()
-	}
+	t.timerLocked().stopLocked()
 }
 
 // expiryPass is the stream's expiry timer pass: it expires what is due and
