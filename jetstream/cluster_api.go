@@ -301,7 +301,10 @@ func (js *JetStream) apiClusterAccountInfo(r *apiRequest) {
 	js.respond(r, api.AccountInfoResponse{Response: api.Response{Type: api.TypeAccountInfo}, AccountStats: st}, false)
 }
 
-// apiStreamStepDown serves STREAM.LEADER.STEPDOWN.<stream>.
+// apiStreamStepDown serves STREAM.LEADER.STEPDOWN.<stream>: the optional
+// body's placement (preferred server, cluster, tags) picks where the
+// leadership goes, with the consumer step-down's checks and errors
+// (stepDownTarget, cluster_stepdown.go).
 func (js *JetStream) apiStreamStepDown(r *apiRequest) {
 	const typ = api.TypeStreamLeaderStepDown
 	s := js.lookup(streamArg(r))
@@ -313,7 +316,17 @@ func (js *JetStream) apiStreamStepDown(r *apiRequest) {
 		js.respondError(r, typ, api.NewError(api.ErrClusterRequired))
 		return
 	}
-	if err := s.rep.StepDown(); err != nil {
+	a, ok := js.assignment(s.name)
+	if !ok {
+		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
+		return
+	}
+	preferred, aerr := js.stepDownTarget(r.data, a.Peers, js.cl.c.Self())
+	if aerr != nil {
+		js.respondError(r, typ, aerr)
+		return
+	}
+	if err := s.rep.StepDownTo(preferred); err != nil {
 		js.respondError(r, typ, api.Errorf(api.ErrStreamGeneral, "%v", err))
 		return
 	}

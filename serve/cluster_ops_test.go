@@ -155,7 +155,8 @@ type stepDownResp struct {
 // down when a system user asks (the CLI's `server cluster step-down`, and
 // a request naming the preferred server), a plain user's request goes
 // unanswered as with nats-server; a consumer's step-down moves its
-// stream's leadership; /raftz and the RAFTZ request list the meta group
+// stream's leadership, and a stream's step-down moves it to the preferred
+// server (the CLI's --preferred) or refuses as nats-server does; /raftz and the RAFTZ request list the meta group
 // and the stream's group with their leaders.
 func TestClusterStepDownsAndRaftz(t *testing.T) {
 	servers := startOpsCluster(t, 3)
@@ -302,6 +303,52 @@ func TestClusterStepDownsAndRaftz(t *testing.T) {
 		streamLeader = ci.Cluster.Leader
 		return nil
 	})
+	// A stream's step-down with a preferred server: refused for the
+	// leader itself, an unknown server or tags no server has; the CLI's
+	// --preferred moves the leadership there.
+	streamStepDown := func(body string) stepDownResp {
+		t.Helper()
+		m, err := appc.Request("$JS.API.STREAM.LEADER.STEPDOWN.ORDERS", []byte(body), 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r stepDownResp
+		if err := json.Unmarshal(m.Data, &r); err != nil || r.Type != "io.nats.jetstream.api.v1.stream_leader_stepdown_response" {
+			t.Fatalf("stream step-down %s: %s", body, m.Data)
+		}
+		return r
+	}
+	for _, body := range []string{fmt.Sprintf(`{"placement":{"preferred":%q}}`, streamLeader), `{"placement":{"preferred":"nope"}}`, `{"placement":{"tags":["ssd"]}}`} {
+		if r := streamStepDown(body); r.Error == nil || r.Error.ErrCode != 10005 || r.Error.Code != 400 {
+			t.Fatalf("stream step-down %s: %+v", body, r)
+		}
+	}
+	if r := streamStepDown(`{"placement":`); r.Error == nil || r.Error.ErrCode != 10025 {
+		t.Fatalf("stream step-down with bad JSON: %+v", r)
+	}
+	for _, preferred := range []string{"s1", "s2", "s3"} {
+		if preferred == streamLeader {
+			continue
+		}
+		out, err = runCLI(t, servers[0], "stream", "cluster", "step-down", "ORDERS", "--preferred", preferred)
+		if err != nil {
+			t.Fatalf("stream cluster step-down --preferred %s: %v\n%s", preferred, err, out)
+		}
+		eventually(t, "stream leader "+preferred, 60*time.Second, func() error {
+			c, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			s, err := js.Stream(c, "ORDERS")
+			if err != nil {
+				return err
+			}
+			if l := s.CachedInfo().Cluster.Leader; l != preferred {
+				return fmt.Errorf("stream led by %s, want %s", l, preferred)
+			}
+			return nil
+		})
+		streamLeader = preferred
+	}
+
 	// An unknown consumer.
 	m, err := appc.Request("$JS.API.CONSUMER.LEADER.STEPDOWN.ORDERS.NOPE", nil, 10*time.Second)
 	if err != nil {
