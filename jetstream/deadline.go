@@ -31,9 +31,6 @@ type deadlineTimer struct {
 	// runs and arms it after (without it such a deadline is dropped: the
 	// owner reports it again from nextLocked or at start).
 	keep bool
-	// rearmIdle arms the timer minWait ahead after a pass that leaves no
-	// deadline (without it the timer stays unarmed until asked).
-	rearmIdle bool
 
 	// state, guarded by mu
 	timer    *time.Timer
@@ -112,8 +109,8 @@ func (t *deadlineTimer) run() {
 	if t.nextLocked != nil {
 		next = earliestDeadline(next, t.nextLocked())
 	}
-	if next == 0 && !t.rearmIdle {
-		return
+	if next == 0 {
+		return // nothing due later: unarmed until asked
 	}
 	t.armLocked(next)
 }

@@ -16,7 +16,7 @@ type testDeadlines struct {
 	ran    chan struct{}
 }
 
-func newTestDeadlines(keep, rearmIdle bool) *testDeadlines {
+func newTestDeadlines(keep bool) *testDeadlines {
 	d := &testDeadlines{ran: make(chan struct{}, 100)}
 	d.dt = deadlineTimer{
 		mu:      &d.mu,
@@ -27,8 +27,7 @@ func newTestDeadlines(keep, rearmIdle bool) *testDeadlines {
 			d.ran <- struct{}{}
 			return d.next.Swap(0)
 		},
-		keep:      keep,
-		rearmIdle: rearmIdle,
+		keep: keep,
 	}
 	return d
 }
@@ -76,7 +75,7 @@ func (d *testDeadlines) noPass(t *testing.T, within time.Duration) {
 }
 
 func TestDeadlineTimerNotBeforeStartNorAfterStop(t *testing.T) {
-	d := newTestDeadlines(false, false)
+	d := newTestDeadlines(false)
 	d.arm(time.Now().UnixNano())
 	d.noPass(t, 50*time.Millisecond) // not started: dropped
 	d.start(0)
@@ -89,7 +88,7 @@ func TestDeadlineTimerNotBeforeStartNorAfterStop(t *testing.T) {
 }
 
 func TestDeadlineTimerKeepsWhatWasAskedBeforeStart(t *testing.T) {
-	d := newTestDeadlines(true, false)
+	d := newTestDeadlines(true)
 	d.arm(time.Now().UnixNano())
 	d.noPass(t, 50*time.Millisecond)
 	d.start(time.Now().UnixNano()) // start drops what was kept, arms its own
@@ -98,7 +97,7 @@ func TestDeadlineTimerKeepsWhatWasAskedBeforeStart(t *testing.T) {
 }
 
 func TestDeadlineTimerNeverLater(t *testing.T) {
-	d := newTestDeadlines(false, false)
+	d := newTestDeadlines(false)
 	d.start(0)
 	far := time.Now().Add(time.Hour).UnixNano()
 	d.arm(far)
@@ -120,7 +119,7 @@ func TestDeadlineTimerNeverLater(t *testing.T) {
 }
 
 func TestDeadlineTimerClampsWait(t *testing.T) {
-	d := newTestDeadlines(false, false)
+	d := newTestDeadlines(false)
 	d.dt.maxWait = 20 * time.Millisecond
 	d.start(0)
 	// A deadline a day away is waited for maxWait at a time.
@@ -132,7 +131,7 @@ func TestDeadlineTimerClampsWait(t *testing.T) {
 	d.stop()
 
 	// A deadline already past waits minWait.
-	d = newTestDeadlines(false, false)
+	d = newTestDeadlines(false)
 	d.dt.minWait = time.Hour
 	d.start(0)
 	d.arm(time.Now().Add(-time.Minute).UnixNano())
@@ -143,7 +142,7 @@ func TestDeadlineTimerClampsWait(t *testing.T) {
 }
 
 func TestDeadlineTimerRearmsAfterPass(t *testing.T) {
-	d := newTestDeadlines(true, false)
+	d := newTestDeadlines(true)
 	d.start(0)
 	d.next.Store(time.Now().Add(10 * time.Millisecond).UnixNano())
 	d.arm(time.Now().UnixNano())
@@ -155,7 +154,7 @@ func TestDeadlineTimerRearmsAfterPass(t *testing.T) {
 
 func TestDeadlineTimerDefersWhileRunning(t *testing.T) {
 	for _, keep := range []bool{false, true} {
-		d := newTestDeadlines(keep, false)
+		d := newTestDeadlines(keep)
 		release := make(chan struct{})
 		inPass := make(chan struct{})
 		d.dt.pass = func(time.Time) int64 {
@@ -184,7 +183,7 @@ func TestDeadlineTimerDefersWhileRunning(t *testing.T) {
 }
 
 func TestDeadlineTimerNextLocked(t *testing.T) {
-	d := newTestDeadlines(false, false)
+	d := newTestDeadlines(false)
 	var next atomic.Int64
 	next.Store(time.Now().UnixNano())
 	d.dt.nextLocked = func() int64 { return next.Swap(0) }
@@ -195,10 +194,15 @@ func TestDeadlineTimerNextLocked(t *testing.T) {
 	d.stop()
 }
 
-func TestDeadlineTimerRearmIdle(t *testing.T) {
-	d := newTestDeadlines(false, true)
+// TestDeadlineTimerIdle: a pass that reports no deadline leaves the timer
+// unarmed (no pass every minWait on a stream with nothing to expire),
+// until something asks.
+func TestDeadlineTimerIdle(t *testing.T) {
+	d := newTestDeadlines(false)
 	d.start(time.Now().UnixNano())
 	d.waitPass(t)
-	d.waitPass(t) // nothing reported: fires again after minWait
+	d.noPass(t, 100*time.Millisecond)
+	d.arm(time.Now().UnixNano())
+	d.waitPass(t)
 	d.stop()
 }

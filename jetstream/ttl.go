@@ -145,20 +145,19 @@ const (
 )
 
 // timerLocked is the deadline timer, set up on first use. Caller holds mu.
-//
-// rearmIdle keeps what the timer did before it was folded into
-// deadlineTimer: after a pass that leaves no deadline it fires again
-// expiryMinWait later, so a served stream with nothing to expire still
-// runs a pass every 5 ms.
+// A pass that leaves no deadline leaves it unarmed: every path that adds
+// one arms it (a publish or batch commit with a TTL, a message on a
+// stream whose max_age runs here, a config change, the start after a
+// restart, which finds what recovery loaded). Before, it fired again 5 ms
+// later, forever, on every served stream.
 func (t *expiryTimer) timerLocked() *deadlineTimer {
 	if t.dt.mu == nil {
 		t.dt = deadlineTimer{
-			mu:        &t.mu,
-			minWait:   expiryMinWait,
-			maxWait:   expiryMaxWait,
-			pass:      func(now time.Time) int64 { return t.pass(now) },
-			keep:      true,
-			rearmIdle: true,
+			mu:      &t.mu,
+			minWait: expiryMinWait,
+			maxWait: expiryMaxWait,
+			pass:    func(now time.Time) int64 { return t.pass(now) },
+			keep:    true,
 		}
 	}
 	return &t.dt
