@@ -12,7 +12,7 @@ import (
 //
 //	accounts {
 //	  A: { users: [ {user: a, password: pa} ], jetstream: enabled }
-//	  B: { users: [ {nkey: U...} ], jetstream: { max_mem: 1G, max_file: 10G, max_streams: 10, max_consumers: 100 } }
+//	  B: { users: [ {nkey: U...} ], jetstream: { max_mem: 1G, max_file: 10G, max_streams: 10, max_consumers: 100, max_ack_pending: 500 } }
 //	  SYS: { users: [ {user: admin, password: secret} ] }
 //	}
 //	system_account: SYS
@@ -32,15 +32,18 @@ type Account struct {
 }
 
 // AccountJetStream is an account's jetstream setting. A limit of -1 means
-// unlimited (nats-server's default).
+// unlimited (nats-server's default). MaxAckPending bounds the
+// max_ack_pending of the account's consumers (and is their default when
+// lower than nats-server's 1000).
 type AccountJetStream struct {
 	MaxMemory, MaxStore      int64
 	MaxStreams, MaxConsumers int
+	MaxAckPending            int
 }
 
 // unlimitedJetStream is `jetstream: enabled`.
 func unlimitedJetStream() *AccountJetStream {
-	return &AccountJetStream{MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: -1}
+	return &AccountJetStream{MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: -1, MaxAckPending: -1}
 }
 
 // declaredAccount is one account of the accounts block, resolved once the
@@ -128,8 +131,11 @@ func accountJetStream(name string, v value) (*AccountJetStream, error) {
 		case "max_consumers":
 			i, err = v.integer(n, -1, math.MaxInt32)
 			js.MaxConsumers = int(i)
+		case "max_ack_pending":
+			i, err = v.integer(n, -1, math.MaxInt32)
+			js.MaxAckPending = int(i)
 		default:
-			err = v.errorf("%s: not supported by jetwal; an account's jetstream has max_mem, max_file, max_streams and max_consumers", n)
+			err = v.errorf("%s: not supported by jetwal; an account's jetstream has max_mem, max_file, max_streams, max_consumers and max_ack_pending", n)
 		}
 		return err
 	})

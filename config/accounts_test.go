@@ -14,7 +14,7 @@ accounts {
   A: { users: [ {user: a, password: pa, permissions: { publish: "a.>" }} ], jetstream: enabled }
   B: {
     users: [ {user: b, password: pb}, {nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4} ]
-    jetstream: { max_mem: 1MB, max_file: 2MB, max_streams: 3, max_consumers: 4 }
+    jetstream: { max_mem: 1MB, max_file: 2MB, max_streams: 3, max_consumers: 4, max_ack_pending: 5 }
   }
   C: { users: [ {user: c, password: pc} ] }
   SYS: { users: [ {user: admin, password: s} ] }
@@ -29,10 +29,10 @@ no_auth_user: b
 	for _, a := range c.Accounts {
 		byName[a.Name] = a
 	}
-	if js := byName["A"].JetStream; js == nil || js.MaxMemory != -1 || js.MaxStore != -1 || js.MaxStreams != -1 || js.MaxConsumers != -1 {
+	if js := byName["A"].JetStream; js == nil || js.MaxMemory != -1 || js.MaxStore != -1 || js.MaxStreams != -1 || js.MaxConsumers != -1 || js.MaxAckPending != -1 {
 		t.Fatalf("A's jetstream %+v", js)
 	}
-	if js := byName["B"].JetStream; js == nil || js.MaxMemory != 1<<20 || js.MaxStore != 2<<20 || js.MaxStreams != 3 || js.MaxConsumers != 4 {
+	if js := byName["B"].JetStream; js == nil || js.MaxMemory != 1<<20 || js.MaxStore != 2<<20 || js.MaxStreams != 3 || js.MaxConsumers != 4 || js.MaxAckPending != 5 {
 		t.Fatalf("B's jetstream %+v", js)
 	}
 	if byName["C"].JetStream != nil || byName["SYS"].JetStream != nil {

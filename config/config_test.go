@@ -209,6 +209,8 @@ func TestErrors(t *testing.T) {
 		{"user in two accounts", "accounts {\n A: { users: [{user: u, password: a}] }\n B: { users: [\n  {user: u, password: b}\n ] }\n}\n", 4, `user "u" is already declared at `},
 		{"account user also in authorization", "authorization { users: [{user: u, password: a}] }\naccounts {\n A: { users: [{user: u, password: b}] }\n}\n", 3, `user "u" is already declared at `},
 		{"account jetstream limit", "accounts {\n A: { jetstream: {\n  max_streams: \"many\"\n } }\n}\n", 3, "max_streams: expected an integer"},
+		{"account max_ack_pending", "accounts {\n A: { jetstream: {\n  max_ack_pending: \"many\"\n } }\n}\n", 3, "max_ack_pending: expected an integer"},
+		{"account jetstream limit jetwal lacks", "accounts {\n A: { jetstream: {\n  max_ack_pending: 5\n  max_bytes_required: true\n } }\n}\n", 4, "accounts.A.jetstream.max_bytes_required: not supported by jetwal"},
 		{"account jetstream unknown limit", "accounts {\n A: { jetstream: { max_bytes_required: true } }\n}\n", 2, "max_bytes_required: not supported"},
 		{"account named $G", "accounts {\n \"$G\": { users: [{user: u, password: a}] }\n}\n", 2, "$G is the global account"},
 		{"system account of several undeclared", "system_account: OPS\naccounts { A: { users: [{user: u, password: a}] } }\n", 1, `account "OPS" is not declared`},

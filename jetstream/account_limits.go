@@ -7,11 +7,12 @@ import (
 )
 
 // Account limits (Config.MaxStreams, MaxConsumers, AccountMaxMemory,
-// AccountMaxStore):
+// AccountMaxStore, AccountMaxAckPending):
 // the limits of the account this JetStream serves, as $JS.API.INFO shows
 // them and as stream and consumer creation enforce them, with
 // nats-server's error codes (10027 maximum streams, 10026 maximum
-// consumers, 10028/10047 memory/storage resources, see checkResources).
+// consumers, 10028/10047 memory/storage resources, see checkResources;
+// 10121 for a consumer's max_ack_pending, see validate.Consumer).
 // The bytes stored count against AccountMaxMemory/AccountMaxStore as well: once the
 // account's streams of a storage type hold that much, publishes to them
 // are refused with 10002 (nats-server's "resource limits exceeded for
@@ -73,6 +74,9 @@ func (js *JetStream) accountLimits() api.AccountLimits {
 	}
 	if js.cfg.MaxConsumers > 0 {
 		l.MaxConsumers = js.cfg.MaxConsumers
+	}
+	if js.cfg.AccountMaxAckPending > 0 {
+		l.MaxAckPending = js.cfg.AccountMaxAckPending
 	}
 	return l
 }

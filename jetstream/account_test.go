@@ -130,3 +130,71 @@ func TestAccountStorageLimit(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestAccountMaxAckPending: as nats-server's account max_ack_pending, a
+// consumer asking for more is refused with 10121 naming the limit (on
+// create and update, and when the stream's consumer_limits default is the
+// larger), a consumer with acks that names none gets the limit when it is
+// below nats-server's default of 1000, -1 (none) passes as in nats-server,
+// and $JS.API.INFO shows the limit.
+func TestAccountMaxAckPending(t *testing.T) {
+	ts := startServer(t, Config{AccountMaxAckPending: 100})
+	nc := ts.connect()
+	var info api.AccountInfoResponse
+	requestJSON(t, nc, "$JS.API.INFO", "", &info)
+	if info.AccountStats == nil || info.Limits.MaxAckPending != 100 {
+		t.Fatalf("account info limits %+v", info.AccountStats)
+	}
+	request(t, nc, "$JS.API.STREAM.CREATE.S", `{"name":"S","subjects":["s"]}`)
+	request(t, nc, "$JS.API.STREAM.CREATE.L", `{"name":"L","subjects":["l"],"consumer_limits":{"max_ack_pending":50}}`)
+	request(t, nc, "$JS.API.STREAM.CREATE.H", `{"name":"H","subjects":["h"],"consumer_limits":{"max_ack_pending":500}}`)
+
+	create := func(stream, name, extra string) *nats.Msg {
+		t.Helper()
+		return request(t, nc, "$JS.API.CONSUMER.CREATE."+stream+"."+name,
+			`{"stream_name":"`+stream+`","config":{"durable_name":"`+name+`"`+extra+`}}`)
+	}
+	created := func(stream, name, extra string, want int) {
+		t.Helper()
+		var r api.ConsumerInfoResponse
+		m := create(stream, name, extra)
+		if err := json.Unmarshal(m.Data, &r); err != nil || r.Error != nil || r.ConsumerInfo == nil || r.Config.MaxAckPending != want {
+			t.Errorf("%s.%s %s: %s, want max_ack_pending %d", stream, name, extra, m.Data, want)
+		}
+	}
+	refused := func(stream, name, extra string) {
+		t.Helper()
+		m := create(stream, name, extra)
+		e := apiErrorOf(t, m.Data)
+		if e == nil || e.Code != 400 || e.ErrCode != api.ErrConsumerMaxPendingAckExcess || e.Description != "consumer max ack pending exceeds system limit of 100" {
+			t.Errorf("%s.%s %s: %s, want 10121 naming 100", stream, name, extra, m.Data)
+		}
+	}
+	created("S", "DEF", `,"ack_policy":"explicit"`, 100)
+	created("S", "ALL", `,"ack_policy":"all"`, 100)
+	created("S", "EQ", `,"ack_policy":"explicit","max_ack_pending":100`, 100)
+	created("S", "LOW", `,"ack_policy":"explicit","max_ack_pending":7`, 7)
+	created("S", "NONE", `,"ack_policy":"none"`, 0)
+	created("S", "UNL", `,"ack_policy":"explicit","max_ack_pending":-1`, -1)
+	created("L", "STREAMLIM", `,"ack_policy":"explicit"`, 50)
+	refused("S", "BIG", `,"ack_policy":"explicit","max_ack_pending":101`)
+	refused("S", "DEF", `,"ack_policy":"explicit","max_ack_pending":500`) // an update
+	refused("H", "STREAMDEF", `,"ack_policy":"explicit"`)                 // the stream's 500 as the default
+	if m := request(t, nc, "$JS.API.CONSUMER.INFO.S.BIG", ""); !errorCodeIs(m, api.ErrConsumerNotFound) {
+		t.Errorf("refused consumer exists: %s", m.Data)
+	}
+	var ci api.ConsumerInfoResponse
+	requestJSON(t, nc, "$JS.API.CONSUMER.INFO.S.DEF", "", &ci)
+	if ci.ConsumerInfo == nil || ci.Config.MaxAckPending != 100 {
+		t.Errorf("DEF after the refused update: %+v", ci.ConsumerInfo)
+	}
+
+	// A limit above nats-server's default leaves the default at 1000.
+	ts2 := startServer(t, Config{AccountMaxAckPending: 2000})
+	nc2 := ts2.connect()
+	request(t, nc2, "$JS.API.STREAM.CREATE.S", `{"name":"S","subjects":["s"]}`)
+	requestJSON(t, nc2, "$JS.API.CONSUMER.CREATE.S.D", `{"stream_name":"S","config":{"durable_name":"D","ack_policy":"explicit"}}`, &ci)
+	if ci.Error != nil || ci.ConsumerInfo == nil || ci.Config.MaxAckPending != 1000 {
+		t.Errorf("default under a limit of 2000: %+v %+v", ci.Error, ci.ConsumerInfo)
+	}
+}

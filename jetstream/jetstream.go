@@ -47,6 +47,11 @@ type Config struct {
 	// account's streams and its consumers (of all streams together).
 	AccountMaxMemory, AccountMaxStore int64
 	MaxStreams, MaxConsumers          int
+	// AccountMaxAckPending is the account's max_ack_pending: as
+	// nats-server's, a consumer asking for more is refused with 10121 and
+	// it is the default of a consumer with acks that names none when lower
+	// than 1000 (validate.ConsumerDefaults); 0 or negative means unlimited.
+	AccountMaxAckPending int
 	// StoreLock, when set, is the store directory's lock, taken once by
 	// LockStore and shared by the JetStreams of several accounts in one
 	// store; nil = New takes the lock itself.

@@ -36,8 +36,9 @@ func (s *stream) addConsumer(req api.CreateConsumerRequest) (*api.ConsumerInfo, 
 			return nil, aerr
 		}
 	}
-	validate.ConsumerDefaults(&cfg, scfg.ConsumerLimits)
-	if aerr := validate.Consumer(&cfg, &scfg); aerr != nil {
+	accMaxAckPending := s.js.cfg.AccountMaxAckPending
+	validate.ConsumerDefaults(&cfg, scfg.ConsumerLimits, accMaxAckPending)
+	if aerr := validate.Consumer(&cfg, &scfg, accMaxAckPending); aerr != nil {
 		return nil, aerr
 	}
 	if aerr := s.js.checkConsumerLimit(s, cfg.Name); aerr != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/jetwal/jetwal/server"
@@ -75,20 +76,30 @@ type ConnzOptions struct {
 	Sort     string `json:"sort"`   // "" = cid
 	Username bool   `json:"auth"`   // show each connection's user
 	Offset   int    `json:"offset"` // first connection listed
-	Limit    int    `json:"limit"`  // 0 = DefaultConnListSize
+	Limit    int    `json:"limit"`  // <= 0 = DefaultConnListSize, as nats-server
+	CID      uint64 `json:"cid"`    // only this connection (0 = all)
 	Account  string `json:"acc"`    // only this account's connections ("" = all)
 }
 
 func (m *Monitor) connz(w http.ResponseWriter, r *http.Request) {
 	var o ConnzOptions
 	var err error
-	if o.Offset, err = queryInt(r, "offset", 0); err != nil {
+	// As nats-server's /connz: offset and limit are any integers (a
+	// negative offset is 0, a limit <= 0 the default), cid an unsigned one.
+	if o.Offset, err = queryAnyInt(r, "offset"); err != nil {
 		badRequest(w, "%v", err)
 		return
 	}
-	if o.Limit, err = queryInt(r, "limit", DefaultConnListSize); err != nil {
+	if o.Limit, err = queryAnyInt(r, "limit"); err != nil {
 		badRequest(w, "%v", err)
 		return
+	}
+	if s := r.URL.Query().Get("cid"); s != "" {
+		if o.CID, err = strconv.ParseUint(s, 10, 64); err != nil {
+			// nats-server's words.
+			badRequest(w, "Error decoding uint64 for 'cid': %v", err)
+			return
+		}
 	}
 	if o.Username, err = queryBool(r, "auth"); err != nil {
 		badRequest(w, "%v", err)
@@ -106,12 +117,12 @@ func (m *Monitor) connz(w http.ResponseWriter, r *http.Request) {
 
 // Connz returns the /connz document.
 func (m *Monitor) Connz(o ConnzOptions) (*Connz, error) {
-	offset, limit, showUser, sortBy := o.Offset, o.Limit, o.Username, o.Sort
-	if offset < 0 || limit < 0 {
-		return nil, fmt.Errorf("offset %d and limit %d must not be negative", offset, limit)
-	}
-	if limit == 0 {
+	offset, limit, showUser, sortBy := max(o.Offset, 0), o.Limit, o.Username, o.Sort
+	if limit <= 0 {
 		limit = DefaultConnListSize
+	}
+	if o.CID > 0 {
+		limit = 1 // as nats-server: one connection at most
 	}
 	if sortBy == "" {
 		sortBy = "cid"
@@ -134,6 +145,19 @@ func (m *Monitor) Connz(o ConnzOptions) (*Connz, error) {
 	sort.SliceStable(conns, func(i, j int) bool { return less(&conns[i], &conns[j]) })
 	now := time.Now()
 	c := &Connz{ID: m.opts.Server.ID(), Now: now.UTC(), Total: len(conns), Offset: offset, Limit: limit, Conns: []*ConnInfo{}}
+	if o.CID > 0 {
+		// The total stays that of the (account's) connections, as
+		// nats-server's; unlike nats-server, a cid of another account is not
+		// shown to an account-scoped request.
+		var one []server.ConnInfo
+		for i := range conns {
+			if conns[i].CID == o.CID {
+				one = append(one, conns[i])
+				break
+			}
+		}
+		conns = one
+	}
 	if offset < len(conns) {
 		conns = conns[offset:]
 	} else {

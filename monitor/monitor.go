@@ -194,6 +194,20 @@ func queryInt(r *http.Request, name string, def int) (int, error) {
 	return n, nil
 }
 
+// queryAnyInt reads an integer parameter of any sign (0 when absent).
+func queryAnyInt(r *http.Request, name string) (int, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		// nats-server's words.
+		return 0, fmt.Errorf("Error decoding int for '%s': %v", name, err)
+	}
+	return n, nil
+}
+
 // queryBool reads a boolean parameter ("", "true", "1", "false", "0").
 func queryBool(r *http.Request, name string) (bool, error) {
 	s := r.URL.Query().Get(name)

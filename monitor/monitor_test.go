@@ -3,6 +3,7 @@ package monitor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -180,7 +181,30 @@ func TestVarzAndConnz(t *testing.T) {
 		t.Errorf("offset past the end: %v", c)
 	}
 	f.get(t, "/connz?sort=bogus", 400)
-	f.get(t, "/connz?limit=-1", 400)
+	// As nats-server's: a limit <= 0 is the default, a negative offset 0,
+	// a cid that is not an unsigned integer a 400 with its words, and a cid
+	// lists that connection alone with limit 1.
+	for _, q := range []string{"limit=-1", "limit=0", "limit=-1&offset=-3"} {
+		c = f.get(t, "/connz?"+q, 200)
+		if c["limit"] != float64(DefaultConnListSize) || c["offset"] != 0.0 || len(c["connections"].([]any)) != 2 {
+			t.Errorf("/connz?%s: %v", q, c)
+		}
+	}
+	body := f.raw(t, "/connz?cid=-5", 400)
+	if want := `Error decoding uint64 for 'cid': strconv.ParseUint: parsing "-5": invalid syntax`; strings.TrimSpace(string(body)) != want {
+		t.Errorf("/connz?cid=-5: %q, want %q", body, want)
+	}
+	f.raw(t, "/connz?limit=x", 400)
+	all := f.get(t, "/connz", 200)["connections"].([]any)
+	second := all[1].(map[string]any)["cid"].(float64)
+	c = f.get(t, fmt.Sprintf("/connz?cid=%d", int(second)), 200)
+	if conns := c["connections"].([]any); c["limit"] != 1.0 || len(conns) != 1 || conns[0].(map[string]any)["cid"] != second || c["total"] != 2.0 {
+		t.Errorf("/connz?cid=%d: %v", int(second), c)
+	}
+	c = f.get(t, "/connz?cid=999999", 200)
+	if len(c["connections"].([]any)) != 0 {
+		t.Errorf("/connz of an unknown cid: %v", c)
+	}
 
 	s := f.get(t, "/subsz", 200)
 	if s["num_subscriptions"] != 1.0 {
@@ -197,7 +221,7 @@ func TestVarzAndConnz(t *testing.T) {
 	}
 	v = f.get(t, "/varz", 200)
 	stats := v["http_req_stats"].(map[string]any)
-	if stats["/varz"] != 2.0 || stats["/connz"] != 5.0 {
+	if stats["/varz"] != 2.0 || stats["/connz"] != 12.0 {
 		t.Errorf("http_req_stats %v", stats)
 	}
 }

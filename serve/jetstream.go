@@ -64,6 +64,7 @@ func startJetStreams(srv *server.Server, o *Options, cl jetstream.Cluster, log *
 		jcfg.Account, jcfg.Logger, jcfg.StoreLock = a.Name, log.With("account", a.Name), lock
 		jcfg.AccountMaxMemory, jcfg.AccountMaxStore = l.MaxMemory, l.MaxStore
 		jcfg.MaxStreams, jcfg.MaxConsumers = l.MaxStreams, l.MaxConsumers
+		jcfg.AccountMaxAckPending = l.MaxAckPending
 		acc := srv.Account(a.Name)
 		js, err := jetstream.New(acc, jcfg)
 		if err != nil {

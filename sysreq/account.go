@@ -64,7 +64,7 @@ func (s *Service) accountHandler(r pending) (handler, bool) {
 	case "SUBSZ":
 		return handler{run: func() (any, error) { return m.Subsz(), nil }}, true
 	case "CONNZ":
-		var o monitor.ConnzOptions
+		var o ConnzEventOptions
 		return handler{opts: &o, run: func() (any, error) {
 			o.Account = acc
 			if acc == accountPing {
@@ -73,7 +73,7 @@ func (s *Service) accountHandler(r pending) (handler, bool) {
 					o.Account = accountPing
 				}
 			}
-			return m.Connz(o)
+			return m.Connz(o.ConnzOptions)
 		}}, true
 	case "JSZ":
 		var o monitor.JszOptions

@@ -201,15 +201,19 @@ func (s *Service) build(r pending) (resp any, skip bool) {
 		return s.fail(http.StatusBadRequest, fmt.Errorf("unknown request %q", r.kind)), false
 	}
 	if len(r.body) > 0 {
-		// The filter, then the options of the kind, with their types checked
-		// (nats-server decodes both from the one body).
-		var f filter
-		err := json.Unmarshal(r.body, &f)
-		if err == nil && h.opts != nil {
+		// The options of the kind, then the filter, with their types checked
+		// (nats-server decodes both from the one body, and answers with the
+		// decoder's error as it is).
+		var err error
+		if h.opts != nil {
 			err = json.Unmarshal(r.body, h.opts)
 		}
+		var f filter
+		if err == nil {
+			err = json.Unmarshal(r.body, &f)
+		}
 		if err != nil {
-			return s.fail(http.StatusBadRequest, fmt.Errorf("%s request options: %w", strings.ToLower(r.kind), err)), false
+			return s.fail(http.StatusBadRequest, err), false
 		}
 		if !s.matches(&f) {
 			return nil, true
@@ -250,8 +254,8 @@ func (s *Service) handler(r pending) (handler, bool) {
 			return info, err
 		}}, true
 	case "CONNZ":
-		var o monitor.ConnzOptions
-		return handler{opts: &o, run: func() (any, error) { return m.Connz(o) }}, true
+		var o ConnzEventOptions
+		return handler{opts: &o, run: func() (any, error) { return m.Connz(o.ConnzOptions) }}, true
 	case "HEALTHZ":
 		var o monitor.HealthzOptions
 		return handler{opts: &o, run: func() (any, error) { return m.Healthz(o), nil }}, true

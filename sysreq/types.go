@@ -90,6 +90,19 @@ type ServerID struct {
 	ID   string `json:"id"`
 }
 
+// ConnzEventOptions are the options of a CONNZ request, named and nested
+// as nats-server's so that a decoding error reads as nats-server's (such as
+// "json: cannot unmarshal number -5 into Go struct field
+// ConnzEventOptions.ConnzOptions.cid of type uint64").
+type ConnzEventOptions struct {
+	monitor.ConnzOptions
+	EventFilterOptions
+}
+
+// EventFilterOptions is the filter under nats-server's name, for the
+// options types that embed it.
+type EventFilterOptions = filter
+
 // filter is nats-server's EventFilterOptions, embedded in every request's
 // options: a server answers only when it matches.
 type filter struct {

@@ -30,7 +30,7 @@ accounts {
   A: { users: [ {user: a, password: pa} ], jetstream: enabled }
   B: {
     users: [ {user: b, password: pb} ]
-    jetstream: { max_streams: 1, max_consumers: 1, max_file: 1MB }
+    jetstream: { max_streams: 1, max_consumers: 1, max_file: 1MB, max_ack_pending: 10 }
   }
   C: { users: [ {user: c, password: pc} ] }
   SYS: { users: [ {user: admin, password: adm} ] }
@@ -216,6 +216,13 @@ func TestAccountsJetStream(t *testing.T) {
 	}
 	if resp := cons("C1"); errCode(resp) != 0 {
 		t.Fatalf("B's first consumer: %v", resp)
+	} else if cfg, _ := resp["config"].(map[string]any); cfg == nil || cfg["max_ack_pending"] != 10.0 {
+		t.Fatalf("B's first consumer: %v, want B's max_ack_pending 10 as its default", resp)
+	}
+	// Over B's max_ack_pending: nats-server's 10121 (before the count).
+	over := apiCall(t, nb, "$JS.API.CONSUMER.CREATE.S.C3", map[string]any{"stream_name": "S", "config": map[string]any{"durable_name": "C3", "ack_policy": "explicit", "max_ack_pending": 11}})
+	if e, _ := over["error"].(map[string]any); errCode(over) != 10121 || e["description"] != "consumer max ack pending exceeds system limit of 10" {
+		t.Fatalf("B's consumer over its max_ack_pending: %v, want 10121", over)
 	}
 	if resp := cons("C1"); errCode(resp) != 0 {
 		t.Fatalf("B's first consumer again (same config): %v", resp)
@@ -225,7 +232,7 @@ func TestAccountsJetStream(t *testing.T) {
 	}
 	info := apiCall(t, nb, "$JS.API.INFO", nil)
 	limits, _ := info["limits"].(map[string]any)
-	if limits == nil || limits["max_streams"] != 1.0 || limits["max_consumers"] != 1.0 || limits["max_storage"] != float64(1<<20) || limits["max_memory"] != -1.0 {
+	if limits == nil || limits["max_streams"] != 1.0 || limits["max_consumers"] != 1.0 || limits["max_storage"] != float64(1<<20) || limits["max_memory"] != -1.0 || limits["max_ack_pending"] != 10.0 {
 		t.Fatalf("B's account info limits: %v", info)
 	}
 	if info["streams"] != 1.0 || info["consumers"] != 1.0 {

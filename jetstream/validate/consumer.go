@@ -19,8 +19,9 @@ const (
 )
 
 // ConsumerDefaults fills in what a create request left out, the way
-// nats-server does; limits are the stream's consumer_limits.
-func ConsumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) {
+// nats-server does; limits are the stream's consumer_limits and
+// accMaxAckPending the account's max_ack_pending (0 or negative: none).
+func ConsumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits, accMaxAckPending int) {
 	if cfg.MaxDeliver == 0 || cfg.MaxDeliver < -1 {
 		cfg.MaxDeliver = -1
 	}
@@ -57,7 +58,11 @@ func ConsumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) 
 			cfg.AckWait = DefaultAckWait
 		}
 		if cfg.MaxAckPending == 0 {
+			// As nats-server: the default, or the account's limit when lower.
 			cfg.MaxAckPending = defaultMaxAckPending
+			if accMaxAckPending > 0 && accMaxAckPending < cfg.MaxAckPending {
+				cfg.MaxAckPending = accMaxAckPending
+			}
 		}
 	}
 	// As nats-server outside pedantic mode: negative request limits are
@@ -96,8 +101,8 @@ func ConsumerName(n string) bool {
 }
 
 // Consumer validates a consumer config (defaults applied) against
-// its stream.
-func Consumer(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.ApiError {
+// its stream and the account's max_ack_pending (0 or negative: none).
+func Consumer(cfg *api.ConsumerConfig, scfg *api.StreamConfig, accMaxAckPending int) *api.ApiError {
 	for _, n := range []string{cfg.Durable, cfg.Name} {
 		if n != "" && !ConsumerName(n) {
 			return api.NewError(api.ErrConsumerBadDurableName)
@@ -194,7 +199,7 @@ func Consumer(cfg *api.ConsumerConfig, scfg *api.StreamConfig) *api.ApiError {
 	if cfg.AckWait < 0 || cfg.InactiveThreshold < 0 || cfg.MaxAckPending < -1 {
 		return api.Errorf(api.ErrConsumerCreate, "consumer ack_wait, inactive_threshold and max_ack_pending can not be negative")
 	}
-	if aerr := checkConsumerLimits(cfg, scfg.ConsumerLimits); aerr != nil {
+	if aerr := checkConsumerLimits(cfg, scfg.ConsumerLimits, accMaxAckPending); aerr != nil {
 		return aerr
 	}
 	if cfg.FilterSubject != "" && len(cfg.FilterSubjects) > 0 {
@@ -287,11 +292,16 @@ func sameTime(a, b *time.Time) bool {
 	return a.Equal(*b)
 }
 
-// checkConsumerLimits checks a consumer (defaults applied) against its
-// stream's consumer_limits, with nats-server's errors and in its order.
-func checkConsumerLimits(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) *api.ApiError {
+// checkConsumerLimits checks a consumer (defaults applied) against the
+// account's max_ack_pending and its stream's consumer_limits, with
+// nats-server's errors and in its order. As nats-server's, the checks are
+// of a positive max_ack_pending: -1 (none) passes them.
+func checkConsumerLimits(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits, accMaxAckPending int) *api.ApiError {
 	if cfg.DeliverSubject != "" && cfg.MaxAckPending > 0 && cfg.AckPolicy == api.AckNone {
 		return api.NewError(api.ErrConsumerMaxPendingAckPolicy)
+	}
+	if accMaxAckPending > 0 && cfg.MaxAckPending > accMaxAckPending {
+		return api.Errorf(api.ErrConsumerMaxPendingAckExcess, "consumer max ack pending exceeds system limit of %d", accMaxAckPending)
 	}
 	if limits.MaxAckPending > 0 && cfg.MaxAckPending > limits.MaxAckPending {
 		return api.Errorf(api.ErrConsumerMaxPendingAckExcess, "consumer max ack pending exceeds system limit of %d", limits.MaxAckPending)
