@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,9 +19,7 @@ import (
 
 	"github.com/jetwal/jetwal/config"
 	"github.com/jetwal/jetwal/internal/testbin"
-	"github.com/jetwal/jetwal/internal/testport"
 	"github.com/jetwal/jetwal/monitor"
-	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/server/auth"
 )
 
@@ -31,13 +28,7 @@ import (
 // user app in $G, and a client without credentials logs in as app.
 func startOpsCluster(t *testing.T, n int) []*Server {
 	t.Helper()
-	ports := testport.Free(t, n)
-	var routes []*url.URL
-	for _, p := range ports {
-		routes = append(routes, &url.URL{Scheme: "nats", User: url.UserPassword("route", "pw"), Host: fmt.Sprintf("127.0.0.1:%d", p)})
-	}
-	out := make([]*Server, n)
-	for i := range out {
+	return startClusterWith(t, n, func(_ int, o *Options) {
 		a, err := auth.New(auth.Options{
 			Users:      []auth.User{{Username: "app", Password: "pw"}, {Username: "sys", Password: "pw", Account: "SYS"}},
 			NoAuthUser: "app",
@@ -45,31 +36,10 @@ func startOpsCluster(t *testing.T, n int) []*Server {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := New(Options{
-			Server: server.Options{Host: "127.0.0.1", ServerName: fmt.Sprintf("s%d", i+1), Auth: a,
-				Cluster: &server.ClusterOptions{Name: "C", Host: "127.0.0.1", Port: ports[i], Routes: routes, Username: "route", Password: "pw"}},
-			JetStream:     true,
-			Store:         Store{Dir: t.TempDir()},
-			Accounts:      []config.Account{{Name: "SYS"}},
-			SystemAccount: "SYS",
-			HTTPPort:      -1,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if err := s.Shutdown(ctx); err != nil {
-				t.Error(err)
-			}
-		})
-		out[i] = s
-	}
-	return out
+		o.Server.Auth = a
+		o.Accounts, o.SystemAccount = []config.Account{{Name: "SYS"}}, "SYS"
+		o.HTTPPort = -1
+	})
 }
 
 // eventually retries f until it succeeds or d has passed (elections on a

@@ -19,6 +19,13 @@ import (
 // at the test's end (or earlier, by the test).
 func startCluster(t *testing.T, n int) []*Server {
 	t.Helper()
+	return startClusterWith(t, n, func(int, *Options) {})
+}
+
+// startClusterWith is startCluster with each server's options amended
+// (accounts, monitoring, encryption) before it starts.
+func startClusterWith(t *testing.T, n int, amend func(i int, o *Options)) []*Server {
+	t.Helper()
 	ports := testport.Free(t, n)
 	var routes []*url.URL
 	for _, p := range ports {
@@ -26,14 +33,16 @@ func startCluster(t *testing.T, n int) []*Server {
 	}
 	out := make([]*Server, n)
 	for i := range out {
-		s, err := New(Options{
+		o := Options{
 			Server: server.Options{Host: "127.0.0.1", ServerName: fmt.Sprintf("s%d", i+1),
 				Cluster: &server.ClusterOptions{Name: "C", Host: "127.0.0.1", Port: ports[i], Routes: routes, Username: "route", Password: "pw"}},
 			JetStream:        true,
 			Store:            Store{Dir: t.TempDir()},
 			LameDuckGrace:    100 * time.Millisecond,
 			LameDuckDuration: 200 * time.Millisecond,
-		})
+		}
+		amend(i, &o)
+		s, err := New(o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/internal/diskgrep"
-	"github.com/jetwal/jetwal/internal/testport"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -40,7 +38,7 @@ func publishSecrets(t *testing.T, url string, replicas int) {
 	js, _ := jetstream.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	retryFor(t, "create the stream", func() error {
+	eventually(t, "create the stream", time.Minute, func() error {
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_, err := js.CreateStream(c, jetstream.StreamConfig{Name: "VAULT", Subjects: []string{"orders.>"}, Replicas: replicas})
@@ -51,7 +49,7 @@ func publishSecrets(t *testing.T, url string, replicas int) {
 		m.Header.Set(secretHeader, secretHeader+"-value")
 		m.Data = []byte(fmt.Sprintf("%s-%d", secretPayload, i))
 		id := fmt.Sprintf("%s-%d", secretMsgID, i)
-		retryFor(t, "publish", func() error {
+		eventually(t, "publish", time.Minute, func() error {
 			_, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(id))
 			return err
 		})
@@ -68,21 +66,6 @@ func publishSecrets(t *testing.T, url string, replicas int) {
 		if err := m.DoubleAck(ctx); err != nil {
 			t.Fatal(err)
 		}
-	}
-}
-
-func retryFor(t *testing.T, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -200,30 +183,11 @@ func snapshotFiles(t *testing.T, dir string) string {
 // and the meta group's raft logs and snapshots — holds the messages, the
 // stream's assignment or the consumer in the clear.
 func TestEncryptedCluster(t *testing.T) {
-	ports := testport.Free(t, 3)
-	var routes []*url.URL
-	for _, p := range ports {
-		routes = append(routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", p)})
-	}
 	var dirs []string
-	var servers []*Server
-	for i := range 3 {
-		dir := t.TempDir()
-		dirs = append(dirs, dir)
-		s, err := New(Options{
-			Server: server.Options{Host: "127.0.0.1", ServerName: fmt.Sprintf("e%d", i+1),
-				Cluster: &server.ClusterOptions{Name: "E", Host: "127.0.0.1", Port: ports[i], Routes: routes}},
-			JetStream: true,
-			Store:     Store{Dir: dir, Encryption: crypt.Config{Key: "cluster key for the test"}},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Start(); err != nil {
-			t.Fatal(err)
-		}
-		servers = append(servers, s)
-	}
+	servers := startClusterWith(t, 3, func(_ int, o *Options) {
+		o.Store.Encryption = crypt.Config{Key: "cluster key for the test"}
+		dirs = append(dirs, o.Store.Dir)
+	})
 	publishSecrets(t, servers[0].ClientURL(), 3)
 	time.Sleep(500 * time.Millisecond) // followers apply the last entries
 	for _, s := range servers {

@@ -96,26 +96,7 @@ func TestEncryptedTamper(t *testing.T) {
 		t.Fatalf("%d segments", len(files))
 	}
 	path := files[0].path
-	// Find the record of sequence 2 without the key (structure only).
-	seg, err := segment.Open(vfs.Default, path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var off int64 = -1
-	seg.Scan(func(o int64, r *segment.Record) error {
-		if r.Seq == 2 {
-			off = o
-		}
-		return nil
-	})
-	seg.Close()
-	raw, _ := os.ReadFile(path)
-	l := int64(binary.LittleEndian.Uint32(raw[off:]))
-	raw[off+segment.RecordHeader+crypt.NonceSize+5] ^= 0x20
-	binary.LittleEndian.PutUint64(raw[off+l-8:], xxhash.Sum64(raw[off:off+l-8]))
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	off := tamperSealed(t, path, 2)
 	s, err = Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -467,25 +448,7 @@ func TestCheckKey(t *testing.T) {
 	}
 	files, _ := segmentFiles(vfs.Default, dir)
 	path := files[0].path
-	seg, err := segment.Open(vfs.Default, path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var off int64 = -1
-	seg.Scan(func(o int64, r *segment.Record) error {
-		if r.Seq == 2 {
-			off = o
-		}
-		return nil
-	})
-	seg.Close()
-	raw, _ := os.ReadFile(path)
-	l := int64(binary.LittleEndian.Uint32(raw[off:]))
-	raw[off+segment.RecordHeader+crypt.NonceSize+5] ^= 0x20
-	binary.LittleEndian.PutUint64(raw[off+l-8:], xxhash.Sum64(raw[off:off+l-8]))
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	off := tamperSealed(t, path, 2)
 	rep, err = Check(nil, dir)
 	if err != nil || rep.Damaged() || !strings.Contains(fmt.Sprint(rep.Findings), "need the key") {
 		t.Fatalf("without the key: %v %+v", err, rep.Findings)
@@ -506,4 +469,38 @@ func TestCheckKey(t *testing.T) {
 	if _, err := CheckKey(nil, dir, crypt.Config{Key: "wrong"}); !errors.Is(err, ErrKeyMismatch) {
 		t.Fatalf("wrong key: %v", err)
 	}
+}
+
+// tamperSealed changes one ciphertext byte of the record of seq in the
+// segment at path and rewrites the record's checksum to match, so only
+// the authentication tag can tell; it returns the record's offset. The
+// record is found without the key (structure only).
+func tamperSealed(t *testing.T, path string, seq uint64) int64 {
+	t.Helper()
+	seg, err := segment.Open(vfs.Default, path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var off int64 = -1
+	seg.Scan(func(o int64, r *segment.Record) error {
+		if r.Seq == seq {
+			off = o
+		}
+		return nil
+	})
+	seg.Close()
+	if off < 0 {
+		t.Fatalf("sequence %d not in %s", seq, path)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := int64(binary.LittleEndian.Uint32(raw[off:]))
+	raw[off+segment.RecordHeader+crypt.NonceSize+5] ^= 0x20
+	binary.LittleEndian.PutUint64(raw[off+l-8:], xxhash.Sum64(raw[off:off+l-8]))
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return off
 }
