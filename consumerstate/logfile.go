@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/cespare/xxhash/v2"
@@ -215,28 +214,14 @@ func nextGoodRecord(d *xxhash.Digest, data []byte, gen uint64, from int64, dec d
 	return 0, false
 }
 
-// readFile reads a whole file through fsys.
+// readFile reads a whole file through fsys; one larger than any consumer
+// state file is damage.
 func readFile(fsys vfs.FS, path string) ([]byte, error) {
-	f, err := fsys.Open(path)
-	if err != nil {
-		return nil, err
+	b, err := vfs.ReadFile(fsys, path, maxRecordPayload*2)
+	if errors.Is(err, vfs.ErrTooLarge) {
+		return nil, corruptf("%s: larger than any consumer state file", path)
 	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, fmt.Errorf("%s: size: %w", path, err)
-	}
-	if size > maxRecordPayload*2 {
-		return nil, corruptf("%s: %d bytes, larger than any consumer state file", path, size)
-	}
-	b := make([]byte, size)
-	if n, err := f.ReadAt(b, 0); n < len(b) {
-		if err == nil || errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, fmt.Errorf("%s: read: %w", path, err)
-	}
-	return b, nil
+	return b, err
 }
 
 // writeFile creates path holding b and syncs it. It does not sync the

@@ -9,7 +9,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/cespare/xxhash/v2"
@@ -227,22 +226,14 @@ func WriteKeyFile(fs vfs.FS, path string, dk *DataKey, key string) error {
 	return nil
 }
 
+// readAll reads a key file, refusing one too large to be one as damage.
 func readAll(fs vfs.FS, path string) ([]byte, error) {
-	f, err := fs.Open(path)
+	b, err := vfs.ReadFile(fs, path, 1<<20)
+	if errors.Is(err, vfs.ErrTooLarge) {
+		return nil, fmt.Errorf("%w: %w", err, ErrCorrupt)
+	}
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, fmt.Errorf("crypt: stat %s: %w", path, err)
-	}
-	if size > 1<<20 {
-		return nil, fmt.Errorf("%s: key file of %d bytes: %w", path, size, ErrCorrupt)
-	}
-	b := make([]byte, size)
-	if n, err := f.ReadAt(b, 0); n < len(b) && err != nil && err != io.EOF {
-		return nil, fmt.Errorf("crypt: read %s: %w", path, err)
+		return nil, fmt.Errorf("crypt: %w", err)
 	}
 	return b, nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -101,23 +100,7 @@ func writeFileSync(fs vfs.FS, name string, data []byte) error {
 	return nil
 }
 
-func readFile(fs vfs.FS, name string) ([]byte, error) {
-	f, err := fs.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, fmt.Errorf("stat %s: %w", name, err)
-	}
-	b := make([]byte, size)
-	n, err := f.ReadAt(b, 0)
-	if err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return b, nil
-}
+func readFile(fs vfs.FS, name string) ([]byte, error) { return vfs.ReadFile(fs, name, 0) }
 
 // writeMeta durably replaces dir's meta.inf and meta.sum, meta.inf sealed
 // by fk (sealed_file.go).

@@ -78,34 +78,7 @@ func TestClusterServe(t *testing.T) {
 	}
 	b := startServe(t, "-a", "127.0.0.1", "-p", "0", "-n", "b", "--cluster", "nats://127.0.0.1:0", "--cluster_name", "C",
 		"--routes", "nats://"+m[1])
-	na, err := nats.Connect("nats://" + a.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer na.Close()
-	nb, err := nats.Connect("nats://" + b.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nb.Close()
-	sub, err := nb.SubscribeSync("across")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nb.Flush()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		na.Publish("across", []byte("hi"))
-		if msg, err := sub.NextMsg(200 * time.Millisecond); err == nil {
-			if string(msg.Data) != "hi" {
-				t.Fatalf("got %q", msg.Data)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no message across the route; logs of b:\n%s", b.logs)
-		}
-	}
+	crosses(t, a, b, "the route")
 }
 
 // routeCerts writes a fresh CA and one route certificate for 127.0.0.1
@@ -230,34 +203,7 @@ func TestClusterTLSServe(t *testing.T) {
 	}
 	routes := `  routes: ["nats://ru:rp@` + m[1] + `"]`
 	b := startServe(t, "-a", "127.0.0.1", "-p", "0", "-n", "b", "-c", routeTLSConf(t, caFile, certFile, keyFile, routes))
-	na, err := nats.Connect("nats://" + a.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer na.Close()
-	nb, err := nats.Connect("nats://" + b.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nb.Close()
-	sub, err := na.SubscribeSync("across")
-	if err != nil {
-		t.Fatal(err)
-	}
-	na.Flush()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		nb.Publish("across", []byte("hi"))
-		if msg, err := sub.NextMsg(200 * time.Millisecond); err == nil {
-			if string(msg.Data) != "hi" {
-				t.Fatalf("got %q", msg.Data)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no message across the TLS route; logs of a:\n%s\nlogs of b:\n%s", a.logs, b.logs)
-		}
-	}
+	crosses(t, b, a, "the TLS route")
 
 	// c presents a certificate of another CA (while trusting a's): a
 	// refuses it, and nothing c's clients publish reaches a.
@@ -275,6 +221,11 @@ func TestClusterTLSServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
+	na, err := nats.Connect("nats://" + a.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer na.Close()
 	sub2, err := na.SubscribeSync("from-c")
 	if err != nil {
 		t.Fatal(err)
@@ -284,6 +235,40 @@ func TestClusterTLSServe(t *testing.T) {
 		nc.Publish("from-c", []byte("x"))
 		if _, err := sub2.NextMsg(100 * time.Millisecond); err == nil {
 			t.Fatalf("a route with a certificate of another CA was accepted; logs of a:\n%s", a.logs)
+		}
+	}
+}
+
+// crosses publishes on from until a subscriber on to receives it (the
+// route's interest may take a moment to arrive), failing after 30 s.
+func crosses(t *testing.T, from, to *serveRun, what string) {
+	t.Helper()
+	nf, err := nats.Connect("nats://" + from.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nf.Close()
+	nt, err := nats.Connect("nats://" + to.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nt.Close()
+	sub, err := nt.SubscribeSync("across")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt.Flush()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		nf.Publish("across", []byte("hi"))
+		if msg, err := sub.NextMsg(200 * time.Millisecond); err == nil {
+			if string(msg.Data) != "hi" {
+				t.Fatalf("got %q", msg.Data)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no message across %s; logs of the sender:\n%s\nlogs of the receiver:\n%s", what, from.logs, to.logs)
 		}
 	}
 }
