@@ -418,6 +418,15 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// The signal handlers go in before Start: once "Server is ready" is
+	// logged, a SIGHUP or SIGUSR2 must reach them, not the default action
+	// (which ends the process).
+	stopReload := make(chan struct{})
+	watchReload(o, srv, log, stopReload)
+	defer close(stopReload)
+	ldm := make(chan os.Signal, 1)
+	signal.Notify(ldm, syscall.SIGUSR2)
+	defer signal.Stop(ldm)
 	if err := srv.Start(); err != nil {
 		return err
 	}
@@ -426,12 +435,6 @@ func serve(ctx context.Context, o *serveOptions, log *slog.Logger) error {
 			log.Error("profiling port", "err", err)
 		}
 	}
-	stopReload := make(chan struct{})
-	watchReload(o, srv, log, stopReload)
-	defer close(stopReload)
-	ldm := make(chan os.Signal, 1)
-	signal.Notify(ldm, syscall.SIGUSR2)
-	defer signal.Stop(ldm)
 	select {
 	case <-ctx.Done():
 	case <-ldm:
