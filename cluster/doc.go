@@ -9,7 +9,9 @@
 //     one key this package writes there is a replicated stream's fence,
 //     "_fence/<stream>": a token each new stream leader commits before it
 //     serves (with the wait for it, a read barrier), which the old
-//     leader's Replica.Checkpoint puts must match to apply.
+//     leader's Replica.Checkpoint puts must match to apply. Each server
+//     also announces itself there, "_node/<raft id>" (its name and server
+//     tags, nodeinfo.go), for stream placement.
 //   - A replicated stream has a group of its own (its peers are named in
 //     its assignment). Its leader orders appends through raft; every
 //     member applies them to its own wal store (raftstore/stream). A

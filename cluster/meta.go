@@ -129,6 +129,7 @@ func startMeta(n *Node, put func(string, []byte), del func(string)) (*meta, erro
 	}
 	m.g = g
 	go m.watchLeader()
+	go m.announce()
 	return m, nil
 }
 

@@ -33,6 +33,9 @@ type Options struct {
 	Peers []string
 	// Name is this server's name.
 	Name string
+	// Tags are this server's tags (server_tags), announced to the others
+	// through the meta map (nodeinfo.go).
+	Tags []string
 	// Timing of every group; zero values mean the defaults below.
 	HeartbeatTimeout, ElectionTimeout time.Duration
 	// Logger receives leadership changes and errors; nil discards them.

@@ -20,9 +20,12 @@ import (
 type Config struct {
 	File string // absolute path of the file
 
-	Host           string
-	Port           int
-	ServerName     string
+	Host       string
+	Port       int
+	ServerName string
+	// Tags are server_tags: trimmed, lower-cased and without duplicates,
+	// as nats-server keeps them (stream placement matches them).
+	Tags           []string
 	MaxPayload     int64
 	MaxConnections int
 	MaxControlLine int

@@ -41,7 +41,6 @@
 //     form and destination of logs and status files only.
 //     disable_sublist_cache, no_sublist_cache, no_header_support,
 //     no_fast_producer_stall, max_closed_clients, write_timeout,
-//     server_tags,
 //     server_metadata, feature_flags, http_base_path, client_advertise,
 //     default_js_domain, no_system_account, no_system, no_sys_acc:
 //     features and tuning that grant or check nothing (a client past

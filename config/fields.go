@@ -55,6 +55,11 @@ var topLevel = func() map[string]field {
 		return err
 	}}, "server_name")
 	add(field{apply: func(c *Config, n string, v value) error {
+		tags, err := v.strings(n)
+		c.Tags = NormalizeTags(tags)
+		return err
+	}}, "server_tags")
+	add(field{apply: func(c *Config, n string, v value) error {
 		s, err := v.size(n)
 		if err == nil && (s == 0 || s > 64<<20) {
 			return v.errorf("%s: %d: want 1 byte to 64MB", n, s)

@@ -170,7 +170,6 @@ var ignoredFields = map[string]map[string]string{
 		"websocket":                "no websocket listener is opened",
 		"ws":                       "no websocket listener is opened",
 		"mqtt":                     "no MQTT listener is opened",
-		"server_tags":              "no server tags",
 		"server_metadata":          "no server metadata",
 		"feature_flags":            "no feature flags",
 		"default_js_domain":        "no JetStream domains for leaf node accounts",
@@ -181,7 +180,7 @@ var ignoredFields = map[string]map[string]string{
 	secJetStream: {
 		"extension_hint":          "a hint for nats-server's own store",
 		"limits":                  "JetStream API limits are jetwal's own",
-		"unique_tag":              "no placement by server tag",
+		"unique_tag":              "placement does not spread replicas by a unique tag prefix",
 		"max_outstanding_catchup": "a tuning of nats-server's internals",
 		"max_buffered_size":       "a tuning of nats-server's internals",
 		"max_buffered_msgs":       "a tuning of nats-server's internals",

@@ -51,6 +51,8 @@ type Cluster interface {
 	Peers() []string
 	Connected(peer string) bool
 	NameOf(peer string) string
+	// Tags returns a server's tags (server_tags) as it announced them.
+	Tags(peer string) []string
 	Name() string // the cluster's name
 	// StepDownMeta hands the meta leadership (led here) to another
 	// server: the one named preferred, "" = any connected one.

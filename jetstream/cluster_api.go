@@ -3,7 +3,6 @@ package jetstream
 import (
 	"encoding/json"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -64,30 +63,6 @@ func (js *JetStream) registerClusterAPI() {
 	})
 }
 
-// placeStream picks the servers of a new stream: the connected ones
-// holding the fewest streams, ties by address.
-func (js *JetStream) placeStream(replicas int) ([]string, *api.ApiError) {
-	load := map[string]int{}
-	for _, a := range js.assignments() {
-		for _, p := range a.Peers {
-			load[p]++
-		}
-	}
-	var up []string
-	for _, p := range js.cl.c.Peers() {
-		if js.cl.c.Connected(p) {
-			up = append(up, p)
-		}
-	}
-	if len(up) < replicas {
-		return nil, api.Errorf(api.ErrInsufficientResources, "insufficient resources: %d servers reachable for %d replicas", len(up), replicas)
-	}
-	sort.SliceStable(up, func(i, j int) bool { return load[up[i]] < load[up[j]] })
-	peers := slices.Clone(up[:replicas])
-	sort.Strings(peers)
-	return peers, nil
-}
-
 func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 	const typ = api.TypeStreamCreate
 	cfg, ok := js.decodeCreateConfig(r)
@@ -116,7 +91,7 @@ func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 			}
 		}
 	}
-	peers, aerr := js.placeStream(max(cfg.Replicas, 1))
+	peers, aerr := js.placeStream(&cfg, max(cfg.Replicas, 1), nil, nil)
 	if aerr != nil {
 		js.respondError(r, typ, aerr)
 		return

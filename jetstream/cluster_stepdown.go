@@ -84,8 +84,8 @@ func (js *JetStream) metaStepDown(sys *server.Account, hdr, data []byte, reply s
 // stepDownTarget reads a step-down's optional body and returns the server
 // name the leadership should go to ("" = any other member), or nats-server's
 // error: a preferred server that leads already or is not a member, or no
-// member left once the cluster name and tags have filtered them. jetwal
-// servers have no tags, so a request naming any finds no peer.
+// member left once the cluster name and tags (server_tags: each
+// requested tag must be among the member's) have filtered them.
 func (js *JetStream) stepDownTarget(data []byte, peers []string, self string) (string, *api.ApiError) {
 	b := bytes.TrimLeft(data, " \t\r\n")
 	if len(b) == 0 || b[0] != '{' && b[0] != '[' {
@@ -114,7 +114,10 @@ func (js *JetStream) stepDownTarget(data []byte, peers []string, self string) (s
 	}
 	n := 0
 	for _, peer := range peers {
-		if peer != self && c.Connected(peer) && (p.Cluster == "" || p.Cluster == c.Name()) && len(p.Tags) == 0 {
+		if _, bad := firstMismatch(c.Tags(peer), lowerTags(p.Tags), nil); bad != 0 {
+			continue
+		}
+		if peer != self && c.Connected(peer) && (p.Cluster == "" || p.Cluster == c.Name()) {
 			n++
 		}
 	}

@@ -35,6 +35,7 @@ type Varz struct {
 	MaxControlLine   int32             `json:"max_control_line"`
 	MaxPayload       int               `json:"max_payload"`
 	MaxPending       int64             `json:"max_pending"`
+	Tags             []string          `json:"tags,omitempty"`
 	JetStream        *JetStreamVarz    `json:"jetstream,omitempty"`
 	TLSTimeout       float64           `json:"tls_timeout"`
 	WriteDeadline    time.Duration     `json:"write_deadline"`
@@ -125,6 +126,7 @@ func (m *Monitor) Varz() *Varz {
 		MaxControlLine:   int32(o.MaxControlLine),
 		MaxPayload:       int(o.MaxPayload),
 		MaxPending:       o.MaxPending,
+		Tags:             o.Tags,
 		TLSTimeout:       o.TLSTimeout.Seconds(),
 		WriteDeadline:    o.WriteDeadline,
 		Start:            st.Start.UTC(),

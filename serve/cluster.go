@@ -32,6 +32,7 @@ func startClusterNode(srv *server.Server, co *server.ClusterOptions, storeRoot s
 		Self:   self,
 		Peers:  peers,
 		Name:   srv.Name(),
+		Tags:   srv.Options().Tags,
 		Logger: log,
 		Dial:   srv.DialRaft,
 		// The raft logs and snapshots carry the streams' messages and the

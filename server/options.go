@@ -47,8 +47,9 @@ type Options struct {
 	JetStream bool // advertise "jetstream":true in INFO
 	APILevel  int  // JetStream API level advertised as "api_lvl" (only with JetStream; 0 = omitted)
 
-	ServerName string // "" = the generated server id
-	Version    string // version reported in INFO; "" = DefaultVersion
+	ServerName string   // "" = the generated server id
+	Tags       []string // server_tags (normalized by config): /varz, $SYS replies, stream placement
+	Version    string   // version reported in INFO; "" = DefaultVersion
 
 	// Auth checks every client's CONNECT credentials (see authn.go); nil
 	// means clients need none. AuthTimeout bounds the time from accept (or

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -289,11 +290,17 @@ func (s *Service) fail(code int, err error) *Response {
 
 // matches applies nats-server's event filter: name, host and cluster by
 // substring (or exactly with exact_match), and the JetStream domain.
-// jetwal has no server tags, so
-// a request naming any matches no server.
+// Tags must all be among the server's (server_tags), compared as
+// nats-server does, lower-cased.
 func (s *Service) matches(f *filter) bool {
-	if len(f.Tags) > 0 || (f.Domain != "" && f.Domain != s.opts.Domain) {
+	if f.Domain != "" && f.Domain != s.opts.Domain {
 		return false
+	}
+	tags := s.opts.Server.Options().Tags
+	for _, t := range f.Tags {
+		if !slices.Contains(tags, strings.ToLower(strings.TrimSpace(t))) {
+			return false
+		}
 	}
 	i := s.info()
 	eq := func(want, have string) bool {
@@ -318,7 +325,7 @@ func (s *Service) info() *ServerInfo {
 	}
 	i := &ServerInfo{
 		Name: srv.Name(), Host: host, ID: srv.ID(), Cluster: srv.ClusterName(), Version: srv.Version(),
-		Domain: s.opts.Domain, Seq: s.seq.Add(1), Time: time.Now().UTC(),
+		Domain: s.opts.Domain, Seq: s.seq.Add(1), Time: time.Now().UTC(), Tags: o.Tags,
 	}
 	if s.opts.JetStream {
 		i.JetStream, i.Flags = true, flagJetStream

@@ -17,6 +17,7 @@ type ServerInfo struct {
 	Cluster   string    `json:"cluster,omitempty"`
 	Domain    string    `json:"domain,omitempty"`
 	Version   string    `json:"ver"`
+	Tags      []string  `json:"tags,omitempty"`
 	JetStream bool      `json:"jetstream"`
 	Flags     uint64    `json:"flags"`
 	Seq       uint64    `json:"seq"`

@@ -221,6 +221,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		if from("server_name", "n", "name", "server_name") {
 			name = cfg.ServerName
 		}
+		o.Server.Tags = cfg.Tags
 		if from("max_payload", "max_payload") {
 			mp = cfg.MaxPayload
 		}
