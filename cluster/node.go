@@ -185,8 +185,9 @@ type group struct {
 }
 
 // startGroup opens a group's stores in dir and starts raft with fsm,
-// bootstrapping peers when the group has no state yet.
-func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *raft.Config) (*group, error) {
+// bootstrapping peers when the group has no state yet and bootstrap is
+// set (a member joining an existing group waits for its leader instead).
+func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, bootstrap bool, cfg *raft.Config) (*group, error) {
 	g := &group{}
 	var err error
 	if g.layer, err = n.mux.Layer(name); err != nil {
@@ -219,7 +220,7 @@ func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *r
 	if err != nil {
 		return fail(fmt.Errorf("cluster: group %s: %w", name, err))
 	}
-	if !has {
+	if !has && bootstrap {
 		var conf raft.Configuration
 		for _, p := range peers {
 			conf.Servers = append(conf.Servers, raft.Server{ID: raft.ServerID(p), Address: raft.ServerAddress(p)})

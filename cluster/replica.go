@@ -38,7 +38,8 @@ type Replica struct {
 	g     *group
 	obs   *raft.Observer
 
-	onLeader func(bool)
+	onLeader   func(bool)
+	memberKick chan struct{} // wakes manageMembers (membership.go)
 	batch    *batcher // every write, in order: appends batched (batcher.go)
 	done     chan struct{}
 	wg       sync.WaitGroup
@@ -63,12 +64,14 @@ func groupName(stream string) string {
 }
 
 // OpenStream opens (creating or recovering) this server's replica of the
-// replicated stream name, whose group is peers. opts configures its wal
+// replicated stream name, whose group is peers. A member added to an
+// existing group joins it (join): it bootstraps nothing and waits for the
+// leader to send it the stream (membership.go). opts configures its wal
 // store (limits, compression). onLeader hears every change of this
 // server's leadership of the group; when it is told true, everything
 // committed before has been applied, to the replica and to this server's
 // copy of the meta map (see readyToLead).
-func (n *Node) OpenStream(name string, peers []string, opts wal.Options, onLeader func(bool)) (*Replica, error) {
+func (n *Node) OpenStream(name string, peers []string, join bool, opts wal.Options, onLeader func(bool)) (*Replica, error) {
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
@@ -88,6 +91,7 @@ func (n *Node) OpenStream(name string, peers []string, opts wal.Options, onLeade
 		return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
 	}
 	r := &Replica{n: n, name: name, dir: dir, peers: slices.Clone(peers), fsm: fsm, onLeader: onLeader,
+		memberKick: make(chan struct{}, 1),
 		done: make(chan struct{}), failed: make(map[raft.ServerID]bool),
 		progress: make(map[string]progress)}
 	cfg := n.raftConfig()
@@ -96,7 +100,7 @@ func (n *Node) OpenStream(name string, peers []string, opts wal.Options, onLeade
 	cfg.MaxAppendEntries = 512
 	cfg.SnapshotThreshold = 65536
 	cfg.TrailingLogs = 65536
-	if r.g, err = n.startGroup(groupName(name), dir, fsm, peers, cfg); err != nil {
+	if r.g, err = n.startGroup(groupName(name), dir, fsm, peers, !join, cfg); err != nil {
 		fsm.Close()
 		return nil, err
 	}
@@ -115,7 +119,8 @@ func (n *Node) OpenStream(name string, peers []string, opts wal.Options, onLeade
 		return nil, err
 	}
 	r.batch = newBatcher(name, func(b []byte) raft.ApplyFuture { return r.g.r.Apply(b, applyTimeout) })
-	r.wg.Add(3)
+	r.wg.Add(4)
+	go r.manageMembers()
 	go r.watchLeader()
 	go r.watchHeartbeats(obsCh)
 	go r.reportProgress()
@@ -141,6 +146,9 @@ func (r *Replica) watchLeader() {
 				r.mu.Unlock()
 			}
 			r.onLeader(lead)
+			if lead {
+				r.kickMembers()
+			}
 		}
 	}
 }

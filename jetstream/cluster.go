@@ -57,8 +57,10 @@ type Cluster interface {
 	// StepDownMeta hands the meta leadership (led here) to another
 	// server: the one named preferred, "" = any connected one.
 	StepDownMeta(preferred string) error
-	// OpenStream opens this server's member of a replicated stream's group.
-	OpenStream(name string, peers []string, opts wal.Options, onLeader func(bool)) (Replica, error)
+	// OpenStream opens this server's member of a replicated stream's
+	// group; join: the server was added to an existing group, and waits
+	// for its leader to send it the stream.
+	OpenStream(name string, peers []string, join bool, opts wal.Options, onLeader func(bool)) (Replica, error)
 }
 
 // Replica is this server's member of a replicated stream's group.
@@ -76,6 +78,13 @@ type Replica interface {
 	// over, even before this one notices (the new leader's fence).
 	Checkpoint(key string, val []byte) error
 	UpdateLimits(store.Limits) error
+	// SetPeers records the group's wanted members: the leader adds the
+	// new ones once they have caught up and removes the others.
+	SetPeers(peers []string)
+	// Leave takes this server out of the group (want are the members
+	// that stay) and deletes its replica, waiting at most wait for the
+	// group to stop counting it.
+	Leave(want []string, wait time.Duration) error
 	Close() error
 	Remove() error
 }
@@ -85,6 +94,11 @@ type streamAssignment struct {
 	Config  api.StreamConfig `json:"config"`
 	Created time.Time        `json:"created"`
 	Peers   []string         `json:"peers"`
+	// Initial are the peers that bootstrapped the stream's group and
+	// still hold it; a peer added later joins the group instead
+	// (cluster_members.go). Empty: every peer is initial (assignments
+	// written before peers could change).
+	Initial []string `json:"initial,omitempty"`
 }
 
 // consumerAssignment is a durable consumer of a replicated stream.
@@ -208,6 +222,7 @@ func (js *JetStream) hostedStream(name string) *hosted {
 func (js *JetStream) applyStream(a streamAssignment) {
 	cfg := a.Config
 	if !slices.Contains(a.Peers, js.cl.c.Self()) {
+		js.leaveStream(a)
 		return
 	}
 	if len(a.Peers) == 1 {
@@ -229,6 +244,7 @@ func (js *JetStream) applyStream(a streamAssignment) {
 		h.asg = a
 		s := h.active
 		h.mu.Unlock()
+		h.rep.SetPeers(a.Peers)
 		if err := h.rep.UpdateLimits(storeLimits(&cfg)); err != nil {
 			js.log.Error("cluster: updating stream limits", "stream", cfg.Name, "error", err)
 		}
@@ -245,7 +261,8 @@ func (js *JetStream) applyStream(a streamAssignment) {
 	js.cl.mu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	rep, err := js.cl.c.OpenStream(cfg.Name, a.Peers, wal.Options{
+	join := len(a.Initial) > 0 && !slices.Contains(a.Initial, js.cl.c.Self())
+	rep, err := js.cl.c.OpenStream(cfg.Name, a.Peers, join, wal.Options{
 		FS:         js.cfg.FS,
 		Encryption: js.cfg.Encryption,
 		Limits:     storeLimits(&cfg),

@@ -16,7 +16,7 @@ import (
 // after the operation) and is answered by the server serving it.
 var metaOps = map[string]bool{
 	"INFO": true, "STREAM.CREATE": true, "STREAM.UPDATE": true, "STREAM.DELETE": true,
-	"STREAM.NAMES": true, "STREAM.LIST": true, "STREAM.RESTORE": true,
+	"STREAM.NAMES": true, "STREAM.LIST": true, "STREAM.RESTORE": true, "STREAM.PEER.REMOVE": true,
 }
 
 // answers reports whether this server answers a request in a cluster.
@@ -52,6 +52,7 @@ func (js *JetStream) registerClusterAPI() {
 	js.registerAPI("STREAM.NAMES", js.mgmt, js.apiClusterStreamNames)
 	js.registerAPI("STREAM.LIST", js.mgmt, js.apiClusterStreamList)
 	js.registerAPI("STREAM.LEADER.STEPDOWN", js.mgmt, js.apiStreamStepDown)
+	js.registerAPI("STREAM.PEER.REMOVE", js.mgmt, js.apiStreamRemovePeer)
 	js.registerAPI("CONSUMER.LEADER.STEPDOWN", js.mgmt, js.apiConsumerStepDown)
 	// A system account request (cluster_stepdown.go): nats-server leaves
 	// it unanswered in other accounts.
@@ -121,14 +122,16 @@ func (js *JetStream) apiClusterStreamUpdate(r *apiRequest) {
 		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
 		return
 	}
-	if norm.Replicas != a.Config.Replicas {
-		js.respondError(r, typ, api.Errorf(api.ErrStreamUpdate, "changing the replica count of a stream is not supported by jetwal"))
-		return
-	}
 	cfg, aerr := validate.StreamUpdate(&a.Config, &norm)
 	if aerr != nil {
 		js.respondError(r, typ, aerr)
 		return
+	}
+	if n := max(cfg.Replicas, 1); n != max(a.Config.Replicas, 1) {
+		if a, aerr = js.rescale(a, &cfg, n); aerr != nil {
+			js.respondError(r, typ, aerr)
+			return
+		}
 	}
 	a.Config = cfg
 	if err := js.propose(streamKeyPrefix+cfg.Name, a); err != nil {

@@ -96,6 +96,7 @@
 //   - consumer_ack.go: acks, naks, terms and progress.
 //   - consumer_maxdeliver.go: messages past max_deliver.
 //   - consumer_retention.go: interest and workqueue retention.
+//   - cluster_members.go: changing a replicated stream's servers (replicas, peer removal).
 //   - cluster_placement.go: picking a stream's servers (placement cluster and tags).
 //   - cluster.go: clustered JetStream: the meta group and replicated streams.
 //   - cluster_api.go: the requests the meta leader answers.

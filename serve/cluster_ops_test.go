@@ -28,18 +28,22 @@ import (
 // user app in $G, and a client without credentials logs in as app.
 func startOpsCluster(t *testing.T, n int) []*Server {
 	t.Helper()
-	return startClusterWith(t, n, func(_ int, o *Options) {
-		a, err := auth.New(auth.Options{
-			Users:      []auth.User{{Username: "app", Password: "pw"}, {Username: "sys", Password: "pw", Account: "SYS"}},
-			NoAuthUser: "app",
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Server.Auth = a
-		o.Accounts, o.SystemAccount = []config.Account{{Name: "SYS"}}, "SYS"
-		o.HTTPPort = -1
+	return startClusterWith(t, n, func(_ int, o *Options) { opsOptions(t, o) })
+}
+
+// opsOptions amends a server's options as startOpsCluster's.
+func opsOptions(t *testing.T, o *Options) {
+	t.Helper()
+	a, err := auth.New(auth.Options{
+		Users:      []auth.User{{Username: "app", Password: "pw"}, {Username: "sys", Password: "pw", Account: "SYS"}},
+		NoAuthUser: "app",
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Server.Auth = a
+	o.Accounts, o.SystemAccount = []config.Account{{Name: "SYS"}}, "SYS"
+	o.HTTPPort = -1
 }
 
 // eventually retries f until it succeeds or d has passed (elections on a

@@ -7,6 +7,7 @@ import "fmt"
 // consumer's ($JS.API.CONSUMER.LEADER.STEPDOWN.<stream>.<consumer>).
 
 const (
+	TypeStreamRemovePeer       = "io.nats.jetstream.api.v1.stream_remove_peer_response"
 	TypeMetaLeaderStepDown     = "io.nats.jetstream.api.v1.meta_leader_stepdown_response"
 	TypeConsumerLeaderStepDown = "io.nats.jetstream.api.v1.consumer_leader_stepdown_response"
 )
@@ -24,19 +25,35 @@ type LeaderStepDownResponse struct {
 	Success bool `json:"success,omitempty"`
 }
 
-// The error numbers of the step-downs (nats-server's).
+// StreamRemovePeerRequest is the body of STREAM.PEER.REMOVE.<stream>:
+// the server (its name) whose replica is to move elsewhere.
+type StreamRemovePeerRequest struct {
+	Peer string `json:"peer"`
+}
+
+// StreamRemovePeerResponse answers STREAM.PEER.REMOVE.
+type StreamRemovePeerResponse struct {
+	Response
+	Success bool `json:"success,omitempty"`
+}
+
+// The error numbers of the step-downs and peer changes (nats-server's).
 const (
-	ErrClusterNoPeers  ErrCode = 10005
-	ErrClusterNotAvail ErrCode = 10008
-	ErrRaftGeneral     ErrCode = 10041
+	ErrClusterNoPeers       ErrCode = 10005
+	ErrClusterNotAvail      ErrCode = 10008
+	ErrClusterPeerNotMember ErrCode = 10040
+	ErrPeerRemap            ErrCode = 10075
+	ErrRaftGeneral          ErrCode = 10041
 )
 
 // clusterOpsErrors are this file's part of errTable (the default texts;
 // the constructors below give the particular reason).
 var clusterOpsErrors = map[ErrCode]errInfo{
-	ErrClusterNoPeers:  {400, "no suitable peers for placement"},
-	ErrClusterNotAvail: {503, "JetStream system temporarily unavailable"},
-	ErrRaftGeneral:     {500, "raft error"},
+	ErrClusterNoPeers:       {400, "no suitable peers for placement"},
+	ErrClusterNotAvail:      {503, "JetStream system temporarily unavailable"},
+	ErrClusterPeerNotMember: {400, "peer not a member"},
+	ErrPeerRemap:            {503, "peer remap failed"},
+	ErrRaftGeneral:          {500, "raft error"},
 }
 
 // ClusterNoPeers is nats-server's 10005 (status 400): no server to move

@@ -1,0 +1,140 @@
+package jetstream
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jetwal/jetwal/jetstream/api"
+)
+
+// Changing the servers of a replicated stream: its replica count (a
+// stream update), or one replica moved to another server
+// (STREAM.PEER.REMOVE). The meta leader picks the servers (placeStream)
+// and commits the new assignment; the stream's group then changes its
+// members (package cluster: new replicas catch up before they count,
+// removed ones leave and delete their data).
+//
+// A stream of one replica is an ordinary local stream, not a raft group,
+// so changing between one replica and several is refused (moving the
+// data in and out of a group is not built).
+
+// leaveTimeout bounds how long a server no longer holding a stream waits
+// for the group to stop counting it before deleting its replica.
+const leaveTimeout = 30 * time.Second
+
+// leaveStream runs on a server that holds a replica of a stream whose
+// assignment no longer names it: it leaves the group in the background
+// (it keeps serving while it leads, until it hands over).
+func (js *JetStream) leaveStream(a streamAssignment) {
+	name := a.Config.Name
+	js.cl.mu.Lock()
+	h := js.cl.hosted[name]
+	delete(js.cl.hosted, name)
+	js.cl.mu.Unlock()
+	if h == nil || h.rep == nil {
+		return
+	}
+	go func() {
+		if err := h.rep.Leave(a.Peers, leaveTimeout); err != nil {
+			js.log.Warn("cluster: leaving stream group", "stream", name, "error", err)
+		}
+		h.mu.Lock()
+		h.gone = true
+		h.mu.Unlock()
+		js.deactivate(h)
+		js.log.Info("stream replica removed from this server", "stream", name)
+	}()
+}
+
+// rescale returns the assignment a with replicas peers: more are picked
+// by placement, fewer drop the servers without a route first.
+func (js *JetStream) rescale(a streamAssignment, cfg *api.StreamConfig, replicas int) (streamAssignment, *api.ApiError) {
+	old := max(a.Config.Replicas, 1)
+	if old == 1 || replicas == 1 {
+		return a, api.Errorf(api.ErrStreamUpdate, "changing a stream between one replica and several is not supported by jetwal")
+	}
+	if len(a.Initial) == 0 {
+		a.Initial = slices.Clone(a.Peers)
+	}
+	keep := slices.Clone(a.Peers)
+	if replicas < len(keep) {
+		slices.SortStableFunc(keep, func(x, y string) int {
+			cx, cy := js.cl.c.Connected(x), js.cl.c.Connected(y)
+			switch {
+			case cx && !cy:
+				return -1
+			case cy && !cx:
+				return 1
+			}
+			return 0
+		})
+	}
+	peers, aerr := js.placeStream(cfg, replicas, keep, nil)
+	if aerr != nil {
+		return a, aerr
+	}
+	a.Peers = peers
+	a.Initial = slices.DeleteFunc(a.Initial, func(p string) bool { return !slices.Contains(peers, p) })
+	return a, nil
+}
+
+// apiStreamRemovePeer serves STREAM.PEER.REMOVE.<stream> (answered by the
+// meta leader, as in nats-server): the named server's replica moves to
+// another server the placement allows, or the request fails with
+// nats-server's 10075 when there is none.
+func (js *JetStream) apiStreamRemovePeer(r *apiRequest) {
+	const typ = api.TypeStreamRemovePeer
+	if isEmptyRequest(r.data) {
+		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
+		return
+	}
+	var req api.StreamRemovePeerRequest
+	if aerr := decodeRequest(r.data, &req); aerr != nil {
+		js.respondError(r, typ, aerr)
+		return
+	}
+	if req.Peer == "" {
+		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
+		return
+	}
+	a, ok := js.assignment(streamArg(r))
+	if !ok {
+		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
+		return
+	}
+	var gone string
+	for _, p := range a.Peers {
+		if js.cl.c.NameOf(p) == req.Peer || p == req.Peer {
+			gone = p
+		}
+	}
+	if gone == "" {
+		js.respondError(r, typ, api.NewError(api.ErrClusterPeerNotMember))
+		return
+	}
+	if len(a.Peers) == 1 {
+		// An R1 stream is a local stream: moving it is not built.
+		js.respondError(r, typ, api.NewError(api.ErrPeerRemap))
+		return
+	}
+	rest := slices.DeleteFunc(slices.Clone(a.Peers), func(p string) bool { return p == gone })
+	peers, aerr := js.placeStream(&a.Config, len(a.Peers), rest, []string{gone})
+	if aerr != nil {
+		js.log.Warn("cluster: peer removal refused: no replacement", "stream", a.Config.Name, "peer", req.Peer, "reason", aerr.Description)
+		js.respondError(r, typ, api.NewError(api.ErrPeerRemap))
+		return
+	}
+	if len(a.Initial) == 0 {
+		a.Initial = slices.Clone(a.Peers)
+	}
+	a.Peers = peers
+	a.Initial = slices.DeleteFunc(a.Initial, func(p string) bool { return p == gone })
+	if err := js.propose(streamKeyPrefix+a.Config.Name, a); err != nil {
+		js.respondError(r, typ, api.RaftGeneral(err))
+		return
+	}
+	js.log.Info("stream replica moving", "stream", a.Config.Name, "from", req.Peer,
+		"peers", strings.Join(peers, ","))
+	js.respond(r, api.StreamRemovePeerResponse{Response: api.Response{Type: typ}, Success: true}, false)
+}
