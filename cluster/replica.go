@@ -251,6 +251,12 @@ type Peer struct {
 // Followers returns the group's members other than its leader.
 func (r *Replica) Followers() []Peer {
 	_, leader := r.g.r.LeaderWithID()
+	voters := map[string]bool{}
+	if f := r.g.r.GetConfiguration(); f.Error() == nil {
+		for _, s := range f.Configuration().Servers {
+			voters[string(s.ID)] = s.Suffrage == raft.Voter
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []Peer
@@ -259,7 +265,9 @@ func (r *Replica) Followers() []Peer {
 			continue
 		}
 		rt, ok := r.n.route(p)
-		peer := Peer{Name: rt.RemoteName, Current: ok && !r.failed[raft.ServerID(p)], Offline: !ok}
+		// A member being added is not current until it has caught up
+		// and votes (membership.go).
+		peer := Peer{Name: rt.RemoteName, Current: ok && voters[p] && !r.failed[raft.ServerID(p)], Offline: !ok}
 		if !ok {
 			peer.Name = p // no route: the address is all there is
 		}

@@ -429,7 +429,9 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 	if s == nil {
 		return nil, api.NewError(api.ErrStreamNotFound)
 	}
-	if aerr := validate.Replicas(req.Replicas); aerr != nil {
+	// A replicated stream's leader applies the meta group's update (its
+	// replica count checked there); any other stream is this server's own.
+	if aerr := validate.Replicas(req.Replicas); aerr != nil && s.rep == nil {
 		return nil, aerr
 	}
 	old := s.config()

@@ -19,7 +19,8 @@ import (
 // streamPeers returns the servers holding stream (its leader first), as
 // its info through nc shows them, failing while a replica is not current.
 func streamPeers(ctx context.Context, js jetstream.JetStream, stream string) ([]string, *jetstream.StreamInfo, error) {
-	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	// Short: a stream whose group has no leader yet is not answered.
+	c, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	s, err := js.Stream(c, stream)
 	if err != nil {
