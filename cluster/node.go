@@ -135,17 +135,16 @@ func (n *Node) Start(srv *server.Server, put func(key string, val []byte), del f
 // Self returns this server's raft id (its route address).
 func (n *Node) Self() string { return n.opts.Self }
 
-// Peers returns the meta group's members.
-func (n *Node) Peers() []string { return slices.Clone(n.opts.Peers) }
-
-// NameOf returns the server name of a peer, "" when unknown (no route to
-// it yet).
+// NameOf returns the server name of a peer: its route's, else the name
+// it announced in the meta map (a server that is down), "" when unknown.
 func (n *Node) NameOf(peer string) string {
 	if peer == n.opts.Self {
 		return n.opts.Name
 	}
-	r, _ := n.route(peer)
-	return r.RemoteName
+	if r, ok := n.route(peer); ok && r.RemoteName != "" {
+		return r.RemoteName
+	}
+	return n.announcedName(peer)
 }
 
 // route returns the route to peer.
@@ -162,7 +161,13 @@ func (n *Node) route(peer string) (server.RouteInfo, bool) {
 }
 
 // Connected reports whether a route to peer is up (always for Self).
-func (n *Node) Connected(peer string) bool { return peer == n.opts.Self || n.NameOf(peer) != "" }
+func (n *Node) Connected(peer string) bool {
+	if peer == n.opts.Self {
+		return true
+	}
+	r, ok := n.route(peer)
+	return ok && r.RemoteName != ""
+}
 
 // raftConfig is the configuration of every group of this node.
 func (n *Node) raftConfig() *raft.Config {

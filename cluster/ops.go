@@ -145,7 +145,7 @@ type GroupStatus struct {
 // GroupPeer is one member of a group.
 type GroupPeer struct {
 	ID   string // raft id (route address)
-	Name string // server name; "" when no route to it is up
+	Name string // server name (NameOf); "" when unknown
 	// Reported is true when the member reported its progress to this
 	// server (a stream group's leader hears its followers'); Applied is
 	// the index it reported, Seen how long ago.

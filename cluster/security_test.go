@@ -221,7 +221,11 @@ func TestHardeningRaftOverTLS(t *testing.T) {
 		applied[i] = make(chan string, 16)
 	}
 	nodes := startNodesWith(t, 3, func(i int) func(string, []byte) {
-		return func(k string, _ []byte) { applied[i] <- k }
+		return func(k string, _ []byte) {
+			if !strings.HasPrefix(k, nodePrefix) { // the servers' announcements
+				applied[i] <- k
+			}
+		}
 	}, func(co *server.ClusterOptions) {
 		withRouteAuth(co)
 		co.TLSConfig = certs.ServerConfig(true)

@@ -49,6 +49,10 @@ func (js *JetStream) registerStreamAPI() {
 	js.registerAPI("STREAM.MSG.GET", js.gets, js.apiMsgGet)
 	js.registerAPI("STREAM.MSG.DELETE", js.mgmt, js.apiMsgDelete)
 	js.registerAPI("DIRECT.GET", js.gets, js.apiDirectGet)
+	// Moving a replica needs a cluster (registerClusterAPI replaces it).
+	js.registerAPI("STREAM.PEER.REMOVE", js.mgmt, func(r *apiRequest) {
+		js.respondError(r, api.TypeStreamRemovePeer, api.NewError(api.ErrClusterRequired))
+	})
 	js.registerSnapshotAPI()
 }
 

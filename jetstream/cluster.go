@@ -57,6 +57,10 @@ type Cluster interface {
 	// StepDownMeta hands the meta leadership (led here) to another
 	// server: the one named preferred, "" = any connected one.
 	StepDownMeta(preferred string) error
+	// RemoveServer takes a server (by name, or raft id when id is given)
+	// out of the meta group (led here); removed is "" when no member
+	// matches.
+	RemoveServer(name, id string) (removed string, err error)
 	// OpenStream opens this server's member of a replicated stream's
 	// group; join: the server was added to an existing group, and waits
 	// for its leader to send it the stream.

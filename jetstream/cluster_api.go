@@ -57,6 +57,7 @@ func (js *JetStream) registerClusterAPI() {
 	// A system account request (cluster_stepdown.go): nats-server leaves
 	// it unanswered in other accounts.
 	js.registerAPI("META.LEADER.STEPDOWN", nil, nil)
+	js.registerAPI("SERVER.REMOVE", nil, nil) // cluster_server_remove.go
 	js.registerAPI("STREAM.RESTORE", js.mgmt, func(r *apiRequest) {
 		// A restore builds a local stream; in a cluster it would have to
 		// go through the meta group and every replica.

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -84,33 +85,7 @@ func TestClusterStreamReplicasAndPeerRemove(t *testing.T) {
 		}
 		return err
 	})
-	leadsWith := func(leader string, msgs uint64) {
-		t.Helper()
-		eventually(t, "step-down to "+leader, 60*time.Second, func() error {
-			now, _, err := streamPeers(ctx, js, "M")
-			if err != nil || now[0] == leader {
-				return err
-			}
-			if out, err := runCLI(t, servers[0], "stream", "cluster", "step-down", "M", "--preferred", leader); err != nil {
-				return fmt.Errorf("step-down to %s: %v: %s", leader, err, out)
-			}
-			return nil
-		})
-		eventually(t, "M led by "+leader, 60*time.Second, func() error {
-			now, info, err := streamPeers(ctx, js, "M")
-			if err != nil {
-				return err
-			}
-			if now[0] != leader {
-				return fmt.Errorf("led by %s", now[0])
-			}
-			if info.State.Msgs != msgs || info.State.LastSeq != msgs {
-				t.Fatalf("on %s: %+v, want %d messages", leader, info.State, msgs)
-			}
-			return nil
-		})
-	}
-	leadsWith(spare, 20)
+	streamLedBy(t, ctx, js, servers[0], "M", spare, 20)
 	c, cancelPub := context.WithTimeout(ctx, 10*time.Second)
 	if _, err := js.Publish(c, "m.new", []byte("y")); err != nil {
 		t.Fatal(err)
@@ -181,7 +156,7 @@ func TestClusterStreamReplicasAndPeerRemove(t *testing.T) {
 		}
 		return nil
 	})
-	leadsWith(gone, 21)
+	streamLedBy(t, ctx, js, servers[0], "M", gone, 21)
 
 	// The API request itself, as nats-server answers it.
 	m, err := nc.Request("$JS.API.STREAM.PEER.REMOVE.NOPE", []byte(`{"peer":"s1"}`), 10*time.Second)
@@ -192,4 +167,145 @@ func TestClusterStreamReplicasAndPeerRemove(t *testing.T) {
 	if err := json.Unmarshal(m.Data, &r); err != nil || r.Type != "io.nats.jetstream.api.v1.stream_remove_peer_response" || r.Error == nil || r.Error.ErrCode != 10059 {
 		t.Fatalf("peer remove of an unknown stream: %s", m.Data)
 	}
+}
+
+// streamLedBy moves stream's leadership to leader (the CLI's step-down
+// --preferred, through cliServer) and checks that it serves msgs messages
+// there: what a replica added by a membership change holds.
+func streamLedBy(t *testing.T, ctx context.Context, js jetstream.JetStream, cliServer *Server, stream, leader string, msgs uint64) {
+	t.Helper()
+	eventually(t, "step-down to "+leader, 60*time.Second, func() error {
+		now, _, err := streamPeers(ctx, js, stream)
+		if err != nil || now[0] == leader {
+			return err
+		}
+		if out, err := runCLI(t, cliServer, "stream", "cluster", "step-down", stream, "--preferred", leader); err != nil {
+			return fmt.Errorf("step-down to %s: %v: %s", leader, err, out)
+		}
+		return nil
+	})
+	eventually(t, stream+" led by "+leader, 60*time.Second, func() error {
+		now, info, err := streamPeers(ctx, js, stream)
+		if err != nil {
+			return err
+		}
+		if now[0] != leader {
+			return fmt.Errorf("led by %s", now[0])
+		}
+		if info.State.Msgs != msgs || info.State.LastSeq != msgs {
+			t.Fatalf("on %s: %+v, want %d messages", leader, info.State, msgs)
+		}
+		return nil
+	})
+}
+
+// TestClusterServerPeerRemove: `nats server cluster peer-remove` (a
+// system user's $JS.API.SERVER.REMOVE) takes a stopped server out of the
+// meta group of four, and its replica of an R3 stream (which keeps a
+// quorum) moves to the spare server, which then serves the stream's
+// messages; a user of another account gets
+// no answer, and an unknown server nats-server's 10044.
+func TestClusterServerPeerRemove(t *testing.T) {
+	servers := startOpsCluster(t, 4)
+	byName := map[string]*Server{}
+	for _, s := range servers {
+		byName[s.Core().Name()] = s
+	}
+	var metaLead string
+	eventually(t, "meta leader", 60*time.Second, func() (err error) {
+		metaLead, err = metaLeader(servers)
+		return err
+	})
+	appc, err := nats.Connect(byName[metaLead].ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer appc.Close()
+	js, err := jetstream.New(appc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var peers []string
+	eventually(t, "R3 stream", 60*time.Second, func() error {
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if _, err := js.CreateStream(c, jetstream.StreamConfig{Name: "R", Subjects: []string{"r.>"}, Replicas: 3}); err != nil {
+			return err
+		}
+		peers, _, err = streamPeers(ctx, js, "R")
+		if err == nil && len(peers) != 3 {
+			err = fmt.Errorf("peers %v", peers)
+		}
+		return err
+	})
+	for i := range 5 {
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := js.Publish(c, fmt.Sprintf("r.%d", i), nil)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	victim, spare := "", ""
+	for name := range byName {
+		switch {
+		case !slices.Contains(peers, name):
+			spare = name
+		case name != metaLead:
+			victim = name
+		}
+	}
+	body := []byte(fmt.Sprintf(`{"peer":%q}`, victim))
+	if m, err := appc.Request("$JS.API.SERVER.REMOVE", body, 2*time.Second); !errors.Is(err, nats.ErrTimeout) {
+		t.Fatalf("plain user's server removal: %v %v, want a timeout", m, err)
+	}
+
+	sdCtx, sdCancel := context.WithTimeout(ctx, 30*time.Second)
+	err = byName[victim].Shutdown(sdCtx)
+	sdCancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead := byName[metaLead]
+	sysc, err := nats.Connect(lead.ClientURL(), nats.UserInfo("sys", "pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sysc.Close()
+	m, err := sysc.Request("$JS.API.SERVER.REMOVE", []byte(`{"peer":"nope"}`), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r stepDownResp
+	if err := json.Unmarshal(m.Data, &r); err != nil || r.Type != "io.nats.jetstream.api.v1.meta_server_remove_response" || r.Error == nil || r.Error.ErrCode != 10044 {
+		t.Fatalf("removal of an unknown server: %s", m.Data)
+	}
+	out, err := runCLI(t, lead, "--user", "sys", "--password", "pw", "server", "cluster", "peer-remove", victim, "-f")
+	if err != nil {
+		t.Fatalf("server cluster peer-remove %s: %v\n%s", victim, err, out)
+	}
+	eventually(t, "meta group of three", 60*time.Second, func() error {
+		var jsz struct {
+			Meta *struct {
+				Size int `json:"cluster_size"`
+			} `json:"meta_cluster"`
+		}
+		if err := getJSON(lead, "/jsz", &jsz); err != nil {
+			return err
+		}
+		if jsz.Meta == nil || jsz.Meta.Size != 3 {
+			return fmt.Errorf("meta %+v", jsz.Meta)
+		}
+		return nil
+	})
+	eventually(t, "replica moved to "+spare, 60*time.Second, func() error {
+		now, _, err := streamPeers(ctx, js, "R")
+		if err == nil && (len(now) != 3 || !slices.Contains(now, spare)) {
+			err = fmt.Errorf("peers %v", now)
+		}
+		return err
+	})
+	streamLedBy(t, ctx, js, lead, "R", spare, 5)
 }

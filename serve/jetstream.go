@@ -81,8 +81,9 @@ func startJetStreams(srv *server.Server, o *Options, cl jetstream.Cluster, log *
 
 // serveDisabled answers the JetStream API with 10039 in every account not
 // in enabled. In system, the system account of a cluster, it leaves
-// $JS.API.META.LEADER.STEPDOWN to the meta leader, which answers it there
-// (jetstream/cluster_stepdown.go), as nats-server does.
+// $JS.API.META.LEADER.STEPDOWN and $JS.API.SERVER.REMOVE to the meta
+// leader, which answers them there (jetstream/cluster_stepdown.go,
+// cluster_server_remove.go), as nats-server does.
 func serveDisabled(srv *server.Server, enabled map[string]bool, system string) error {
 	for _, name := range srv.AccountNames() {
 		if enabled[name] {
@@ -90,7 +91,7 @@ func serveDisabled(srv *server.Server, enabled map[string]bool, system string) e
 		}
 		var h jetstream.Host = srv.Account(name)
 		if name == system {
-			h = skipSubjects{Host: h, skip: map[string]bool{"$JS.API.META.LEADER.STEPDOWN": true}}
+			h = skipSubjects{Host: h, skip: map[string]bool{"$JS.API.META.LEADER.STEPDOWN": true, "$JS.API.SERVER.REMOVE": true}}
 		}
 		sub, err := jetstream.ServeDisabled(h)
 		if err != nil {

@@ -168,6 +168,18 @@ func (s *Server) Start() error {
 			if sub != nil {
 				srv.OnShutdown(sub.Unsubscribe)
 			}
+			// So is the removal of a server from the meta group
+			// (jetstream/cluster_server_remove.go).
+			rsub, err := jss[0].ServeServerRemove(srv.Account(o.systemAccount()))
+			if err != nil {
+				for _, js := range jss {
+					_ = js.Close()
+				}
+				return abort(fmt.Errorf("start jetstream: %w", err))
+			}
+			if rsub != nil {
+				srv.OnShutdown(rsub.Unsubscribe)
+			}
 		}
 		srv.OnShutdown(func() {
 			for _, js := range jss {

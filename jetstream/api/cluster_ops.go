@@ -8,6 +8,7 @@ import "fmt"
 
 const (
 	TypeStreamRemovePeer       = "io.nats.jetstream.api.v1.stream_remove_peer_response"
+	TypeMetaServerRemove       = "io.nats.jetstream.api.v1.meta_server_remove_response"
 	TypeMetaLeaderStepDown     = "io.nats.jetstream.api.v1.meta_leader_stepdown_response"
 	TypeConsumerLeaderStepDown = "io.nats.jetstream.api.v1.consumer_leader_stepdown_response"
 )
@@ -37,23 +38,39 @@ type StreamRemovePeerResponse struct {
 	Success bool `json:"success,omitempty"`
 }
 
+// MetaServerRemoveRequest is the body of $JS.API.SERVER.REMOVE (a system
+// account request): the server to take out of the meta group, by name,
+// or by raft id (peer_id; jetwal's raft ids are route addresses).
+type MetaServerRemoveRequest struct {
+	Server string `json:"peer"`
+	PeerID string `json:"peer_id,omitempty"`
+}
+
+// MetaServerRemoveResponse answers SERVER.REMOVE.
+type MetaServerRemoveResponse struct {
+	Response
+	Success bool `json:"success,omitempty"`
+}
+
 // The error numbers of the step-downs and peer changes (nats-server's).
 const (
-	ErrClusterNoPeers       ErrCode = 10005
-	ErrClusterNotAvail      ErrCode = 10008
-	ErrClusterPeerNotMember ErrCode = 10040
-	ErrPeerRemap            ErrCode = 10075
-	ErrRaftGeneral          ErrCode = 10041
+	ErrClusterNoPeers         ErrCode = 10005
+	ErrClusterNotAvail        ErrCode = 10008
+	ErrClusterPeerNotMember   ErrCode = 10040
+	ErrClusterServerNotMember ErrCode = 10044
+	ErrPeerRemap              ErrCode = 10075
+	ErrRaftGeneral            ErrCode = 10041
 )
 
 // clusterOpsErrors are this file's part of errTable (the default texts;
 // the constructors below give the particular reason).
 var clusterOpsErrors = map[ErrCode]errInfo{
-	ErrClusterNoPeers:       {400, "no suitable peers for placement"},
-	ErrClusterNotAvail:      {503, "JetStream system temporarily unavailable"},
-	ErrClusterPeerNotMember: {400, "peer not a member"},
-	ErrPeerRemap:            {503, "peer remap failed"},
-	ErrRaftGeneral:          {500, "raft error"},
+	ErrClusterNoPeers:         {400, "no suitable peers for placement"},
+	ErrClusterNotAvail:        {503, "JetStream system temporarily unavailable"},
+	ErrClusterPeerNotMember:   {400, "peer not a member"},
+	ErrClusterServerNotMember: {400, "server is not a member of the cluster"},
+	ErrPeerRemap:              {503, "peer remap failed"},
+	ErrRaftGeneral:            {500, "raft error"},
 }
 
 // ClusterNoPeers is nats-server's 10005 (status 400): no server to move
