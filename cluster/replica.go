@@ -40,9 +40,9 @@ type Replica struct {
 
 	onLeader   func(bool)
 	memberKick chan struct{} // wakes manageMembers (membership.go)
-	batch    *batcher // every write, in order: appends batched (batcher.go)
-	done     chan struct{}
-	wg       sync.WaitGroup
+	batch      *batcher      // every write, in order: appends batched (batcher.go)
+	done       chan struct{}
+	wg         sync.WaitGroup
 
 	mu       sync.Mutex
 	token    []byte                 // this leadership's fence token (readyToLead); nil when not leading
@@ -92,7 +92,7 @@ func (n *Node) OpenStream(name string, peers []string, join bool, opts wal.Optio
 	}
 	r := &Replica{n: n, name: name, dir: dir, peers: slices.Clone(peers), fsm: fsm, onLeader: onLeader,
 		memberKick: make(chan struct{}, 1),
-		done: make(chan struct{}), failed: make(map[raft.ServerID]bool),
+		done:       make(chan struct{}), failed: make(map[raft.ServerID]bool),
 		progress: make(map[string]progress)}
 	cfg := n.raftConfig()
 	cfg.NoSnapshotRestoreOnStart = true // the replica's store survives restarts
