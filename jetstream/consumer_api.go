@@ -85,6 +85,11 @@ func (cm *consumerManager) create(r *apiRequest, streamName, subjName, subjFilte
 		fail(api.NewError(api.ErrStreamNotFound))
 		return
 	}
+	scfg := s.config()
+	if aerr := checkConsumerReplicas(&cfg, &scfg); aerr != nil {
+		fail(aerr)
+		return
+	}
 	req.Config = &cfg
 	info, aerr := s.addConsumer(req)
 	if aerr != nil {

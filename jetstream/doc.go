@@ -87,6 +87,7 @@
 //   - consumer_api.go: CONSUMER.CREATE / INFO / DELETE / NAMES / LIST / MSG.NEXT.
 //   - consumer_pause.go: CONSUMER.PAUSE and pause_until.
 //   - consumer_unpin.go: CONSUMER.UNPIN.
+//   - consumer_replicas.go: a consumer's num_replicas against its stream's.
 //   - consumer.go: one consumer, its goroutine and delivery rounds.
 //   - consumer_position.go: where a consumer starts and where a purge moves it.
 //   - consumer_pull.go: pull delivery (waiting requests, 408 and 409 replies).

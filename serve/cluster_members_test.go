@@ -22,7 +22,8 @@ import (
 // leader) and back to 2 (the removed server drops its group); 5, and
 // changes to or from 1, are refused; `stream cluster peer-remove` moves a
 // replica to the spare server, and is refused as nats-server refuses it
-// for a server that holds no replica, or when no server is spare.
+// for a server that holds no replica, or when no server is spare. An R1
+// memory consumer of the R3 stream is taken, an R5 one refused.
 func TestClusterStreamReplicasAndPeerRemove(t *testing.T) {
 	servers := startOpsCluster(t, 3)
 	byName := map[string]*Server{}
@@ -91,6 +92,19 @@ func TestClusterStreamReplicasAndPeerRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancelPub()
+
+	// Consumers with their own num_replicas and mem_storage, as
+	// nats-server takes them (consumer_replicas.go).
+	cli("consumer", "add", "M", "C1", "--pull", "--replicas", "1", "--memory", "--defaults")
+	c, cancelInfo := context.WithTimeout(ctx, 10*time.Second)
+	cons, err := js.Consumer(c, "M", "C1")
+	cancelInfo()
+	if err != nil || cons.CachedInfo().Config.Replicas != 1 || !cons.CachedInfo().Config.MemoryStorage {
+		t.Fatalf("R1 memory consumer of an R3 stream: %v %+v", err, cons)
+	}
+	if out, err := runCLI(t, servers[2], "consumer", "add", "M", "C2", "--pull", "--replicas", "5", "--defaults"); err == nil || !strings.Contains(out, "consumer config replica count exceeds parent stream") {
+		t.Fatalf("R5 consumer of an R3 stream: %v\n%s", err, out)
+	}
 
 	// Refusals: more servers than there are, one replica, a server that
 	// holds none, and a move with no spare server.

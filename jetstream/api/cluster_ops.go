@@ -59,18 +59,23 @@ const (
 	ErrClusterPeerNotMember   ErrCode = 10040
 	ErrClusterServerNotMember ErrCode = 10044
 	ErrPeerRemap              ErrCode = 10075
-	ErrRaftGeneral            ErrCode = 10041
+	// A consumer's num_replicas against its stream's.
+	ErrConsumerReplicasExceedsStream ErrCode = 10126
+	ErrConsumerReplicasMatchStream   ErrCode = 10134
+	ErrRaftGeneral                   ErrCode = 10041
 )
 
 // clusterOpsErrors are this file's part of errTable (the default texts;
 // the constructors below give the particular reason).
 var clusterOpsErrors = map[ErrCode]errInfo{
-	ErrClusterNoPeers:         {400, "no suitable peers for placement"},
-	ErrClusterNotAvail:        {503, "JetStream system temporarily unavailable"},
-	ErrClusterPeerNotMember:   {400, "peer not a member"},
-	ErrClusterServerNotMember: {400, "server is not a member of the cluster"},
-	ErrPeerRemap:              {503, "peer remap failed"},
-	ErrRaftGeneral:            {500, "raft error"},
+	ErrClusterNoPeers:                {400, "no suitable peers for placement"},
+	ErrClusterNotAvail:               {503, "JetStream system temporarily unavailable"},
+	ErrClusterPeerNotMember:          {400, "peer not a member"},
+	ErrClusterServerNotMember:        {400, "server is not a member of the cluster"},
+	ErrPeerRemap:                     {503, "peer remap failed"},
+	ErrConsumerReplicasExceedsStream: {400, "consumer config replica count exceeds parent stream"},
+	ErrConsumerReplicasMatchStream:   {400, "consumer config replicas must match interest retention stream's replicas"},
+	ErrRaftGeneral:                   {500, "raft error"},
 }
 
 // ClusterNoPeers is nats-server's 10005 (status 400): no server to move
