@@ -208,9 +208,14 @@ bench-compare: build peer bench-tool
 # nats-server v2.15.2, `nats bench js pub async` and `js fetch` on an R3
 # stream and the failover time (SIGKILL of the leader to the next
 # successful publish); ROUNDS alternating runs; bench/results/cluster.txt.
+# SYNC=always gives nats-server sync_interval: always (jetwal acknowledges
+# after a quorum's fsync either way; bench/results/cluster-sync-always.txt);
+# FETCH_EACH=1 adds fetches with the client on each server in turn; TESTS
+# picks tests (pub fetch failover).
+CLUSTER_OUT = bench/results/cluster$(if $(SYNC),-sync-$(SYNC)).txt
 bench-cluster: build peer tools
-	MSGS=$${MSGS:-200000} sh bench/cluster/r3-compare.sh $(BIN)/jetwal $(NATS_SERVER) $(NATS) $(ROUNDS) > bench/results/cluster.txt; \
-		st=$$?; cat bench/results/cluster.txt; exit $$st
+	MSGS=$${MSGS:-200000} sh bench/cluster/r3-compare.sh $(BIN)/jetwal $(NATS_SERVER) $(NATS) $(ROUNDS) > $(CLUSTER_OUT); \
+		st=$$?; cat $(CLUSTER_OUT); exit $$st
 
 # What grows with a deployment rather than its message rate, jetwal then
 # nats-server on fresh stores: 2000 streams (create, idle CPU, memory,
