@@ -146,14 +146,23 @@ type fastBatch struct {
 	ackMsgs uint16      // current ack interval
 	maxAcks uint16      // the client's flow: the ack interval's ceiling
 	reply   string      // reply subject of the last message stored
+	ender   string      // reply subject of the message that ended the batch
 	gapOK   bool
 	commit  bool // ending: the PubAck goes out once pseq reaches lseq
 }
 
 // fastSet holds a stream's open fast batches.
+//
+// Locking: mu guards open and every batch in it. What a step sends goes
+// out after mu is released (a reply may reach a handler that publishes
+// into this stream), but under sendMu, taken before mu is released, so
+// replies leave in the order the steps happened: a PubAck sent when a
+// message is stored never overtakes the report of an earlier step.
+// Order: mu, then sendMu; nothing holding sendMu takes mu.
 type fastSet struct {
-	mu   sync.Mutex
-	open map[string]*fastBatch
+	mu     sync.Mutex
+	open   map[string]*fastBatch
+	sendMu sync.Mutex
 }
 
 // fastOut collects the messages a fast batch step sends, so they go out
@@ -171,10 +180,20 @@ func (o *fastOut) add(subj string, body []byte) {
 	o.body = append(o.body, body)
 }
 
-func (s *stream) sendFast(o *fastOut) {
+// fastUnlockSend releases s.fast.mu and sends what o holds, in order
+// with the other steps (fastSet's locking).
+func (s *stream) fastUnlockSend(o *fastOut) {
+	fs := &s.fast
+	if len(o.subj) == 0 {
+		fs.mu.Unlock()
+		return
+	}
+	fs.sendMu.Lock()
+	fs.mu.Unlock()
 	for i, subj := range o.subj {
 		s.js.srv.Publish(subj, "", nil, o.body[i])
 	}
+	fs.sendMu.Unlock()
 }
 
 // openLocked starts batch id, within the stream's and the process's
@@ -307,6 +326,11 @@ func (s *stream) fastCommitLocked(o *fastOut, id string, b *fastBatch, reply str
 	}
 	b.commit = true
 	if b.lseq != b.pseq {
+		// The PubAck goes to the ending message once the rest is stored:
+		// there its publisher waits for it (nats-server's single server
+		// stores each message before it reads the next, so it always
+		// answers there).
+		b.ender = reply
 		return false
 	}
 	s.fast.dropLocked(id, b)

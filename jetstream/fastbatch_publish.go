@@ -37,32 +37,45 @@ func (s *stream) handleFastBatchMsg(m *server.Msg, reply string, ref fastRef, va
 		return
 	}
 	var out fastOut
-	res := s.fastStep(m, m.Reply, reply, &ref, pc, &out)
-	s.sendFast(&out)
+	s.fast.mu.Lock()
+	m, mark := s.fastStep(m, reply, &ref, &out)
+	s.fastUnlockSend(&out)
+	if mark == nil {
+		return
+	}
+	// The append runs without the batch lock: the store's completion of
+	// an earlier message (fastStored) takes it, and an append may wait for
+	// the store.
+	res, aerr := s.fastAppend(m, pc, mark)
+	if aerr != nil || res.dup {
+		out = fastOut{}
+		s.fast.mu.Lock()
+		s.fastNotStored(mark, reply, &ref, res, aerr, &out)
+		s.fastUnlockSend(&out)
+	}
 	if res != nil {
 		s.finishAppend(res)
 	}
 }
 
-// fastStep moves batch ref.id on by message m and, unless it only reports,
-// stores m. Messages to send are collected in out; the append's inline
-// completions are returned for finishAppend, which must run after the
-// batch lock is released.
-func (s *stream) fastStep(m *server.Msg, to, reply string, ref *fastRef, pc *pubConfig, out *fastOut) *pubResult {
+// fastStep moves batch ref.id on by message m, collecting what to send in
+// out. It returns the message to store (without a Nats-Required-Api-Level
+// header) and its mark, or a nil mark when m only reports or ends the
+// batch. Caller holds s.fast.mu.
+func (s *stream) fastStep(m *server.Msg, reply string, ref *fastRef, out *fastOut) (*server.Msg, *fastMark) {
 	fs := &s.fast
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	to := m.Reply
 	idle := s.js.cfg.waits.batchIdle
 	b := fs.open[ref.id]
 	if b == nil {
 		if ref.seq != 1 {
 			s.fastRefuse(out, reply, api.NewError(api.ErrBatchPublishUnknownBatchID))
-			return nil
+			return m, nil
 		}
 		var aerr *api.ApiError
 		if b, aerr = fs.openLocked(ref.id, ref, idle, s.js.cfg.staged); aerr != nil {
 			s.fastRefuse(out, reply, aerr)
-			return nil
+			return m, nil
 		}
 	}
 	if headerValue(m.Header, hdrRequiredLevel) != nil {
@@ -71,7 +84,7 @@ func (s *stream) fastStep(m *server.Msg, to, reply string, ref *fastRef, pc *pub
 		if levelTooLow(m.Header) {
 			fs.dropLocked(ref.id, b)
 			s.fastRefuse(out, reply, api.NewError(api.ErrRequiredApiLevel))
-			return nil
+			return m, nil
 		}
 		cm := *m
 		cm.Header = withoutHeader(m.Header, hdrRequiredLevel, 0)
@@ -97,10 +110,10 @@ func (s *stream) fastStep(m *server.Msg, to, reply string, ref *fastRef, pc *pub
 		if send {
 			b.flowAck(out, to, b.fseq)
 		}
-		return nil
+		return m, nil
 	}
 	if b.commit {
-		return nil // ending: the publisher waits for the PubAck
+		return m, nil // ending: the publisher waits for the PubAck
 	}
 
 	b.lseq++
@@ -115,7 +128,7 @@ func (s *stream) fastStep(m *server.Msg, to, reply string, ref *fastRef, pc *pub
 			if s.fastCommitLocked(out, ref.id, b, to) {
 				fs.dropLocked(ref.id, b)
 			}
-			return nil
+			return m, nil
 		}
 	}
 	if ref.commits() {
@@ -130,23 +143,38 @@ func (s *stream) fastStep(m *server.Msg, to, reply string, ref *fastRef, pc *pub
 			if done {
 				fs.dropLocked(ref.id, b)
 			}
-			return nil
+			return m, nil
 		}
 	}
 	if ref.seq == 1 && reply != "" && !ref.commits() {
 		b.flowAck(out, to, 0) // the first message learns the ack interval
 	}
+	b.pending++
+	return m, &fastMark{id: ref.id, b: b, seq: ref.seq, reply: to}
+}
 
-	res, aerr, dup := s.fastAppend(m, pc, &fastMark{id: ref.id, b: b, seq: ref.seq, reply: to}, out)
-	if aerr == nil && !dup {
-		return res
+// fastNotStored moves the batch on after its message mark was refused
+// (aerr) or found to be a duplicate, as nats-server does. Caller holds
+// s.fast.mu.
+func (s *stream) fastNotStored(mark *fastMark, reply string, ref *fastRef, res *pubResult, aerr *api.ApiError, out *fastOut) {
+	fs := &s.fast
+	b, to := mark.b, mark.reply
+	if res != nil {
+		for _, w := range res.errWaiters {
+			s.fastRefuse(out, w, res.aerr)
+		}
 	}
+	if fs.open[mark.id] != b || b.timer == nil {
+		return // dropped meanwhile
+	}
+	b.pending--
+	dup := aerr == nil
 	if dup && b.pending == 0 {
 		b.pseq = ref.seq
 		b.checkFlow(out, to, len(fs.open))
 	}
 	if dup && !ref.commits() {
-		return res
+		return
 	}
 	if !b.gapOK && b.lseq == 1 {
 		// A refused first message is answered as a plain publish.
@@ -161,12 +189,12 @@ func (s *stream) fastStep(m *server.Msg, to, reply string, ref *fastRef, pc *pub
 			body = append(body, `,"count":1}`...)
 			out.add(reply, body)
 		}
-		return res
+		return
 	}
 	if aerr != nil {
 		s.fastErrMsg(out, to, ref.seq, aerr)
 		if b.gapOK && !ref.commits() {
-			return res
+			return
 		}
 		b.lseq--
 		if b.pending == 0 {
@@ -176,7 +204,6 @@ func (s *stream) fastStep(m *server.Msg, to, reply string, ref *fastRef, pc *pub
 	if s.fastCommitLocked(out, ref.id, b, to) {
 		fs.dropLocked(ref.id, b)
 	}
-	return res
 }
 
 // fastRefuse appends the error PubAck of a refused fast batch message.
@@ -191,27 +218,21 @@ func (s *stream) fastRefuse(out *fastOut, reply string, aerr *api.ApiError) {
 }
 
 // fastAppend applies a plain publish's header checks to m and hands it to
-// the store; the completion goes to fastStored, not to a PubAck. dup
-// reports a Nats-Msg-Id already in the duplicate window. Caller holds the
-// batch set's mu (the append's inline completions are returned, not run).
-func (s *stream) fastAppend(m *server.Msg, pc *pubConfig, mark *fastMark, out *fastOut) (*pubResult, *api.ApiError, bool) {
+// the store; the completion goes to fastStored, not to a PubAck. It
+// returns the refusal, or the result of the append (res.dup for a
+// Nats-Msg-Id already in the duplicate window). Caller does not hold
+// s.fast.mu.
+func (s *stream) fastAppend(m *server.Msg, pc *pubConfig, mark *fastMark) (*pubResult, *api.ApiError) {
 	var pp pubPlan
 	if aerr := s.checkHeaders(m, pc, &pp); aerr != nil {
-		return nil, aerr, false
+		return nil, aerr
 	}
 	if aerr := s.checkPlan(pc, &pp); aerr != nil {
-		return nil, aerr, false
+		return nil, aerr
 	}
 	pp.h.fast = mark
-	mark.b.pending++
 	res := s.appendMsg(pp.m, &pp.h, "", pp.rollup, max(pp.ttl, 0), pc.xf.target(pp.m.Subject), pp.incr)
-	if res.aerr != nil || res.dup {
-		mark.b.pending--
-		for _, w := range res.errWaiters {
-			s.fastRefuse(out, w, res.aerr)
-		}
-	}
-	return &res, res.aerr, res.dup
+	return &res, res.aerr
 }
 
 // fastStored moves a batch on once one of its messages is stored at
@@ -235,13 +256,12 @@ func (s *stream) fastStored(mark *fastMark, seq uint64) {
 		}
 		if b.commit && b.lseq == b.pseq {
 			fs.dropLocked(mark.id, b)
-			out.add(mark.reply, appendBatchPubAck(nil, s.ackPre, b.sseq, mark.id, int(b.lseq)))
+			out.add(b.ender, appendBatchPubAck(nil, s.ackPre, b.sseq, mark.id, int(b.lseq)))
 		} else {
 			b.checkFlow(&out, mark.reply, len(fs.open))
 		}
 	}
-	fs.mu.Unlock()
-	s.sendFast(&out)
+	s.fastUnlockSend(&out)
 }
 
 // fastFailed reports a fast batch message whose append failed after it
@@ -254,6 +274,5 @@ func (s *stream) fastFailed(mark *fastMark, aerr *api.ApiError) {
 		s.fastErrMsg(&out, mark.reply, mark.seq, aerr)
 		fs.dropLocked(mark.id, mark.b)
 	}
-	fs.mu.Unlock()
-	s.sendFast(&out)
+	s.fastUnlockSend(&out)
 }
