@@ -274,6 +274,22 @@ func TestCompatRequiredAPILevel(t *testing.T) {
 	if m := req(api.SubjDirectGet+"S", "5", `{"seq":1}`); m.Header.Get("Status") != "412" || m.Header.Get("Description") != "Required Api Level" {
 		t.Fatalf("direct get at level 5: %v", m.Header)
 	}
+	// The other operations nats-server checks, in their responses' forms.
+	if _, err := nc.Request(api.SubjConsumerCreate+"S.C", []byte(`{"stream_name":"S","config":{"durable_name":"C","ack_policy":"explicit"}}`), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ subj, body, want string }{
+		{"$JS.API.STREAM.SNAPSHOT.S", `{"deliver_subject":"_snap.x"}`, `{"type":"io.nats.jetstream.api.v1.stream_snapshot_response","error":{"code":412,"err_code":10185,"description":"JetStream minimum api level required"}}`},
+		{"$JS.API.STREAM.RESTORE.R", `{"config":{"name":"R"}}`, `{"type":"io.nats.jetstream.api.v1.stream_restore_response","error":{"code":412,"err_code":10185,"description":"JetStream minimum api level required"},"deliver_subject":""}`},
+		{"$JS.API.CONSUMER.PAUSE.S.C", `{}`, `{"type":"io.nats.jetstream.api.v1.consumer_pause_response","error":{"code":412,"err_code":10185,"description":"JetStream minimum api level required"},"paused":false,"pause_until":"0001-01-01T00:00:00Z"}`},
+	} {
+		if got := string(req(c.subj, "5", c.body).Data); got != c.want {
+			t.Fatalf("%s at level 5:\n got  %s\n want %s", c.subj, got, c.want)
+		}
+	}
+	if m := req(api.SubjConsumerNext+"S.C", "5", `{"batch":1,"no_wait":true}`); m.Header.Get("Status") != "412" || m.Header.Get("Description") != "Required Api Level" {
+		t.Fatalf("pull request at level 5: %v", m.Header)
+	}
 	var ai api.AccountInfoResponse
 	requestJSON(t, nc, api.SubjAccountInfo, "", &ai)
 	if ai.API.Level != 4 {
