@@ -32,7 +32,9 @@ import (
 //     groups, and sub --direct; level 2 for counters, atomic batch publish,
 //     message schedules and pinned client groups; level 3 for creating the
 //     stream of `nats bench js ... --create` (TestCLIBenchCreateAtLevel3);
-//     2.10.0 to ask $SYS.REQ.USER.INFO in account info. Atomic batches and
+//     level 4 for `nats bench js pub fast`, fast batch publishing
+//     (TestCLIBenchFastBatch); 2.10.0 to ask $SYS.REQ.USER.INFO in account
+//     info. (Level 5 gates the --js-domain refusal of the server commands.) Atomic batches and
 //     schedules through the CLI are tested with their features
 //     (TestCLISchedules and the batch tests).
 
