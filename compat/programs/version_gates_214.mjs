@@ -9,7 +9,7 @@ import { jetstream, jetstreamManager, AckPolicy } from "@nats-io/jetstream";
 import { startFastIngest } from "@nats-io/jetstream/internal";
 import { Objm } from "@nats-io/obj";
 import { headers } from "@nats-io/transport-node";
-import { run, attempt, err, te, td } from "./lib.mjs";
+import { run, attempt, te, td } from "./lib.mjs";
 
 const pubAck = (a) => a && { stream: a.stream, seq: a.seq, count: a.count, batch: typeof a.batch === "string" };
 
@@ -48,6 +48,22 @@ run(async (nc) => {
     return pubAck(await fi.last("fast.d", "x3"));
   });
 
+  // Expected last sequence on the first message: met, the batch goes on;
+  // missed, the first message is refused and the batch closed.
+  r.fast_expect = await attempt(async () => {
+    await jsm.streams.add({ name: "EXP", subjects: ["exp"], allow_batched: true });
+    const js = jetstream(nc);
+    await js.publish("exp", "0");
+    const fi = await startFastIngest(nc, "exp", "1", { allowGaps: false, expect: { lastSequence: 1 } });
+    await fi.add("exp", "2");
+    const ok = pubAck(await fi.last("exp", "3"));
+    const bad = await startFastIngest(nc, "exp", "x", { expect: { lastSequence: 99 } });
+    // Rejected either with the API error or as "batch closed", depending
+    // on whether the refusal arrives before the call: only that it is.
+    const refused = await bad.last("exp", "y").then(() => false, () => true);
+    return { ok, refused, messages: (await jsm.streams.info("EXP")).state.messages };
+  });
+
   // Refusals before a batch exists.
   r.fast_disabled = await attempt(() => startFastIngest(nc, "plain.a", "p", {}).then(() => "started"));
   r.fast_bad_prefix = await attempt(() => startFastIngest(nc, "fast.a", "p", { inboxPrefix: "a b" }).then(() => "started"));
@@ -66,6 +82,18 @@ run(async (nc) => {
       allow_batched: si.config.allow_batched, req_level: si.config.metadata?.["_nats.req.level"],
       messages: si.state.messages,
     };
+  });
+  r.obj_fast_big = await attempt(async () => {
+    const os = await objm.open("fastobj", { check: true, allowBatched: true });
+    const body = new Uint8Array(300 * 1024).map((_, i) => i % 251);
+    const info = await os.putBlob({ name: "big" }, body);
+    const back = await os.getBlob("big");
+    return { chunks: info.chunks, size: info.size, digest: info.digest, same: back.length === body.length && back.every((b, i) => b === body[i]) };
+  });
+  r.obj_fast_deferred = await attempt(async () => {
+    await objm.create("lateobj");
+    const os = await objm.open("lateobj", { check: false, allowBatched: true });
+    return await os.putBlob({ name: "x" }, te.encode("late")).then(() => "stored");
   });
   r.obj_fast_open_plain = await attempt(async () => {
     await objm.create("plainobj");
