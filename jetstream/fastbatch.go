@@ -50,6 +50,16 @@ import (
 // 500/(open batches) by doubling or halving at each ack, as nats-server's
 // does. A message whose store append fails after it was accepted (the
 // disk) is reported with an "err" message and drops the batch.
+//
+// As in nats-server, batches live in memory only (a restart forgets them:
+// the next message is of an unknown batch, 10208), and no advisory is sent
+// for a batch abandoned or dropped. jetwal stores a message after its
+// predecessor's append was handed to the store, not after it completed: a
+// batch ended (commit, gap, error) while its last messages are still being
+// stored answers once they are, on the ending message's reply subject,
+// and ignores messages arriving meanwhile, as nats-server does while a
+// replicated batch commits. On a replicated stream the batch lives on the
+// server that took the publish; a new stream leader does not know it.
 
 // The reply subject suffix and the limits of fast batches.
 const (
