@@ -59,7 +59,8 @@ import (
 // stored answers once they are, on the ending message's reply subject,
 // and ignores messages arriving meanwhile, as nats-server does while a
 // replicated batch commits. On a replicated stream the batch lives on the
-// server that took the publish; a new stream leader does not know it.
+// stream's leader, which takes its publishes; a new leader does not know
+// it (the client gets 10208 and starts again).
 
 // The reply subject suffix and the limits of fast batches.
 const (
