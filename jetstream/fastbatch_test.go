@@ -283,6 +283,13 @@ func TestFastBatchErrors(t *testing.T) {
 	c.pub("f.a", "b3", 10, "fail", 1, 0, nil)
 	c.want("b3.1.0 " + refused(429, api.ErrBatchPublishTooManyInflight, "F"))
 
+	// A mirror cannot take fast batches (10209).
+	var cr api.StreamCreateResponse
+	requestJSON(t, nc, api.SubjStreamCreate+"M", `{"name":"M","mirror":{"name":"F"},"allow_batched":true}`, &cr)
+	if cr.Error == nil || cr.Error.ErrCode != api.ErrMirrorWithBatchPublish || cr.Error.Description != "stream mirrors can not also use batch publishing" {
+		t.Fatalf("mirror with allow_batched: %+v", cr.Error)
+	}
+
 	// Turning allow_batched off ends the open batches.
 	if _, err := js.UpdateStream(ctxT(t), njs.StreamConfig{Name: "F", Subjects: []string{"f.>"}, MaxMsgSize: 90}); err != nil {
 		t.Fatal(err)
