@@ -335,3 +335,49 @@ func TestFastBatchAbandoned(t *testing.T) {
 		t.Fatalf("stream holds %d messages, want the 20 first messages", n)
 	}
 }
+
+// TestParseFastReply: the reply subject patterns nats-server accepts and
+// refuses, read from the right so a prefix may hold dots.
+func TestParseFastReply(t *testing.T) {
+	for _, c := range []struct {
+		reply       string
+		fast, valid bool
+		want        fastRef
+	}{
+		{"_INBOX.abc", false, false, fastRef{}},
+		{".$FI", false, false, fastRef{}},
+		{"a.id.5.fail.1.0.$FI", true, true, fastRef{id: "id", seq: 1, flow: 5, op: fastStart}},
+		{"a.b.c.id.0.ok.7.1.$FI", true, true, fastRef{id: "id", seq: 7, flow: 10, gapOK: true, op: fastAppend}},
+		{"a.id.99999.fail.3.2.$FI", true, true, fastRef{id: "id", seq: 3, flow: 65535, op: fastCommit}},
+		{"a.id.-4.fail.3.3.$FI", true, true, fastRef{id: "id", seq: 3, flow: 10, op: fastCommitEOB}},
+		{"a.id.5.fail.9.4.$FI", true, true, fastRef{id: "id", seq: 9, flow: 5, op: fastPing}},
+		{"a.id.5.fail.2.0.$FI", true, false, fastRef{}},                    // a start is message 1
+		{"a.id.5.fail.1.1.$FI", true, false, fastRef{}},                    // an append is not
+		{"a.id.5.fail.1.3.$FI", true, false, fastRef{}},                    // an EOB ending nothing
+		{"a.id.5.fail.1.5.$FI", true, false, fastRef{}},                    // no op 5
+		{"a.id.5.fail.0.2.$FI", true, false, fastRef{}},                    // no message 0
+		{"a.id.5.fail.18446744073709551615.1.$FI", true, false, fastRef{}}, // max uint64
+		{"a.id.5.maybe.2.1.$FI", true, false, fastRef{}},
+		{"id.5.fail.2.1.$FI", true, false, fastRef{}}, // no prefix token
+		{"a.id.5.fail.x.1.$FI", true, false, fastRef{}},
+	} {
+		ref, valid, fast := parseFastReply(c.reply)
+		if fast != c.fast || valid != c.valid || (valid && ref != c.want) {
+			t.Errorf("%q: fast %v valid %v %+v, want %v %v %+v", c.reply, fast, valid, ref, c.fast, c.valid, c.want)
+		}
+	}
+}
+
+// FuzzParseFastReply: any reply subject parses without a panic, and a
+// valid one names a batch sequence of at least 1 and a flow of at least 1.
+func FuzzParseFastReply(f *testing.F) {
+	for _, s := range []string{"a.id.5.fail.1.0.$FI", "x.$FI", ".....$FI", "a.b.c.d.e.f.$FI", "a.id.0.ok.2.1.$FI"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, reply string) {
+		ref, valid, fast := parseFastReply(reply)
+		if valid && (!fast || ref.seq == 0 || ref.flow == 0 || ref.op > fastPing) {
+			t.Fatalf("%q: %+v", reply, ref)
+		}
+	})
+}
