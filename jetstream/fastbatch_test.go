@@ -381,3 +381,27 @@ func FuzzParseFastReply(f *testing.F) {
 		}
 	})
 }
+
+// TestFastBatchProcessBound: the open batches of every stream count
+// against the process's bound (10211 past it), and a finished batch gives
+// its room back.
+func TestFastBatchProcessBound(t *testing.T) {
+	cfg := fastSync()
+	cfg.staged.fastTotal = int(fastBatchesTotal.Load()) + 2
+	ts := startServer(t, cfg)
+	nc := ts.connect()
+	js, _ := njs.New(nc)
+	fastStream(t, js, njs.StreamConfig{Name: "F", Subjects: []string{"f.>"}, AllowBatchPublish: true})
+	fastStream(t, js, njs.StreamConfig{Name: "G", Subjects: []string{"g.>"}, AllowBatchPublish: true})
+	c := newFastClient(t, nc)
+	c.pub("f.a", "f1", 10, "fail", 1, 0, nil)
+	c.want(`f1.1.0 {"type":"ack","seq":0,"msgs":10}`)
+	c.pub("g.a", "g1", 10, "fail", 1, 0, nil)
+	c.want(`g1.1.0 {"type":"ack","seq":0,"msgs":10}`)
+	c.pub("g.a", "g2", 10, "fail", 1, 0, nil)
+	c.want(`g2.1.0 {"error":{"code":429,"err_code":10211,"description":"batch publish too many inflight"},"stream":"G","seq":0}`)
+	c.pub("f.a", "f1", 10, "fail", 2, 3, nil)
+	c.want(`f1.2.3 {"stream":"F","seq":1,"batch":"f1","count":1}`)
+	c.pub("g.a", "g2", 10, "fail", 1, 0, nil)
+	c.want(`g2.1.0 {"type":"ack","seq":0,"msgs":1}`, `g2.1.0 {"type":"ack","seq":1,"msgs":2}`)
+}
