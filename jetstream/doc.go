@@ -58,6 +58,8 @@
 //   - batch.go: atomic batch publish (Nats-Batch-Id), staging.
 //   - batch_commit.go: committing a batch as one store append.
 //   - batch_advisory.go: the advisory of an abandoned batch.
+//   - fastbatch.go: fast batch publish (allow_batched, reply .$FI): the batch state, flow acks.
+//   - fastbatch_publish.go: a fast batch message's checks, gaps, errors and commit.
 //   - schedule.go: message schedules, the stream's schedule table.
 //   - schedule_parse.go: the schedule headers and patterns (cron: internal/cron).
 //   - schedule_publish.go: the publish checks of schedule messages.

@@ -22,7 +22,7 @@ const (
 	// DefaultVersion is the server version reported in INFO. Clients gate
 	// features on it (natscli asks $SYS.REQ.USER.INFO only from 2.10.0 on),
 	// so it names the nats-server release whose protocol we follow.
-	DefaultVersion = "2.11.0"
+	DefaultVersion = "2.14.0"
 
 	// firstPingDelay is when the first server PING goes out after a client
 	// connects (nats-server measures the RTT with it), unless PingInterval is
