@@ -55,6 +55,9 @@ type WebsocketOptions struct {
 	// HandshakeTimeout bounds the TLS handshake and the upgrade request;
 	// 0 = DefaultWebsocketHandshakeTimeout.
 	HandshakeTimeout time.Duration
+	// PingInterval is the keepalive PING interval of WebSocket clients;
+	// 0 = Options.PingInterval.
+	PingInterval time.Duration
 
 	// Auth checks the CONNECT of WebSocket clients; nil = the same as
 	// the TCP clients' (Options.Auth, or SetAuthenticator's).
@@ -76,6 +79,8 @@ func (o *WebsocketOptions) Validate() error {
 		return fmt.Errorf("server: options: websocket handshake timeout %v is negative", o.HandshakeTimeout)
 	case o.AuthTimeout < 0:
 		return fmt.Errorf("server: options: websocket auth timeout %v is negative", o.AuthTimeout)
+	case o.PingInterval < 0:
+		return fmt.Errorf("server: options: websocket ping interval %v is negative", o.PingInterval)
 	}
 	if _, err := websocket.NewOrigins(o.SameOrigin, o.AllowedOrigins); err != nil {
 		return fmt.Errorf("server: options: websocket: %w", err)
@@ -100,6 +105,9 @@ func (o WebsocketOptions) withDefaults(top Options) *WebsocketOptions {
 	}
 	if o.AuthTimeout == 0 {
 		o.AuthTimeout = top.AuthTimeout
+	}
+	if o.PingInterval == 0 {
+		o.PingInterval = top.PingInterval
 	}
 	return &o
 }
