@@ -64,7 +64,7 @@ FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzReco
 	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay \
 	./subject:FuzzValidLiteral ./jetstream/validate:FuzzStreamConfig ./jetstream:FuzzPubHeaders \
 	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform ./jetstream/internal/archive:FuzzReadArchive \
-	./raftstore/stream:FuzzStreamEntryDecode ./jetstream:FuzzSchedulePattern \
+	./raftstore/stream:FuzzStreamEntryDecode ./jetstream:FuzzSchedulePattern ./server/websocket:FuzzFrames \
 	./crypt:FuzzOpenSealed
 
 # fuzz/run.sh runs each target in turn (and retries once the fuzz engine's
