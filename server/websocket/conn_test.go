@@ -139,7 +139,7 @@ func TestReadErrors(t *testing.T) {
 		var buf bytes.Buffer
 		w, _ := flate.NewWriter(&buf, flate.BestSpeed)
 		_, _ = w.Write([]byte("abc"))
-		_ = w.Close() // a final block of its own...
+		_ = w.Close()                          // a final block of its own...
 		junk = append(buf.Bytes(), 0x55, 0x66) // ...and bytes after it
 	}
 	for _, tc := range []struct {
@@ -300,7 +300,7 @@ func TestOrigins(t *testing.T) {
 		{"app.example", "https://app.example", true, true},
 		{"app.example:443", "https://APP.example:443", true, true},
 		{"app.example:8080", "http://app.example:8080", false, true},
-		{"app.example", "http://app.example", false, false}, // same origin, not in the list
+		{"app.example", "http://app.example", false, false},  // same origin, not in the list
 		{"app.example", "https://app.example", false, false}, // scheme differs from the request's
 		{"other.example", "https://app.example", true, false},
 		{"app.example", "::bad", true, false},
