@@ -11,11 +11,14 @@ import (
 //
 //	INFO {"server_id":…,"server_name":…,"version":…,"proto":1,"go":…,
 //	      "host":…,"port":…,"headers":true,["auth_required":true,]
-//	      ["tls_required":true,["tls_verify":true,]]"max_payload":…,
+//	      ["tls_required":true,["tls_verify":true,]["tls_available":true,]]
+//	      "max_payload":…,
 //	      ["jetstream":true,]"client_id":…,"client_ip":…,["nonce":…,]
 //	      [connect_info,remote_account,[acc_is_sys,]]
 //	      ["api_lvl":…]} \r\n
 //
+// A WebSocket client's INFO has the websocket listener's host and port,
+// "tls_required" and "tls_available" with wss, and no connect_urls.
 // Note the space before CRLF. The second INFO, sent after the PONG to the
 // first PING following CONNECT, adds "connect_info":true and
 // "remote_account" (the client's account) and, for a client of the system
