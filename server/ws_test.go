@@ -542,3 +542,111 @@ func (c *wsRawClient) expectEOF() {
 		c.t.Fatalf("after the close: %q, %v; want EOF", b, err)
 	}
 }
+
+// A WebSocket client is an ordinary client: its account isolates it and
+// its permissions apply.
+func TestWebsocketAccountsAndPermissions(t *testing.T) {
+	a, err := auth.New(auth.Options{Users: []auth.User{
+		{Username: "a", Password: "pw", Account: "A"},
+		{Username: "g", Password: "pw", Permissions: &auth.Permissions{Publish: &auth.SubjectPermission{Allow: []string{"ok.>"}}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startWSServer(t, Options{Auth: a, Accounts: []string{"A"}}, WebsocketOptions{})
+	inA := connectWS(t, s, nats.UserInfo("a", "pw"))
+	sub, err := inA.SubscribeSync(">")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inA.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 1)
+	g := connectWS(t, s, nats.UserInfo("g", "pw"), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}))
+	if err := g.Publish("denied", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errs:
+		if !strings.Contains(err.Error(), `Permissions Violation for Publish to "denied"`) {
+			t.Fatalf("error %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no permissions violation over ws")
+	}
+	if err := g.Publish("ok.1", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// The account A client sees nothing of $G; its own publish arrives.
+	if err := inA.Publish("mine", []byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	if m := nextMsg(t, sub); m.Subject != "mine" {
+		t.Fatalf("account A received %q from another account", m.Subject)
+	}
+}
+
+// Certificates over wss: verify requires one, and an Authenticator that
+// maps certificates logs the client in as the user its certificate names.
+func TestWebsocketTLSMapping(t *testing.T) {
+	set := testcert.New(t)
+	a, err := auth.New(auth.Options{MapCerts: true, Users: []auth.User{{Username: set.ClientEmail}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startWSServer(t, Options{}, WebsocketOptions{TLSConfig: set.ServerConfig(true), Auth: a})
+	if _, err := nats.Connect(s.WebsocketURL(), nats.Secure(set.ClientConfig(false)), nats.NoReconnect(), nats.Timeout(5*time.Second)); err == nil {
+		t.Fatal("connected over wss without the required client certificate")
+	}
+	nc := connectWS(t, s, nats.Secure(set.ClientConfig(true)))
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var user string
+	for _, ci := range s.Connections() {
+		user = ci.AuthorizedUser
+	}
+	if user != set.ClientEmail {
+		t.Fatalf("logged in as %q, want %q", user, set.ClientEmail)
+	}
+}
+
+// SetAuthenticator reaches WebSocket clients that have no authenticator
+// of their own; SetWebsocketAuthenticator gives them one, and nil takes it
+// back (a configuration reload).
+func TestWebsocketSetAuthenticator(t *testing.T) {
+	s := startWSServer(t, Options{}, WebsocketOptions{})
+	connectWS(t, s)
+	tok, err := auth.New(auth.Options{Token: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetAuthenticator(tok)
+	if nc, err := nats.Connect(s.WebsocketURL(), nats.NoReconnect()); err == nil {
+		nc.Close()
+		t.Fatal("ws client without the token after SetAuthenticator")
+	}
+	connectWS(t, s, nats.Token("t1"))
+	wsTok, err := auth.New(auth.Options{Token: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetWebsocketAuthenticator(wsTok)
+	if nc, err := nats.Connect(s.WebsocketURL(), nats.Token("t1"), nats.NoReconnect()); err == nil {
+		nc.Close()
+		t.Fatal("ws client with the TCP token after SetWebsocketAuthenticator")
+	}
+	connectWS(t, s, nats.Token("w1"))
+	connect(t, s, nats.Token("t1"))
+	s.SetWebsocketAuthenticator(nil)
+	connectWS(t, s, nats.Token("t1"))
+}
