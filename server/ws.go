@@ -40,7 +40,9 @@ const DefaultWebsocketHandshakeTimeout = 2 * time.Second
 // WebsocketOptions configure the WebSocket listener (nats-server's
 // websocket { } block).
 type WebsocketOptions struct {
-	Host string // "" = Options.Host
+	// Host "" = Options.Host (nats-server defaults to 0.0.0.0; jetwal keeps
+	// the WebSocket port on the clients' interface unless told otherwise).
+	Host string
 	Port int    // 0 or -1 = a random free port
 
 	// TLSConfig makes the listener wss://; without one NoTLS must be set
