@@ -43,7 +43,7 @@ type WebsocketOptions struct {
 	// Host "" = Options.Host (nats-server defaults to 0.0.0.0; jetwal keeps
 	// the WebSocket port on the clients' interface unless told otherwise).
 	Host string
-	Port int    // 0 or -1 = a random free port
+	Port int // 0 or -1 = a random free port
 
 	// TLSConfig makes the listener wss://; without one NoTLS must be set
 	// (nats-server refuses a plain listener unless no_tls is given).
