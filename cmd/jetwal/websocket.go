@@ -42,13 +42,16 @@ func websocketOptions(w *config.Websocket, top auth.Options) (*server.WebsocketO
 	if w.AuthOverride() {
 		wa.Username, wa.Password, wa.Token, wa.NoAuthUser = w.Username, w.Password, w.Token, w.NoAuthUser
 	}
+	if top.MapCerts && !wa.MapCerts {
+		// The users were declared to be matched by certificate, most
+		// without a password: by password over the WebSocket they would
+		// be open to anyone with an empty password.
+		return nil, errors.New("websocket: the client listener logs clients in by certificate (tls { verify_and_map }), and the websocket block would let WebSocket clients log in as those users without one; refusing to start (give websocket { tls { verify: true, verify_and_map: true } })")
+	}
 	if !w.AuthOverride() && wa.MapCerts == top.MapCerts {
 		return o, nil // the client listener's authentication
 	}
 	if !wa.Enabled() {
-		if top.Enabled() {
-			return nil, errors.New("websocket: the client listener logs clients in by certificate (tls { verify_and_map }) and the websocket block gives WebSocket clients no way to log in; refusing to start rather than let them in unauthenticated (add verify_and_map to websocket { tls }, or users)")
-		}
 		return o, nil
 	}
 	a, err := auth.New(wa)

@@ -57,7 +57,36 @@ tls { cert_file: %q, key_file: %q, ca_file: %q, verify_and_map: true }
 websocket { port: -1, no_tls: true }
 `, certs.ServerCert, certs.ServerKey, certs.CAFile)
 	_, err = parseServeFlags([]string{"-c", writeConf(t, mapped)}, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "no way to log in") {
+	if err == nil || !strings.Contains(err.Error(), "without one; refusing to start") {
 		t.Fatalf("certificate-only client port with a plain websocket listener: %v, want a refusal", err)
+	}
+	// The same with users matched by certificate (no passwords), and
+	// with a websocket authorization override: still refused.
+	for _, extra := range []string{
+		`authorization { users: [ {user: "client@jetwal.test"} ] }`,
+		`authorization { users: [ {user: "client@jetwal.test"} ] }` + "\nwebsocket { port: -1, no_tls: true, no_auth_user: \"client@jetwal.test\" }",
+	} {
+		_, err = parseServeFlags([]string{"-c", writeConf(t, mapped+extra+"\n")}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "refusing to start") {
+			t.Fatalf("%s: %v, want a refusal", extra, err)
+		}
+	}
+	// With the websocket listener mapping certificates too, it starts, and
+	// the WebSocket clients log in by certificate only.
+	wsMapped := fmt.Sprintf(`
+port: -1
+tls { cert_file: %q, key_file: %q, ca_file: %q, verify_and_map: true }
+authorization { users: [ {user: "client@jetwal.test"} ] }
+websocket { port: -1, tls { cert_file: %q, key_file: %q, ca_file: %q, verify_and_map: true } }
+`, certs.ServerCert, certs.ServerKey, certs.CAFile, certs.ServerCert, certs.ServerKey, certs.CAFile)
+	o, err = parseServeFlags([]string{"-c", writeConf(t, wsMapped)}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Server.Websocket.Auth != nil {
+		t.Fatal("same authentication on both listeners, yet a websocket authenticator of its own")
+	}
+	if _, err := o.Server.Auth.Authenticate(auth.Credentials{User: "client@jetwal.test", ConnectionType: auth.ConnWebsocket}); err == nil {
+		t.Fatal("a certificate-mapped user logged in without a certificate")
 	}
 }
