@@ -650,3 +650,26 @@ func TestWebsocketSetAuthenticator(t *testing.T) {
 	s.SetWebsocketAuthenticator(nil)
 	connectWS(t, s, nats.Token("t1"))
 }
+
+// The websocket ping_interval keeps WebSocket clients alive on its own
+// clock: a client that answers no PING is closed as stale, with 1001.
+func TestWebsocketPingInterval(t *testing.T) {
+	s := startWSServer(t, Options{PingInterval: time.Hour}, WebsocketOptions{PingInterval: 50 * time.Millisecond})
+	c := wsRaw(t, s, "")
+	c.readInfo(nil)
+	c.sendData(opBinaryTest, "CONNECT {\"verbose\":false}\r\n")
+	var got strings.Builder
+	for !strings.Contains(got.String(), "Stale Connection") {
+		op, p := c.readFrame()
+		if op != 0x2 {
+			t.Fatalf("opcode %x (%q) before the stale error; data so far %q", op, p, got.String())
+		}
+		got.Write(p)
+	}
+	if !strings.Contains(got.String(), "PING\r\n") {
+		t.Fatalf("no PING before the stale error: %q", got.String())
+	}
+	if st, ok := c.readCloseSkippingData(); !ok || st != 1001 {
+		t.Fatalf("close %d %v, want 1001", st, ok)
+	}
+}
