@@ -170,7 +170,7 @@ $(NATS_SERVER):
 # runs themselves use loopback only. compat-quick is the subset `make test`
 # runs. COMPAT_FLAGS passes driver flags, e.g. COMPAT_FLAGS='-v' or
 # COMPAT_FLAGS='-features kv,go_kv'.
-COMPAT_QUICK := core_pubsub,publish_ack,kv,direct_get,purge,consumer_pause,go_kv,go_pull,go_msgtrace
+COMPAT_QUICK := core_pubsub,publish_ack,kv,direct_get,purge,consumer_pause,websocket,go_kv,go_pull,go_msgtrace
 COMPAT_FLAGS ?=
 COMPAT_DEPS := compat/node_modules/.package-lock.json
 
