@@ -39,9 +39,9 @@ func (w *Websocket) AuthOverride() bool {
 	return w.Username != "" || w.Token != "" || w.NoAuthUser != ""
 }
 
-// wsKnownTypes are nats-server's connection type names
+// connectionTypeNames are nats-server's connection type names
 // (allowed_connection_types).
-var wsKnownTypes = []string{"STANDARD", "WEBSOCKET", "LEAFNODE", "LEAFNODE_WS", "MQTT", "MQTT_WS", "IN_PROCESS"}
+var connectionTypeNames = []string{"STANDARD", "WEBSOCKET", "LEAFNODE", "LEAFNODE_WS", "MQTT", "MQTT_WS", "IN_PROCESS"}
 
 func (c *Config) applyWebsocket(name string, v value) error {
 	m, err := v.block(name)
@@ -214,8 +214,8 @@ func connectionTypes(name string, v value) ([]string, error) {
 	out := make([]string, 0, len(list))
 	for _, s := range list {
 		t := strings.ToUpper(strings.TrimSpace(s))
-		if !slices.Contains(wsKnownTypes, t) {
-			return nil, v.errorf("%s: unknown connection type %q (known: %s)", name, s, strings.Join(wsKnownTypes, ", "))
+		if !slices.Contains(connectionTypeNames, t) {
+			return nil, v.errorf("%s: unknown connection type %q (known: %s)", name, s, strings.Join(connectionTypeNames, ", "))
 		}
 		out = append(out, t)
 	}
