@@ -65,6 +65,7 @@ FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzReco
 	./subject:FuzzValidLiteral ./jetstream/validate:FuzzStreamConfig ./jetstream:FuzzPubHeaders \
 	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform ./jetstream/internal/archive:FuzzReadArchive \
 	./raftstore/stream:FuzzStreamEntryDecode ./jetstream:FuzzSchedulePattern ./jetstream:FuzzParseFastReply \
+	./server/websocket:FuzzFrames \
 	./crypt:FuzzOpenSealed
 
 # fuzz/run.sh runs each target in turn (and retries once the fuzz engine's
@@ -170,7 +171,7 @@ $(NATS_SERVER):
 # runs themselves use loopback only. compat-quick is the subset `make test`
 # runs. COMPAT_FLAGS passes driver flags, e.g. COMPAT_FLAGS='-v' or
 # COMPAT_FLAGS='-features kv,go_kv'.
-COMPAT_QUICK := core_pubsub,publish_ack,kv,direct_get,purge,consumer_pause,go_kv,go_pull,go_msgtrace,version_gates_214
+COMPAT_QUICK := core_pubsub,publish_ack,kv,direct_get,purge,consumer_pause,websocket,go_kv,go_pull,go_msgtrace,version_gates_214
 COMPAT_FLAGS ?=
 COMPAT_DEPS := compat/node_modules/.package-lock.json
 

@@ -73,6 +73,9 @@ type Options struct {
 	TLSHandshakeFirst bool
 	TLSTimeout        time.Duration // bound on the handshake; 0 = 2s
 
+	// Websocket, when set, also listens for WebSocket clients (ws.go).
+	Websocket *WebsocketOptions
+
 	// Cluster, when set, listens for routes from other servers and
 	// connects to them (route.go); nil = a standalone server.
 	Cluster *ClusterOptions
@@ -126,6 +129,9 @@ func (o Options) withDefaults() Options {
 	if o.Cluster != nil {
 		o.Cluster = o.Cluster.withDefaults(o)
 	}
+	if o.Websocket != nil {
+		o.Websocket = o.Websocket.withDefaults(o)
+	}
 	return o
 }
 
@@ -156,6 +162,11 @@ func (o Options) Validate() error {
 		return fmt.Errorf("server: options: TLS handshake first needs a TLS configuration")
 	case o.TLSConfig != nil && len(o.TLSConfig.Certificates) == 0 && o.TLSConfig.GetCertificate == nil:
 		return fmt.Errorf("server: options: TLS configuration has no certificate")
+	}
+	if o.Websocket != nil {
+		if err := o.Websocket.Validate(); err != nil {
+			return err
+		}
 	}
 	if o.Cluster != nil {
 		return o.Cluster.Validate()
