@@ -186,6 +186,7 @@
 //	5 nak            uvarint sseq, varint at delta
 //	6 term           uvarint sseq
 //	7 reset          uvarint start
+//	8 rewind         uvarint start (reset, consumer sequences from 0 too)
 //
 // Replaying applies them with State's methods; an operation the state
 // rejects is ErrCorrupt.

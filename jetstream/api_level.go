@@ -39,6 +39,7 @@ var apiResponseTypes = map[string]string{
 	"CONSUMER.LIST":           api.TypeConsumerList,
 	"CONSUMER.PAUSE":          api.TypeConsumerPause,
 	"CONSUMER.UNPIN":          api.TypeConsumerUnpin,
+	"CONSUMER.RESET":          api.TypeConsumerReset,
 }
 
 // levelTooLow reports whether a request's header asks for an API level

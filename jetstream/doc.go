@@ -88,6 +88,7 @@
 //   - consumer_pause.go: CONSUMER.PAUSE and pause_until.
 //   - consumer_unpin.go: CONSUMER.UNPIN.
 //   - consumer.go: one consumer, its goroutine and delivery rounds.
+//   - consumer_reset.go: CONSUMER.RESET, moving a consumer back to its ack floor or to a sequence.
 //   - consumer_position.go: where a consumer starts and where a purge moves it.
 //   - consumer_pull.go: pull delivery (waiting requests, 408 and 409 replies).
 //   - consumer_push.go: push delivery, flow control and heartbeats.

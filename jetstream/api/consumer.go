@@ -15,11 +15,13 @@ const (
 	SubjConsumerList          = "$JS.API.CONSUMER.LIST."           // + stream
 	SubjConsumerNext          = "$JS.API.CONSUMER.MSG.NEXT."       // + stream + "." + name
 	SubjConsumerPause         = "$JS.API.CONSUMER.PAUSE."          // + stream + "." + name
+	SubjConsumerReset         = "$JS.API.CONSUMER.RESET."          // + stream + "." + name
 
 	TypeConsumerCreate = "io.nats.jetstream.api.v1.consumer_create_response"
 	TypeConsumerDelete = "io.nats.jetstream.api.v1.consumer_delete_response"
 	TypeConsumerPause  = "io.nats.jetstream.api.v1.consumer_pause_response"
 	TypeConsumerUnpin  = "io.nats.jetstream.api.v1.consumer_unpin_response"
+	TypeConsumerReset  = "io.nats.jetstream.api.v1.consumer_reset_response"
 )
 
 // DeliverPolicy is where a new consumer starts in its stream.
@@ -258,6 +260,21 @@ type ConsumerPauseResponse struct {
 	PauseRemaining time.Duration `json:"pause_remaining,omitempty"`
 }
 
+// ConsumerResetRequest is the body of CONSUMER.RESET; an empty body or a
+// zero seq resets to the ack floor + 1.
+type ConsumerResetRequest struct {
+	Seq uint64 `json:"seq,omitempty"`
+}
+
+// ConsumerResetResponse answers CONSUMER.RESET: the consumer's info after
+// the reset and the stream sequence delivery restarts at (reset_seq is
+// present in errors too, as 0).
+type ConsumerResetResponse struct {
+	Response
+	*ConsumerInfo
+	ResetSeq uint64 `json:"reset_seq"`
+}
+
 // ConsumerUnpinRequest is the body of CONSUMER.UNPIN.
 type ConsumerUnpinRequest struct {
 	Group string `json:"group"`
@@ -328,4 +345,5 @@ const (
 	ErrConsumerInvalidSampling        ErrCode = 10095
 	ErrConsumerPullWithRateLimit      ErrCode = 10086
 	ErrConsumerMaxRequestExpires      ErrCode = 10115
+	ErrConsumerInvalidReset           ErrCode = 10204
 )

@@ -179,6 +179,7 @@ var coreErrors = map[ErrCode]errInfo{
 	ErrConsumerInvalidGroupName:       {400, "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 characters"},
 	ErrConsumerPolicyWithoutGroup:     {400, "Setting PriorityPolicy requires at least one PriorityGroup to be set"},
 	ErrConsumerEmptyGroupName:         {400, "Group name cannot be an empty string"},
+	ErrConsumerInvalidReset:           {400, "invalid reset: {err}"},
 	ErrConsumerPushWithPriority:       {400, "priority groups can not be used with push consumers"},
 	ErrConsumerGroupWithPolicyNone:    {400, "consumer can not have priority groups when policy is none"},
 	ErrConsumerPinnedTTLWithoutPolicy: {400, "PinnedTTL cannot be set when PriorityPolicy is none"},
