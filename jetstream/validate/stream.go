@@ -312,6 +312,8 @@ func StreamUpdate(old, upd *api.StreamConfig) (api.StreamConfig, *api.ApiError) 
 		return cfg, InvalidConfig("message TTL status can not be disabled")
 	case old.AllowMsgCounter != upd.AllowMsgCounter:
 		return cfg, InvalidConfig("stream configuration update can not change message counter setting")
+	case old.PersistMode != upd.PersistMode:
+		return cfg, InvalidConfig("stream configuration update can not change persist mode")
 	}
 	if aerr := scheduleUpdate(old, upd); aerr != nil { // schedules.go
 		return cfg, aerr
