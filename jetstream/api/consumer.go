@@ -65,16 +65,20 @@ const (
 	AckNone AckPolicy = iota
 	AckAll
 	AckExplicit
+	// AckFlowControl (nats-server 2.14, ADR-60): a push consumer whose
+	// deliveries are acknowledged, up to a stream sequence, by the answers
+	// to its flow control requests; client acks are not taken.
+	AckFlowControl
 )
 
-var ackNames = []string{"none", "all", "explicit"}
+var ackNames = []string{"none", "all", "explicit", "flow_control"}
 
 func (a AckPolicy) String() string { return enumName(ackNames, int(a)) }
 
-// MarshalJSON writes "none", "all" or "explicit".
+// MarshalJSON writes "none", "all", "explicit" or "flow_control".
 func (a AckPolicy) MarshalJSON() ([]byte, error) { return marshalEnum("ack_policy", ackNames, int(a)) }
 
-// UnmarshalJSON accepts "none", "all" and "explicit".
+// UnmarshalJSON accepts "none", "all", "explicit" and "flow_control".
 func (a *AckPolicy) UnmarshalJSON(b []byte) error {
 	v, err := unmarshalEnum("ack_policy", ackNames, b)
 	*a = AckPolicy(v)
@@ -346,4 +350,10 @@ const (
 	ErrConsumerPullWithRateLimit      ErrCode = 10086
 	ErrConsumerMaxRequestExpires      ErrCode = 10115
 	ErrConsumerInvalidReset           ErrCode = 10204
+	// Flow control ack policy (ADR-60).
+	ErrConsumerAckFCRequiresPush          ErrCode = 10218
+	ErrConsumerAckFCRequiresFC            ErrCode = 10219
+	ErrConsumerAckFCRequiresMaxAckPending ErrCode = 10220
+	ErrConsumerAckFCRequiresNoAckWait     ErrCode = 10221
+	ErrConsumerAckFCRequiresNoMaxDeliver  ErrCode = 10222
 )
