@@ -52,6 +52,7 @@
 //   - stream_markers.go: subject delete markers.
 //   - stream_snapshot.go: a stream's capture for STREAM.SNAPSHOT.
 //   - stream_source.go: mirrors and sources on this server.
+//   - stream_durable_source.go: a mirror or source through a named consumer of its origin (ADR-60).
 //   - stream_transform.go: subject_transform (the stored subject) and republish.
 //   - snapshot_restore.go: building a stream from an archive (restoreBuilder).
 //   - snapshot_advisory.go: the advisories of snapshots and restores.

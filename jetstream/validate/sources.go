@@ -77,7 +77,14 @@ func CheckSources(cfg *api.StreamConfig, domain string) *api.ApiError {
 		if !validName(src.Name) {
 			return api.NewError(api.ErrSourceInvalidStreamName)
 		}
+		// As nats-server, sources of one origin differ by filter or
+		// transforms (the key jetwal's Nats-Stream-Source header carries);
+		// nats-server also tells apart sources differing only by their
+		// durable consumer, which jetwal refuses as duplicates.
 		key := src.Name + " " + src.FilterSubject
+		for _, tr := range src.SubjectTransforms {
+			key += " " + tr.Source + "\f" + tr.Destination
+		}
 		if seen[key] {
 			return api.NewError(api.ErrSourceDuplicate)
 		}
