@@ -2,7 +2,9 @@
 // through nats.js: consumer reset (jsmconsumer_api reset), the
 // "prioritized" priority policy, removing a stream's mirror by an update,
 // message schedules' cancel form and subject sourcing, the direct consumer
-// (jsm_direct's DirectConsumer over batched direct get) and persist_mode.
+// (jsm_direct's DirectConsumer over batched direct get), persist_mode, and
+// durable sourcing (ADR-60: ack_policy flow_control consumers named by a
+// mirror and a source).
 //
 // nats.js refuses jsm.consumers.reset() on a server announcing less than
 // 2.14.0 (its Features table). Where the server announces less, this
@@ -11,6 +13,7 @@
 // servers answer the same request whatever version they announce.
 import { createRequire } from "node:module";
 import { jetstream, jetstreamManager, AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
+import { nanos } from "@nats-io/nats-core";
 import { run, attempt } from "./lib.mjs";
 
 // DirectConsumer is not exported by the package; load its module by path.
@@ -166,6 +169,29 @@ run(async (nc) => {
       default_mode: a.config.persist_mode ?? null, default_level: a.config.metadata?.["_nats.req.level"],
       async_mode: b.config.persist_mode, async_level: b.config.metadata?.["_nats.req.level"],
       update: await attempt(() => jsm.streams.update("PERSIST_B", { persist_mode: "default" })),
+    };
+  });
+  // Durable sourcing (2.14, ADR-60), as nats.js's jsm test does it.
+  r.durable_sourcing = await attempt(async () => {
+    await jsm.streams.add({ name: "DS_O", subjects: ["dso.>"] });
+    const fc = { ack_policy: AckPolicy.FlowControl, idle_heartbeat: nanos(1000) };
+    const c = await jsm.consumers.add("DS_O", { durable_name: "C", deliver_subject: "deliver.mirror", ...fc });
+    await jsm.consumers.add("DS_O", { durable_name: "C2", deliver_subject: "deliver.source", ...fc });
+    const mi = await jsm.streams.add({ name: "DS_M", mirror: { name: "DS_O", consumer: { name: "C", deliver_subject: "deliver.mirror" } } });
+    const si = await jsm.streams.add({ name: "DS_S", sources: [{ name: "DS_O", consumer: { name: "C2", deliver_subject: "deliver.source" } }] });
+    for (const s of ["dso.a", "dso.b", "dso.c"]) await js.publish(s, s);
+    const copied = await eventually(async () =>
+      (await jsm.streams.info("DS_M")).state.messages === 3 && (await jsm.streams.info("DS_S")).state.messages === 3);
+    const bad = (name, cfg) => attempt(() => jsm.streams.add({ name, ...cfg }));
+    return {
+      consumer: { ack_policy: c.config.ack_policy, flow_control: c.config.flow_control, idle_heartbeat: c.config.idle_heartbeat, req_level: c.config.metadata?.["_nats.req.level"] },
+      mirror_consumer: mi.config.mirror?.consumer, source_consumer: si.config.sources?.[0].consumer, copied: !!copied,
+      mirror_subjects: (await jsm.streams.getMessage("DS_M", { seq: 3 }))?.subject,
+      pull_refused: await attempt(() => jsm.consumers.add("DS_O", { durable_name: "P", ...fc })),
+      mirror_empty_name: await bad("DS_E1", { mirror: { name: "DS_O", consumer: { name: "", deliver_subject: "d.x" } } }),
+      mirror_empty_deliver: await bad("DS_E2", { mirror: { name: "DS_O", consumer: { name: "C", deliver_subject: "" } } }),
+      source_empty_name: await bad("DS_E3", { sources: [{ name: "DS_O", consumer: { name: "", deliver_subject: "d.x" } }] }),
+      source_empty_deliver: await bad("DS_E4", { sources: [{ name: "DS_O", consumer: { name: "C", deliver_subject: "" } }] }),
     };
   });
   return r;
