@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -43,7 +44,9 @@ func (c *consumer) flowControl(size int, st *consumerstate.State) {
 
 // sendFlowControl queues a flow control request. Caller holds mu.
 func (c *consumer) sendFlowControl() {
-	c.fcReply = "$JS.FC." + c.s.name + "." + c.name + "." + strconv.FormatUint(fcCounter.Add(1), 36)
+	// The id is unique (the counter) and not guessable (the random part):
+	// an answer to it acknowledges messages of a flow_control consumer.
+	c.fcReply = "$JS.FC." + c.s.name + "." + c.name + "." + strconv.FormatUint(fcCounter.Add(1), 36) + strconv.FormatUint(rand.Uint64(), 36)
 	c.fcBytes = 0
 	o := statusMsg(c.cfg.DeliverSubject, "100 FlowControl Request", -1, 0)
 	o.reply = c.fcReply
