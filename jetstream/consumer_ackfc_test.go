@@ -108,6 +108,12 @@ func TestAckFlowControl(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Only the outstanding request's answer acknowledges: one to another
+	// id (a guess, an old request) changes nothing.
+	answer(&nats.Msg{Reply: "$JS.FC.S.F.guess"}, "3") // info's request follows it on the connection
+	if ci := info(); ci.NumAckPending != 3 || ci.AckFloor.Stream != 0 {
+		t.Fatalf("after a wrong answer: ack pending %d floor %+v", ci.NumAckPending, ci.AckFloor)
+	}
 	answer(fc, "2")
 	// 1 and 2 acknowledged: room for two more, then the next request.
 	for i := 4; i <= 5; i++ {
