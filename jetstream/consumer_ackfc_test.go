@@ -42,6 +42,23 @@ func TestAckFlowControl(t *testing.T) {
 		}
 	}
 
+	// Pedantic mode: no defaults, so the checks after them refuse.
+	pedantic := func(extra string) *api.ApiError {
+		var r api.ConsumerInfoResponse
+		requestJSON(t, nc, "$JS.API.CONSUMER.CREATE.S.P",
+			`{"stream_name":"S","pedantic":true,"config":{"durable_name":"P","deliver_subject":"d.p","ack_policy":"flow_control"`+extra+`}}`, &r)
+		return r.Error
+	}
+	if e := pedantic(``); e == nil || e.ErrCode != api.ErrConsumerAckFCRequiresFC {
+		t.Errorf("pedantic, no flow control: %+v", e)
+	}
+	if e := pedantic(`,"flow_control":true`); e == nil || e.ErrCode != api.ErrStreamInvalidConfig || e.Description != "flow control ack policy heartbeat needs to be 1s" {
+		t.Errorf("pedantic, no heartbeat: %+v", e)
+	}
+	if e := pedantic(`,"flow_control":true,"idle_heartbeat":1000000000`); e != nil {
+		t.Errorf("pedantic, complete: %+v", e)
+	}
+
 	sub, err := nc.SubscribeSync("d.f")
 	if err != nil {
 		t.Fatal(err)
