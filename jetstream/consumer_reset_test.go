@@ -213,3 +213,27 @@ func TestConsumerResetInterest(t *testing.T) {
 		t.Fatalf("after reset forward: %+v", info.State)
 	}
 }
+
+// TestConsumerResetCLI: the pinned CLI's `nats consumer reset`, to the ack
+// floor and to a sequence, shows the state the reset left.
+func TestConsumerResetCLI(t *testing.T) {
+	ts := startServer(t, fastSync())
+	js, err := njs.New(ts.connect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := consumerStream(t, js, njs.FileStorage, njs.StreamConfig{Name: "S", Subjects: []string{"s.*"}})
+	c, err := s.CreateConsumer(ctxT(t), njs.ConsumerConfig{Durable: "C", AckPolicy: njs.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	publishN(t, js, "s.a", 1, 3)
+	if got := fetchAll(t, c, 3, 2*time.Second); len(got) != 3 {
+		t.Fatalf("fetched %d", len(got))
+	}
+	cl := newCLI(t, ts)
+	cl.ok(args("consumer", "reset", "S", "C", "-f"),
+		"Last Delivered Message: Consumer sequence: 0 Stream sequence: 0", "Unprocessed Messages: 3")
+	cl.ok(args("consumer", "reset", "S", "C", "--sequence", "3", "-f"),
+		"Acknowledgment Floor: Consumer sequence: 0 Stream sequence: 2", "Unprocessed Messages: 1")
+}
