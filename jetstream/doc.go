@@ -92,7 +92,7 @@
 //   - consumer_reset.go: CONSUMER.RESET, moving a consumer back to its ack floor or to a sequence.
 //   - consumer_position.go: where a consumer starts and where a purge moves it.
 //   - consumer_pull.go: pull delivery (waiting requests, 408 and 409 replies).
-//   - consumer_push.go: push delivery, flow control and heartbeats.
+//   - consumer_push.go: push delivery, flow control (and the flow_control ack policy) and heartbeats.
 //   - consumer_ratelimit.go: push's rate_limit_bps.
 //   - consumer_priority.go: pull's priority groups.
 //   - consumer_ack.go: acks, naks, terms and progress.
