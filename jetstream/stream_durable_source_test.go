@@ -60,6 +60,20 @@ func TestDurableSourcing(t *testing.T) {
 			mx.State.Msgs == 0 && sy.State.Msgs == 0
 	})
 
+	// After a restart both go on from where they were, nothing repeated.
+	ts = ts.restart()
+	nc = ts.connect()
+	if _, err := nc.Request("o.a", []byte("after"), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "copied after the restart", func() bool {
+		return info("M").State.Msgs == 4 && info("S").State.Msgs == 3
+	})
+	requestJSON(t, nc, "$JS.API.CONSUMER.INFO.O.C2", "", &ci)
+	if ci.Error != nil || ci.Delivered.Stream != 4 || ci.NumPending != 0 {
+		t.Fatalf("source's consumer after the restart: %+v", ci.ConsumerInfo)
+	}
+
 	for _, tc := range []struct {
 		body string
 		code api.ErrCode
