@@ -349,11 +349,4 @@ const (
 	ErrConsumerInvalidSampling        ErrCode = 10095
 	ErrConsumerPullWithRateLimit      ErrCode = 10086
 	ErrConsumerMaxRequestExpires      ErrCode = 10115
-	ErrConsumerInvalidReset           ErrCode = 10204
-	// Flow control ack policy (ADR-60).
-	ErrConsumerAckFCRequiresPush          ErrCode = 10218
-	ErrConsumerAckFCRequiresFC            ErrCode = 10219
-	ErrConsumerAckFCRequiresMaxAckPending ErrCode = 10220
-	ErrConsumerAckFCRequiresNoAckWait     ErrCode = 10221
-	ErrConsumerAckFCRequiresNoMaxDeliver  ErrCode = 10222
 )
