@@ -44,6 +44,7 @@ var apiResponseTypes = map[string]string{
 	"CONSUMER.UNPIN":          api.TypeConsumerUnpin,
 	"STREAM.SNAPSHOT":         api.TypeStreamSnapshot,
 	"STREAM.RESTORE":          api.TypeStreamRestore,
+	"CONSUMER.RESET":          api.TypeConsumerReset,
 }
 
 // levelTooLow reports whether a request's header asks for an API level

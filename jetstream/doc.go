@@ -52,6 +52,7 @@
 //   - stream_markers.go: subject delete markers.
 //   - stream_snapshot.go: a stream's capture for STREAM.SNAPSHOT.
 //   - stream_source.go: mirrors and sources on this server.
+//   - stream_durable_source.go: a mirror or source through a named consumer of its origin (ADR-60).
 //   - stream_transform.go: subject_transform (the stored subject) and republish.
 //   - snapshot_restore.go: building a stream from an archive (restoreBuilder).
 //   - snapshot_advisory.go: the advisories of snapshots and restores.
@@ -90,9 +91,10 @@
 //   - consumer_pause.go: CONSUMER.PAUSE and pause_until.
 //   - consumer_unpin.go: CONSUMER.UNPIN.
 //   - consumer.go: one consumer, its goroutine and delivery rounds.
+//   - consumer_reset.go: CONSUMER.RESET, moving a consumer back to its ack floor or to a sequence.
 //   - consumer_position.go: where a consumer starts and where a purge moves it.
 //   - consumer_pull.go: pull delivery (waiting requests, 408 and 409 replies).
-//   - consumer_push.go: push delivery, flow control and heartbeats.
+//   - consumer_push.go: push delivery, flow control (and the flow_control ack policy) and heartbeats.
 //   - consumer_ratelimit.go: push's rate_limit_bps.
 //   - consumer_priority.go: pull's priority groups.
 //   - consumer_ack.go: acks, naks, terms and progress.

@@ -487,7 +487,9 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 			return nil, api.Errorf(api.ErrStreamUpdate, "%v", err)
 		}
 	}
-	if !bytes.Equal(old.Sources, cfg.Sources) {
+	if !bytes.Equal(old.Sources, cfg.Sources) || !bytes.Equal(old.Mirror, cfg.Mirror) {
+		// A changed source list, or a mirror removed (promoted to an
+		// ordinary stream, which keeps what it copied and copies no more).
 		s.stopFeeds()
 		s.startFeeds()
 	}
