@@ -64,7 +64,8 @@ FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzReco
 	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay \
 	./subject:FuzzValidLiteral ./jetstream/validate:FuzzStreamConfig ./jetstream:FuzzPubHeaders \
 	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform ./jetstream/internal/archive:FuzzReadArchive \
-	./raftstore/stream:FuzzStreamEntryDecode ./jetstream:FuzzSchedulePattern \
+	./raftstore/stream:FuzzStreamEntryDecode ./jetstream:FuzzSchedulePattern ./jetstream:FuzzParseFastReply \
+	./server/websocket:FuzzFrames \
 	./crypt:FuzzOpenSealed
 
 # fuzz/run.sh runs each target in turn (and retries once the fuzz engine's
@@ -86,12 +87,13 @@ crash:
 # then 30 s of concurrent KV puts and gets through a leader kill, checked
 # for linearizability with porcupine; then 10 network partitions of the
 # leader (crashtest/partition_test.go, build tag netns: each server in a
-# network namespace of its own; needs root). `make test` runs 2 kill
-# cycles and 6 s of the KV check, not the partitions.
+# network namespace of its own; needs root); then a rolling restart in lame
+# duck mode of a 3- and a 5-server cluster under load. `make test` runs 2
+# kill cycles, 6 s of the KV check and the 3-server roll, not the partitions.
 CLUSTER_CYCLES ?= 20
 cluster-chaos:
-	JETWAL_CLUSTER_CYCLES=$(CLUSTER_CYCLES) JETWAL_LIN_SECONDS=30 JETWAL_PARTITION_CYCLES=10 \
-		$(GO) test -tags netns -count=1 -v -timeout 60m -run 'TestClusterKill9|TestClusterLinearizableKV|TestClusterPartition' ./crashtest
+	JETWAL_CLUSTER_CYCLES=$(CLUSTER_CYCLES) JETWAL_LIN_SECONDS=30 JETWAL_PARTITION_CYCLES=10 JETWAL_ROLLING_SIZES=3,5 \
+		$(GO) test -tags netns -count=1 -v -timeout 60m -run 'TestClusterKill9|TestClusterLinearizableKV|TestClusterPartition|TestClusterRollingRestart' ./crashtest
 
 crash-short:
 	JETWAL_CRASH_CYCLES=20 $(GO) test -count=1 -v -timeout 10m ./crashtest
@@ -169,7 +171,7 @@ $(NATS_SERVER):
 # runs themselves use loopback only. compat-quick is the subset `make test`
 # runs. COMPAT_FLAGS passes driver flags, e.g. COMPAT_FLAGS='-v' or
 # COMPAT_FLAGS='-features kv,go_kv'.
-COMPAT_QUICK := core_pubsub,publish_ack,kv,direct_get,purge,consumer_pause,go_kv,go_pull,go_msgtrace
+COMPAT_QUICK := core_pubsub,publish_ack,kv,direct_get,purge,consumer_pause,websocket,go_kv,go_pull,go_msgtrace,version_gates_214
 COMPAT_FLAGS ?=
 COMPAT_DEPS := compat/node_modules/.package-lock.json
 
@@ -207,9 +209,14 @@ bench-compare: build peer bench-tool
 # nats-server v2.15.2, `nats bench js pub async` and `js fetch` on an R3
 # stream and the failover time (SIGKILL of the leader to the next
 # successful publish); ROUNDS alternating runs; bench/results/cluster.txt.
+# SYNC=always gives nats-server sync_interval: always (jetwal acknowledges
+# after a quorum's fsync either way; bench/results/cluster-sync-always.txt);
+# FETCH_EACH=1 adds fetches with the client on each server in turn; TESTS
+# picks tests (pub fetch failover).
+CLUSTER_OUT = bench/results/cluster$(if $(SYNC),-sync-$(SYNC)).txt
 bench-cluster: build peer tools
-	MSGS=$${MSGS:-200000} sh bench/cluster/r3-compare.sh $(BIN)/jetwal $(NATS_SERVER) $(NATS) $(ROUNDS) > bench/results/cluster.txt; \
-		st=$$?; cat bench/results/cluster.txt; exit $$st
+	MSGS=$${MSGS:-200000} sh bench/cluster/r3-compare.sh $(BIN)/jetwal $(NATS_SERVER) $(NATS) $(ROUNDS) > $(CLUSTER_OUT); \
+		st=$$?; cat $(CLUSTER_OUT); exit $$st
 
 # What grows with a deployment rather than its message rate, jetwal then
 # nats-server on fresh stores: 2000 streams (create, idle CPU, memory,

@@ -50,6 +50,10 @@ type Config struct {
 
 	TLS *TLS // nil = no tls { } block
 
+	// Websocket is the websocket block (websocket.go); nil = none, or no
+	// port in it.
+	Websocket *Websocket
+
 	HTTPHost string // monitoring listener
 	HTTPPort int
 
@@ -149,6 +153,9 @@ func (c *Config) validate() error {
 	}
 	if c.Auth.NoAuthUser != "" && len(c.Auth.Users) == 0 {
 		return &Error{File: c.File, Reason: fmt.Sprintf("no_auth_user %q: there is no users list", c.Auth.NoAuthUser)}
+	}
+	if err := c.validateWebsocket(); err != nil {
+		return err
 	}
 	if _, err := auth.New(c.Auth); err != nil {
 		return &Error{File: c.File, Reason: err.Error()}

@@ -31,7 +31,7 @@
 // in unsupported.go; TestDocListsIgnoredSettings keeps this list
 // complete). Ignoring each one is safe for the reason given:
 //
-//   - top level: gateway; leaf, leafnodes; websocket, ws; mqtt; https,
+//   - top level: gateway; leaf, leafnodes; mqtt; https,
 //     https_port; prof_port, prof_block_rate: jetwal opens no such
 //     listener and makes no such connection, so nothing is exposed.
 //     trace_verbose, trace_headers, max_traced_msg_len, logtime,
@@ -73,10 +73,24 @@
 //   - tls: insecure (it only affects connections a server makes; the
 //     client listener makes none); allow_insecure_cipher_suites (jetwal
 //     offers only Go's secure suites, which is stricter).
+//   - websocket.tls: insecure (the listener makes no connections);
+//     allow_insecure_cipher_suites (as above); handshake_first, first,
+//     immediate (wss:// always starts with the TLS handshake); timeout
+//     (websocket { handshake_timeout } bounds the TLS handshake and the
+//     upgrade together).
 //   - cluster.tls: insecure (jetwal always verifies the servers its routes
 //     connect to, which is stricter); allow_insecure_cipher_suites (as
 //     above); handshake_first, first, immediate (routes always start with
 //     the TLS handshake).
+//
+// The websocket block (websocket.go) implements host, port, listen,
+// no_tls, tls, compression, same_origin, allowed_origins,
+// handshake_timeout, ping_interval, headers, authorization { user,
+// password, token, timeout } and no_auth_user; it refuses jwt_cookie,
+// user_cookie, pass_cookie, token_cookie and advertise. Without no_tls:
+// true it needs a tls block, as in nats-server; without a port it opens
+// nothing (a warning). A user's allowed_connection_types is enforced:
+// STANDARD is the client port, WEBSOCKET the websocket one.
 //
 // One more warning exists outside the tables: tls { handshake_first:
 // auto } or a fallback delay, where jetwal keeps the handshake first

@@ -125,6 +125,7 @@ var topLevel = func() map[string]field {
 	}}, "no_auth_user")
 	add(field{apply: (*Config).applyTLS}, "tls")
 	add(field{apply: (*Config).applyCluster}, "cluster")
+	add(field{apply: (*Config).applyWebsocket}, "websocket", "ws")
 	add(field{apply: func(c *Config, n string, v value) error {
 		h, p, err := listen(v, n)
 		if err != nil {

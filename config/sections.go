@@ -162,6 +162,8 @@ func (c *Config) applyUsers(name string, v value) error {
 				nkey, err = v.str(n)
 			case "permission", "permissions", "authorization":
 				u.Permissions, err = permissions(n, v)
+			case "allowed_connection_types", "connection_types", "clients":
+				u.ConnectionTypes, err = connectionTypes(n, v)
 			default:
 				var known bool
 				if known, err = c.unsupported(secUser, k, n, v); !known {
@@ -180,7 +182,7 @@ func (c *Config) applyUsers(name string, v value) error {
 			if err := c.noteUser(nkey, ev, "nkey user"); err != nil {
 				return err
 			}
-			c.Auth.Nkeys = append(c.Auth.Nkeys, auth.NkeyUser{Nkey: nkey, Permissions: u.Permissions})
+			c.Auth.Nkeys = append(c.Auth.Nkeys, auth.NkeyUser{Nkey: nkey, Permissions: u.Permissions, ConnectionTypes: u.ConnectionTypes})
 		case u.Username == "":
 			return ev.errorf("%s[%d]: user has no name", name, i)
 		default:

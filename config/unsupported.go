@@ -28,6 +28,8 @@ const (
 	secClusterTLS   = "cluster.tls"           // cluster { tls { } }
 	secAuth         = "authorization"         // authorization { }
 	secUser         = "users"                 // an entry of authorization { users } or accounts { X { users } }
+	secWebsocket    = "websocket"             // websocket { }
+	secWSTLS        = "websocket.tls"         // websocket { tls { } }
 	operatorRefusal = "operator and account JWTs are not built into jetwal; refusing to start without the authentication they configure"
 )
 
@@ -111,13 +113,14 @@ var refusedFields = func() map[string]map[string]refusal {
 			map[string]refusal{"proxy_required": proxyRequired},
 		),
 	}
-	ct := refusal{
-		why:      "jetwal serves only STANDARD client connections; refusing to start rather than let a user restricted to other connection types connect",
-		harmless: allowsStandard,
-	}
-	for _, n := range []string{"allowed_connection_types", "connection_types", "clients"} {
-		m[secUser][n] = ct
-	}
+	m[secWebsocket] = merge(
+		r("JWT authentication is not built into jetwal; refusing to start without the authentication it configures", "jwt_cookie"),
+		r("logging in with cookies is not built into jetwal; refusing to start rather than ignore how WebSocket clients authenticate",
+			"user_cookie", "pass_cookie", "token_cookie"),
+		r("advertised WebSocket URLs (gossiped to the WebSocket clients of a cluster) are not built into jetwal; refusing to start rather than ignore the address this file gives",
+			"advertise"),
+	)
+	m[secWSTLS] = merge(tlsCommon)
 	return m
 }()
 
@@ -167,8 +170,6 @@ var ignoredFields = map[string]map[string]string{
 		"no_header_support":        "headers are always on",
 		"connect_error_reports":    "route connect errors are reported jetwal's way",
 		"reconnect_error_reports":  "route connect errors are reported jetwal's way",
-		"websocket":                "no websocket listener is opened",
-		"ws":                       "no websocket listener is opened",
 		"mqtt":                     "no MQTT listener is opened",
 		"server_metadata":          "no server metadata",
 		"feature_flags":            "no feature flags",
@@ -208,6 +209,14 @@ var ignoredFields = map[string]map[string]string{
 	secTLS: {
 		"insecure":                     "it only affects connections a server makes, and the client listener makes none",
 		"allow_insecure_cipher_suites": "jetwal offers only Go's secure cipher suites, which is stricter",
+	},
+	secWSTLS: {
+		"insecure":                     "it only affects connections a server makes, and the websocket listener makes none",
+		"allow_insecure_cipher_suites": "jetwal offers only Go's secure cipher suites, which is stricter",
+		"handshake_first":              "a wss:// connection always starts with the TLS handshake",
+		"first":                        "a wss:// connection always starts with the TLS handshake",
+		"immediate":                    "a wss:// connection always starts with the TLS handshake",
+		"timeout":                      "websocket { handshake_timeout } bounds the TLS handshake and the upgrade together",
 	},
 	secClusterTLS: {
 		"insecure":                     "jetwal always verifies the servers its routes connect to, which is stricter",
@@ -259,23 +268,4 @@ func ocspOff(v value) bool {
 		}
 	}
 	return false // the default mode staples and checks
-}
-
-// allowsStandard reports a connection type list that allows STANDARD
-// client connections (or is empty, which allows all): jetwal serves no
-// other kind, so the restriction already holds.
-func allowsStandard(v value) bool {
-	list, err := v.strings("")
-	if err != nil {
-		return false
-	}
-	if len(list) == 0 {
-		return true
-	}
-	for _, s := range list {
-		if strings.EqualFold(strings.TrimSpace(s), "STANDARD") {
-			return true
-		}
-	}
-	return false
 }

@@ -33,6 +33,11 @@ func sectionConf(section, field string, certs *testcert.Set) (conf, full string,
 			"cluster.tls." + field, true
 	case secAuth:
 		return fmt.Sprintf("port: 4222\nauthorization {\n  %s: true\n}\n", field), "authorization." + field, true
+	case secWebsocket:
+		return fmt.Sprintf("websocket {\n  port: -1, no_tls: true\n  %s: true\n}\n", field), "websocket." + field, true
+	case secWSTLS:
+		return fmt.Sprintf("websocket {\n tls { cert_file: %q, key_file: %q\n  %s: true\n }\n port: -1\n}\n", certs.ServerCert, certs.ServerKey, field),
+			"websocket.tls." + field, true
 	case secUser:
 		return fmt.Sprintf("authorization {\n users: [\n  {user: a, password: b, %s: true}\n ]\n}\n", field),
 			"authorization.users[0]." + field, true
@@ -165,10 +170,10 @@ func TestHarmlessValuesOfRefusedFields(t *testing.T) {
 		{"authorization { users: [\n {user: a, password: b, proxy_required: false}\n] }\n", ""},
 		{"authorization { users: [\n {user: a, password: b, allowed_connection_types: [\"STANDARD\", \"WEBSOCKET\"]}\n] }\n", ""},
 		{"authorization { users: [\n {user: a, password: b, allowed_connection_types: []}\n] }\n", ""},
-		{"authorization { users: [\n {user: a, password: b, allowed_connection_types: [\"WEBSOCKET\", \"MQTT\"]}\n] }\n",
-			"authorization.users[0].allowed_connection_types: jetwal serves only STANDARD client connections"},
-		{"accounts { A: { users: [\n {user: a, password: b, clients: [\"LEAFNODE\"]}\n] } }\n",
-			"accounts.A.users[0].clients: jetwal serves only STANDARD"},
+		{"authorization { users: [\n {user: a, password: b, allowed_connection_types: [\"WEBSOCKET\", \"MQTT\"]}\n] }\n", ""},
+		{"accounts { A: { users: [\n {user: a, password: b, clients: [\"LEAFNODE\"]}\n] } }\n", ""},
+		{"accounts { A: { users: [\n {user: a, password: b, clients: [\"TELNET\"]}\n] } }\n",
+			"accounts.A.users[0].clients: unknown connection type \"TELNET\""},
 		{"port: 1\nocsp: false\n", ""},
 		{"port: 1\nocsp { mode: never }\n", ""},
 		{"port: 1\nocsp { url: \"http://ocsp.example\", mode: NEVER }\n", ""},

@@ -118,8 +118,10 @@ func randomOp(t *testing.T, rng *rand.Rand, c *Consumer, h *history, ts *int64) 
 			if _, err := s.DeliverNoAck(s.Delivered.Stream + 1); err != nil && len(s.Pending) == 0 {
 				t.Fatal(err)
 			}
-		default:
+		case r < 99:
 			s.Reset(StreamSeq(max(0, int64(s.Delivered.Stream)+int64(rng.IntN(20))-5)))
+		default:
+			s.Rewind(StreamSeq(max(0, int64(s.Delivered.Stream)+int64(rng.IntN(20))-5)))
 		}
 	})
 	if err != nil {

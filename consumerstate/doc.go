@@ -186,9 +186,12 @@
 //	5 nak            uvarint sseq, varint at delta
 //	6 term           uvarint sseq
 //	7 reset          uvarint start
+//	8 rewind         uvarint start (reset, consumer sequences from 0 too)
 //
 // Replaying applies them with State's methods; an operation the state
-// rejects is ErrCorrupt.
+// rejects is ErrCorrupt. Operation 8 came later than the others (with
+// CONSUMER.RESET): a jetwal built before it reports a log holding one as
+// corrupt, which a downgrade after a consumer reset would meet.
 //
 // # Encryption (Options.Key)
 //

@@ -15,6 +15,7 @@ const (
 	opNak          = 5 // uvarint sseq, varint at delta
 	opTerm         = 6 // uvarint sseq
 	opReset        = 7 // uvarint start
+	opRewind       = 8 // uvarint start
 )
 
 // journal collects the operations applied to a State since its consumer's
@@ -143,6 +144,11 @@ func replayOps(s *State, payload []byte, base int64, salvage bool) (int, error) 
 				s.Reset(seq)
 				ok = true
 			}
+		case opRewind:
+			if r.err == nil {
+				s.Rewind(seq)
+				ok = true
+			}
 		default:
 			return skipped + 1, corruptf("offset %d: unknown op code %d", at, op)
 		}
@@ -177,6 +183,8 @@ func opName(op byte) string {
 		return "term"
 	case opReset:
 		return "reset"
+	case opRewind:
+		return "rewind"
 	}
 	return fmt.Sprintf("op(%d)", op)
 }

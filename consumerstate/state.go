@@ -328,6 +328,27 @@ func (s *State) Nak(sseq StreamSeq, at int64) bool {
 // sequence start: Delivered.Stream and AckFloor.Stream become start-1 (0
 // for start 0). Consumer sequences keep counting from where they were.
 func (s *State) Reset(start StreamSeq) {
+	s.restart(start)
+	if s.journal != nil {
+		s.journal.seqOp(opReset, uint64(start))
+	}
+}
+
+// Rewind is Reset for a consumer reset (CONSUMER.RESET): delivery restarts
+// at stream sequence start and consumer sequences restart too, so
+// Delivered and AckFloor become {0, start-1}, as nats-server reports them.
+func (s *State) Rewind(start StreamSeq) {
+	s.restart(start)
+	s.Delivered.Consumer = 0
+	s.AckFloor = s.Delivered
+	if s.journal != nil {
+		s.journal.seqOp(opRewind, uint64(start))
+	}
+}
+
+// restart forgets everything pending and sets Delivered.Stream and the ack
+// floor to start-1, consumer sequences unchanged; unjournaled.
+func (s *State) restart(start StreamSeq) {
 	clear(s.Pending)
 	clear(s.Redelivered)
 	s.order = s.orderBuf[:0]
@@ -339,9 +360,6 @@ func (s *State) Reset(start StreamSeq) {
 		s.Delivered.Stream = start - 1
 	}
 	s.AckFloor = s.Delivered
-	if s.journal != nil {
-		s.journal.seqOp(opReset, uint64(start))
-	}
 }
 
 // Clone returns a deep copy of s that shares nothing with it and records

@@ -9,7 +9,7 @@ import (
 
 // op is one step of a table test. kind: 'D' deliver (dcount n, 0 means 1),
 // 'X' deliver without ack, 'A' ack, 'L' ack all, 'N' nak (at n), 'T' term,
-// 'R' reset.
+// 'R' reset, 'W' rewind.
 type op struct {
 	kind  byte
 	seq   StreamSeq
@@ -45,6 +45,9 @@ func applyOp(t *testing.T, s *State, i int, o op) {
 		ok = s.Term(o.seq)
 	case 'R':
 		s.Reset(o.seq)
+		ok = true
+	case 'W':
+		s.Rewind(o.seq)
 		ok = true
 	default:
 		t.Fatalf("step %d: unknown op %c", i, o.kind)
@@ -214,6 +217,22 @@ func TestAckFloor(t *testing.T) {
 			},
 			delivered: sp(6, 1),
 			pending:   []StreamSeq{1},
+		},
+		{
+			// A consumer reset: consumer sequences restart from 1 too.
+			name: "rewind",
+			ops: []op{
+				{kind: 'D', seq: 1, ok: true}, {kind: 'D', seq: 2, ok: true}, {kind: 'D', seq: 3, ok: true},
+				{kind: 'D', seq: 2, n: 2, ok: true},
+				{kind: 'A', seq: 1, ok: true, floor: sp(1, 1)},
+				{kind: 'W', seq: 2, ok: true, floor: sp(0, 1)},
+				{kind: 'D', seq: 2, ok: true, floor: sp(0, 1)},
+				{kind: 'A', seq: 2, ok: true, floor: sp(1, 2)},
+				{kind: 'W', seq: 7, ok: true, floor: sp(0, 6)},
+				{kind: 'D', seq: 7, ok: true, floor: sp(0, 6)},
+			},
+			delivered: sp(1, 7),
+			pending:   []StreamSeq{7},
 		},
 		{
 			name: "no ack",

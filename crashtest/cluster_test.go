@@ -81,40 +81,50 @@ func startProcCluster(t *testing.T) (nodes []*clusterNode, nc *nats.Conn, js jet
 // in a file as an operator would, so raft runs inside the routes' TLS.
 func startProcClusterWith(t *testing.T, secured bool) (nodes []*clusterNode, nc *nats.Conn, js jetstream.JetStream, try func(string, func(context.Context) error)) {
 	t.Helper()
+	return startProcClusterOf(t, procCluster{size: 3, secured: secured})
+}
+
+// procCluster says how startProcClusterOf starts a cluster: its size,
+// secured routes, and configuration text every server's file starts with.
+type procCluster struct {
+	size    int
+	secured bool
+	conf    string
+}
+
+// startProcClusterOf starts c.size server processes of one clustered
+// JetStream, each configured by a file as an operator would, and connects a
+// client that knows all of them.
+func startProcClusterOf(t *testing.T, c procCluster) (nodes []*clusterNode, nc *nats.Conn, js jetstream.JetStream, try func(string, func(context.Context) error)) {
+	t.Helper()
 	var routes []string
-	ports := freePorts(t, 6)
-	for i := range 3 {
+	ports := freePorts(t, 2*c.size)
+	for i := range c.size {
 		n := &clusterNode{name: fmt.Sprintf("n%d", i+1), store: t.TempDir(), port: ports[2*i], route: ports[2*i+1]}
 		nodes = append(nodes, n)
-		if secured {
+		if c.secured {
 			routes = append(routes, fmt.Sprintf("nats://route:chaos-route-pass@127.0.0.1:%d", n.route))
 		} else {
 			routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", n.route))
 		}
 	}
 	var certs *testcert.Set
-	if secured {
+	if c.secured {
 		certs = testcert.New(t)
 	}
-	for i, n := range nodes {
+	for _, n := range nodes {
 		n.args = []string{"serve", "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(n.port), "-sd", n.store, "-n", n.name}
-		if secured {
-			conf := filepath.Join(t.TempDir(), "cluster.conf")
-			text := fmt.Sprintf(`cluster {
-  name: C
-  listen: 127.0.0.1:%d
-  authorization { user: route, password: chaos-route-pass }
-  tls { cert_file: %q, key_file: %q, ca_file: %q, verify: true }
-  routes: [ %s ]
-}
-`, n.route, certs.ServerCert, certs.ServerKey, certs.CAFile, strings.Join(routes, ", "))
-			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			n.args = append(n.args, "-c", conf)
-		} else {
-			n.args = append(n.args, "--cluster_name", "C", "--cluster", routes[i], "--routes", strings.Join(routes, ","))
+		text := c.conf + fmt.Sprintf("cluster {\n  name: C\n  listen: 127.0.0.1:%d\n  routes: [ %s ]\n", n.route, strings.Join(routes, ", "))
+		if c.secured {
+			text += fmt.Sprintf("  authorization { user: route, password: chaos-route-pass }\n  tls { cert_file: %q, key_file: %q, ca_file: %q, verify: true }\n",
+				certs.ServerCert, certs.ServerKey, certs.CAFile)
 		}
+		text += "}\n"
+		conf := filepath.Join(t.TempDir(), "cluster.conf")
+		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		n.args = append(n.args, "-c", conf)
 		n.start(t)
 	}
 	var urls []string
@@ -196,8 +206,7 @@ func TestClusterKill9(t *testing.T) {
 	})
 
 	l := newLedger()
-	var cmu sync.Mutex
-	confirmed := map[uint64]bool{} // double-acked stream sequences
+	acks := newAckChecker(l)
 	next := 0
 	for cycle := range cycles {
 		stop := make(chan struct{})
@@ -212,44 +221,7 @@ func TestClusterKill9(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-				c, err := js.Consumer(ctx, "CHAOS", "W")
-				if err != nil {
-					cancel()
-					time.Sleep(50 * time.Millisecond)
-					continue
-				}
-				batch, err := c.Fetch(20, jetstream.FetchMaxWait(time.Second))
-				if err != nil {
-					cancel()
-					continue
-				}
-				for m := range batch.Messages() {
-					md, err := m.Metadata()
-					if err != nil {
-						continue
-					}
-					seq := md.Sequence.Stream
-					cmu.Lock()
-					again := confirmed[seq]
-					cmu.Unlock()
-					if again {
-						l.note("stream sequence %d redelivered after its ack was confirmed", seq)
-					}
-					if m.DoubleAck(ctx) == nil {
-						cmu.Lock()
-						confirmed[seq] = true
-						cmu.Unlock()
-					}
-				}
-				cancel()
-			}
+			acks.consumeUntil(stop, js, "CHAOS", "W")
 		}()
 		time.Sleep(1500 * time.Millisecond)
 		victim := leaderOf(t, nodes, js, try, "CHAOS")
@@ -262,9 +234,7 @@ func TestClusterKill9(t *testing.T) {
 		wg.Wait()
 
 		l.verify(try, js, "CHAOS")
-		cmu.Lock()
-		t.Logf("cycle %d: %d acknowledged, %d confirmed consumer acks", cycle, l.count(), len(confirmed))
-		cmu.Unlock()
+		t.Logf("cycle %d: %d acknowledged, %d confirmed consumer acks", cycle, l.count(), acks.count())
 		if f := l.failures(); f != "" {
 			t.Fatalf("cycle %d: %s", cycle, f)
 		}

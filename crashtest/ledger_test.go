@@ -16,6 +16,7 @@ type ledger struct {
 	mu       sync.Mutex
 	acked    map[uint64]string // sequence → body
 	problems []string
+	outage   time.Duration // the longest a publisher went without an ack
 }
 
 func newLedger() *ledger { return &ledger{acked: map[uint64]string{}} }
@@ -33,6 +34,14 @@ func (l *ledger) count() int {
 	return len(l.acked)
 }
 
+// longestOutage is the longest a publisher went from a failed publish to
+// its next acknowledged one.
+func (l *ledger) longestOutage() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.outage
+}
+
 // last is the highest acknowledged sequence.
 func (l *ledger) last() uint64 {
 	l.mu.Lock()
@@ -47,23 +56,34 @@ func (l *ledger) last() uint64 {
 // publishUntil publishes "<tag>-<i>" (also its message id) on subj until
 // stop, recording each acknowledgement; a sequence acknowledged for two
 // bodies is a problem. A failed publish may or may not be stored and is
-// not recorded; the publisher waits pause before the next.
+// not recorded; the publisher waits pause before the next. The longest
+// time from a failed publish to the next acknowledged one is the ledger's
+// outage.
 func (l *ledger) publishUntil(stop <-chan struct{}, js jetstream.JetStream, subj, tag string, timeout, pause time.Duration) {
+	var failingSince time.Time
 	for i := 0; ; i++ {
 		select {
 		case <-stop:
 			return
 		default:
 		}
+		start := time.Now()
 		body := fmt.Sprintf("%s-%d", tag, i)
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		ack, err := js.Publish(ctx, subj, []byte(body), jetstream.WithMsgID(body))
 		cancel()
 		if err != nil {
+			if failingSince.IsZero() {
+				failingSince = start
+			}
 			time.Sleep(pause)
 			continue
 		}
 		l.mu.Lock()
+		if !failingSince.IsZero() {
+			l.outage = max(l.outage, time.Since(failingSince))
+			failingSince = time.Time{}
+		}
 		if old, ok := l.acked[ack.Sequence]; ok && old != body {
 			l.problems = append(l.problems, fmt.Sprintf("sequence %d acknowledged for %q and %q", ack.Sequence, old, body))
 		}

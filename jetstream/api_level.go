@@ -11,7 +11,10 @@ import (
 // request needs in the Nats-Required-Api-Level header (the nats CLI does so
 // for every request); like nats-server, jetwal refuses a request needing a
 // level above api.Level, or naming no number, with 412 (10185), and a
-// DIRECT.GET with a "412 Required Api Level" status.
+// DIRECT.GET or CONSUMER.MSG.NEXT with a "412 Required Api Level" status.
+// A message of an atomic or fast batch carrying the header is refused the
+// same way (batch.go, fastbatch_publish.go) and the header is not stored;
+// a plain publish stores it, as nats-server does.
 
 // hdrRequiredLevel is the request header naming the API level a request needs.
 const hdrRequiredLevel = "Nats-Required-Api-Level"
@@ -39,6 +42,9 @@ var apiResponseTypes = map[string]string{
 	"CONSUMER.LIST":           api.TypeConsumerList,
 	"CONSUMER.PAUSE":          api.TypeConsumerPause,
 	"CONSUMER.UNPIN":          api.TypeConsumerUnpin,
+	"STREAM.SNAPSHOT":         api.TypeStreamSnapshot,
+	"STREAM.RESTORE":          api.TypeStreamRestore,
+	"CONSUMER.RESET":          api.TypeConsumerReset,
 }
 
 // levelTooLow reports whether a request's header asks for an API level
@@ -66,6 +72,14 @@ func (js *JetStream) refuseLevel(r *apiRequest) bool {
 	if !ok {
 		return false
 	}
-	js.respondError(r, typ, api.NewError(api.ErrRequiredApiLevel))
+	resp := api.Response{Type: typ, Error: api.NewError(api.ErrRequiredApiLevel)}
+	switch op {
+	case "CONSUMER.PAUSE": // nats-server's responses carry their fields
+		js.respond(r, api.ConsumerPauseResponse{Response: resp}, true)
+	case "STREAM.RESTORE":
+		js.respond(r, api.StreamRestoreResponse{Response: resp}, true)
+	default:
+		js.respond(r, resp, true)
+	}
 	return true
 }

@@ -11,6 +11,7 @@ import (
 	njs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/server"
 )
 
 // The tests in this file pin replies that were compared with nats-server
@@ -234,13 +235,13 @@ func TestCompatAckNoneHasNoResponder(t *testing.T) {
 	}
 }
 
-// TestCompatRequiredAPILevel: jetwal announces API level 3 and, as
+// TestCompatRequiredAPILevel: jetwal announces API level 4 and, as
 // nats-server, refuses a request whose Nats-Required-Api-Level is higher
 // with 412 (10185), or a DIRECT.GET with a 412 status.
 func TestCompatRequiredAPILevel(t *testing.T) {
 	ts := startServer(t, fastSync())
 	nc := ts.connect()
-	if got := nc.ConnectedServerVersion(); got != "2.11.0" {
+	if got := nc.ConnectedServerVersion(); got != server.DefaultVersion {
 		t.Fatalf("announced version %q", got)
 	}
 	req := func(subj, level, body string) *nats.Msg {
@@ -255,7 +256,7 @@ func TestCompatRequiredAPILevel(t *testing.T) {
 		return r
 	}
 	body := `{"name":"S","subjects":["s.*"],"allow_direct":true}`
-	for _, level := range []string{"4", "x"} {
+	for _, level := range []string{"5", "x"} {
 		var r api.StreamCreateResponse
 		if err := json.Unmarshal(req(api.SubjStreamCreate+"S", level, body).Data, &r); err != nil {
 			t.Fatal(err)
@@ -266,16 +267,32 @@ func TestCompatRequiredAPILevel(t *testing.T) {
 		}
 	}
 	var r api.StreamCreateResponse
-	if err := json.Unmarshal(req(api.SubjStreamCreate+"S", "3", body).Data, &r); err != nil || r.Error != nil || r.Config.Metadata[api.MetaServerLevel] != "3" {
-		t.Fatalf("level 3: %+v %v", r.Error, err)
+	if err := json.Unmarshal(req(api.SubjStreamCreate+"S", "4", body).Data, &r); err != nil || r.Error != nil || r.Config.Metadata[api.MetaServerLevel] != "4" {
+		t.Fatalf("level 4: %+v %v", r.Error, err)
 	}
 	nc.Publish("s.a", []byte("x"))
-	if m := req(api.SubjDirectGet+"S", "4", `{"seq":1}`); m.Header.Get("Status") != "412" || m.Header.Get("Description") != "Required Api Level" {
-		t.Fatalf("direct get at level 4: %v", m.Header)
+	if m := req(api.SubjDirectGet+"S", "5", `{"seq":1}`); m.Header.Get("Status") != "412" || m.Header.Get("Description") != "Required Api Level" {
+		t.Fatalf("direct get at level 5: %v", m.Header)
+	}
+	// The other operations nats-server checks, in their responses' forms.
+	if _, err := nc.Request(api.SubjConsumerCreate+"S.C", []byte(`{"stream_name":"S","config":{"durable_name":"C","ack_policy":"explicit"}}`), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ subj, body, want string }{
+		{"$JS.API.STREAM.SNAPSHOT.S", `{"deliver_subject":"_snap.x"}`, `{"type":"io.nats.jetstream.api.v1.stream_snapshot_response","error":{"code":412,"err_code":10185,"description":"JetStream minimum api level required"}}`},
+		{"$JS.API.STREAM.RESTORE.R", `{"config":{"name":"R"}}`, `{"type":"io.nats.jetstream.api.v1.stream_restore_response","error":{"code":412,"err_code":10185,"description":"JetStream minimum api level required"},"deliver_subject":""}`},
+		{"$JS.API.CONSUMER.PAUSE.S.C", `{}`, `{"type":"io.nats.jetstream.api.v1.consumer_pause_response","error":{"code":412,"err_code":10185,"description":"JetStream minimum api level required"},"paused":false,"pause_until":"0001-01-01T00:00:00Z"}`},
+	} {
+		if got := string(req(c.subj, "5", c.body).Data); got != c.want {
+			t.Fatalf("%s at level 5:\n got  %s\n want %s", c.subj, got, c.want)
+		}
+	}
+	if m := req(api.SubjConsumerNext+"S.C", "5", `{"batch":1,"no_wait":true}`); m.Header.Get("Status") != "412" || m.Header.Get("Description") != "Required Api Level" {
+		t.Fatalf("pull request at level 5: %v", m.Header)
 	}
 	var ai api.AccountInfoResponse
 	requestJSON(t, nc, api.SubjAccountInfo, "", &ai)
-	if ai.API.Level != 3 {
+	if ai.API.Level != 4 {
 		t.Fatalf("account info api level %d", ai.API.Level)
 	}
 }

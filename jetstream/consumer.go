@@ -53,7 +53,7 @@ type consumer struct {
 	created   time.Time
 	cs        *consumerstate.Consumer // nil: state in memory only
 	ackPrefix string                  // "$JS.ACK.<stream>.<name>."
-	ackNone   bool                    // ack_policy none, which no update changes
+	noAcks    bool                    // ack_policy none or flow_control (no client acks), which no update changes
 	events    consumerEvents          // advisory subjects (advisory_consumer.go)
 
 	kick chan struct{} // capacity 1: "there may be work"
@@ -124,7 +124,7 @@ func newConsumer(s *stream, name string, cfg api.ConsumerConfig, created time.Ti
 		dueAt:     1, // scan restored pending messages on the first round
 		active:    now,
 		lastSend:  now, // the first idle heartbeat is one interval away
-		ackNone:   cfg.AckPolicy == api.AckNone,
+		noAcks:    cfg.AckPolicy == api.AckNone || cfg.AckPolicy == api.AckFlowControl,
 		events:    newConsumerEvents(s.name, name),
 	}
 	c.setConfig(cfg)
@@ -442,7 +442,7 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			if c.cfg.ReplayPolicy == api.ReplayOriginal {
 				c.replay.msgTime, c.replay.sentAt = m.Time, now
 			}
-			if !ackNone {
+			if !ackNone && c.cfg.AckPolicy != api.AckFlowControl {
 				if due := addSat(now, int64(c.ackWait(1))); c.dueAt == 0 || due < c.dueAt {
 					c.dueAt = due
 				}
@@ -473,7 +473,7 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			}
 		} else {
 			c.lastSend = now
-			c.flowControl(size)
+			c.flowControl(size, st)
 		}
 	}
 }
@@ -593,7 +593,8 @@ func (c *consumer) ackWait(dcount uint64) time.Duration {
 // finds when the next one will be. Caller holds mu.
 func (c *consumer) scanDue(now int64) {
 	c.dueAt = 0
-	if c.cfg.AckPolicy == api.AckNone {
+	if c.cfg.AckPolicy == api.AckNone || c.cfg.AckPolicy == api.AckFlowControl {
+		// Flow control acks have no ack wait: nothing is redelivered.
 		return
 	}
 	c.withState(func(st *consumerstate.State) {

@@ -134,7 +134,7 @@ func (cm *consumerManager) ackTarget(subj string) (*consumer, uint64) {
 // always, whose flush runs on a worker.
 func (cm *consumerManager) handleAck(m *server.Msg) {
 	c, sseq := cm.ackTarget(m.Subject)
-	if c == nil || c.ackNone {
+	if c == nil || c.noAcks {
 		if c == nil && cm.js.cl != nil && !cm.js.servesStream(ackStream(m.Subject)) {
 			return // every server of the cluster sees acks: the stream's answers
 		}

@@ -206,5 +206,10 @@ func (cm *consumerManager) handleNext(m *server.Msg) {
 		cm.js.srv.Publish(m.Reply, "", natshdr.Status(503, ""), nil)
 		return
 	}
+	if len(m.Header) > 0 && levelTooLow(m.Header) && !c.isPush() {
+		// As nats-server: after the push-based refusal, before the body.
+		cm.js.srv.Publish(m.Reply, "", hdrLevelTooLow, nil)
+		return
+	}
 	c.addRequest(strings.Clone(m.Reply), m.Data)
 }

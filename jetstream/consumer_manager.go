@@ -48,6 +48,7 @@ func (js *JetStream) startConsumers() error {
 	js.registerAPI("CONSUMER.LIST", js.mgmt, cm.apiList)
 	js.registerAPI("CONSUMER.PAUSE", js.mgmt, cm.apiPause)
 	js.registerAPI("CONSUMER.UNPIN", js.mgmt, cm.apiUnpin)
+	js.registerAPI("CONSUMER.RESET", js.mgmt, cm.apiReset)
 	js.registerAPI(nextOp, nil, nil) // known: served by its own subscription
 	// CONSUMER.MSG.NEXT is not routed through registerAPI's worker queues:
 	// a pull request only touches memory, so it is handled on the

@@ -75,6 +75,13 @@ func statusMsg(to, status string, pendingMsgs, pendingBytes int) outMsg {
 
 // addRequest queues a pull request, or answers it at once when it cannot be
 // served. reply is where messages go.
+// isPush reports whether the consumer delivers to a deliver subject.
+func (c *consumer) isPush() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.push
+}
+
 func (c *consumer) addRequest(reply string, body []byte) {
 	if reply == "" {
 		return

@@ -1,11 +1,14 @@
 package jetstream
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/jetwal/jetwal/consumerstate"
+	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/natshdr"
 	"github.com/jetwal/jetwal/server"
 )
@@ -23,21 +26,39 @@ func (c *consumer) fcStalled() bool {
 	return c.cfg.FlowControl && c.fcReply != "" && c.fcBytes >= fcWindow
 }
 
-// flowControl accounts a delivered message and, once a window is full,
-// queues a flow control request behind it. Caller holds mu.
-func (c *consumer) flowControl(size int) {
+// flowControl accounts a delivered message and, once a window is full (or
+// for a flow control ack policy, max_ack_pending is reached), queues a flow
+// control request behind it. Caller holds mu and is inside withState (st).
+func (c *consumer) flowControl(size int, st *consumerstate.State) {
 	if !c.cfg.FlowControl {
 		return
 	}
 	c.fcBytes += size
-	if c.fcReply != "" || c.fcBytes < fcWindow {
+	if c.fcReply != "" {
 		return
 	}
-	c.fcReply = "$JS.FC." + c.s.name + "." + c.name + "." + strconv.FormatUint(fcCounter.Add(1), 36)
+	if c.fcBytes >= fcWindow || c.cfg.AckPolicy == api.AckFlowControl && c.cfg.MaxAckPending > 0 && st.NumPending() >= c.cfg.MaxAckPending {
+		c.sendFlowControl()
+	}
+}
+
+// sendFlowControl queues a flow control request. Caller holds mu.
+func (c *consumer) sendFlowControl() {
+	// The id is unique (the counter) and not guessable (the random part):
+	// an answer to it acknowledges messages of a flow_control consumer.
+	c.fcReply = "$JS.FC." + c.s.name + "." + c.name + "." + strconv.FormatUint(fcCounter.Add(1), 36) + strconv.FormatUint(rand.Uint64(), 36)
 	c.fcBytes = 0
 	o := statusMsg(c.cfg.DeliverSubject, "100 FlowControl Request", -1, 0)
 	o.reply = c.fcReply
 	c.outs = append(c.outs, o)
+}
+
+// fcAckDue reports whether a flow control ack policy consumer has at least
+// n messages awaiting the answer that acknowledges them. Caller holds mu.
+func (c *consumer) fcAckDue(n int) bool {
+	due := false
+	c.withState(func(st *consumerstate.State) { due = n > 0 && st.NumPending() >= n })
+	return due
 }
 
 // pushTimers sends an idle heartbeat when one is due. Caller holds mu.
@@ -71,6 +92,11 @@ func (c *consumer) pushTimers(now int64, interest bool, soon func(int64)) {
 		b = natshdr.End(b)
 		c.outs = append(c.outs, outMsg{route: c.cfg.DeliverSubject, subj: c.cfg.DeliverSubject, hdr: b})
 		c.lastSend = now
+		// A flow control ack policy asks for its acks with each heartbeat
+		// while anything is unacknowledged, as nats-server does.
+		if c.cfg.AckPolicy == api.AckFlowControl && c.fcReply == "" && c.fcAckDue(1) {
+			c.sendFlowControl()
+		}
 	}
 	soon(c.lastSend + hb)
 }
@@ -93,13 +119,46 @@ func (cm *consumerManager) handleFlowControl(m *server.Msg) {
 	}
 	c.mu.Lock()
 	ok := c.fcReply == m.Subject
+	var done []uint64
 	if ok {
 		c.fcReply = ""
+		if c.cfg.AckPolicy == api.AckFlowControl {
+			done = c.flowControlAck(m.Header)
+		}
 	}
 	c.mu.Unlock()
+	if len(done) > 0 {
+		c.s.retire(c, done)
+	}
 	if ok {
 		c.signal()
 	}
+}
+
+// flowControlAck applies the acknowledgement a flow control answer carries
+// for a flow control ack policy consumer: everything up to its
+// Nats-Last-Stream sequence, as an ack all (an answer without one acks
+// nothing). It returns the stream sequences it finished. Caller holds mu.
+func (c *consumer) flowControlAck(hdr []byte) []uint64 {
+	last, err := strconv.ParseUint(string(headerValue(hdr, "Nats-Last-Stream")), 10, 64)
+	if err != nil || last == 0 {
+		return nil
+	}
+	var done []uint64
+	c.withState(func(st *consumerstate.State) {
+		for seq := range st.Pending {
+			if uint64(seq) <= last {
+				done = append(done, uint64(seq))
+			}
+		}
+		if st.AckAll(consumerstate.StreamSeq(last)) > 0 {
+			c.exhaustedDone(st)
+		}
+	})
+	if len(done) > 0 {
+		c.lastAck = time.Now()
+	}
+	return done
 }
 
 // interestChanged is the server's interest hook: a subscription came or

@@ -52,12 +52,15 @@
 //   - stream_markers.go: subject delete markers.
 //   - stream_snapshot.go: a stream's capture for STREAM.SNAPSHOT.
 //   - stream_source.go: mirrors and sources on this server.
+//   - stream_durable_source.go: a mirror or source through a named consumer of its origin (ADR-60).
 //   - stream_transform.go: subject_transform (the stored subject) and republish.
 //   - snapshot_restore.go: building a stream from an archive (restoreBuilder).
 //   - snapshot_advisory.go: the advisories of snapshots and restores.
 //   - batch.go: atomic batch publish (Nats-Batch-Id), staging.
 //   - batch_commit.go: committing a batch as one store append.
 //   - batch_advisory.go: the advisory of an abandoned batch.
+//   - fastbatch.go: fast batch publish (allow_batched, reply .$FI): the batch state, flow acks.
+//   - fastbatch_publish.go: a fast batch message's checks, gaps, errors and commit.
 //   - schedule.go: message schedules, the stream's schedule table.
 //   - schedule_parse.go: the schedule headers and patterns (cron: internal/cron).
 //   - schedule_publish.go: the publish checks of schedule messages.
@@ -89,9 +92,10 @@
 //   - consumer_unpin.go: CONSUMER.UNPIN.
 //   - consumer_replicas.go: a consumer's num_replicas against its stream's.
 //   - consumer.go: one consumer, its goroutine and delivery rounds.
+//   - consumer_reset.go: CONSUMER.RESET, moving a consumer back to its ack floor or to a sequence.
 //   - consumer_position.go: where a consumer starts and where a purge moves it.
 //   - consumer_pull.go: pull delivery (waiting requests, 408 and 409 replies).
-//   - consumer_push.go: push delivery, flow control and heartbeats.
+//   - consumer_push.go: push delivery, flow control (and the flow_control ack policy) and heartbeats.
 //   - consumer_ratelimit.go: push's rate_limit_bps.
 //   - consumer_priority.go: pull's priority groups.
 //   - consumer_ack.go: acks, naks, terms and progress.

@@ -19,7 +19,6 @@ const (
 	hdrRollup           = "Nats-Rollup"
 	hdrTTL              = "Nats-TTL"
 	hdrBatchID          = "Nats-Batch-Id"
-	hdrFastBatchID      = "Nats-Fast-Batch-Id"
 	hdrIncr             = "Nats-Incr"
 
 	hdrStream    = "Nats-Stream"
@@ -48,6 +47,7 @@ type pubHeaders struct {
 	incr           []byte
 	batch          bool
 	sched          *schedNote // schedule meaning of the message (schedule.go); set by the publish path, not parsed
+	fast           *fastMark  // the fast batch of the message (fastbatch_publish.go); set by the publish path
 	hasSched       bool       // a Nats-Schedule* header is present
 	hasExpLastSeq  bool
 	hasExpSubjSeq  bool
@@ -103,7 +103,7 @@ func parsePubHeaders(hdr []byte) pubHeaders {
 			h.ttl = val
 		case eqFold(name, hdrIncr):
 			h.incr = val
-		case eqFold(name, hdrBatchID), eqFold(name, hdrFastBatchID):
+		case eqFold(name, hdrBatchID):
 			h.batch = true
 		case hasPrefixFold(name, hdrSchedule):
 			h.hasSched = true

@@ -48,6 +48,7 @@ type stream struct {
 	closed   bool
 	counters map[string]counterEntry // counter values by subject (stream_counter.go), a cache
 	atomic   batchSet                // open atomic batches (batch.go), with a lock of their own
+	fast     fastSet                 // open fast batches (fastbatch.go), with a lock of their own
 	sched    schedTable              // message schedules (schedule.go), with a lock of their own
 
 	pmu        sync.Mutex
@@ -84,6 +85,7 @@ type pendingAppend struct {
 	rp      *republishMsg // non-nil when the stored message is republished
 	val     string        // a counter's new value (stream_counter.go); "" otherwise
 	sched   *schedNote    // what the message means to the schedule table (schedule.go)
+	fast    *fastMark     // the fast batch the message belongs to (fastbatch_publish.go)
 }
 
 func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir string, st store.StreamStore) *stream {
@@ -199,21 +201,38 @@ func (s *stream) recover(now time.Time) error {
 	return nil
 }
 
+// pubConfig is the part of the stream config the publish path reads, taken
+// once per message under cfgMu.
+type pubConfig struct {
+	noAck, sealed, allowRollup, allowTTL bool
+	allowCounter, allowAtomic, allowFast bool
+	maxSize                              int32
+	storage                              api.StorageType
+	sched                                schedPolicy
+	xf                                   streamXforms
+}
+
+func (s *stream) pubConfig() pubConfig {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	cfg := &s.cfg
+	return pubConfig{
+		noAck: cfg.NoAck, sealed: cfg.Sealed, allowRollup: cfg.AllowRollup, allowTTL: cfg.AllowMsgTTL,
+		allowCounter: cfg.AllowMsgCounter, allowAtomic: cfg.AllowAtomicPublish, allowFast: cfg.AllowBatchPublish,
+		maxSize: cfg.MaxMsgSize, storage: cfg.Storage,
+		sched: schedPolicy{allow: cfg.AllowMsgSchedules, allowTTL: cfg.AllowMsgTTL, subjects: cfg.Subjects},
+		xf:    s.xf,
+	}
+}
+
 // handlePublish is the subscription handler for the stream's subjects. It
 // runs on the publisher's goroutine and never waits for the disk: the PubAck
 // goes out from onAppended once the store made the message durable.
 func (s *stream) handlePublish(m *server.Msg) {
-	s.cfgMu.RLock()
-	cfg := &s.cfg
-	noAck, sealed, maxSize, allowRollup, allowTTL := cfg.NoAck, cfg.Sealed, cfg.MaxMsgSize, cfg.AllowRollup, cfg.AllowMsgTTL
-	allowCounter, allowAtomic := cfg.AllowMsgCounter, cfg.AllowAtomicPublish
-	schedPol := schedPolicy{allow: cfg.AllowMsgSchedules, allowTTL: allowTTL, subjects: cfg.Subjects}
-	storage := cfg.Storage
-	xf := s.xf
-	s.cfgMu.RUnlock()
-	if xf.in != nil {
+	pc := s.pubConfig()
+	if pc.xf.in != nil {
 		// The stored subject, as nats-server maps it before anything else.
-		if subj := xf.storedSubject(m.Subject); subj != m.Subject {
+		if subj := pc.xf.storedSubject(m.Subject); subj != m.Subject {
 			tm := *m
 			tm.Subject = subj
 			m = &tm
@@ -221,84 +240,32 @@ func (s *stream) handlePublish(m *server.Msg) {
 	}
 
 	reply := m.Reply // where the PubAck goes; a no_ack stream sends none
-	if noAck {
+	if noAck := pc.noAck; noAck {
 		reply = ""
 	}
-	if sealed {
-		s.replyError(reply, api.NewError(api.ErrStreamSealed))
+	if ref, valid, fast := parseFastReply(m.Reply); fast {
+		s.handleFastBatchMsg(m, reply, ref, valid, &pc) // fastbatch_publish.go
 		return
 	}
-	if len(m.Header) > maxHdrSz {
-		s.replyError(reply, api.NewError(api.ErrHeaderExceedsMaximum))
+	if aerr := s.checkMsgLimits(m, &pc); aerr != nil {
+		s.replyError(reply, aerr)
 		return
 	}
-	if maxSize >= 0 && len(m.Header)+len(m.Data) > int(maxSize) {
-		s.replyError(reply, api.NewError(api.ErrMessageExceedsMaximum))
+	var pp pubPlan
+	if aerr := s.checkHeaders(m, &pc, &pp); aerr != nil {
+		s.replyError(reply, aerr)
 		return
 	}
-	if aerr := s.js.checkUsage(storage, len(m.Header)+len(m.Data)); aerr != nil {
+	if pp.h.batch {
+		s.handleAtomicBatchMsg(pp.m, reply, pc.allowAtomic) // batch.go
+		return
+	}
+	if aerr := s.checkPlan(&pc, &pp); aerr != nil {
 		s.replyError(reply, aerr)
 		return
 	}
 
-	var h pubHeaders
-	if len(m.Header) > 0 {
-		h = parsePubHeaders(m.Header)
-	}
-	incr, aerr := checkIncr(&h, allowCounter, len(m.Data))
-	if aerr != nil {
-		s.replyError(reply, aerr)
-		return
-	}
-	var ttl time.Duration
-	if len(h.ttl) > 0 {
-		if !allowTTL {
-			s.replyError(reply, api.NewError(api.ErrMessageTTLDisabled))
-			return
-		}
-		var err error
-		if ttl, err = parseMsgTTL(string(h.ttl)); err != nil {
-			s.replyError(reply, api.NewError(api.ErrMessageTTLInvalid))
-			return
-		}
-		ttl, m = s.markerMinTTL(ttl, m) // stream_markers.go
-	}
-	if h.hasSched && !h.batch {
-		var aerr *api.ApiError
-		if m, h.sched, aerr = s.checkSchedule(m, &h, schedPol); aerr != nil { // schedule_publish.go
-			s.replyError(reply, aerr)
-			return
-		}
-	}
-	if h.batch {
-		if headerValue(m.Header, hdrBatchID) != nil {
-			s.handleAtomicBatchMsg(m, reply, allowAtomic) // batch.go
-			return
-		}
-		s.replyError(reply, api.Errorf(api.ErrBatchPublishDisabled, "batch publish is not supported by jetwal"))
-		return
-	}
-	if len(h.expStream) > 0 && string(h.expStream) != s.name {
-		s.replyError(reply, api.NewError(api.ErrStreamNotMatch))
-		return
-	}
-	var rollup byte
-	if len(h.rollup) > 0 {
-		switch {
-		case !allowRollup:
-			s.replyError(reply, api.Errorf(api.ErrStreamRollupFailed, "rollup not permitted"))
-			return
-		case string(h.rollup) == rollupSubject:
-			rollup = 's'
-		case string(h.rollup) == rollupAll:
-			rollup = 'a'
-		default:
-			s.replyError(reply, api.Errorf(api.ErrStreamRollupFailed, "rollup value invalid: %q", h.rollup))
-			return
-		}
-	}
-
-	res := s.appendMsg(m, &h, reply, rollup, max(ttl, 0), xf.target(m.Subject), incr)
+	res := s.appendMsg(pp.m, &pp.h, reply, pp.rollup, max(pp.ttl, 0), pc.xf.target(pp.m.Subject), pp.incr)
 	// Replies go out only now that no stream lock is held: a reply may be
 	// delivered to a subscriber that publishes into this very stream.
 	switch {
@@ -311,6 +278,83 @@ func (s *stream) handlePublish(m *server.Msg) {
 		s.js.srv.Publish(reply, "", nil, api.AppendPubAck(nil, s.ackPre, res.dupSeq, true))
 	}
 	s.finishAppend(&res)
+}
+
+// checkMsgLimits applies the checks of a message's size and the account's
+// storage, before its headers are read.
+func (s *stream) checkMsgLimits(m *server.Msg, pc *pubConfig) *api.ApiError {
+	switch {
+	case pc.sealed:
+		return api.NewError(api.ErrStreamSealed)
+	case len(m.Header) > maxHdrSz:
+		return api.NewError(api.ErrHeaderExceedsMaximum)
+	case pc.maxSize >= 0 && len(m.Header)+len(m.Data) > int(pc.maxSize):
+		return api.NewError(api.ErrMessageExceedsMaximum)
+	}
+	return s.js.checkUsage(pc.storage, len(m.Header)+len(m.Data))
+}
+
+// pubPlan is what the header checks decide about one message: the message
+// to store (a counter or schedule may change it), its headers, TTL, counter
+// increment and rollup.
+type pubPlan struct {
+	m      *server.Msg
+	h      pubHeaders
+	ttl    time.Duration
+	incr   *big.Int
+	rollup byte
+}
+
+// checkHeaders parses the headers and applies the checks that come before
+// a batch header is looked at: counters, TTLs and schedules.
+func (s *stream) checkHeaders(m *server.Msg, pc *pubConfig, pp *pubPlan) *api.ApiError {
+	pp.m = m
+	if len(m.Header) > 0 {
+		pp.h = parsePubHeaders(m.Header)
+	}
+	h := &pp.h
+	var aerr *api.ApiError
+	if pp.incr, aerr = checkIncr(h, pc.allowCounter, len(m.Data)); aerr != nil {
+		return aerr
+	}
+	if len(h.ttl) > 0 {
+		if !pc.allowTTL {
+			return api.NewError(api.ErrMessageTTLDisabled)
+		}
+		ttl, err := parseMsgTTL(string(h.ttl))
+		if err != nil {
+			return api.NewError(api.ErrMessageTTLInvalid)
+		}
+		pp.ttl, pp.m = s.markerMinTTL(ttl, pp.m) // stream_markers.go
+	}
+	if h.hasSched && !h.batch {
+		if pp.m, h.sched, aerr = s.checkSchedule(pp.m, h, pc.sched); aerr != nil { // schedule_publish.go
+			return aerr
+		}
+	}
+	return nil
+}
+
+// checkPlan applies the checks after the batch header: the expected
+// stream and the rollup.
+func (s *stream) checkPlan(pc *pubConfig, pp *pubPlan) *api.ApiError {
+	h := &pp.h
+	if len(h.expStream) > 0 && string(h.expStream) != s.name {
+		return api.NewError(api.ErrStreamNotMatch)
+	}
+	if len(h.rollup) > 0 {
+		switch {
+		case !pc.allowRollup:
+			return api.Errorf(api.ErrStreamRollupFailed, "rollup not permitted")
+		case string(h.rollup) == rollupSubject:
+			pp.rollup = 's'
+		case string(h.rollup) == rollupAll:
+			pp.rollup = 'a'
+		default:
+			return api.Errorf(api.ErrStreamRollupFailed, "rollup value invalid: %q", h.rollup)
+		}
+	}
+	return nil
 }
 
 // finishAppend sends what completed while an append held the stream's
@@ -351,6 +395,7 @@ type pubResult struct {
 	aerr       *api.ApiError // error PubAck for the publisher (and errWaiters)
 	errWaiters []string
 	dupSeq     uint64   // the message is a duplicate of this sequence
+	dup        bool     // the message is a duplicate (dupSeq is 0 while the original is in flight)
 	jobs       []ackJob // completions that fired during AppendAsync
 	// job is the common case of jobs: the one completion (this message's
 	// own, from a store that completes inline), kept out of a slice so
@@ -393,7 +438,7 @@ func (s *stream) appendMsgLocked(m *server.Msg, h *pubHeaders, reply string, rol
 		cm.Data = counterBody(v)
 		m = &cm
 	}
-	p := pendingAppend{seq: s.lastSeq + 1, subject: m.Subject, reply: reply, rollup: rollup, ttl: int64(ttl), val: val, sched: h.sched}
+	p := pendingAppend{seq: s.lastSeq + 1, subject: m.Subject, reply: reply, rollup: rollup, ttl: int64(ttl), val: val, sched: h.sched, fast: h.fast}
 	if rp.subject != "" {
 		p.rp = s.newRepublish(rp, m.Subject, m.Header, m.Data)
 	}
@@ -411,6 +456,7 @@ func (s *stream) appendMsgLocked(m *server.Msg, h *pubHeaders, reply string, rol
 			} else {
 				res.dupSeq = e.seq
 			}
+			res.dup = true
 			s.pmu.Unlock()
 			return res
 		}
@@ -588,6 +634,9 @@ func (s *stream) finish(j *ackJob) {
 	if j.err != nil {
 		s.resync.Store(true)
 		aerr := storeError(j.err)
+		if j.p.fast != nil {
+			s.fastFailed(j.p.fast, aerr) // fastbatch_publish.go
+		}
 		s.replyError(j.p.reply, aerr)
 		for _, w := range j.waiters {
 			s.replyError(w, aerr)
@@ -605,8 +654,17 @@ func (s *stream) finish(j *ackJob) {
 		p, waiters := j.p, j.waiters
 		p.seq = j.seq
 		if !s.js.work.submit(func() { s.applyRollup(p, waiters) }) {
-			s.replyError(p.reply, api.Errorf(api.ErrStreamRollupFailed, "server shutting down"))
+			aerr := api.Errorf(api.ErrStreamRollupFailed, "server shutting down")
+			if p.fast != nil {
+				s.fastFailed(p.fast, aerr)
+			}
+			s.replyError(p.reply, aerr)
 		}
+		return
+	}
+	if j.p.fast != nil {
+		s.ack("", j.seq, j.waiters)
+		s.fastStored(j.p.fast, j.seq) // fastbatch_publish.go
 		return
 	}
 	if j.p.val != "" {
@@ -644,10 +702,17 @@ func (s *stream) applyRollup(p pendingAppend, waiters []string) {
 		filter = ""
 	}
 	if _, err := s.store.Purge(filter, p.seq, 0); err != nil {
-		s.replyError(p.reply, api.Errorf(api.ErrStreamRollupFailed, "rollup failed: %v", err))
+		aerr := api.Errorf(api.ErrStreamRollupFailed, "rollup failed: %v", err)
+		if p.fast != nil {
+			s.fastFailed(p.fast, aerr)
+		}
+		s.replyError(p.reply, aerr)
 		return
 	}
 	s.ack(p.reply, p.seq, waiters)
+	if p.fast != nil {
+		s.fastStored(p.fast, p.seq)
+	}
 }
 
 func takeWaiters(e *dedupEntry) []string {

@@ -398,6 +398,7 @@ func (js *JetStream) deleteStream(name string) *api.ApiError {
 	s.mu.Unlock()
 	s.closeConsumers(true)
 	s.atomic.dropAll()
+	s.fast.dropAll()
 	var err error
 	if s.dir == "" {
 		if err = s.store.Remove(); errors.Is(err, store.ErrClosed) {
@@ -480,12 +481,17 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 	s.dedup.window = int64(cfg.Duplicates)
 	s.pmu.Unlock()
 	s.mu.Unlock()
+	if !cfg.AllowBatchPublish {
+		s.fast.dropAll() // as nats-server: open fast batches end with the permission
+	}
 	if subjectsChanged {
 		if err := js.subscribeStream(s, oldSubs); err != nil {
 			return nil, api.Errorf(api.ErrStreamUpdate, "%v", err)
 		}
 	}
-	if !bytes.Equal(old.Sources, cfg.Sources) {
+	if !bytes.Equal(old.Sources, cfg.Sources) || !bytes.Equal(old.Mirror, cfg.Mirror) {
+		// A changed source list, or a mirror removed (promoted to an
+		// ordinary stream, which keeps what it copied and copies no more).
 		s.stopFeeds()
 		s.startFeeds()
 	}
@@ -526,6 +532,7 @@ func (s *stream) close() error {
 	s.mu.Unlock()
 	s.closeConsumers(false)
 	s.atomic.dropAll()
+	s.fast.dropAll()
 	last := s.store.State().LastSeq
 	if err := s.store.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
 		return fmt.Errorf("jetstream: close stream %s: %w", s.name, err)

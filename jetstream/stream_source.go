@@ -252,9 +252,11 @@ func (f *feed) run() {
 		progressed := false
 		if origin == nil {
 			f.err.Store(api.Errorf(api.ErrStreamNotFound, "stream not found"))
+		} else if c, aerr := f.durable(origin); aerr != nil {
+			f.err.Store(aerr)
 		} else {
 			f.err.Store(nil)
-			progressed = f.copyFrom(origin)
+			progressed = f.copyFrom(origin, c)
 		}
 		f.active.Store(time.Now().UnixNano())
 		if progressed {
@@ -279,11 +281,13 @@ func (f *feed) run() {
 const copyBatch = 256
 
 // copyFrom copies what origin has past the feed's position; it reports
-// whether it copied anything.
-func (f *feed) copyFrom(origin *stream) bool {
+// whether it copied anything. c is the origin's consumer of a durable
+// source (nil for most): it selects what is copied and where a new feed
+// starts, and follows the copies as its cursor.
+func (f *feed) copyFrom(origin *stream, c *consumer) bool {
 	next := f.next.Load()
 	if next == 0 {
-		next = f.startSeq(origin)
+		next = f.startSeq(origin, c)
 		f.next.Store(next)
 	}
 	var m store.Msg
@@ -297,18 +301,27 @@ func (f *feed) copyFrom(origin *stream) bool {
 			f.err.Store(api.Errorf(api.ErrStreamGeneral, "reading %s at %d: %v", f.src.Name, next, err))
 			break
 		}
-		if aerr := f.store(&m); aerr != nil {
-			f.err.Store(aerr)
-			break
+		if c == nil || c.takes(m.Subject) {
+			if aerr := f.store(&m); aerr != nil {
+				f.err.Store(aerr)
+				break
+			}
 		}
 		next = m.Seq + 1
 		f.next.Store(next)
 	}
+	if c != nil && n > 0 {
+		c.followCopies(next)
+	}
 	return n > 0
 }
 
-// startSeq is where a feed with no copies yet starts in origin.
-func (f *feed) startSeq(origin *stream) uint64 {
+// startSeq is where a feed with no copies yet starts in origin: after a
+// durable source's consumer's ack floor, else at the configured start.
+func (f *feed) startSeq(origin *stream, c *consumer) uint64 {
+	if c != nil {
+		return c.resumeSeq()
+	}
 	switch {
 	case f.src.OptStartSeq > 0:
 		return f.src.OptStartSeq

@@ -257,3 +257,73 @@ func TestSourceConfigRefusalsWire(t *testing.T) {
 		}
 	}
 }
+
+// TestMirrorPromotion: an update without the mirror promotes a mirror to
+// an ordinary stream (nats-server 2.12+): it keeps what it copied, copies
+// no more, takes the defaults an ordinary stream gets (its name as its
+// subject, a duplicate window), accepts publishes, and keeps being one
+// after a restart; adding a mirror back is refused (10055).
+func TestMirrorPromotion(t *testing.T) {
+	ts := startServer(t, fastSync())
+	js := jsOf(t, ts)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, njs.StreamConfig{Name: "A", Subjects: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "a", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := js.CreateStream(ctx, njs.StreamConfig{Name: "B", Mirror: &njs.StreamSource{Name: "A",
+		SubjectTransforms: []njs.SubjectTransformConfig{{Source: "a", Destination: "b"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "mirror copied 1", func() bool {
+		info, err := b.Info(ctx)
+		return err == nil && info.State.Msgs == 1
+	})
+	cfg := b.CachedInfo().Config
+	cfg.Mirror = nil
+	upd, err := js.UpdateStream(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := upd.CachedInfo()
+	if info.Config.Mirror != nil || len(info.Config.Subjects) != 1 || info.Config.Subjects[0] != "B" ||
+		info.Config.Duplicates != 2*time.Minute || info.Mirror != nil || info.State.Msgs != 1 {
+		t.Fatalf("promoted: mirror %+v subjects %v duplicates %v info mirror %+v msgs %d",
+			info.Config.Mirror, info.Config.Subjects, info.Config.Duplicates, info.Mirror, info.State.Msgs)
+	}
+	if _, err := js.Publish(ctx, "a", []byte("2")); err != nil {
+		t.Fatal(err)
+	}
+	ack, err := js.Publish(ctx, "B", []byte("own"))
+	if err != nil || ack.Stream != "B" || ack.Sequence != 2 {
+		t.Fatalf("publish to the promoted stream: %+v %v", ack, err)
+	}
+	ts = ts.restart()
+	js = jsOf(t, ts)
+	if b, err = js.Stream(ctx, "B"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "a", []byte("3")); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing more is copied: B holds the copy of 1 and its own message.
+	st, err := b.GetMsg(ctx, 1)
+	if err != nil || st.Subject != "b" {
+		t.Fatalf("copied message: %+v %v", st, err)
+	}
+	if info, err := b.Info(ctx); err != nil || info.State.Msgs != 2 || info.Config.Mirror != nil {
+		t.Fatalf("after restart: %+v %v", info, err)
+	}
+	cfg = b.CachedInfo().Config
+	cfg.Mirror = &njs.StreamSource{Name: "A"}
+	cfg.Subjects = nil
+	_, err = js.UpdateStream(ctx, cfg)
+	var apiErr *njs.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode != 10055 {
+		t.Errorf("adding a mirror back: %v, want 10055", err)
+	}
+}

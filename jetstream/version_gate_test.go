@@ -32,18 +32,20 @@ import (
 //     groups, and sub --direct; level 2 for counters, atomic batch publish,
 //     message schedules and pinned client groups; level 3 for creating the
 //     stream of `nats bench js ... --create` (TestCLIBenchCreateAtLevel3);
-//     2.10.0 to ask $SYS.REQ.USER.INFO in account info. Atomic batches and
+//     level 4 for `nats bench js pub fast`, fast batch publishing
+//     (TestCLIBenchFastBatch); 2.10.0 to ask $SYS.REQ.USER.INFO in account
+//     info. (Level 5 gates the --js-domain refusal of the server commands.) Atomic batches and
 //     schedules through the CLI are tested with their features
 //     (TestCLISchedules and the batch tests).
 
-const announcedVersion = "2.11.0"
+const announcedVersion = "2.14.0"
 
 func TestVersionGatesAnnounced(t *testing.T) {
 	if server.DefaultVersion != announcedVersion {
 		t.Fatalf("server.DefaultVersion %q: this suite covers the gates up to %s; review them for the new version", server.DefaultVersion, announcedVersion)
 	}
-	if api.Level != 3 {
-		t.Fatalf("api.Level %d: this suite covers the gates up to level 3; review them for the new level", api.Level)
+	if api.Level != 4 {
+		t.Fatalf("api.Level %d: this suite covers the gates up to level 4; review them for the new level", api.Level)
 	}
 	ts := startServer(t, fastSync())
 	nc := ts.connect()
@@ -242,7 +244,7 @@ func TestVersionGatesCLI(t *testing.T) {
 	// requests of cmd/jetwal answer (TestAccountsWithNatsCLI checks the user
 	// section); this package's bare server has no responder, and natscli
 	// shows the account without the user section.
-	c.ok(args("account", "info"), "JetStream Account Information", "Connected Server Version: 2.11.0")
+	c.ok(args("account", "info"), "JetStream Account Information", "Connected Server Version: "+announcedVersion)
 
 	c.ok(args("stream", "add", "GATE", "--subjects", "gate.>", "--storage", "file", "--allow-direct", "--defaults"))
 	for i := 1; i <= 3; i++ {

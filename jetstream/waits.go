@@ -42,8 +42,12 @@ func (w waits) withDefaults() waits {
 // per stream and in the process (every JetStream of it). Config carries
 // them unexported: zero means the default (batch.go), and only this
 // package's tests lower them.
+//
+// It also carries the bounds of open fast batches (fastbatch.go), which
+// hold no bytes: how many per stream and in the process.
 type stagedBounds struct {
-	perStream, total int64
+	perStream, total         int64
+	fastPerStream, fastTotal int
 }
 
 func (b stagedBounds) withDefaults() stagedBounds {
@@ -52,6 +56,12 @@ func (b stagedBounds) withDefaults() stagedBounds {
 	}
 	if b.total <= 0 {
 		b.total = maxStagedBytesTotal
+	}
+	if b.fastPerStream <= 0 {
+		b.fastPerStream = maxFastBatchPerStream
+	}
+	if b.fastTotal <= 0 {
+		b.fastTotal = maxFastBatchTotal
 	}
 	return b
 }

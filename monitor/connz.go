@@ -169,7 +169,7 @@ func (m *Monitor) Connz(o ConnzOptions) (*Connz, error) {
 	for i := range conns {
 		ci := &conns[i]
 		out := &ConnInfo{
-			Cid: ci.CID, Kind: "Client", Type: "nats", IP: ci.IP, Port: ci.Port,
+			Cid: ci.CID, Kind: "Client", Type: connType(ci), IP: ci.IP, Port: ci.Port,
 			Start: ci.Start.UTC(), LastActivity: ci.LastActivity.UTC(),
 			Uptime: uptime(now.Sub(ci.Start)), Idle: uptime(now.Sub(ci.LastActivity)),
 			Pending: ci.Pending, InMsgs: ci.InMsgs, OutMsgs: ci.OutMsgs, InBytes: ci.InBytes, OutBytes: ci.OutBytes,
@@ -183,4 +183,13 @@ func (m *Monitor) Connz(o ConnzOptions) (*Connz, error) {
 	}
 	c.NumConns = len(c.Conns)
 	return c, nil
+}
+
+// connType is nats-server's connection type name: "nats", or "websocket"
+// for a client of the WebSocket listener.
+func connType(ci *server.ConnInfo) string {
+	if ci.Websocket {
+		return "websocket"
+	}
+	return "nats"
 }

@@ -5,7 +5,7 @@
 // monitor/metrics, the storage engine's figures included).
 //
 // It reports only what jetwal knows. Fields nats-server fills from
-// subsystems jetwal does not have (gateways, leaf nodes, MQTT, websocket,
+// subsystems jetwal does not have (gateways, leaf nodes, MQTT,
 // account imports, exports and JWTs, sublist match statistics) are left
 // out rather than reported as zeros.
 //

@@ -23,6 +23,7 @@ type Source interface {
 	Version() string
 	Options() server.Options
 	Addr() net.Addr
+	WebsocketAddr() net.Addr // nil without a websocket listener
 	Stats() server.Stats
 	Connections() []server.ConnInfo
 	Routes() []server.RouteInfo

@@ -37,6 +37,7 @@ type Varz struct {
 	MaxPending       int64             `json:"max_pending"`
 	Tags             []string          `json:"tags,omitempty"`
 	JetStream        *JetStreamVarz    `json:"jetstream,omitempty"`
+	Websocket        *WebsocketVarz    `json:"websocket,omitempty"`
 	TLSTimeout       float64           `json:"tls_timeout"`
 	WriteDeadline    time.Duration     `json:"write_deadline"`
 	Start            time.Time         `json:"start"`
@@ -61,6 +62,19 @@ type Varz struct {
 	Subscriptions    uint32            `json:"subscriptions"`
 	HTTPReqStats     map[string]uint64 `json:"http_req_stats"`
 	ConfigLoadTime   time.Time         `json:"config_load_time"`
+}
+
+// WebsocketVarz is the websocket part of /varz (nats-server's
+// WebsocketOptsVarz, the fields jetwal has), present with a websocket
+// listener.
+type WebsocketVarz struct {
+	Host             string        `json:"host,omitempty"`
+	Port             int           `json:"port,omitempty"`
+	HandshakeTimeout time.Duration `json:"handshake_timeout,omitempty"`
+	NoTLS            bool          `json:"no_tls,omitempty"`
+	SameOrigin       bool          `json:"same_origin,omitempty"`
+	AllowedOrigins   []string      `json:"allowed_origins,omitempty"`
+	Compression      bool          `json:"compression,omitempty"`
 }
 
 // JetStreamVarz is the jetstream part of /varz.
@@ -160,6 +174,13 @@ func (m *Monitor) Varz() *Varz {
 	}
 	if ta, ok := m.Addr().(*net.TCPAddr); ok {
 		v.HTTPPort = ta.Port
+	}
+	if ws := o.Websocket; ws != nil {
+		v.Websocket = &WebsocketVarz{Host: ws.Host, HandshakeTimeout: ws.HandshakeTimeout, NoTLS: ws.TLSConfig == nil,
+			SameOrigin: ws.SameOrigin, AllowedOrigins: ws.AllowedOrigins, Compression: ws.Compression}
+		if ta, ok := src.WebsocketAddr().(*net.TCPAddr); ok {
+			v.Websocket.Port = ta.Port
+		}
 	}
 	if js := m.opts.JetStream; js != nil {
 		s := js.Stats()

@@ -41,8 +41,9 @@ type Options struct {
 	HTTPPort int
 
 	// PortsFile, when set, is where Start writes the addresses the server
-	// listens on (clients, monitoring, routes), nats-server's ports file
-	// (JSON: {"nats": [...], "monitoring": [...], "cluster": [...]}), so a
+	// listens on (clients, monitoring, routes, WebSocket), nats-server's
+	// ports file (JSON: {"nats": [...], "monitoring": [...], "cluster":
+	// [...], "websocket": ["ws://..."]}), so a
 	// program that started it with random ports (-1) learns them. Shutdown
 	// removes it.
 	PortsFile string

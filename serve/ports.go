@@ -13,6 +13,7 @@ type ports struct {
 	Nats       []string `json:"nats,omitempty"`
 	Monitoring []string `json:"monitoring,omitempty"`
 	Cluster    []string `json:"cluster,omitempty"`
+	Websocket  []string `json:"websocket,omitempty"`
 }
 
 // writePorts writes the ports file (Options.PortsFile): to a temporary
@@ -29,6 +30,14 @@ func (s *Server) writePorts() error {
 	}
 	if a := s.core.ClusterAddr(); a != nil {
 		p.Cluster = urlsOf("nats", s.opts.Server.Cluster.Host, a)
+	}
+	if a := s.core.WebsocketAddr(); a != nil {
+		ws := s.core.Options().Websocket
+		scheme := "ws"
+		if ws.TLSConfig != nil {
+			scheme = "wss"
+		}
+		p.Websocket = urlsOf(scheme, ws.Host, a)
 	}
 	b, err := json.Marshal(p)
 	if err != nil {

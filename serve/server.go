@@ -203,6 +203,15 @@ func (s *Server) Start() error {
 	if opts.Auth == nil && !isLoopback(opts.Host) {
 		log.Warn("No authentication configured and listening on " + opts.Host + ": anyone who can reach this address can connect, publish and read JetStream data")
 	}
+	if ws := opts.Websocket; ws != nil {
+		log.Info("Listening for websocket clients on " + srv.WebsocketURL())
+		if ws.TLSConfig == nil {
+			log.Warn("Websocket not configured with TLS. DO NOT USE IN PRODUCTION!")
+		}
+		if ws.Auth == nil && opts.Auth == nil && !isLoopback(ws.Host) {
+			log.Warn("No authentication configured and listening for websocket clients on " + ws.Host + ": anyone who can reach this address can connect")
+		}
+	}
 	accounts := o.accountSource(srv)
 	var mon *monitor.Monitor
 	if o.HTTPPort != 0 {
@@ -288,6 +297,10 @@ func (s *Server) Addr() net.Addr { return s.core.Addr() }
 // nats://127.0.0.1:4222.
 func (s *Server) ClientURL() string { return s.core.ClientURL() }
 
+// WebsocketURL is the URL WebSocket clients connect to (after Start),
+// e.g. ws://127.0.0.1:8080; "" without a websocket listener.
+func (s *Server) WebsocketURL() string { return s.core.WebsocketURL() }
+
 // MonitorAddr is the HTTP monitoring listener's address, nil without one.
 func (s *Server) MonitorAddr() net.Addr {
 	s.mu.Lock()
@@ -302,6 +315,12 @@ func (s *Server) MonitorAddr() net.Addr {
 // connections made from now on (a configuration reload); nil turns
 // authentication off.
 func (s *Server) SetAuthenticator(a server.Authenticator) { s.core.SetAuthenticator(a) }
+
+// SetWebsocketAuthenticator replaces who may connect on the WebSocket
+// listener; nil = the same as the client listener (SetAuthenticator).
+func (s *Server) SetWebsocketAuthenticator(a server.Authenticator) {
+	s.core.SetWebsocketAuthenticator(a)
+}
 
 // LameDuck stops the server gently, as nats-server's lame duck mode (used
 // for rolling restarts): it hands every raft leadership it holds to

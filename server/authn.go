@@ -56,7 +56,11 @@ func (c *client) startAuthTimer() {
 	if c.closed.Load() {
 		return
 	}
-	c.mu.authTimer = time.AfterFunc(c.srv.opts.AuthTimeout, func() {
+	d := c.srv.opts.AuthTimeout
+	if c.ws != nil {
+		d = c.srv.opts.Websocket.AuthTimeout
+	}
+	c.mu.authTimer = time.AfterFunc(d, func() {
 		if !c.authed.Load() && c.close(closeAuthTimeout, textAuthTimeout) {
 			c.srv.logger.Debug("authentication timeout", "cid", c.id, "addr", c.addr)
 		}
@@ -79,7 +83,12 @@ func (c *client) authenticate(o *connectOpts) bool {
 		User: o.User, Password: o.Pass, Token: o.Token,
 		Nkey: o.Nkey, Sig: o.Sig, Nonce: []byte(c.nonce),
 	}
-	if tc, ok := c.conn.(*tls.Conn); ok {
+	conn, connType := c.conn, auth.ConnStandard
+	if c.ws != nil {
+		conn, connType = c.ws.NetConn(), auth.ConnWebsocket
+	}
+	creds.ConnectionType = connType
+	if tc, ok := conn.(*tls.Conn); ok {
 		creds.PeerCerts = tc.ConnectionState().PeerCertificates
 	}
 	o.Pass, o.Token, o.Sig = "", "", "" // keep no secret on the connection

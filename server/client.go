@@ -15,6 +15,7 @@ import (
 	"github.com/jetwal/jetwal/natshdr"
 	"github.com/jetwal/jetwal/server/auth"
 	"github.com/jetwal/jetwal/server/sublist"
+	"github.com/jetwal/jetwal/server/websocket"
 	"github.com/jetwal/jetwal/subject"
 )
 
@@ -100,12 +101,16 @@ var defaultConnectOpts = connectOpts{Verbose: true, Pedantic: true, Echo: true}
 // atomics read by other goroutines. subs is guarded by mu. The outbound
 // queue has its own lock (see outbound).
 type client struct {
-	srv   *Server
-	id    uint64
-	conn  net.Conn // a *tls.Conn with TLS
-	ip    string
-	addr  string // ip:port, for logs
-	trace bool
+	srv  *Server
+	id   uint64
+	conn net.Conn        // a *tls.Conn with TLS, or ws
+	ws   *websocket.Conn // a WebSocket client's connection (ws.go); nil for TCP
+	// readDone is closed when the read goroutine of a WebSocket client
+	// ends (the writer lingers on the socket after that); nil for TCP.
+	readDone chan struct{}
+	ip       string
+	addr     string // ip:port, for logs
+	trace    bool
 
 	authn Authenticator // nil = no authentication; fixed at accept
 	nonce string        // sent in INFO when authn needs one
@@ -174,6 +179,11 @@ func newClient(s *Server, conn net.Conn, id uint64) *client {
 	c.acc.Store(s.gacc)
 	c.out.kick = make(chan struct{}, 1)
 	c.mu.subs = make(map[string]*subscription)
+	a := s.authenticator()
+	if ws, ok := conn.(*websocket.Conn); ok {
+		c.ws, c.readDone = ws, make(chan struct{})
+		a = s.wsAuthenticator()
+	}
 	if ta, ok := conn.RemoteAddr().(*net.TCPAddr); ok {
 		c.ip = ta.IP.String()
 	} else if conn.RemoteAddr() != nil {
@@ -182,7 +192,7 @@ func newClient(s *Server, conn net.Conn, id uint64) *client {
 	if conn.RemoteAddr() != nil {
 		c.addr = conn.RemoteAddr().String()
 	}
-	if a := s.authenticator(); a != nil {
+	if a != nil {
 		c.authn = a
 		if a.NeedsNonce() {
 			c.nonce = newNonce()
@@ -201,6 +211,9 @@ func (c *client) limits() limits {
 // its own goroutine.
 func (c *client) readLoop() {
 	defer c.srv.wg.Done()
+	if c.readDone != nil {
+		defer close(c.readDone)
+	}
 	defer c.recoverPanic()
 	lim := c.limits()
 	for {
@@ -550,6 +563,13 @@ func (c *client) doClose(reason closeReason, text string) {
 	}
 	if text != "" {
 		c.out.appendQueued("-ERR '" + text + "'\r\n")
+	}
+	if c.ws != nil {
+		c.out.mu.wsStatus = wsCloseStatus(reason)
+		if text == textMaxPayload {
+			c.out.mu.wsStatus = websocket.CloseMessageTooBig
+		}
+		c.out.mu.wsReason = reason.String()
 	}
 	c.out.mu.closing = true
 	c.releaseStall()

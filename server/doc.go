@@ -73,6 +73,16 @@
 // goroutines start (tls.go). Stats and Connections (stats.go) give the
 // monitor its snapshots.
 //
+// # WebSocket
+//
+// With Options.Websocket a second listener takes WebSocket clients
+// (ws.go; the transport is package websocket): after the TLS handshake
+// and the HTTP upgrade, both on the read goroutine and bounded by the
+// handshake timeout, the connection is a client like any other, so every
+// check above applies to it. Its INFO names the websocket listener's host
+// and port; its writer sends each flush as one binary message; when it is
+// closed it gets a close frame with nats-server's status for the reason.
+//
 // # Internal subscriptions
 //
 // Server.Subscribe registers a Handler that runs synchronously on the

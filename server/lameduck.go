@@ -30,7 +30,7 @@ func (s *Server) LameDuck(ctx context.Context, grace, duration time.Duration) er
 		return s.Shutdown(ctx)
 	}
 	s.lameDuck.Store(true)
-	ln := s.mu.ln
+	ln, wsln := s.mu.ln, s.mu.wsln
 	clients := make([]*client, 0, len(s.mu.clients))
 	for _, c := range s.mu.clients {
 		clients = append(clients, c)
@@ -40,6 +40,9 @@ func (s *Server) LameDuck(ctx context.Context, grace, duration time.Duration) er
 		"grace", grace.String(), "duration", duration.String())
 	if ln != nil {
 		_ = ln.Close() // the accept loop returns; Shutdown closes it again harmlessly
+	}
+	if wsln != nil {
+		_ = wsln.Close()
 	}
 	for _, c := range clients {
 		c.queueProto(s.infoLine(c, false))

@@ -22,7 +22,7 @@ const (
 	// DefaultVersion is the server version reported in INFO. Clients gate
 	// features on it (natscli asks $SYS.REQ.USER.INFO only from 2.10.0 on),
 	// so it names the nats-server release whose protocol we follow.
-	DefaultVersion = "2.11.0"
+	DefaultVersion = "2.14.0"
 
 	// firstPingDelay is when the first server PING goes out after a client
 	// connects (nats-server measures the RTT with it), unless PingInterval is
@@ -73,6 +73,9 @@ type Options struct {
 	TLSConfig         *tls.Config
 	TLSHandshakeFirst bool
 	TLSTimeout        time.Duration // bound on the handshake; 0 = 2s
+
+	// Websocket, when set, also listens for WebSocket clients (ws.go).
+	Websocket *WebsocketOptions
 
 	// Cluster, when set, listens for routes from other servers and
 	// connects to them (route.go); nil = a standalone server.
@@ -127,6 +130,9 @@ func (o Options) withDefaults() Options {
 	if o.Cluster != nil {
 		o.Cluster = o.Cluster.withDefaults(o)
 	}
+	if o.Websocket != nil {
+		o.Websocket = o.Websocket.withDefaults(o)
+	}
 	return o
 }
 
@@ -157,6 +163,11 @@ func (o Options) Validate() error {
 		return fmt.Errorf("server: options: TLS handshake first needs a TLS configuration")
 	case o.TLSConfig != nil && len(o.TLSConfig.Certificates) == 0 && o.TLSConfig.GetCertificate == nil:
 		return fmt.Errorf("server: options: TLS configuration has no certificate")
+	}
+	if o.Websocket != nil {
+		if err := o.Websocket.Validate(); err != nil {
+			return err
+		}
 	}
 	if o.Cluster != nil {
 		return o.Cluster.Validate()

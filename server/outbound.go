@@ -49,6 +49,10 @@ type outbound struct {
 		inflight int           // bytes the writer is writing now
 		closing  bool          // no more producers; writer flushes and closes
 		stall    chan struct{} // closed by the writer when the queue drains below the stall mark
+		// wsStatus and wsReason are the close frame a WebSocket client
+		// gets after the last queued bytes (set with closing).
+		wsStatus int
+		wsReason string
 	}
 }
 
@@ -230,6 +234,7 @@ func (c *client) writeLoop() {
 				c.releaseStall()
 				c.out.mu.Unlock()
 				if closing {
+					c.sendWSClose()
 					c.finish()
 					return
 				}
@@ -248,8 +253,13 @@ func (c *client) writeLoop() {
 			if !closing {
 				_ = c.conn.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteDeadline))
 			}
-			vec = iov // WriteTo consumes vec; iov keeps the backing array
-			_, err := vec.WriteTo(c.conn)
+			var err error
+			if c.ws != nil {
+				_, err = c.ws.WriteBuffers(iov) // one binary message
+			} else {
+				vec = iov // WriteTo consumes vec; iov keeps the backing array
+				_, err = vec.WriteTo(c.conn)
+			}
 			clear(iov)
 			for i, ch := range taken {
 				putChunk(ch)
@@ -290,6 +300,27 @@ func (c *client) writeFailed(err error) {
 		return
 	}
 	c.close(closeWriteError, "")
+}
+
+// sendWSClose sends a WebSocket client its close frame, with the status
+// of why it was closed, once everything queued before is written; then,
+// once the read goroutine is gone, it lets the client close first
+// (websocket.Conn.Linger), for at most wsLinger.
+func (c *client) sendWSClose() {
+	if c.ws == nil {
+		return
+	}
+	c.out.mu.Lock()
+	status, reason := c.out.mu.wsStatus, c.out.mu.wsReason
+	c.out.mu.Unlock()
+	_ = c.ws.CloseWith(status, reason) // fails when the read side already sent one
+	t := time.NewTimer(wsLinger)
+	defer t.Stop()
+	select {
+	case <-c.readDone:
+		c.ws.Linger(wsLinger)
+	case <-t.C:
+	}
 }
 
 // finish closes the socket once the writer is done. The read goroutine then

@@ -59,10 +59,13 @@ func (c *client) pingTimerFired() {
 }
 
 // pingInterval is the keepalive interval: PingInterval, at most 30s for
-// routes.
+// routes, the websocket one for WebSocket clients.
 func (c *client) pingInterval() time.Duration {
 	if c.route != nil {
 		return c.srv.routePingInterval()
+	}
+	if c.ws != nil {
+		return c.srv.opts.Websocket.PingInterval
 	}
 	return c.srv.opts.PingInterval
 }

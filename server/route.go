@@ -56,6 +56,7 @@ type cluster struct {
 	active  atomic.Int32 // registered routes
 
 	clientInfo atomic.Pointer[string] // `,"cluster":…,"connect_urls":[…]` for client INFO
+	wsInfo     atomic.Pointer[string] // `,"cluster":…` for WebSocket clients (the URLs are TCP ones)
 	routeHost  string                 // the route listener as announced in route INFO
 	routePort  int
 

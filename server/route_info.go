@@ -108,6 +108,8 @@ func (cl *cluster) refreshClientInfo() bool {
 	if cl.dynamic.Load() {
 		b = append(b, `,"cluster_dynamic":true`...)
 	}
+	ws := string(b)
+	cl.wsInfo.Store(&ws)
 	if len(urls) > 0 {
 		b = append(b, `,"connect_urls":[`...)
 		for i, u := range urls {
@@ -123,10 +125,15 @@ func (cl *cluster) refreshClientInfo() bool {
 	return changed
 }
 
-// appendClusterInfo adds the cluster fields to a client INFO line.
-func (s *Server) appendClusterInfo(b []byte) []byte {
+// appendClusterInfo adds the cluster fields to a client INFO line; a
+// WebSocket client gets no connect_urls (they name the TCP listeners).
+func (s *Server) appendClusterInfo(b []byte, ws bool) []byte {
 	if cl := s.cluster; cl != nil {
-		if p := cl.clientInfo.Load(); p != nil {
+		p := cl.clientInfo.Load()
+		if ws {
+			p = cl.wsInfo.Load()
+		}
+		if p != nil {
 			b = append(b, *p...)
 		}
 	}

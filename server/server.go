@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/server/auth"
+	"github.com/jetwal/jetwal/server/websocket"
 )
 
 // ErrServerClosed is returned by Start after Shutdown.
@@ -40,6 +41,9 @@ type Server struct {
 	connHook      atomic.Pointer[func(ConnEvent)]
 	msgTrace      msgTraceHooks           // message tracing (msgtrace.go)
 	infoPrefix    atomic.Pointer[string]  // INFO up to the per-client fields; set by Start
+	wsInfoPrefix  atomic.Pointer[string]  // the same for WebSocket clients (ws.go)
+	wsAuth        atomic.Pointer[authBox] // nil = WebSocket clients use auth
+	wsOrigins     *websocket.Origins      // the WebSocket origin policy; nil = any
 	lameDuck      atomic.Bool             // in lame duck mode (lameduck.go): INFO says "ldm"
 	auth          atomic.Pointer[authBox] // nil = no authentication
 	stats         counters                // server-wide message counts (stats.go)
@@ -53,6 +57,7 @@ type Server struct {
 		sync.Mutex
 		// Guarded by the mutex above.
 		ln       net.Listener
+		wsln     net.Listener // the WebSocket listener (ws.go); nil = none
 		clients  map[uint64]*client
 		hooks    []func()
 		started  bool
@@ -89,6 +94,12 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Auth != nil {
 		s.auth.Store(&authBox{opts.Auth})
+	}
+	if ws := opts.Websocket; ws != nil {
+		s.wsOrigins, _ = websocket.NewOrigins(ws.SameOrigin, ws.AllowedOrigins) // Validate checked them
+		if ws.Auth != nil {
+			s.wsAuth.Store(&authBox{ws.Auth})
+		}
 	}
 	if opts.Cluster != nil {
 		if a := opts.Cluster.Account; a != "" && a != GlobalAccount && s.accounts[a] != nil || a == InternalAccount {
@@ -130,6 +141,7 @@ func (s *Server) SetAuthenticator(a Authenticator) {
 		prefix := s.buildInfoPrefix(s.mu.ln.Addr().(*net.TCPAddr).Port)
 		s.infoPrefix.Store(&prefix)
 	}
+	s.refreshWSInfoLocked() // WebSocket clients may use this authenticator
 }
 
 // newServerID returns an id shaped like nats-server's: 'N' and 55 base32
@@ -187,6 +199,11 @@ func (s *Server) listenLocked() error {
 	s.mu.ln = ln
 	prefix := s.buildInfoPrefix(ln.Addr().(*net.TCPAddr).Port)
 	s.infoPrefix.Store(&prefix)
+	if err := s.listenWSLocked(); err != nil {
+		_ = ln.Close()
+		s.mu.ln = nil
+		return err
+	}
 	return nil
 }
 
@@ -207,7 +224,11 @@ func (s *Server) Start() error {
 	}
 	s.mu.started = true
 	s.wg.Add(1)
-	go s.acceptLoop(s.mu.ln)
+	go s.acceptLoop(s.mu.ln, s.createClient)
+	if s.mu.wsln != nil {
+		s.wg.Add(1)
+		go s.acceptLoop(s.mu.wsln, s.acceptWS)
+	}
 	s.mu.Unlock()
 	// The cluster reads the client address (connect_urls): not under s.mu.
 	if s.cluster != nil {
@@ -239,7 +260,7 @@ func (s *Server) ClientURL() string {
 	return "nats://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
 }
 
-func (s *Server) acceptLoop(ln net.Listener) {
+func (s *Server) acceptLoop(ln net.Listener, serve func(net.Conn)) {
 	defer s.wg.Done()
 	backoff := 5 * time.Millisecond
 	for {
@@ -254,7 +275,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			continue
 		}
 		backoff = 5 * time.Millisecond
-		s.createClient(conn)
+		serve(conn)
 	}
 }
 
@@ -363,7 +384,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 	}
 	s.mu.shutdown = true
-	ln := s.mu.ln
+	ln, wsln := s.mu.ln, s.mu.wsln
 	clients := make([]*client, 0, len(s.mu.clients))
 	for _, c := range s.mu.clients {
 		clients = append(clients, c)
@@ -373,6 +394,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 	if ln != nil {
 		_ = ln.Close()
+	}
+	if wsln != nil {
+		_ = wsln.Close()
 	}
 	if s.cluster != nil {
 		s.cluster.stop()

@@ -128,6 +128,7 @@ type ConnInfo struct {
 	// Permissions are the user's, as authenticated; nil = unrestricted.
 	// Shared: read only.
 	Permissions *auth.Permissions
+	Websocket   bool // came in on the WebSocket listener
 }
 
 // Connections returns a snapshot of every connected client, by CID.
@@ -148,6 +149,7 @@ func (s *Server) Connections() []ConnInfo {
 
 func (c *client) info() ConnInfo {
 	ci := ConnInfo{
+		Websocket:    c.ws != nil,
 		CID:          c.id,
 		IP:           c.ip,
 		Start:        c.start,

@@ -7,11 +7,18 @@
 #   - `nats bench js fetch` from the stream just written (msgs/s)
 #   - failover: SIGKILL the stream's leader, time until the first
 #     successful publish (ms)
+#   - fetch1..fetch3 (with FETCH_EACH=1): fetch with the client connected
+#     to server 1, 2 or 3 alone, so every round meets the leader and both
+#     followers
+# SYNC=always runs nats-server with `jetstream { sync_interval: always }`
+# (jetwal acknowledges after a quorum's fsync either way); TESTS picks the
+# tests (default "pub fetch failover").
 #
 # usage: r3-compare.sh JETWAL NATS_SERVER NATS_CLI [ROUNDS]
 set -eu
 JETWAL=$1 NATS_SERVER=$2 NATS=$3 ROUNDS=${4:-3}
-MSGS=${MSGS:-200000} SIZE=${SIZE:-128}
+MSGS=${MSGS:-200000} SIZE=${SIZE:-128} SYNC=${SYNC:-default} TESTS=${TESTS:-pub fetch failover}
+[ "${FETCH_EACH:-0}" = 1 ] && TESTS="$TESTS fetch1 fetch2 fetch3"
 work=$(mktemp -d)
 export HOME=$work # no saved nats contexts
 # Every server's command line names $work: that is how they are found.
@@ -23,8 +30,14 @@ start_jw() {
 		--cluster nats://127.0.0.1:$((16400 + $1)) \
 		--routes nats://127.0.0.1:16401,nats://127.0.0.1:16402,nats://127.0.0.1:16403 >>"$work/jw$1.log" 2>&1 &
 }
+nsconf=""
+if [ "$SYNC" = always ]; then
+	printf 'jetstream { sync_interval: always }\n' >"$work/ns.conf"
+	nsconf="-c $work/ns.conf"
+fi
 start_ns() {
-	"$NATS_SERVER" -js -a 127.0.0.1 -p $((14410 + $1)) -n ns$1 -sd "$work/ns$1" --cluster_name NS \
+	# shellcheck disable=SC2086
+	"$NATS_SERVER" $nsconf -js -a 127.0.0.1 -p $((14410 + $1)) -n ns$1 -sd "$work/ns$1" --cluster_name NS \
 		--cluster nats://127.0.0.1:$((16410 + $1)) \
 		--routes nats://127.0.0.1:16411,nats://127.0.0.1:16412,nats://127.0.0.1:16413 >>"$work/ns$1.log" 2>&1 &
 }
@@ -67,12 +80,16 @@ failover() { # url prefix(jw|ns) -> ms from SIGKILL of the leader to a successfu
 	wait_js "$1"
 }
 
-for test in pub fetch failover; do
+for test in $TESTS; do
 	: >"$work/$test.ratios"
 	i=1
 	while [ "$i" -le "$ROUNDS" ]; do
 		if [ "$test" = fetch ]; then
 			pub "$JW" >/dev/null; a=$(fetch "$JW"); pub "$NS" >/dev/null; b=$(fetch "$NS")
+		elif [ "${test#fetch}" != "$test" ]; then
+			k=${test#fetch}
+			pub "$JW" >/dev/null; a=$(fetch nats://127.0.0.1:$((14400 + k)))
+			pub "$NS" >/dev/null; b=$(fetch nats://127.0.0.1:$((14410 + k)))
 		elif [ "$test" = failover ]; then
 			a=$(failover "$JW" jw); b=$(failover "$NS" ns)
 		elif [ $((i % 2)) -eq 1 ]; then a=$($test "$JW"); b=$($test "$NS")
@@ -83,7 +100,7 @@ for test in pub fetch failover; do
 		i=$((i + 1))
 	done
 done
-echo
-for test in pub fetch failover; do
+echo "nats-server sync: $SYNC"
+for test in $TESTS; do
 	echo "$test median ratio (jetwal/nats-server): $(sort -n "$work/$test.ratios" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
 done

@@ -20,7 +20,8 @@ import (
 // configuration with any free port (-1) for clients, monitoring and leaf
 // nodes, server tags, a JetStream store, and ports_file_dir. The ports
 // file appears under nats-server's name pattern (<program>_<pid>.ports)
-// with the real ports, a client connects with them, the monitoring URL
+// with the real ports (the websocket listener's under "websocket"), a
+// client connects with them (a WebSocket one too), the monitoring URL
 // answers, and shutdown removes the file.
 func TestHarnessStart(t *testing.T) {
 	dir := t.TempDir()
@@ -29,6 +30,7 @@ host: 127.0.0.1
 port: -1
 http: "127.0.0.1:-1"
 leafnodes { listen: "127.0.0.1:-1" }
+websocket { listen: "127.0.0.1:-1", no_tls: true, compression: true }
 server_tags: ["id:harness"]
 ports_file_dir: %q
 jetstream { store_dir: %q, max_file_store: 1GB, max_mem_store: 1GB }
@@ -51,7 +53,7 @@ jetstream { store_dir: %q, max_file_store: 1GB, max_mem_store: 1GB }
 			<-done
 		}
 	}()
-	var p struct{ Nats, Monitoring []string }
+	var p struct{ Nats, Monitoring, Websocket []string }
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		b, err := os.ReadFile(portsFile)
@@ -63,8 +65,16 @@ jetstream { store_dir: %q, max_file_store: 1GB, max_mem_store: 1GB }
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if len(p.Nats) != 1 || len(p.Monitoring) != 1 {
+	if len(p.Nats) != 1 || len(p.Monitoring) != 1 || len(p.Websocket) != 1 {
 		t.Fatalf("ports %+v", p)
+	}
+	wc, err := nats.Connect(p.Websocket[0])
+	if err != nil {
+		t.Fatalf("websocket client through the ports file's URL: %v", err)
+	}
+	defer wc.Close()
+	if _, err := wc.Request("$JS.API.INFO", nil, 5*time.Second); err != nil {
+		t.Fatalf("JetStream over websocket: %v", err)
 	}
 	nc, err := nats.Connect(p.Nats[0])
 	if err != nil {

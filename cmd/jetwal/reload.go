@@ -66,6 +66,9 @@ func reload(o *serveOptions, srv *jetwal.Server, log *slog.Logger) {
 	} else {
 		srv.SetAuthenticator(n.Server.Auth)
 	}
+	if n.Server.Websocket != nil {
+		srv.SetWebsocketAuthenticator(n.Server.Websocket.Auth)
+	}
 	log.Info("Reloaded server configuration " + o.ConfigFile + " (authorization now; other changes at restart)")
 }
 

@@ -202,6 +202,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 	var authTimeout time.Duration
 	var tlsConf *config.TLS
 	var fileCluster *config.Cluster
+	var fileWS *config.Websocket
 
 	// The file first, then every flag given on the command line on top.
 	if configFile != "" {
@@ -287,6 +288,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		if cfg.Set["cluster"] {
 			fileCluster = &cfg.Cluster
 		}
+		fileWS = cfg.Websocket
 	}
 	if o.Server.Cluster, err = clusterOptions(cf, flagSet, fileCluster); err != nil {
 		return nil, configError{err}
@@ -319,6 +321,11 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		}
 		o.Server.Auth = a
 		o.Server.AuthTimeout = authTimeout
+	}
+	if fileWS != nil {
+		if o.Server.Websocket, err = websocketOptions(fileWS, o.Auth); err != nil {
+			return nil, configError{err}
+		}
 	}
 	if tlsConf != nil {
 		tc, err := tlsConf.Config()

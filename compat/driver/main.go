@@ -66,13 +66,24 @@ func run() error {
 			return err
 		}
 	}
-	programs, err := listPrograms(*node, *dir, goclient, *only)
+	programs, err := listPrograms(*node, nodeFlags(*node), *dir, goclient, *only)
 	if err != nil {
 		return err
 	}
 
+	// Each server also listens for WebSocket clients (websocket.mjs), set
+	// in a configuration file both read the same way; the flags give the
+	// rest.
+	wsJ, confJ, err := wsConfig(work, "jetwal")
+	if err != nil {
+		return err
+	}
+	wsN, confN, err := wsConfig(work, "nats-server")
+	if err != nil {
+		return err
+	}
 	jw, err := startServer("jetwal", *jetwalBin, work, func(port int, store string) []string {
-		return []string{"serve", "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-sd", store}
+		return []string{"serve", "-c", confJ, "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-sd", store}
 	})
 	if err != nil {
 		keep = true
@@ -80,7 +91,7 @@ func run() error {
 	}
 	defer jw.stop()
 	ns, err := startServer("nats-server", *natsBin, work, func(port int, store string) []string {
-		return []string{"-js", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-sd", store}
+		return []string{"-c", confN, "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-sd", store}
 	})
 	if err != nil {
 		keep = true
@@ -94,8 +105,8 @@ func run() error {
 		o := outcome{feature: p.name}
 		var wg sync.WaitGroup
 		wg.Add(2)
-		go func() { defer wg.Done(); o.jetwal, o.okJ = runProgram(p, jw.url, *timeout) }()
-		go func() { defer wg.Done(); o.natsSrv, o.okN = runProgram(p, ns.url, *timeout) }()
+		go func() { defer wg.Done(); o.jetwal, o.okJ = runProgram(p, jw.url, wsJ, *timeout) }()
+		go func() { defer wg.Done(); o.natsSrv, o.okN = runProgram(p, ns.url, wsN, *timeout) }()
 		wg.Wait()
 		results = append(results, o)
 	}

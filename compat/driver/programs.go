@@ -23,7 +23,7 @@ type program struct {
 // lib.mjs) and, when goclient is set, the nats.go programs it lists, sorted
 // by name; with only set, just the features it names, each of which must
 // exist.
-func listPrograms(node, dir, goclient, only string) ([]program, error) {
+func listPrograms(node string, nodeFlags []string, dir, goclient, only string) ([]program, error) {
 	all := map[string]program{}
 	matches, err := filepath.Glob(filepath.Join(dir, "*.mjs"))
 	if err != nil {
@@ -32,7 +32,8 @@ func listPrograms(node, dir, goclient, only string) ([]program, error) {
 	for _, m := range matches {
 		name := strings.TrimSuffix(filepath.Base(m), ".mjs")
 		if name != "lib" {
-			all[name] = program{name: name, argv: []string{node, m}}
+			argv := append(append([]string{node}, nodeFlags...), m)
+			all[name] = program{name: name, argv: argv}
 		}
 	}
 	if goclient != "" {
@@ -85,11 +86,11 @@ func buildGoclient(goTool, dir string) (string, error) {
 // its single line of JSON, or a description of how it failed. A program
 // that ended in an uncaught error printed {"uncaught": ...}: that counts as
 // a failed run, so an error both servers give cannot pass as "same".
-func runProgram(p program, url string, timeout time.Duration) (string, bool) {
+func runProgram(p program, url, wsURL string, timeout time.Duration) (string, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, p.argv[0], p.argv[1:]...)
-	cmd.Env = append(os.Environ(), "NATS_URL="+url)
+	cmd.Env = append(os.Environ(), "NATS_URL="+url, "NATS_WS_URL="+wsURL)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

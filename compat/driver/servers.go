@@ -84,3 +84,29 @@ func (s *server) stop() {
 		_ = s.cmd.Process.Kill()
 	}
 }
+
+// wsConfig writes a configuration file giving a server a plain-text
+// WebSocket listener on a free loopback port, and returns its URL and the
+// file's path.
+func wsConfig(work, name string) (url, path string, err error) {
+	port, err := freePort()
+	if err != nil {
+		return "", "", err
+	}
+	path = filepath.Join(work, name+".conf")
+	conf := fmt.Sprintf("websocket {\n  listen: \"127.0.0.1:%d\"\n  no_tls: true\n}\n", port)
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		return "", "", fmt.Errorf("%s configuration: %w", name, err)
+	}
+	return "ws://127.0.0.1:" + strconv.Itoa(port), path, nil
+}
+
+// nodeFlags are the node flags the programs need: Node before 22 has a
+// global WebSocket (which nats.js wsconnect uses) only with
+// --experimental-websocket.
+func nodeFlags(node string) []string {
+	if exec.Command(node, "-e", "process.exit(typeof WebSocket === 'undefined' ? 1 : 0)").Run() != nil {
+		return []string{"--experimental-websocket"}
+	}
+	return nil
+}

@@ -61,10 +61,16 @@ export function norm(v, depth = 0) {
 // to connect or an uncaught error is printed as the result too, so the driver
 // always gets one JSON line to compare.
 export async function run(body) {
+  return runWith(open, body);
+}
+
+// runWith is run with its own way of connecting (opener returns the
+// connection), e.g. over the WebSocket listener.
+export async function runWith(opener, body) {
   let nc;
   let result;
   try {
-    nc = await open();
+    nc = await opener();
     result = await body(nc);
   } catch (e) {
     result = { uncaught: err(e) };

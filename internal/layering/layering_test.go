@@ -66,6 +66,9 @@ var leaves = map[string][]string{
 	"jetstream/internal/archive": {"jetstream/api", "store"},
 	"jetstream/internal/queue":   {},
 	"natshdr":                    {},
+	// server/websocket is the WebSocket transport under server's client
+	// listener: standard library only.
+	"server/websocket": {},
 	// crypt sits beside vfs at the bottom: only the seam and the error sentinel.
 	"crypt": {"vfs", "store"},
 }

@@ -15,11 +15,13 @@ const (
 	SubjConsumerList          = "$JS.API.CONSUMER.LIST."           // + stream
 	SubjConsumerNext          = "$JS.API.CONSUMER.MSG.NEXT."       // + stream + "." + name
 	SubjConsumerPause         = "$JS.API.CONSUMER.PAUSE."          // + stream + "." + name
+	SubjConsumerReset         = "$JS.API.CONSUMER.RESET."          // + stream + "." + name
 
 	TypeConsumerCreate = "io.nats.jetstream.api.v1.consumer_create_response"
 	TypeConsumerDelete = "io.nats.jetstream.api.v1.consumer_delete_response"
 	TypeConsumerPause  = "io.nats.jetstream.api.v1.consumer_pause_response"
 	TypeConsumerUnpin  = "io.nats.jetstream.api.v1.consumer_unpin_response"
+	TypeConsumerReset  = "io.nats.jetstream.api.v1.consumer_reset_response"
 )
 
 // DeliverPolicy is where a new consumer starts in its stream.
@@ -63,16 +65,20 @@ const (
 	AckNone AckPolicy = iota
 	AckAll
 	AckExplicit
+	// AckFlowControl (nats-server 2.14, ADR-60): a push consumer whose
+	// deliveries are acknowledged, up to a stream sequence, by the answers
+	// to its flow control requests; client acks are not taken.
+	AckFlowControl
 )
 
-var ackNames = []string{"none", "all", "explicit"}
+var ackNames = []string{"none", "all", "explicit", "flow_control"}
 
 func (a AckPolicy) String() string { return enumName(ackNames, int(a)) }
 
-// MarshalJSON writes "none", "all" or "explicit".
+// MarshalJSON writes "none", "all", "explicit" or "flow_control".
 func (a AckPolicy) MarshalJSON() ([]byte, error) { return marshalEnum("ack_policy", ackNames, int(a)) }
 
-// UnmarshalJSON accepts "none", "all" and "explicit".
+// UnmarshalJSON accepts "none", "all", "explicit" and "flow_control".
 func (a *AckPolicy) UnmarshalJSON(b []byte) error {
 	v, err := unmarshalEnum("ack_policy", ackNames, b)
 	*a = AckPolicy(v)
@@ -256,6 +262,21 @@ type ConsumerPauseResponse struct {
 	Paused         bool          `json:"paused"`
 	PauseUntil     time.Time     `json:"pause_until"`
 	PauseRemaining time.Duration `json:"pause_remaining,omitempty"`
+}
+
+// ConsumerResetRequest is the body of CONSUMER.RESET; an empty body or a
+// zero seq resets to the ack floor + 1.
+type ConsumerResetRequest struct {
+	Seq uint64 `json:"seq,omitempty"`
+}
+
+// ConsumerResetResponse answers CONSUMER.RESET: the consumer's info after
+// the reset and the stream sequence delivery restarts at (reset_seq is
+// present in errors too, as 0).
+type ConsumerResetResponse struct {
+	Response
+	*ConsumerInfo
+	ResetSeq uint64 `json:"reset_seq"`
 }
 
 // ConsumerUnpinRequest is the body of CONSUMER.UNPIN.

@@ -77,7 +77,7 @@ type errInfo struct {
 // jetwal's default description: coreErrors and the tables kept beside their
 // codes in other files, joined when the package is initialised (no init
 // function: Go orders package variables by their dependencies).
-var errTable = joinErrTables(coreErrors, sourceErrors, snapshotErrors, batchErrors, scheduleErrors, clusterOpsErrors)
+var errTable = joinErrTables(coreErrors, sourceErrors, snapshotErrors, batchErrors, scheduleErrors, clusterOpsErrors, consumerOpsErrors)
 
 // joinErrTables returns one map holding every entry of tables. A code in
 // two tables would keep the later entry; TestErrTablesDisjoint rules that

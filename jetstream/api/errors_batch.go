@@ -1,7 +1,7 @@
 package api
 
-// The error numbers of atomic batch publishing (nats-server 2.12+), kept
-// beside the rest of errTable in a file of their own.
+// The error numbers of atomic (nats-server 2.12+) and fast (2.14+) batch
+// publishing, kept beside the rest of errTable in a file of their own.
 const (
 	ErrAtomicPublishMissingSeq        ErrCode = 10175
 	ErrAtomicPublishIncompleteBatch   ErrCode = 10176
@@ -13,7 +13,13 @@ const (
 	ErrAtomicPublishDuplicateMsg      ErrCode = 10201
 	ErrAtomicPublishTooManyInflight   ErrCode = 10210
 	ErrStreamDuplicateMessageConflict ErrCode = 10158
-	ErrStreamWrongLastSequenceConst   ErrCode = 10164
+	// Fast batch publishing (nats-server 2.14, allow_batched).
+	ErrBatchPublishInvalidPattern   ErrCode = 10206
+	ErrBatchPublishInvalidBatchID   ErrCode = 10207
+	ErrBatchPublishUnknownBatchID   ErrCode = 10208
+	ErrMirrorWithBatchPublish       ErrCode = 10209
+	ErrBatchPublishTooManyInflight  ErrCode = 10211
+	ErrStreamWrongLastSequenceConst ErrCode = 10164
 )
 
 // batchErrors are this file's part of errTable.
@@ -28,5 +34,10 @@ var batchErrors = map[ErrCode]errInfo{
 	ErrAtomicPublishDuplicateMsg:      {400, "atomic publish batch contains duplicate message id"},
 	ErrAtomicPublishTooManyInflight:   {429, "atomic publish too many inflight"},
 	ErrStreamDuplicateMessageConflict: {409, "duplicate message id is in process"},
+	ErrBatchPublishInvalidPattern:     {400, "batch publish pattern is invalid"},
+	ErrBatchPublishInvalidBatchID:     {400, "batch publish ID is invalid"},
+	ErrBatchPublishUnknownBatchID:     {400, "batch publish ID unknown"},
+	ErrMirrorWithBatchPublish:         {400, "stream mirrors can not also use batch publishing"},
+	ErrBatchPublishTooManyInflight:    {429, "batch publish too many inflight"},
 	ErrStreamWrongLastSequenceConst:   {400, "wrong last sequence"},
 }

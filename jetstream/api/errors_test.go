@@ -9,6 +9,7 @@ func TestErrTablesDisjoint(t *testing.T) {
 	for name, table := range map[string]map[ErrCode]errInfo{
 		"coreErrors": coreErrors, "sourceErrors": sourceErrors, "snapshotErrors": snapshotErrors,
 		"batchErrors": batchErrors, "scheduleErrors": scheduleErrors, "clusterOpsErrors": clusterOpsErrors,
+		"consumerOpsErrors": consumerOpsErrors,
 	} {
 		for code := range table {
 			if other, dup := seen[code]; dup {

@@ -10,6 +10,16 @@ type StreamSource struct {
 	FilterSubject     string                   `json:"filter_subject,omitempty"`
 	SubjectTransforms []SubjectTransformConfig `json:"subject_transforms,omitempty"`
 	External          *ExternalStream          `json:"external,omitempty"`
+	// Consumer names a durable push consumer of the origin to source
+	// through (ADR-60, durable sourcing); nil: the server's own.
+	Consumer *StreamConsumerSource `json:"consumer,omitempty"`
+}
+
+// StreamConsumerSource is a mirror's or source's durable consumer: its
+// name and deliver subject on the origin stream.
+type StreamConsumerSource struct {
+	Name           string `json:"name,omitempty"`
+	DeliverSubject string `json:"deliver_subject,omitempty"`
 }
 
 // ExternalStream names a stream behind another API prefix (another
@@ -43,6 +53,14 @@ const (
 	ErrSourceOverlappingFilters  ErrCode = 10147
 	ErrMirrorOverlappingFilters  ErrCode = 10152
 	ErrStreamExternalAPIOverlap  ErrCode = 10021
+	// Durable sourcing (ADR-60).
+	ErrMirrorConsumerCfgInvalid  ErrCode = 10213
+	ErrMirrorConsumerRequiresAck ErrCode = 10214
+	ErrSourceConsumerCfgInvalid  ErrCode = 10215
+	ErrSourceConsumerDuplicate   ErrCode = 10216
+	ErrSourceConsumerRequiresAck ErrCode = 10217
+	ErrMirrorConsumerSetupFailed ErrCode = 10029
+	ErrSourceConsumerSetupFailed ErrCode = 10045
 )
 
 // sourceErrors are this file's part of errTable.
@@ -58,4 +76,11 @@ var sourceErrors = map[ErrCode]errInfo{
 	ErrSourceOverlappingFilters:  {400, "source filters can not overlap"},
 	ErrMirrorOverlappingFilters:  {400, "mirror subject filters can not overlap"},
 	ErrStreamExternalAPIOverlap:  {400, "stream external api prefix overlaps with the JetStream API"},
+	ErrMirrorConsumerCfgInvalid:  {400, "stream mirror consumer config is invalid"},
+	ErrMirrorConsumerRequiresAck: {400, "stream mirror consumer requires flow control ack policy"},
+	ErrSourceConsumerCfgInvalid:  {400, "stream source consumer config is invalid"},
+	ErrSourceConsumerDuplicate:   {400, "duplicate stream source consumer detected"},
+	ErrSourceConsumerRequiresAck: {400, "stream source consumer requires flow control ack policy"},
+	ErrMirrorConsumerSetupFailed: {500, "{err}"},
+	ErrSourceConsumerSetupFailed: {500, "{err}"},
 }

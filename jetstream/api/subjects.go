@@ -57,10 +57,12 @@ const (
 // (nats-server 2.11: per-message TTLs, subject delete markers, consumer
 // pause, priority groups), level 2 (2.12: message counters, atomic batch
 // publish, message schedules, persist_mode async, which jetwal acknowledges
-// under its own sync policy) and level 3 (snapshot window_size flow
-// control). Not level 4 (fast batch publish) or 5.
+// under its own sync policy), level 3 (snapshot window_size flow
+// control) and level 4 (2.14: fast batch publish, and the flow_control ack
+// policy of mirror and source consumers). Not level 5 (2.15: detecting a
+// recreated source stream).
 // Raise it only with all the features of the new level.
-const Level = 3
+const Level = 4
 
 // Metadata keys nats-server manages inside StreamConfig.Metadata. Only
 // MetaRequiredLevel is stored; the other two are added to create, update and

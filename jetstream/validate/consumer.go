@@ -53,8 +53,14 @@ func ConsumerDefaults(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits, 
 	if cfg.InactiveThreshold == 0 {
 		cfg.InactiveThreshold = limits.InactiveThreshold
 	}
+	if cfg.AckPolicy == api.AckFlowControl {
+		// As nats-server outside pedantic mode: a flow control ack policy
+		// turns flow control on with the 1s heartbeat its checks require.
+		cfg.FlowControl = true
+		cfg.Heartbeat = FlowControlAckHeartbeat
+	}
 	if cfg.AckPolicy != api.AckNone {
-		if cfg.AckWait == 0 {
+		if cfg.AckWait == 0 && cfg.AckPolicy != api.AckFlowControl {
 			cfg.AckWait = DefaultAckWait
 		}
 		if cfg.MaxAckPending == 0 {
@@ -111,7 +117,7 @@ func Consumer(cfg *api.ConsumerConfig, scfg *api.StreamConfig, accMaxAckPending 
 	if cfg.Durable != "" && cfg.Name != "" && cfg.Durable != cfg.Name {
 		return api.Errorf(api.ErrConsumerCreate, "consumer name %q and durable name %q must match", cfg.Name, cfg.Durable)
 	}
-	if cfg.AckPolicy < api.AckNone || cfg.AckPolicy > api.AckExplicit ||
+	if cfg.AckPolicy < api.AckNone || cfg.AckPolicy > api.AckFlowControl ||
 		cfg.DeliverPolicy < api.DeliverAll || cfg.DeliverPolicy > api.DeliverLastPerSubject ||
 		cfg.ReplayPolicy < api.ReplayInstant || cfg.ReplayPolicy > api.ReplayOriginal {
 		return api.NewError(api.ErrConsumerInvalidPolicy)
@@ -143,6 +149,9 @@ func Consumer(cfg *api.ConsumerConfig, scfg *api.StreamConfig, accMaxAckPending 
 		if cfg.OptStartSeq != 0 || cfg.OptStartTime != nil {
 			return api.Errorf(api.ErrConsumerInvalidPolicy, "consumer policy invalid: opt_start_seq and opt_start_time need a by_start policy")
 		}
+	}
+	if aerr := checkAckFlowControl(cfg); aerr != nil {
+		return aerr
 	}
 	push := cfg.DeliverSubject != ""
 	if push {
@@ -226,12 +235,40 @@ func Consumer(cfg *api.ConsumerConfig, scfg *api.StreamConfig, accMaxAckPending 
 		}
 	}
 	if scfg.Retention == api.WorkQueueRetention {
-		if cfg.AckPolicy != api.AckExplicit {
+		if cfg.AckPolicy != api.AckExplicit && cfg.AckPolicy != api.AckFlowControl {
 			return api.NewError(api.ErrConsumerWQRequiresExplicitAck)
 		}
 		if cfg.DeliverPolicy != api.DeliverAll {
 			return api.NewError(api.ErrConsumerWQNotDeliverAll)
 		}
+	}
+	return nil
+}
+
+// FlowControlAckHeartbeat is the idle heartbeat a flow control ack policy
+// consumer must have (nats-server's sourceHealthHB).
+const FlowControlAckHeartbeat = time.Second
+
+// checkAckFlowControl applies nats-server's rules for ack_policy
+// flow_control (ADR-60): a push consumer with flow control, a 1s heartbeat
+// and max_ack_pending, and no ack_wait, backoff or max_deliver.
+func checkAckFlowControl(cfg *api.ConsumerConfig) *api.ApiError {
+	if cfg.AckPolicy != api.AckFlowControl {
+		return nil
+	}
+	switch {
+	case cfg.DeliverSubject == "":
+		return api.NewError(api.ErrConsumerAckFCRequiresPush)
+	case !cfg.FlowControl:
+		return api.NewError(api.ErrConsumerAckFCRequiresFC)
+	case cfg.Heartbeat != FlowControlAckHeartbeat:
+		return InvalidConfig("flow control ack policy heartbeat needs to be 1s")
+	case cfg.MaxAckPending <= 0:
+		return api.NewError(api.ErrConsumerAckFCRequiresMaxAckPending)
+	case cfg.AckWait != 0 || len(cfg.BackOff) > 0:
+		return api.NewError(api.ErrConsumerAckFCRequiresNoAckWait)
+	case cfg.MaxDeliver > 0:
+		return api.NewError(api.ErrConsumerAckFCRequiresNoMaxDeliver)
 	}
 	return nil
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // SetConsumerRequiredLevel records the API level a consumer config needs,
-// as nats-server computes it: 1 for a pause or priority groups, else 0.
+// as nats-server computes it: 4 for the flow control ack policy, 1 for a
+// pause or priority groups, else 0.
 func SetConsumerRequiredLevel(cfg *api.ConsumerConfig) {
 	if cfg.Metadata == nil {
 		cfg.Metadata = map[string]string{}
@@ -23,6 +24,9 @@ func SetConsumerRequiredLevel(cfg *api.ConsumerConfig) {
 	level := 0
 	if (cfg.PauseUntil != nil && !cfg.PauseUntil.IsZero()) || set(cfg.PriorityPolicy) || set(cfg.PriorityGroups) || cfg.PinnedTTL != 0 {
 		level = 1
+	}
+	if cfg.AckPolicy == api.AckFlowControl {
+		level = 4
 	}
 	cfg.Metadata[api.MetaRequiredLevel] = strconv.Itoa(level)
 }

@@ -56,11 +56,14 @@ func hasMirror(cfg *api.StreamConfig) bool {
 	return m != "" && m != "null" && m != "{}"
 }
 
-// checkAtomicConfig refuses allow_atomic on a mirror, as nats-server does
-// (10198).
+// checkAtomicConfig refuses allow_atomic (10198) and allow_batched
+// (10209) on a mirror, as nats-server does.
 func checkAtomicConfig(cfg *api.StreamConfig) *api.ApiError {
 	if cfg.AllowAtomicPublish && hasMirror(cfg) {
 		return api.NewError(api.ErrMirrorWithAtomicPublish)
+	}
+	if cfg.AllowBatchPublish && hasMirror(cfg) {
+		return api.NewError(api.ErrMirrorWithBatchPublish)
 	}
 	return nil
 }

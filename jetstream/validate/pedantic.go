@@ -81,5 +81,16 @@ func PedanticConsumer(cfg *api.ConsumerConfig, limits api.StreamConsumerLimits) 
 	case cfg.InactiveThreshold == 0 && limits.InactiveThreshold > 0:
 		return pedanticError("inactive_threshold must be set if it's configured in stream limits")
 	}
+	// nats-server sets a flow control ack policy's flow control and
+	// heartbeat only outside pedantic mode; in it, the checks that follow
+	// the defaults refuse a config without them.
+	if cfg.AckPolicy == api.AckFlowControl && cfg.DeliverSubject != "" {
+		if !cfg.FlowControl {
+			return api.NewError(api.ErrConsumerAckFCRequiresFC)
+		}
+		if cfg.Heartbeat != FlowControlAckHeartbeat {
+			return InvalidConfig("flow control ack policy heartbeat needs to be 1s")
+		}
+	}
 	return nil
 }

@@ -63,21 +63,43 @@ func CheckSources(cfg *api.StreamConfig, domain string) *api.ApiError {
 		case cfg.Storage == api.MemoryStorage:
 			return InvalidConfig("mirrors in memory storage are not supported by jetwal")
 		}
+		if !durableSourceOK(mirror) {
+			return api.NewError(api.ErrMirrorConsumerCfgInvalid)
+		}
 		if aerr := checkSource(mirror, "mirror"); aerr != nil {
 			return aerr
 		}
 	}
 	seen := map[string]bool{}
+	seenConsumer := map[string]bool{}
 	for i := range sources {
 		src := &sources[i]
 		if !validName(src.Name) {
 			return api.NewError(api.ErrSourceInvalidStreamName)
 		}
+		// As nats-server, sources of one origin differ by filter or
+		// transforms (the key jetwal's Nats-Stream-Source header carries);
+		// nats-server also tells apart sources differing only by their
+		// durable consumer, which jetwal refuses as duplicates.
 		key := src.Name + " " + src.FilterSubject
+		for _, tr := range src.SubjectTransforms {
+			key += " " + tr.Source + "\f" + tr.Destination
+		}
 		if seen[key] {
 			return api.NewError(api.ErrSourceDuplicate)
 		}
 		seen[key] = true
+		if !durableSourceOK(src) {
+			return api.NewError(api.ErrSourceConsumerCfgInvalid)
+		}
+		if src.Consumer != nil {
+			// One origin consumer feeds one source only.
+			ckey := src.Name + " " + src.Consumer.Name
+			if seenConsumer[ckey] {
+				return api.NewError(api.ErrSourceConsumerDuplicate)
+			}
+			seenConsumer[ckey] = true
+		}
 		if aerr := checkSource(src, "source"); aerr != nil {
 			return aerr
 		}
@@ -124,6 +146,18 @@ func ptrOr(p *api.StreamSource) api.StreamSource {
 // stream that mirrors nothing.
 func MirrorDirectWithoutMirror() *api.ApiError {
 	return InvalidConfig("stream has no mirror but does have mirror direct")
+}
+
+// durableSourceOK checks a mirror's or source's durable consumer (ADR-60)
+// as nats-server does: a consumer name, a literal deliver subject, and no
+// start position or filter of the source's own (the consumer has them).
+func durableSourceOK(src *api.StreamSource) bool {
+	c := src.Consumer
+	if c == nil {
+		return true
+	}
+	return ConsumerName(c.Name) && subject.ValidLiteral(c.DeliverSubject) &&
+		src.OptStartSeq == 0 && src.OptStartTime == nil && src.FilterSubject == ""
 }
 
 // checkSource refuses what jetwal does not do with a mirror or source.

@@ -291,7 +291,9 @@ func StreamUpdate(old, upd *api.StreamConfig) (api.StreamConfig, *api.ApiError) 
 	switch {
 	case cfg.Name != old.Name:
 		return cfg, InvalidConfig("stream configuration name must match original")
-	case !bytes.Equal(bytes.TrimSpace(cfg.Mirror), bytes.TrimSpace(old.Mirror)):
+	case RawPresent(cfg.Mirror) && !bytes.Equal(bytes.TrimSpace(cfg.Mirror), bytes.TrimSpace(old.Mirror)):
+		// Removing the mirror is allowed (nats-server 2.12+): it promotes
+		// the mirror to an ordinary stream. Adding or changing one is not.
 		return cfg, api.NewError(api.ErrStreamMirrorNotUpdatable)
 	case cfg.Storage != old.Storage:
 		return cfg, InvalidConfig("stream configuration update can not change storage type")
@@ -310,6 +312,8 @@ func StreamUpdate(old, upd *api.StreamConfig) (api.StreamConfig, *api.ApiError) 
 		return cfg, InvalidConfig("message TTL status can not be disabled")
 	case old.AllowMsgCounter != upd.AllowMsgCounter:
 		return cfg, InvalidConfig("stream configuration update can not change message counter setting")
+	case old.PersistMode != upd.PersistMode:
+		return cfg, InvalidConfig("stream configuration update can not change persist mode")
 	}
 	if aerr := scheduleUpdate(old, upd); aerr != nil { // schedules.go
 		return cfg, aerr

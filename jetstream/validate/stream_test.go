@@ -236,3 +236,22 @@ func TestPersistModeAsyncRules(t *testing.T) {
 		}
 	}
 }
+
+// TestPersistModeNotUpdatable: an update can change persist_mode neither
+// way, as nats-server refuses it.
+func TestPersistModeNotUpdatable(t *testing.T) {
+	for _, c := range [][2]api.PersistMode{{api.AsyncPersist, api.DefaultPersist}, {api.DefaultPersist, api.AsyncPersist}} {
+		old, aerr := Stream(&api.StreamConfig{Name: "A", PersistMode: c[0]})
+		if aerr != nil {
+			t.Fatal(aerr)
+		}
+		upd, aerr := Stream(&api.StreamConfig{Name: "A", PersistMode: c[1]})
+		if aerr != nil {
+			t.Fatal(aerr)
+		}
+		if _, aerr := StreamUpdate(&old, &upd); aerr == nil || aerr.ErrCode != api.ErrStreamInvalidConfig ||
+			aerr.Description != "stream configuration update can not change persist mode" {
+			t.Fatalf("%v to %v: got %+v", c[0], c[1], aerr)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nats-io/nkeys"
@@ -23,15 +24,27 @@ type User struct {
 	Password    string
 	Permissions *Permissions // nil = Options.Permissions
 	Account     string       // the user's account; "" = the global account
+	// ConnectionTypes, when not empty, are the only kinds of connection
+	// the user may log in on (allowed_connection_types: ConnStandard,
+	// ConnWebsocket, ...; upper case).
+	ConnectionTypes []string
 }
 
 // NkeyUser is a user who proves it holds the private key of Nkey (a public
 // user key, "U...") by signing the server's nonce.
 type NkeyUser struct {
-	Nkey        string
-	Permissions *Permissions // nil = Options.Permissions
-	Account     string       // the user's account; "" = the global account
+	Nkey            string
+	Permissions     *Permissions // nil = Options.Permissions
+	Account         string       // the user's account; "" = the global account
+	ConnectionTypes []string     // as User's
 }
+
+// Connection types (nats-server's allowed_connection_types names) of the
+// two listeners jetwal has.
+const (
+	ConnStandard  = "STANDARD"
+	ConnWebsocket = "WEBSOCKET"
+)
 
 // Options configure an Authenticator. Exactly one way of logging in is
 // allowed at a time for Token and Username, as in nats-server: a token
@@ -63,6 +76,10 @@ type Credentials struct {
 	Nkey, Sig             string // public nkey and signature of Nonce
 	Nonce                 []byte // the nonce the server sent in INFO
 	PeerCerts             []*x509.Certificate
+	// ConnectionType is the listener the client came in on (ConnStandard
+	// or ConnWebsocket; "" = ConnStandard), checked against a user's
+	// ConnectionTypes.
+	ConnectionType string
 }
 
 func (c Credentials) empty() bool {
@@ -139,35 +156,54 @@ func (a *Authenticator) NeedsNonce() bool { return len(a.nkeys) > 0 }
 // Authenticate checks c. The error wraps ErrAuthentication and names the
 // user (never the secret) for the log.
 func (a *Authenticator) Authenticate(c Credentials) (*Identity, error) {
+	id, types, err := a.identify(c)
+	if err != nil {
+		return nil, err
+	}
+	if len(types) > 0 {
+		ct := c.ConnectionType
+		if ct == "" {
+			ct = ConnStandard
+		}
+		if !slices.Contains(types, ct) {
+			return nil, fmt.Errorf("%w: user %q: connection type %s not allowed", ErrAuthentication, id.User, ct)
+		}
+	}
+	return id, nil
+}
+
+// identify finds who c is, and the connection types that user is
+// limited to.
+func (a *Authenticator) identify(c Credentials) (*Identity, []string, error) {
 	switch {
 	case a.opts.MapCerts && len(c.PeerCerts) > 0:
 		return a.byCert(c.PeerCerts[0])
 	case a.opts.MapCerts:
-		return nil, fmt.Errorf("%w: no client certificate to map", ErrAuthentication)
+		return nil, nil, fmt.Errorf("%w: no client certificate to map", ErrAuthentication)
 	case c.Nkey != "" && len(a.nkeys) > 0:
 		return a.byNkey(c)
 	case a.opts.Token != "":
 		if c.Token == "" {
-			return nil, fmt.Errorf("%w: no token", ErrAuthentication)
+			return nil, nil, fmt.Errorf("%w: no token", ErrAuthentication)
 		}
 		if !passwordMatches(a.opts.Token, c.Token) {
-			return nil, fmt.Errorf("%w: bad token", ErrAuthentication)
+			return nil, nil, fmt.Errorf("%w: bad token", ErrAuthentication)
 		}
-		return &Identity{Permissions: a.opts.Permissions}, nil
+		return &Identity{Permissions: a.opts.Permissions}, nil, nil
 	case c.empty() && a.opts.NoAuthUser != "":
 		u := a.users[a.opts.NoAuthUser]
-		return &Identity{User: u.Username, Permissions: a.perms(u.Permissions), Account: u.Account}, nil
+		return &Identity{User: u.Username, Permissions: a.perms(u.Permissions), Account: u.Account}, u.ConnectionTypes, nil
 	case c.User != "":
 		u, ok := a.users[c.User]
 		if !ok {
-			return nil, fmt.Errorf("%w: unknown user %q", ErrAuthentication, c.User)
+			return nil, nil, fmt.Errorf("%w: unknown user %q", ErrAuthentication, c.User)
 		}
 		if !passwordMatches(u.Password, c.Password) {
-			return nil, fmt.Errorf("%w: bad password for user %q", ErrAuthentication, c.User)
+			return nil, nil, fmt.Errorf("%w: bad password for user %q", ErrAuthentication, c.User)
 		}
-		return &Identity{User: u.Username, Permissions: a.perms(u.Permissions), Account: u.Account}, nil
+		return &Identity{User: u.Username, Permissions: a.perms(u.Permissions), Account: u.Account}, u.ConnectionTypes, nil
 	}
-	return nil, fmt.Errorf("%w: no credentials", ErrAuthentication)
+	return nil, nil, fmt.Errorf("%w: no credentials", ErrAuthentication)
 }
 
 func (a *Authenticator) perms(p *Permissions) *Permissions {
@@ -177,31 +213,31 @@ func (a *Authenticator) perms(p *Permissions) *Permissions {
 	return p
 }
 
-func (a *Authenticator) byNkey(c Credentials) (*Identity, error) {
+func (a *Authenticator) byNkey(c Credentials) (*Identity, []string, error) {
 	u, ok := a.nkeys[c.Nkey]
 	if !ok {
-		return nil, fmt.Errorf("%w: unknown nkey %q", ErrAuthentication, c.Nkey)
+		return nil, nil, fmt.Errorf("%w: unknown nkey %q", ErrAuthentication, c.Nkey)
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(c.Sig)
 	if err != nil {
 		sig, err = base64.StdEncoding.DecodeString(c.Sig)
 	}
 	if err != nil || len(c.Nonce) == 0 {
-		return nil, fmt.Errorf("%w: nkey %q: malformed signature", ErrAuthentication, c.Nkey)
+		return nil, nil, fmt.Errorf("%w: nkey %q: malformed signature", ErrAuthentication, c.Nkey)
 	}
 	pub, err := nkeys.FromPublicKey(c.Nkey)
 	if err != nil {
-		return nil, fmt.Errorf("%w: nkey %q: %v", ErrAuthentication, c.Nkey, err)
+		return nil, nil, fmt.Errorf("%w: nkey %q: %v", ErrAuthentication, c.Nkey, err)
 	}
 	if err := pub.Verify(c.Nonce, sig); err != nil {
-		return nil, fmt.Errorf("%w: nkey %q: signature does not verify", ErrAuthentication, c.Nkey)
+		return nil, nil, fmt.Errorf("%w: nkey %q: signature does not verify", ErrAuthentication, c.Nkey)
 	}
-	return &Identity{User: u.Nkey, Permissions: a.perms(u.Permissions), Account: u.Account}, nil
+	return &Identity{User: u.Nkey, Permissions: a.perms(u.Permissions), Account: u.Account}, u.ConnectionTypes, nil
 }
 
 // byCert maps a verified certificate to a user, trying its e-mail
 // addresses, DNS names, URIs and then its RFC 2253 subject.
-func (a *Authenticator) byCert(cert *x509.Certificate) (*Identity, error) {
+func (a *Authenticator) byCert(cert *x509.Certificate) (*Identity, []string, error) {
 	var names []string
 	names = append(names, cert.EmailAddresses...)
 	names = append(names, cert.DNSNames...)
@@ -211,10 +247,10 @@ func (a *Authenticator) byCert(cert *x509.Certificate) (*Identity, error) {
 	names = append(names, cert.Subject.String())
 	for _, n := range names {
 		if u, ok := a.users[n]; ok {
-			return &Identity{User: u.Username, Permissions: a.perms(u.Permissions), Account: u.Account}, nil
+			return &Identity{User: u.Username, Permissions: a.perms(u.Permissions), Account: u.Account}, u.ConnectionTypes, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: no user for certificate %q", ErrAuthentication, cert.Subject.String())
+	return nil, nil, fmt.Errorf("%w: no user for certificate %q", ErrAuthentication, cert.Subject.String())
 }
 
 // IsBcrypt reports whether s looks like a bcrypt hash.

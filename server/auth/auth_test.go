@@ -183,3 +183,33 @@ func TestThrottleBounded(t *testing.T) {
 		t.Fatalf("%d addresses remembered", n)
 	}
 }
+
+// TestConnectionTypes: a user limited to some connection types logs in
+// on those only; an unlimited user and a token log in on any.
+func TestConnectionTypes(t *testing.T) {
+	a, err := New(Options{
+		Users: []User{{Username: "ws", Password: "p", ConnectionTypes: []string{ConnWebsocket}}, {Username: "any", Password: "p"}},
+		Nkeys: nil,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		user, ct string
+		ok       bool
+	}{
+		{"ws", ConnWebsocket, true},
+		{"ws", ConnStandard, false},
+		{"ws", "", false}, // "" is the client port
+		{"any", ConnWebsocket, true},
+		{"any", "", true},
+	} {
+		_, err := a.Authenticate(Credentials{User: tc.user, Password: "p", ConnectionType: tc.ct})
+		if (err == nil) != tc.ok {
+			t.Errorf("user %s on %q: %v, want ok=%v", tc.user, tc.ct, err, tc.ok)
+		}
+		if err != nil && !errors.Is(err, ErrAuthentication) {
+			t.Errorf("error %v does not wrap ErrAuthentication", err)
+		}
+	}
+}
