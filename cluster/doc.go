@@ -17,6 +17,11 @@
 //     member applies them to its own wal store (raftstore/stream). A
 //     Replica is that member, and its Store method gives the JetStream
 //     layer a store.StreamStore whose writes go through raft.
+//   - A stream group's members change when its assignment names other
+//     servers (membership.go): a new member joins without bootstrapping,
+//     as a non-voter, and votes once it has caught up; a removed one
+//     leaves, then deletes its replica. Node.RemoveServer takes a server
+//     out of the meta group (remove.go).
 //   - A replica's writes go through one ordered queue (batcher.go): the
 //     appends queued while earlier proposals commit are proposed together
 //     as one OpAppendBatch entry (at most 512 messages or 1 MiB, at most 3
