@@ -75,6 +75,7 @@ type Node struct {
 
 	mu       sync.Mutex
 	replicas map[string]*Replica
+	opening  map[string]int // OpenStream calls under way, by stream
 	closed   bool
 }
 
@@ -103,7 +104,8 @@ func New(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: route address %q: %w", opts.Self, err)
 	}
-	return &Node{opts: opts, log: opts.Logger, mux: mux.New(addr, opts.Dial, opts.Logger), replicas: make(map[string]*Replica)}, nil
+	return &Node{opts: opts, log: opts.Logger, mux: mux.New(addr, opts.Dial, opts.Logger),
+		replicas: make(map[string]*Replica), opening: make(map[string]int)}, nil
 }
 
 // Handoff takes a raft connection the route listener accepted and

@@ -81,7 +81,15 @@ func (n *Node) OpenStream(name string, peers []string, join bool, opts wal.Optio
 		n.mu.Unlock()
 		return r, nil
 	}
+	n.opening[name]++ // RemoveStreamData keeps off (stale.go)
 	n.mu.Unlock()
+	defer func() {
+		n.mu.Lock()
+		if n.opening[name]--; n.opening[name] <= 0 {
+			delete(n.opening, name)
+		}
+		n.mu.Unlock()
+	}()
 	dir := filepath.Join(n.opts.Dir, "streams", hex.EncodeToString([]byte(name)))
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("cluster: stream %s: %w", name, err)

@@ -61,6 +61,13 @@ type Cluster interface {
 	// out of the meta group (led here); removed is "" when no member
 	// matches.
 	RemoveServer(name, id string) (removed string, err error)
+	// SyncMeta waits until this server's copy of the meta map holds
+	// everything committed before the call.
+	SyncMeta() error
+	// StreamDirs lists the streams this server holds replica data of;
+	// RemoveStreamData deletes one's, refusing while it is open.
+	StreamDirs() ([]string, error)
+	RemoveStreamData(name string) error
 	// OpenStream opens this server's member of a replicated stream's
 	// group; join: the server was added to an existing group, and waits
 	// for its leader to send it the stream.
@@ -142,7 +149,11 @@ func (js *JetStream) startCluster() error {
 	if !ok {
 		return fmt.Errorf("clustered JetStream serves the global account only, not account %q", js.cfg.Account)
 	}
-	return js.cl.c.Start(srv, js.applyMetaPut, js.applyMetaDelete)
+	if err := js.cl.c.Start(srv, js.applyMetaPut, js.applyMetaDelete); err != nil {
+		return err
+	}
+	go js.sweepStaleReplicas() // cluster_stale.go
+	return nil
 }
 
 func (js *JetStream) assignment(name string) (streamAssignment, bool) {

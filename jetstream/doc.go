@@ -107,6 +107,7 @@
 //   - cluster_api.go: the requests the meta leader answers.
 //   - cluster_consumer.go: consumer state of replicated streams.
 //   - cluster_stepdown.go: meta and consumer leader step-downs.
+//   - cluster_stale.go: deleting replica data of streams this server no longer holds.
 //   - cluster_server_remove.go: SERVER.REMOVE, a server taken out of the meta group.
 //   - doc.go: this overview.
 //

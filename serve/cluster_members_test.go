@@ -2,9 +2,12 @@ package serve
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -327,4 +330,38 @@ func TestClusterServerPeerRemove(t *testing.T) {
 		return err
 	})
 	streamLedBy(t, ctx, js, lead, "R", spare, 5)
+}
+
+// TestClusterStaleReplicaRemoved: replica data a server finds at start
+// for a stream the meta group does not assign to it (as a server that was
+// down while its replica was taken away finds it) is deleted once the
+// server has caught up with the meta group; a server restarted after such
+// a change does the same (the restart itself is not in this test: a
+// follower back from a few seconds down waits out raft's replication
+// backoff, tens of seconds).
+func TestClusterStaleReplicaRemoved(t *testing.T) {
+	var stale []string
+	servers := startClusterWith(t, 3, func(i int, o *Options) {
+		opsOptions(t, o)
+		dir := filepath.Join(o.Store.Dir, "jetstream", "_cluster", "streams", hex.EncodeToString([]byte("GONE")), "fsm")
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "data"), []byte("old replica"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		stale = append(stale, filepath.Dir(dir))
+	})
+	eventually(t, "meta leader", 60*time.Second, func() error {
+		_, err := metaLeader(servers)
+		return err
+	})
+	for _, dir := range stale {
+		eventually(t, "stale replica data deleted", 60*time.Second, func() error {
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("%s still there (%v)", dir, err)
+			}
+			return nil
+		})
+	}
 }
