@@ -294,6 +294,9 @@ func (n *Node) Close() error {
 	n.replicas = map[string]*Replica{}
 	m := n.meta
 	n.mu.Unlock()
+	if m != nil {
+		m.stop()
+	}
 	var err error
 	for _, r := range reps {
 		if cerr := r.close(); err == nil {
