@@ -20,6 +20,7 @@ import (
 
 	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/internal/syncbuf"
+	jetwal "github.com/jetwal/jetwal/serve"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -41,7 +42,7 @@ func TestParseServeFlags(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		if o.Server.Port != 5222 || o.Server.Host != "127.0.0.1" || !o.JetStream || o.Store.Dir != "/x/y" || !o.debug || !o.trace || !o.Server.Trace {
+		if o.Server.Port != 5222 || o.Server.Host != "127.0.0.1" || !o.JetStream || o.Store.Dir != "/x/y" || !o.Server.Debug || !o.Server.Trace {
 			t.Fatalf("%v parsed as %+v", args, o)
 		}
 	}
@@ -105,7 +106,7 @@ func TestServeInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &lockedBuffer{}
-	log := slog.New(newLineHandler(logs, slog.LevelInfo))
+	log := slog.New(jetwal.NewLogHandler(logs, false, false))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, o, log) }()
