@@ -41,12 +41,14 @@ func (s *Server) dispatch(d *delivery, res *result, a *audience) bool {
 			delivered = true
 		}
 	}
+	if a.f != nil {
+		a.f.reset() // the targets of the message before are still there
+	}
 	remote := a.remote
 	if remote != nil && remote.Empty() {
 		remote = nil
 	}
 	if remote != nil {
-		a.f.reset()
 		for _, rs := range remote.Plain {
 			a.f.addTarget(rs.route, "")
 		}

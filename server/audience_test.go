@@ -1,8 +1,11 @@
 package server
 
 import (
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // TestQueuePickSameTracedOrNot: a queue group with one member on the
@@ -59,5 +62,27 @@ func TestQueuePickSameTracedOrNot(t *testing.T) {
 	case m := <-far:
 		t.Fatalf("extra message %q", m.Data)
 	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// TestNoRespondersAfterForwarding: the routes chosen for one message are
+// not reused for the next. A request no server can answer gets its 503 at
+// once, right after a message that went over a route (the targets of that
+// message once stayed in the publisher's scratch, and the request was sent
+// to them, counted as delivered, and never answered).
+func TestNoRespondersAfterForwarding(t *testing.T) {
+	servers := startMesh(t, 2)
+	a, b := servers[0], servers[1]
+	far, _ := collect(t, connect(t, b), "there", "")
+	waitFor(t, "remote interest", func() bool { return hasRemoteInterest(a, "there") })
+	ac := connect(t, a)
+	for i := 0; i < 3; i++ {
+		if err := ac.Publish("there", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		recv(t, far)
+		if _, err := ac.Request("nobody.home", nil, 5*time.Second); !errors.Is(err, nats.ErrNoResponders) {
+			t.Fatalf("request %d without responders: %v, want no responders", i, err)
+		}
 	}
 }
