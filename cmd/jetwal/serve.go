@@ -10,8 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -128,13 +126,13 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveOptions, error) {
 		f.Debug, f.Trace, f.Given["debug"], f.Given["trace"] = true, true, true, true
 	}
 	var err error
-	if f.MaxPayload, err = parseSize(maxPayload); err != nil {
+	if f.MaxPayload, err = config.ParseSize(maxPayload); err != nil {
 		return nil, fmt.Errorf("--max_payload: %w", err)
 	}
 	if f.MaxPayload <= 0 || f.MaxPayload > 64<<20 {
 		return nil, fmt.Errorf("--max_payload %d: want 1 byte to 64MB", f.MaxPayload)
 	}
-	if f.MaxPending, err = parseSize(maxPending); err != nil {
+	if f.MaxPending, err = config.ParseSize(maxPending); err != nil {
 		return nil, fmt.Errorf("--max_pending: %w", err)
 	}
 	if f.Sync, err = parseSync(syncFlag); err != nil {
@@ -169,28 +167,6 @@ func parseSync(s string) (durable.Policy, error) {
 		return p, fmt.Errorf("--sync: %w", err)
 	}
 	return p, nil
-}
-
-// parseSize parses a byte count with an optional K/M/G suffix (KB, KiB and
-// so on; all powers of 1024, as nats-server reads sizes).
-func parseSize(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"GIB", 1 << 30}, {"GB", 1 << 30}, {"G", 1 << 30}, {"MIB", 1 << 20}, {"MB", 1 << 20}, {"M", 1 << 20},
-		{"KIB", 1 << 10}, {"KB", 1 << 10}, {"K", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("size %q: want a byte count like 1048576 or 1MB", s)
-	}
-	return n * mult, nil
 }
 
 func serveCommand() command {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetwal/jetwal/config"
 	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/internal/syncbuf"
 	jetwal "github.com/jetwal/jetwal/serve"
@@ -70,9 +71,9 @@ func TestParseSyncAndSize(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]int64{"1048576": 1 << 20, "1MB": 1 << 20, "1MiB": 1 << 20, "512k": 512 << 10, "2 GB": 2 << 30, "7B": 7} {
-		got, err := parseSize(in)
+		got, err := config.ParseSize(in)
 		if err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v", in, got, err)
+			t.Errorf("config.ParseSize(%q) = %d, %v", in, got, err)
 		}
 	}
 }
