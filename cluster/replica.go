@@ -335,6 +335,9 @@ func (r *Replica) close() error {
 	// Raft is down: what was proposed has its answer; the rest fails.
 	r.batch.close()
 	r.wg.Wait()
+	if errors.Is(err, errStillRunning) {
+		return err // raft may still apply to the stream's store
+	}
 	if cerr := r.fsm.Close(); err == nil {
 		err = cerr
 	}
