@@ -210,7 +210,9 @@ func (js *JetStream) respondClusterInfo(r *apiRequest, typ string, a streamAssig
 func (js *JetStream) assignedInfo(a streamAssignment, wait bool) *api.StreamInfo {
 	name := a.Config.Name
 	hosts := slices.Contains(a.Peers, js.cl.c.Self())
-	for end := time.Now().Add(3 * time.Second); wait && hosts && time.Now().Before(end); {
+	// The wait ends early when JetStream closes: Close waits for this
+	// handler.
+	for end := time.Now().Add(3 * time.Second); wait && hosts && time.Now().Before(end) && !js.isClosed(); {
 		if s := js.lookup(name); s != nil {
 			break
 		}
@@ -353,4 +355,11 @@ func (js *JetStream) forgetConsumer(s *stream, name string) {
 		js.log.Error("cluster: forgetting consumer", "stream", s.name, "consumer", name, "error", err)
 	}
 	js.forgetConsumerState(s.name, name)
+}
+
+// isClosed reports whether Close has begun.
+func (js *JetStream) isClosed() bool {
+	js.mu.RLock()
+	defer js.mu.RUnlock()
+	return js.closed
 }

@@ -74,6 +74,8 @@
 //   - sealed_file.go: the sealed form of meta.inf, dedupe.dat and ttl.dat.
 //   - meta.go: meta.inf / meta.sum persistence (the layout is drawn there).
 //   - check.go: the read-only checks of this package's files (jetwal verify).
+//   - check_store.go: CheckStore, every stream of a store checked by the
+//     packages owning its files (jetwal verify prints the report).
 //   - storelock.go: the lock file held by the process serving the store.
 //   - recovery_log.go: logging what opening a stream's store repaired.
 //   - headers.go: the JetStream headers read on publish and written on replies.

@@ -55,6 +55,14 @@ type Options struct {
 
 	// Logger receives the server's log; nil discards it.
 	Logger *slog.Logger
+	// ProfPort serves Go's profiles (net/http/pprof) on 127.0.0.1:ProfPort
+	// once the server is ready, as nats-server's --profile; 0 = off.
+	// Loopback only: profiles show memory contents.
+	ProfPort int
+
+	// LogFile is where the program that built Logger writes it
+	// (nats-server's logfile, jetwal serve's -l); New does not open it.
+	LogFile string
 
 	// What the startup report shows: the authentication Server.Auth was
 	// built from (never a secret), the configuration file, its warnings

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"runtime"
 	"strconv"
 	"sync"
@@ -37,6 +38,7 @@ type Server struct {
 	ready   chan struct{} // closed when Start has finished
 	mon     *monitor.Monitor
 	sys     *sysreq.Service
+	prof    *http.Server // ProfPort's listener, nil without one
 	stopped bool
 }
 
@@ -240,6 +242,17 @@ func (s *Server) Start() error {
 	}
 	log.Info("Server is ready")
 	close(s.ready)
+	if o.ProfPort != 0 {
+		// As before this moved here from the command: a profiling port
+		// that cannot be bound is logged, and the server keeps running.
+		prof, err := startProfiler(o.ProfPort, log)
+		if err != nil {
+			log.Error("profiling port", "err", err)
+		}
+		s.mu.Lock()
+		s.prof = prof
+		s.mu.Unlock()
+	}
 	return nil
 }
 
@@ -337,8 +350,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	s.stopped = true
-	mon, sys := s.mon, s.sys
+	mon, sys, prof := s.mon, s.sys, s.prof
 	s.mu.Unlock()
+	if prof != nil {
+		_ = prof.Close()
+	}
 	if mon != nil && s.opts.HTTPPort != 0 {
 		if err := mon.Shutdown(ctx); err != nil {
 			s.log.Error("closing the http monitor", "err", err)
