@@ -116,6 +116,10 @@ func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 			}
 		}
 	}
+	if aerr := js.checkClusterStreamLimits("", &cfg); aerr != nil {
+		js.respondError(r, typ, aerr)
+		return
+	}
 	peers, aerr := js.placeStream(max(cfg.Replicas, 1))
 	if aerr != nil {
 		js.respondError(r, typ, aerr)
@@ -151,6 +155,9 @@ func (js *JetStream) apiClusterStreamUpdate(r *apiRequest) {
 		return
 	}
 	cfg, aerr := validate.StreamUpdate(&a.Config, &norm)
+	if aerr == nil {
+		aerr = js.checkClusterStreamLimits(cfg.Name, &cfg)
+	}
 	if aerr != nil {
 		js.respondError(r, typ, aerr)
 		return
@@ -259,8 +266,9 @@ func (js *JetStream) apiClusterStreamList(r *apiRequest) {
 	resp := api.StreamListResponse{Response: api.Response{Type: typ},
 		Paged:   api.Paged{Total: len(all), Offset: from, Limit: api.ListLimit},
 		Streams: make([]*api.StreamInfo, 0, to-from)}
+	infos := js.leaderInfos(all[from:to])
 	for _, a := range all[from:to] {
-		resp.Streams = append(resp.Streams, js.assignedInfo(a, false))
+		resp.Streams = append(resp.Streams, js.listedInfo(a, infos))
 	}
 	js.respond(r, resp, false)
 }
@@ -284,19 +292,26 @@ func (js *JetStream) clusterPage(r *apiRequest, typ string, limit int) (all []st
 func (js *JetStream) apiClusterAccountInfo(r *apiRequest) {
 	st := &api.AccountStats{
 		Domain: js.cfg.Domain,
-		Limits: api.AccountLimits{MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: -1, MaxAckPending: -1,
-			MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1},
+		Limits: js.accountLimits(),
 		API: api.APIStats{Level: api.Level, Total: js.apiTotal.Load(), Errors: js.apiErrors.Load()},
 	}
-	for _, a := range js.assignments() {
+	all := js.assignments()
+	infos := js.leaderInfos(all)
+	for _, a := range all {
 		st.Streams++
-		info := js.assignedInfo(a, false)
+		// As nats-server counts it: what every replica stores.
+		info := js.listedInfo(a, infos)
+		bytes := info.State.Bytes * uint64(max(len(a.Peers), 1))
 		if a.Config.Storage == api.MemoryStorage {
-			st.Memory += info.State.Bytes
+			st.Memory += bytes
 		} else {
-			st.Store += info.State.Bytes
+			st.Store += bytes
 		}
-		st.Consumers += len(js.cl.c.Keys(consumerKeyPrefix + a.Config.Name + "/"))
+		if infos[a.Config.Name] != nil {
+			st.Consumers += info.State.Consumers
+		} else {
+			st.Consumers += len(js.cl.c.Keys(consumerKeyPrefix + a.Config.Name + "/"))
+		}
 	}
 	js.respond(r, api.AccountInfoResponse{Response: api.Response{Type: api.TypeAccountInfo}, AccountStats: st}, false)
 }
