@@ -67,7 +67,10 @@ type metaRouter struct {
 	accs map[string]metaSink
 }
 
-type metaSink struct{ put func(string, []byte); del func(string) }
+type metaSink struct {
+	put func(string, []byte)
+	del func(string)
+}
 
 func newMetaRouter(node *cluster.Node, srv *server.Server) (*metaRouter, error) {
 	m := &metaRouter{node: node, accs: map[string]metaSink{}}
