@@ -80,6 +80,9 @@ type Replica interface {
 	// over, even before this one notices (the new leader's fence).
 	Checkpoint(key string, val []byte) error
 	UpdateLimits(store.Limits) error
+	// Current reports whether this member may answer reads (direct gets)
+	// from its own copy (cluster_direct.go).
+	Current() bool
 	Close() error
 	Remove() error
 }
@@ -118,6 +121,7 @@ type clustering struct {
 	mu         sync.Mutex
 	hosted     map[string]*hosted
 	stopStates func() // serveStates' subscription
+	direct     directState
 }
 
 func (js *JetStream) clustered() bool { return js.cl != nil }
@@ -128,7 +132,11 @@ func (js *JetStream) startCluster() error {
 	if err := js.cl.c.Start(js.applyMetaPut, js.applyMetaDelete); err != nil {
 		return err
 	}
-	return js.serveStates()
+	if err := js.serveStates(); err != nil {
+		return err
+	}
+	js.startDirect()
+	return nil
 }
 
 func (js *JetStream) assignment(name string) (streamAssignment, bool) {
@@ -350,6 +358,7 @@ func (js *JetStream) restoreConsumers(s *stream) {
 // closeCluster closes every replica (the meta group closes with the
 // Cluster, which package serve owns).
 func (js *JetStream) closeCluster() {
+	js.stopDirect()
 	js.cl.mu.Lock()
 	hs, stop := js.cl.hosted, js.cl.stopStates
 	js.cl.hosted, js.cl.stopStates = map[string]*hosted{}, nil
