@@ -95,6 +95,16 @@ func (v *view) Compact(seq uint64) (uint64, error) {
 	return res.N, res.Err
 }
 
+// SkipTo makes next the stream's next sequence on every replica (a mirror
+// over a gap in its origin; wal.Store.SkipTo).
+func (v *view) SkipTo(next uint64) error {
+	res, err := v.apply(stream.EncodeSkip(next))
+	if err != nil {
+		return err
+	}
+	return res.Err
+}
+
 func (v *view) Truncate(uint64) error { return ErrTruncate }
 
 func (v *view) State() store.State            { return v.st().State() }

@@ -121,6 +121,7 @@ type clustering struct {
 	mu         sync.Mutex
 	hosted     map[string]*hosted
 	stopStates func() // serveStates' subscription
+	stopReads  func() // serveReads' subscription
 	direct     directState
 }
 
@@ -133,6 +134,9 @@ func (js *JetStream) startCluster() error {
 		return err
 	}
 	if err := js.serveStates(); err != nil {
+		return err
+	}
+	if err := js.serveReads(); err != nil {
 		return err
 	}
 	js.startDirect()
@@ -305,6 +309,7 @@ func (js *JetStream) activate(h *hosted) {
 		js.log.Error("cluster: subscribing stream", "stream", cfg.Name, "error", err)
 	}
 	h.active = s
+	s.startFeeds() // its mirror and sources run where it is served
 	js.restoreConsumers(s)
 	h.sync = js.startConsumerSync(s)
 	js.log.Info("stream leader", "stream", cfg.Name, "last_seq", s.store.State().LastSeq)
@@ -360,11 +365,13 @@ func (js *JetStream) restoreConsumers(s *stream) {
 func (js *JetStream) closeCluster() {
 	js.stopDirect()
 	js.cl.mu.Lock()
-	hs, stop := js.cl.hosted, js.cl.stopStates
-	js.cl.hosted, js.cl.stopStates = map[string]*hosted{}, nil
+	hs, stops := js.cl.hosted, []func(){js.cl.stopStates, js.cl.stopReads}
+	js.cl.hosted, js.cl.stopStates, js.cl.stopReads = map[string]*hosted{}, nil, nil
 	js.cl.mu.Unlock()
-	if stop != nil {
-		stop()
+	for _, stop := range stops {
+		if stop != nil {
+			stop()
+		}
 	}
 	for _, h := range hs {
 		js.deactivate(h)

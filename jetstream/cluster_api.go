@@ -97,10 +97,6 @@ func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 	if !ok {
 		return
 	}
-	if validate.RawPresent(cfg.Mirror) || validate.RawPresent(cfg.Sources) {
-		js.respondError(r, typ, validate.InvalidConfig("mirrors and sources are not supported by jetwal in clustered mode"))
-		return
-	}
 	if old, ok := js.assignment(cfg.Name); ok {
 		if !validate.SameStream(&old.Config, &cfg) {
 			js.respondError(r, typ, api.NewError(api.ErrStreamNameExist))
