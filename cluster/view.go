@@ -51,6 +51,25 @@ func (v *view) Append(subject string, hdr, data []byte) (uint64, int64, error) {
 	return r.seq, r.ts, r.err
 }
 
+// AppendAt is Append with the message's time given (a restore keeps its
+// messages' times; every replica stamps the later of it and the last).
+func (v *view) AppendAt(subject string, hdr, data []byte, ts int64) (uint64, int64, error) {
+	if v.closed.Load() {
+		return 0, 0, store.ErrClosed
+	}
+	type result struct {
+		seq uint64
+		ts  int64
+		err error
+	}
+	ch := make(chan result, 1)
+	if err := v.r.batch.append(subject, hdr, data, ts, func(seq uint64, ts int64, err error) { ch <- result{seq, ts, err} }); err != nil {
+		return 0, 0, err
+	}
+	r := <-ch
+	return r.seq, r.ts, r.err
+}
+
 // AppendAsync queues the message for the replica's next batch entry
 // (batcher.go); done is called with its result, in log order.
 func (v *view) AppendAsync(subject string, hdr, data []byte, done store.AppendDone) error {

@@ -122,6 +122,7 @@ type clustering struct {
 	hosted     map[string]*hosted
 	stopStates func() // serveStates' subscription
 	stopReads  func() // serveReads' subscription
+	stopWrites func() // serveWrites' subscription
 	direct     directState
 }
 
@@ -137,6 +138,9 @@ func (js *JetStream) startCluster() error {
 		return err
 	}
 	if err := js.serveReads(); err != nil {
+		return err
+	}
+	if err := js.serveWrites(); err != nil {
 		return err
 	}
 	js.startDirect()
@@ -365,8 +369,8 @@ func (js *JetStream) restoreConsumers(s *stream) {
 func (js *JetStream) closeCluster() {
 	js.stopDirect()
 	js.cl.mu.Lock()
-	hs, stops := js.cl.hosted, []func(){js.cl.stopStates, js.cl.stopReads}
-	js.cl.hosted, js.cl.stopStates, js.cl.stopReads = map[string]*hosted{}, nil, nil
+	hs, stops := js.cl.hosted, []func(){js.cl.stopStates, js.cl.stopReads, js.cl.stopWrites}
+	js.cl.hosted, js.cl.stopStates, js.cl.stopReads, js.cl.stopWrites = map[string]*hosted{}, nil, nil, nil
 	js.cl.mu.Unlock()
 	for _, stop := range stops {
 		if stop != nil {

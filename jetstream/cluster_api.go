@@ -60,11 +60,9 @@ func (js *JetStream) registerClusterAPI() {
 	// A system account request (cluster_stepdown.go): nats-server leaves
 	// it unanswered in other accounts.
 	js.registerAPI("META.LEADER.STEPDOWN", nil, nil)
-	js.registerAPI("STREAM.RESTORE", js.mgmt, func(r *apiRequest) {
-		// A restore builds a local stream; in a cluster it would have to
-		// go through the meta group and every replica.
-		js.respondError(r, api.TypeStreamRestore, api.Errorf(api.ErrStreamRestore, "restore failed: jetwal does not restore streams in clustered mode"))
-	})
+	// A restore reads the archive here and hands the stream to its group
+	// (cluster_restore.go).
+	js.registerAPI("STREAM.RESTORE", js.mgmt, js.apiStreamRestore)
 }
 
 // placeStream picks the servers of a new stream: the connected ones
