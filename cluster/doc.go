@@ -22,7 +22,6 @@
 //     deletes and purges as entries of their own in their place; each
 //     message's callback gets its own result, in log order, and closing
 //     the replica fails what was never proposed with store.ErrClosed.
-//
 //   - Servers ask each other what only one of them knows (gather.go:
 //     Answer, Gather): the JetStream layer names the subjects, and the
 //     requests and answers live in the internal account, like the meta

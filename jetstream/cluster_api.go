@@ -290,7 +290,7 @@ func (js *JetStream) apiClusterAccountInfo(r *apiRequest) {
 	st := &api.AccountStats{
 		Domain: js.cfg.Domain,
 		Limits: js.accountLimits(),
-		API: api.APIStats{Level: api.Level, Total: js.apiTotal.Load(), Errors: js.apiErrors.Load()},
+		API:    api.APIStats{Level: api.Level, Total: js.apiTotal.Load(), Errors: js.apiErrors.Load()},
 	}
 	all := js.assignments()
 	infos := js.leaderInfos(all)
