@@ -106,6 +106,7 @@
 //   - cluster_direct.go: direct gets answered by every current replica.
 //   - cluster_source.go: mirrors and sources whose origin another server
 //     serves.
+//   - cluster_restore.go: restoring an archive into the cluster.
 //   - doc.go: this overview.
 //
 // # Consumers
