@@ -47,7 +47,8 @@ func within(f func(ctx context.Context) error) error {
 // answered by the meta leader, show every stream's state as the server
 // serving it has it (the R3 stream's leader, each R1 stream's host), with
 // its consumers, through a client on any server, and the account's
-// storage as every replica holds it; the nats CLI's `stream ls` agrees.
+// storage as every replica holds it; the nats CLI's `stream ls` and
+// `account info` agree.
 func TestClusterListingsShowServingStates(t *testing.T) {
 	servers := startCluster(t, 3)
 	_, js := connectJS(t, servers[0], "")
@@ -125,7 +126,14 @@ func TestClusterListingsShowServingStates(t *testing.T) {
 				return nil
 			})
 		})
-		out, err := runCLI(t, s, "stream", "ls")
+		out, err := runCLI(t, s, "account", "info")
+		if err != nil {
+			t.Fatalf("nats account info: %v\n%s", err, out)
+		}
+		if !regexp.MustCompile(`Streams:\s+3\n`).MatchString(out) || !regexp.MustCompile(`Consumers:\s+2\n`).MatchString(out) {
+			t.Fatalf("nats account info through %s:\n%s", s.Core().Name(), out)
+		}
+		out, err = runCLI(t, s, "stream", "ls")
 		if err != nil {
 			t.Fatalf("nats stream ls: %v\n%s", err, out)
 		}
