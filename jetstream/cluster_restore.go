@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/internal/archive"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/subject"
 )
@@ -24,10 +26,10 @@ import (
 // after a leader change is applied only past the stream's last sequence.
 // Then the local copy is removed and the client gets the stream's info.
 //
-// Not as nats-server: the stream exists, and takes publishes, while its
-// messages are being handed over; the archive's consumers are not
-// restored (the reply's log line says so); the dedupe window starts
-// empty.
+// The archive's durable consumers are then assigned with their states as
+// checkpoints. Not as nats-server: the stream exists, and takes publishes,
+// while its messages are being handed over; ephemeral consumers are not
+// restored; the dedupe window starts empty.
 
 const (
 	writeSubject = "WRITE"
@@ -172,9 +174,6 @@ func (js *JetStream) installCluster(b *restoreBuilder) (*api.StreamInfo, error) 
 	if err := js.propose(streamKeyPrefix+cfg.Name, a); err != nil {
 		return nil, err
 	}
-	if len(b.cons) > 0 {
-		js.log.Warn("restore into a cluster: the archive's consumers are not restored", "stream", cfg.Name, "consumers", len(b.cons))
-	}
 	var batch []store.Msg
 	size := 0
 	send := func(skipTo uint64) error {
@@ -208,8 +207,39 @@ func (js *JetStream) installCluster(b *restoreBuilder) (*api.StreamInfo, error) 
 	if err := send(skipTo); err != nil {
 		return nil, err
 	}
+	js.restoreClusterConsumers(cfg.Name, b.cons)
 	infos := js.leaderInfos([]streamAssignment{a})
 	return js.listedInfo(a, infos), nil
+}
+
+// restoreClusterConsumers assigns the archive's durable consumers to the
+// restored stream, each with its state as the checkpoint its leader starts
+// it from (cluster_consumer.go); an ephemeral one is left out, as an
+// ephemeral consumer of a replicated stream lives only on its leader.
+func (js *JetStream) restoreClusterConsumers(stream string, cons []archive.Consumer) {
+	for i := range cons {
+		c := &cons[i]
+		var meta consumerMeta
+		if err := json.Unmarshal(c.Meta, &meta); err != nil {
+			js.log.Warn("restore: consumer not restored", "stream", stream, "consumer", c.Name, "error", err)
+			continue
+		}
+		if meta.Config.Durable == "" {
+			js.log.Warn("restore: ephemeral consumer not restored in a cluster", "stream", stream, "consumer", c.Name)
+			continue
+		}
+		if _, err := consumerstate.Decode(c.State); err != nil {
+			js.log.Warn("restore: consumer not restored", "stream", stream, "consumer", c.Name, "error", err)
+			continue
+		}
+		err := js.cl.c.Put(cstateKey(stream, meta.Config.Durable), c.State)
+		if err == nil {
+			err = js.propose(consumerKeyPrefix+stream+"/"+meta.Config.Durable, consumerAssignment{Config: meta.Config, Created: meta.Created})
+		}
+		if err != nil {
+			js.log.Warn("restore: consumer not restored", "stream", stream, "consumer", c.Name, "error", err)
+		}
+	}
 }
 
 // installClusterR1 restores an R1 stream on this server, as a single

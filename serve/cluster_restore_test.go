@@ -13,10 +13,11 @@ import (
 )
 
 // TestClusterRestore: `nats stream backup` of an R3 stream with deleted
-// messages (one inside, one at its end), the stream deleted, and `nats
-// stream restore` through another server: the stream is back with three
-// replicas, and each of them, made leader in turn, holds the messages at
-// their sequences with their times, and the gaps.
+// messages (one inside, one at its end) and a durable consumer, the
+// stream deleted, and `nats stream restore` through another server: the
+// stream is back with three replicas, and each of them, made leader in
+// turn, holds the messages at their sequences with their times, the gaps,
+// and the consumer where it was.
 func TestClusterRestore(t *testing.T) {
 	servers := startCluster(t, 3)
 	nc, js := connectJS(t, servers[0], "")
@@ -54,8 +55,32 @@ func TestClusterRestore(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// A durable consumer that has had 3 messages acked.
+	eventually(t, "consumer", 30*time.Second, func() error {
+		return within(func(ctx context.Context) error {
+			c, err := js.CreateOrUpdateConsumer(ctx, "SRC", jetstream.ConsumerConfig{Durable: "C", AckPolicy: jetstream.AckExplicitPolicy})
+			if err != nil {
+				return err
+			}
+			batch, err := c.Fetch(3, jetstream.FetchMaxWait(3*time.Second))
+			if err != nil {
+				return err
+			}
+			n := 0
+			for m := range batch.Messages() {
+				if err := m.DoubleAck(ctx); err != nil {
+					return err
+				}
+				n++
+			}
+			if n != 3 {
+				return fmt.Errorf("fetched %d", n)
+			}
+			return nil
+		})
+	})
 	dir := filepath.Join(t.TempDir(), "backup")
-	if out, err := runCLI(t, servers[0], "stream", "backup", "SRC", dir, "--no-progress"); err != nil {
+	if out, err := runCLI(t, servers[0], "stream", "backup", "SRC", dir, "--consumers", "--no-progress"); err != nil {
 		t.Fatalf("backup: %v\n%s", err, out)
 	}
 	if err := within(func(ctx context.Context) error { return js.DeleteStream(ctx, "SRC") }); err != nil {
@@ -100,6 +125,14 @@ func TestClusterRestore(t *testing.T) {
 				}
 				if _, err := st.GetMsg(ctx, 5); err == nil {
 					return fmt.Errorf("on %s: deleted message 5 restored", name)
+				}
+				c, err := st.Consumer(ctx, "C")
+				if err != nil {
+					return fmt.Errorf("on %s: consumer C: %w", name, err)
+				}
+				ci := c.CachedInfo()
+				if ci.AckFloor.Stream != 3 || ci.Delivered.Stream != 3 || ci.NumPending != 15 {
+					return fmt.Errorf("on %s: consumer C restored at ack floor %d, delivered %d, pending %d", name, ci.AckFloor.Stream, ci.Delivered.Stream, ci.NumPending)
 				}
 				return nil
 			})
