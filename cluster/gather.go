@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/jetwal/jetwal/server"
@@ -45,6 +46,67 @@ func (n *Node) Answer(subject string, fn func(subject string, data []byte) []byt
 	return sub.Unsubscribe, nil
 }
 
+// asks are this node's requests in flight (Gather): their answers come to
+// one inbox subscription of the node, made on the first Gather, so that a
+// request costs no subscription (and no route interest update) of its
+// own.
+type asks struct {
+	mu      sync.Mutex
+	prefix  string // "_JWAL_INBOX.<random>."
+	sub     *server.Subscription
+	pending map[string]chan []byte // by the request's reply token
+}
+
+// inbox registers a request and returns its reply subject and the channel
+// of its answers; done forgets it.
+func (n *Node) inbox() (reply string, ch chan []byte, done func(), err error) {
+	a := &n.asks
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sub == nil {
+		var id [12]byte
+		_, _ = rand.Read(id[:])
+		prefix := "_JWAL_INBOX." + hex.EncodeToString(id[:]) + "."
+		sub, err := n.internal().Subscribe(prefix+"*", "", func(m *server.Msg) {
+			a.mu.Lock()
+			c := a.pending[m.Subject[len(prefix):]]
+			a.mu.Unlock()
+			if c == nil {
+				return
+			}
+			select {
+			case c <- append([]byte(nil), m.Data...):
+			default: // more answers than servers: the asker has what it needs
+			}
+		})
+		if err != nil {
+			return "", nil, nil, err
+		}
+		a.prefix, a.sub, a.pending = prefix, sub, map[string]chan []byte{}
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	token := hex.EncodeToString(id[:])
+	ch = make(chan []byte, 64)
+	a.pending[token] = ch
+	return a.prefix + token, ch, func() {
+		a.mu.Lock()
+		delete(a.pending, token)
+		a.mu.Unlock()
+	}, nil
+}
+
+// closeAsks drops the inbox subscription (Close).
+func (n *Node) closeAsks() {
+	a := &n.asks
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sub != nil {
+		a.sub.Unsubscribe()
+		a.sub = nil
+	}
+}
+
 // Gather asks every server serving subject (see Answer) and hands each
 // answer to fn, one at a time, until fn reports it has all it needs or
 // wait has passed. It returns at once when nobody serves the subject.
@@ -55,21 +117,12 @@ func (n *Node) Gather(subject string, data []byte, wait time.Duration, fn func(a
 	if !n.internal().HasInterest(askPrefix + subject) {
 		return nil
 	}
-	var id [12]byte
-	_, _ = rand.Read(id[:])
-	inbox := "_JWAL_INBOX." + hex.EncodeToString(id[:])
-	ch := make(chan []byte, 64)
-	sub, err := n.internal().Subscribe(inbox, "", func(m *server.Msg) {
-		select {
-		case ch <- append([]byte(nil), m.Data...):
-		default: // more answers than servers: the asker has what it needs
-		}
-	})
+	reply, ch, done, err := n.inbox()
 	if err != nil {
 		return err
 	}
-	defer sub.Unsubscribe()
-	n.internal().Publish(askPrefix+subject, inbox, nil, data)
+	defer done()
+	n.internal().Publish(askPrefix+subject, reply, nil, data)
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
