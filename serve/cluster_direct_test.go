@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -104,4 +107,76 @@ func TestClusterDirectGetByEveryReplica(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestClusterInternalRequestsUnreachable: the servers' requests to each
+// other (stream states, an origin's messages, a restore's writes) live in
+// the internal account: a client that listens to their subjects hears
+// nothing while a listing makes the servers ask, and one that sends a
+// write request in their form gets no answer and changes nothing.
+func TestClusterInternalRequestsUnreachable(t *testing.T) {
+	servers := startCluster(t, 3)
+	nc, js := connectJS(t, servers[1], "")
+	eventually(t, "create", 60*time.Second, func() error {
+		return within(func(ctx context.Context) error {
+			_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Replicas: 3})
+			return err
+		})
+	})
+	var heard []string
+	var mu sync.Mutex
+	for _, subj := range []string{"$JWAL.>", "_JWAL_INBOX.>"} {
+		if _, err := nc.Subscribe(subj, func(m *nats.Msg) {
+			mu.Lock()
+			heard = append(heard, m.Subject)
+			mu.Unlock()
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// $G's requests: "$JWAL.JS." + hex("$G") + ".<what>".
+	write := `{"stream":"S","msgs":[{"Seq":1,"Time":1,"Subject":"s.x","Data":"eA=="}]}`
+	for _, what := range []string{"WRITE", "STATE", "READ"} {
+		if m, err := nc.Request("$JWAL.JS.2447."+what, []byte(write), 500*time.Millisecond); err == nil {
+			t.Fatalf("%s request answered: %q", what, m.Data)
+		}
+	}
+	eventually(t, "list", 30*time.Second, func() error {
+		return within(func(ctx context.Context) error {
+			n := 0
+			l := js.ListStreams(ctx)
+			for range l.Info() {
+				n++
+			}
+			if n != 1 {
+				return fmt.Errorf("listed %d streams", n)
+			}
+			return l.Err()
+		})
+	})
+	if err := within(func(ctx context.Context) error {
+		s, err := js.Stream(ctx, "S")
+		if err != nil {
+			return err
+		}
+		if st := s.CachedInfo().State; st.Msgs != 0 || st.LastSeq != 0 {
+			return fmt.Errorf("a client's write request reached the stream: %+v", st)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, subj := range heard {
+		if !strings.HasPrefix(subj, "$JWAL.JS.2447.") { // its own requests
+			t.Fatalf("a client heard the cluster's %q", subj)
+		}
+	}
 }
