@@ -69,6 +69,7 @@ type Node struct {
 	srv  *server.Server
 
 	meta *meta
+	asks asks // Gather's requests in flight (gather.go)
 
 	mu       sync.Mutex
 	replicas map[string]*Replica
@@ -325,6 +326,7 @@ func (n *Node) Close() error {
 			err = cerr
 		}
 	}
+	n.closeAsks()
 	n.mux.Close()
 	return err
 }

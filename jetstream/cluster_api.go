@@ -26,6 +26,9 @@ func (js *JetStream) answers(op, args string) bool {
 		return js.cl.c.IsMetaLeader()
 	}
 	name, _, _ := strings.Cut(args, ".")
+	if op == "DIRECT.GET" && js.directByQueue(name) {
+		return false // the replicas' queue group answers (cluster_direct.go)
+	}
 	return js.servesStream(name)
 }
 
@@ -57,11 +60,9 @@ func (js *JetStream) registerClusterAPI() {
 	// A system account request (cluster_stepdown.go): nats-server leaves
 	// it unanswered in other accounts.
 	js.registerAPI("META.LEADER.STEPDOWN", nil, nil)
-	js.registerAPI("STREAM.RESTORE", js.mgmt, func(r *apiRequest) {
-		// A restore builds a local stream; in a cluster it would have to
-		// go through the meta group and every replica.
-		js.respondError(r, api.TypeStreamRestore, api.Errorf(api.ErrStreamRestore, "restore failed: jetwal does not restore streams in clustered mode"))
-	})
+	// A restore reads the archive here and hands the stream to its group
+	// (cluster_restore.go).
+	js.registerAPI("STREAM.RESTORE", js.mgmt, js.apiStreamRestore)
 }
 
 // placeStream picks the servers of a new stream: the connected ones
@@ -94,10 +95,6 @@ func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 	if !ok {
 		return
 	}
-	if validate.RawPresent(cfg.Mirror) || validate.RawPresent(cfg.Sources) {
-		js.respondError(r, typ, validate.InvalidConfig("mirrors and sources are not supported by jetwal in clustered mode"))
-		return
-	}
 	if old, ok := js.assignment(cfg.Name); ok {
 		if !validate.SameStream(&old.Config, &cfg) {
 			js.respondError(r, typ, api.NewError(api.ErrStreamNameExist))
@@ -115,6 +112,10 @@ func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 				}
 			}
 		}
+	}
+	if aerr := js.checkClusterStreamLimits("", &cfg); aerr != nil {
+		js.respondError(r, typ, aerr)
+		return
 	}
 	peers, aerr := js.placeStream(max(cfg.Replicas, 1))
 	if aerr != nil {
@@ -151,6 +152,9 @@ func (js *JetStream) apiClusterStreamUpdate(r *apiRequest) {
 		return
 	}
 	cfg, aerr := validate.StreamUpdate(&a.Config, &norm)
+	if aerr == nil {
+		aerr = js.checkClusterStreamLimits(cfg.Name, &cfg)
+	}
 	if aerr != nil {
 		js.respondError(r, typ, aerr)
 		return
@@ -261,8 +265,9 @@ func (js *JetStream) apiClusterStreamList(r *apiRequest) {
 	resp := api.StreamListResponse{Response: api.Response{Type: typ},
 		Paged:   api.Paged{Total: len(all), Offset: from, Limit: api.ListLimit},
 		Streams: make([]*api.StreamInfo, 0, to-from)}
+	infos := js.leaderInfos(all[from:to])
 	for _, a := range all[from:to] {
-		resp.Streams = append(resp.Streams, js.assignedInfo(a, false))
+		resp.Streams = append(resp.Streams, js.listedInfo(a, infos))
 	}
 	js.respond(r, resp, false)
 }
@@ -286,19 +291,26 @@ func (js *JetStream) clusterPage(r *apiRequest, typ string, limit int) (all []st
 func (js *JetStream) apiClusterAccountInfo(r *apiRequest) {
 	st := &api.AccountStats{
 		Domain: js.cfg.Domain,
-		Limits: api.AccountLimits{MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: -1, MaxAckPending: -1,
-			MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1},
-		API: api.APIStats{Level: api.Level, Total: js.apiTotal.Load(), Errors: js.apiErrors.Load()},
+		Limits: js.accountLimits(),
+		API:    api.APIStats{Level: api.Level, Total: js.apiTotal.Load(), Errors: js.apiErrors.Load()},
 	}
-	for _, a := range js.assignments() {
+	all := js.assignments()
+	infos := js.leaderInfos(all)
+	for _, a := range all {
 		st.Streams++
-		info := js.assignedInfo(a, false)
+		// As nats-server counts it: what every replica stores.
+		info := js.listedInfo(a, infos)
+		bytes := info.State.Bytes * uint64(max(len(a.Peers), 1))
 		if a.Config.Storage == api.MemoryStorage {
-			st.Memory += info.State.Bytes
+			st.Memory += bytes
 		} else {
-			st.Store += info.State.Bytes
+			st.Store += bytes
 		}
-		st.Consumers += len(js.cl.c.Keys(consumerKeyPrefix + a.Config.Name + "/"))
+		if infos[a.Config.Name] != nil {
+			st.Consumers += info.State.Consumers
+		} else {
+			st.Consumers += len(js.cl.c.Keys(consumerKeyPrefix + a.Config.Name + "/"))
+		}
 	}
 	js.respond(r, api.AccountInfoResponse{Response: api.Response{Type: api.TypeAccountInfo}, AccountStats: st}, false)
 }

@@ -106,6 +106,13 @@
 //   - cluster_api.go: the requests the meta leader answers.
 //   - cluster_consumer.go: consumer state of replicated streams.
 //   - cluster_stepdown.go: meta and consumer leader step-downs.
+//   - cluster_state.go: listings with the states of the servers serving
+//     the streams (asked over the cluster).
+//   - cluster_limits.go: account limits counted across the cluster.
+//   - cluster_direct.go: direct gets answered by every current replica.
+//   - cluster_source.go: mirrors and sources whose origin another server
+//     serves.
+//   - cluster_restore.go: restoring an archive into the cluster.
 //   - doc.go: this overview.
 //
 // # Consumers

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"cmp"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -111,9 +110,7 @@ const defaultSystemAccount = "$SYS"
 func (o *Options) systemAccount() string { return cmp.Or(o.SystemAccount, defaultSystemAccount) }
 
 // ResolveAccounts sets Server.Accounts and Server.SystemAccount from
-// Accounts and SystemAccount, and refuses what jetwal cannot run: an
-// account with JetStream in a cluster (clustered JetStream serves $G
-// only). As with nats-server there is always a system account: without
+// Accounts and SystemAccount. As with nats-server there is always a system account: without
 // an accounts block it is SystemAccount, or "$SYS" with no users. New
 // calls it; calling it again changes nothing.
 func (o *Options) ResolveAccounts() error {
@@ -127,9 +124,6 @@ func (o *Options) ResolveAccounts() error {
 	for _, a := range o.Accounts {
 		names = append(names, a.Name)
 		hasSys = hasSys || a.Name == sys
-		if o.JetStream && a.JetStream != nil && o.Server.Cluster != nil {
-			return fmt.Errorf("%s: accounts.%s.jetstream: clustered JetStream (--cluster with JetStream) serves the global account $G only; remove the account's jetstream or run without a cluster", cmp.Or(o.ConfigFile, "options"), a.Name)
-		}
 	}
 	if !hasSys {
 		names = append(names, sys)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/jetwal/jetwal/cluster"
 	"github.com/jetwal/jetwal/crypt"
-	"github.com/jetwal/jetwal/jetstream"
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/monitor"
 	"github.com/jetwal/jetwal/server"
@@ -131,13 +130,18 @@ func (s *Server) Start() error {
 			}
 		}
 		log.Info("-------------------------------------------")
-		var jc jetstream.Cluster
+		var jc *jsCluster // nil without a cluster
 		if s.handoff != nil {
 			node, err := startClusterNode(srv, o.Server.Cluster, storeRoot(o.Store.Dir), o.Store.Encryption, s.handoff, log)
 			if err != nil {
 				return abort(fmt.Errorf("start jetstream: %w", err))
 			}
-			jc = jsCluster{Node: node, srv: srv}
+			router, err := newMetaRouter(node, srv)
+			if err != nil {
+				_ = node.Close()
+				return abort(fmt.Errorf("start jetstream: %w", err))
+			}
+			jc = &jsCluster{Node: node, srv: srv, router: router, account: server.GlobalAccount}
 			s.node.Store(node)
 			raft = raftGroups{node: node, system: o.systemAccount()}
 			srv.OnShutdown(func() {
