@@ -118,7 +118,8 @@ type meta struct {
 
 	applied atomic.Uint64 // index of the last entry Apply finished
 
-	done chan struct{}
+	done     chan struct{} // closed by stop: the node is closing
+	stopOnce sync.Once
 }
 
 func startMeta(n *Node, put func(string, []byte), del func(string)) (*meta, error) {
@@ -268,7 +269,7 @@ func (m *meta) serveProposal(msg *server.Msg) {
 	data := append([]byte(nil), msg.Data...)
 	reply := msg.Reply
 	go func() {
-		idx, err := m.apply(data)
+		idx, err := m.apply(data, nil)
 		resp := "+" + strconv.FormatUint(idx, 10)
 		if err != nil {
 			resp = "-" + err.Error()
@@ -277,11 +278,24 @@ func (m *meta) serveProposal(msg *server.Msg) {
 	}()
 }
 
-// apply commits entry (this server leads) and returns its log index.
-func (m *meta) apply(entry []byte) (uint64, error) {
+// apply commits entry (this server leads) and returns its log index. It
+// waits for the entry to be applied here, which a meta Apply busy in a
+// callback (one that closes a replica, say) delays: closing abort, or the
+// node, gives up at once (ErrClosed), so that no close waits on an Apply
+// that waits on it.
+func (m *meta) apply(entry []byte, abort <-chan struct{}) (uint64, error) {
 	f := m.g.r.Apply(entry, ProposeTimeout)
-	if err := f.Error(); err != nil {
-		return 0, err
+	errc := make(chan error, 1)
+	go func() { errc <- f.Error() }()
+	select {
+	case err := <-errc:
+		if err != nil {
+			return 0, err
+		}
+	case <-m.done:
+		return 0, ErrClosed
+	case <-abort:
+		return 0, ErrClosed
 	}
 	if err, ok := f.Response().(error); ok {
 		return 0, err
@@ -298,12 +312,12 @@ func (m *meta) propose(entry []byte, abort <-chan struct{}) (uint64, error) {
 	var last error = ErrNoLeader
 	for time.Now().Before(deadline) {
 		if m.g.r.State() == raft.Leader {
-			idx, err := m.apply(entry)
+			idx, err := m.apply(entry, abort)
 			if err == nil || !errors.Is(err, raft.ErrNotLeader) && !errors.Is(err, raft.ErrLeadershipLost) {
 				return idx, err
 			}
 			last = err
-		} else if idx, err := m.forward(entry, time.Until(deadline)); err == nil {
+		} else if idx, err := m.forward(entry, time.Until(deadline), abort); err == nil {
 			return idx, nil
 		} else if !errors.Is(err, ErrNoLeader) {
 			return 0, err
@@ -320,8 +334,8 @@ func (m *meta) propose(entry []byte, abort <-chan struct{}) (uint64, error) {
 }
 
 // forward sends entry to the meta leader and waits for its answer: the
-// entry's log index, or an error.
-func (m *meta) forward(entry []byte, wait time.Duration) (uint64, error) {
+// entry's log index, or an error. Closing abort, or the node, gives up.
+func (m *meta) forward(entry []byte, wait time.Duration, abort <-chan struct{}) (uint64, error) {
 	if m.n.srv == nil || !m.n.internal().HasInterest(proposeSubject) {
 		return 0, ErrNoLeader
 	}
@@ -347,6 +361,8 @@ func (m *meta) forward(entry []byte, wait time.Duration) (uint64, error) {
 		return 0, ErrNoLeader
 	case <-m.done:
 		return 0, ErrClosed
+	case <-abort:
+		return 0, ErrClosed
 	}
 }
 
@@ -368,8 +384,17 @@ func parseProposalAnswer(resp string) (uint64, error) {
 	return idx, nil
 }
 
+// stop makes every wait on the meta group give up (ErrClosed): Node.Close
+// calls it before it closes anything, since a replica's close waits for
+// its goroutines, which may be waiting for a proposal whose application
+// waits for the meta group's Apply, which may be in a callback closing
+// that very replica (a stream deleted as the node stops).
+func (m *meta) stop() {
+	m.stopOnce.Do(func() { close(m.done) })
+}
+
 func (m *meta) close() error {
-	close(m.done)
+	m.stop()
 	m.mu.Lock()
 	if m.sub != nil {
 		m.sub.Unsubscribe()

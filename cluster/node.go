@@ -72,6 +72,7 @@ type Node struct {
 	srv  *server.Server
 
 	meta *meta
+	asks asks // Gather's requests in flight (gather.go)
 
 	mu       sync.Mutex
 	replicas map[string]*Replica
@@ -242,6 +243,14 @@ func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, bootst
 	return g, nil
 }
 
+// stopTimeout bounds each wait of a group's close: for raft to stop, then
+// for the transport's goroutines serving peers.
+const stopTimeout = 10 * time.Second
+
+// errStillRunning is a group's close that gave up waiting for raft: what
+// raft may still use (the log store, the FSM's store) must stay open.
+var errStillRunning = errors.New("left open")
+
 // close stops raft and closes the group's stores. raft's Shutdown waits
 // for its replication and vote goroutines, which may be inside an RPC to a
 // peer that will not answer (one being stopped too, or partitioned away):
@@ -266,13 +275,22 @@ func (g *group) close() error {
 	}
 	var err error
 	if fut != nil {
-		err = fut.Error()
+		// Bounded, so that a close cannot hang: raft's Shutdown waits for
+		// its FSM goroutine, which a callback that never returns would
+		// hold. The log store is then left open, as below.
+		stopped := make(chan error, 1)
+		go func() { stopped <- fut.Error() }()
+		select {
+		case err = <-stopped:
+		case <-time.After(stopTimeout):
+			return fmt.Errorf("cluster: raft still running %v after shutdown; its stores are %w", stopTimeout, errStillRunning)
+		}
 	}
-	if g.layer != nil && !g.layer.WaitHandlers(10*time.Second) {
+	if g.layer != nil && !g.layer.WaitHandlers(stopTimeout) {
 		// Closing the log under one of them could make raft panic: it is
 		// left open (its files are released when the process exits).
 		if err == nil {
-			err = errors.New("cluster: raft still serving a peer 10 s after shutdown; its log store is left open")
+			err = fmt.Errorf("cluster: raft still serving a peer %v after shutdown; its log store is left open", stopTimeout)
 		}
 		return err
 	}
@@ -305,6 +323,9 @@ func (n *Node) Close() error {
 	n.replicas = map[string]*Replica{}
 	m := n.meta
 	n.mu.Unlock()
+	if m != nil {
+		m.stop()
+	}
 	var err error
 	for _, r := range reps {
 		if cerr := r.close(); err == nil {
@@ -316,6 +337,7 @@ func (n *Node) Close() error {
 			err = cerr
 		}
 	}
+	n.closeAsks()
 	n.mux.Close()
 	return err
 }

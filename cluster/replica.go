@@ -133,6 +133,13 @@ func (n *Node) OpenStream(name string, peers []string, join bool, opts wal.Optio
 	go r.watchHeartbeats(obsCh)
 	go r.reportProgress()
 	n.mu.Lock()
+	if n.closed {
+		// Close ran while the group started (a stream assigned as the
+		// node stops): it did not see this replica, so it closes here.
+		n.mu.Unlock()
+		r.close()
+		return nil, ErrClosed
+	}
 	n.replicas[name] = r
 	n.mu.Unlock()
 	return r, nil
@@ -345,11 +352,16 @@ func (r *Replica) close() error {
 	if r.progSub != nil {
 		r.progSub.Unsubscribe()
 	}
+	// The watchers stop first: one may be waiting for the meta group
+	// (readyToLead), which gives up when done closes.
+	close(r.done)
 	err := r.g.close()
 	// Raft is down: what was proposed has its answer; the rest fails.
 	r.batch.close()
-	close(r.done)
 	r.wg.Wait()
+	if errors.Is(err, errStillRunning) {
+		return err // raft may still apply to the stream's store
+	}
 	if cerr := r.fsm.Close(); err == nil {
 		err = cerr
 	}

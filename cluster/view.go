@@ -51,6 +51,25 @@ func (v *view) Append(subject string, hdr, data []byte) (uint64, int64, error) {
 	return r.seq, r.ts, r.err
 }
 
+// AppendAt is Append with the message's time given (a restore keeps its
+// messages' times; every replica stamps the later of it and the last).
+func (v *view) AppendAt(subject string, hdr, data []byte, ts int64) (uint64, int64, error) {
+	if v.closed.Load() {
+		return 0, 0, store.ErrClosed
+	}
+	type result struct {
+		seq uint64
+		ts  int64
+		err error
+	}
+	ch := make(chan result, 1)
+	if err := v.r.batch.append(subject, hdr, data, ts, func(seq uint64, ts int64, err error) { ch <- result{seq, ts, err} }); err != nil {
+		return 0, 0, err
+	}
+	r := <-ch
+	return r.seq, r.ts, r.err
+}
+
 // AppendAsync queues the message for the replica's next batch entry
 // (batcher.go); done is called with its result, in log order.
 func (v *view) AppendAsync(subject string, hdr, data []byte, done store.AppendDone) error {
@@ -93,6 +112,16 @@ func (v *view) Compact(seq uint64) (uint64, error) {
 		return 0, err
 	}
 	return res.N, res.Err
+}
+
+// SkipTo makes next the stream's next sequence on every replica (a mirror
+// over a gap in its origin; wal.Store.SkipTo).
+func (v *view) SkipTo(next uint64) error {
+	res, err := v.apply(stream.EncodeSkip(next))
+	if err != nil {
+		return err
+	}
+	return res.Err
 }
 
 func (v *view) Truncate(uint64) error { return ErrTruncate }

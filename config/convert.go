@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -62,14 +63,26 @@ func (v value) size(name string) (int64, error) {
 	return 0, v.errorf("%s: expected a size such as 1048576 or \"1MB\", got %s", name, describe(v.v))
 }
 
+// ParseSize reads a byte count with an optional unit, as sizes are written
+// in configuration files and on jetwal serve's command line: 1048576,
+// "1MB", "1 MiB", "512k" (every unit a power of 1024, as nats-server
+// reads them).
+func ParseSize(s string) (int64, error) {
+	n, ok := parseSize(s)
+	if !ok {
+		return 0, fmt.Errorf("size %q: want a byte count like 1048576 or 1MB", s)
+	}
+	return n, nil
+}
+
 func parseSize(s string) (int64, bool) {
 	t := strings.ToUpper(strings.TrimSpace(s))
 	mult := int64(1)
 	for _, u := range []struct {
 		suffix string
 		mult   int64
-	}{{"TB", 1 << 40}, {"T", 1 << 40}, {"GB", 1 << 30}, {"G", 1 << 30}, {"MB", 1 << 20}, {"M", 1 << 20},
-		{"KB", 1 << 10}, {"K", 1 << 10}, {"B", 1}} {
+	}{{"TIB", 1 << 40}, {"TB", 1 << 40}, {"T", 1 << 40}, {"GIB", 1 << 30}, {"GB", 1 << 30}, {"G", 1 << 30},
+		{"MIB", 1 << 20}, {"MB", 1 << 20}, {"M", 1 << 20}, {"KIB", 1 << 10}, {"KB", 1 << 10}, {"K", 1 << 10}, {"B", 1}} {
 		if strings.HasSuffix(t, u.suffix) {
 			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
 			break

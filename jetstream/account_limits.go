@@ -31,6 +31,9 @@ func (js *JetStream) measureUsage(streams []*stream) {
 	if js.cfg.AccountMaxMemory <= 0 && js.cfg.AccountMaxStore <= 0 {
 		return
 	}
+	if js.clustered() && js.measureClusterUsage() {
+		return
+	}
 	var mem, file int64
 	for _, s := range streams {
 		b := int64(s.store.State().Bytes)
@@ -102,12 +105,16 @@ func (js *JetStream) checkConsumerLimit(s *stream, name string) *api.ApiError {
 			return nil
 		}
 	}
-	js.mu.RLock()
 	n := 0
-	for _, o := range js.streams {
-		n += o.consumerCount()
+	if js.clustered() {
+		n = js.clusterConsumerCount() // cluster_limits.go
+	} else {
+		js.mu.RLock()
+		for _, o := range js.streams {
+			n += o.consumerCount()
+		}
+		js.mu.RUnlock()
 	}
-	js.mu.RUnlock()
 	if n >= js.cfg.MaxConsumers {
 		return api.NewError(api.ErrMaximumConsumers)
 	}

@@ -38,11 +38,17 @@ func (js *JetStream) noResponders(subj, reply string) {
 // allow_direct gets a 503 no-responders status, as nats-server subscribes
 // the subject only for allow_direct streams.
 func (js *JetStream) apiDirectGet(r *apiRequest) {
+	name, _, _ := strings.Cut(r.args, ".")
+	js.directGet(js.lookup(name), r)
+}
+
+// directGet answers a DIRECT.GET about s (nil: no such stream here); in a
+// cluster, a replica's read-only stream on a follower (cluster_direct.go).
+func (js *JetStream) directGet(s *stream, r *apiRequest) {
 	if r.reply == "" {
 		return
 	}
-	name, key, bySubject := strings.Cut(r.args, ".")
-	s := js.lookup(name)
+	_, key, bySubject := strings.Cut(r.args, ".")
 	if s == nil || !s.allowDirect() {
 		js.noResponders(r.subject, r.reply)
 		return

@@ -53,13 +53,15 @@ func (js *JetStream) apiStreamRestore(r *apiRequest) {
 		return
 	}
 	cfg, aerr := validate.Stream(&req.Config)
-	if aerr == nil {
+	if aerr == nil && !js.clustered() {
 		aerr = validate.Replicas(cfg.Replicas)
 	}
 	if aerr == nil && cfg.Storage == api.MemoryStorage {
 		aerr = api.Errorf(api.ErrStreamRestore, "restore failed: jetwal restores file streams only")
 	}
-	if aerr == nil {
+	if aerr == nil && js.clustered() {
+		aerr = js.checkClusterRestoreTarget(&cfg) // cluster_restore.go
+	} else if aerr == nil {
 		aerr = js.checkRestoreTarget(&cfg)
 	}
 	if aerr != nil {
@@ -85,6 +87,19 @@ func (js *JetStream) apiStreamRestore(r *apiRequest) {
 	js.log.Info("restore started", "stream", name)
 	js.adviseRestoreCreate(name, r.client)
 	go rs.run()
+}
+
+// installRestored installs a fully read archive: here, or in a cluster
+// through the meta group and the stream's leader (cluster_restore.go).
+func (js *JetStream) installRestored(b *restoreBuilder) (*api.StreamInfo, error) {
+	if js.clustered() {
+		return js.installCluster(b)
+	}
+	s, err := b.install()
+	if err != nil {
+		return nil, err
+	}
+	return js.streamInfo(s, false), nil
 }
 
 // checkRestoreTarget refuses a name in use and subjects or reservations
@@ -216,20 +231,19 @@ func (rs *restoreSession) run() {
 				js.srv.Publish(c.reply, "", nil, restoreErrorReply(err))
 				return
 			}
-			s, err := b.install()
+			info, err := js.installRestored(b)
 			if err != nil {
 				js.log.Warn("restore failed", "stream", rs.cfg.Name, "error", err)
 				js.srv.Publish(c.reply, "", nil, restoreErrorReply(err))
 				return
 			}
-			info := js.streamInfo(s, false)
 			info.Config = validate.WithDynamicMetadata(info.Config, js.srv.Version())
 			resp, err := json.Marshal(api.StreamCreateResponse{Response: api.Response{Type: api.TypeStreamCreate}, StreamInfo: info})
 			if err == nil {
 				js.srv.Publish(c.reply, "", nil, resp)
 			}
-			js.adviseStream(s.name, api.ActionCreate)
-			js.log.Info("stream restored", "stream", s.name, "messages", info.State.Msgs, "last_seq", info.State.LastSeq)
+			js.adviseStream(rs.cfg.Name, api.ActionCreate)
+			js.log.Info("stream restored", "stream", rs.cfg.Name, "messages", info.State.Msgs, "last_seq", info.State.LastSeq)
 			return
 		}
 		if c.reply == "" {

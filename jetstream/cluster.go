@@ -2,7 +2,6 @@ package jetstream
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/jetstream/validate"
-	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/wal"
 )
@@ -38,9 +36,10 @@ import (
 // Cluster is the consensus layer JetStream runs on (package cluster, wired
 // by package serve).
 type Cluster interface {
-	// Start starts the meta group; put and del receive its committed
-	// changes in order (replays after a restart included).
-	Start(srv *server.Server, put func(key string, val []byte), del func(key string)) error
+	// Start starts the meta group (or joins this account's JetStream to
+	// it); put and del receive its committed changes in order (replays
+	// after a restart included).
+	Start(put func(key string, val []byte), del func(key string)) error
 	IsMetaLeader() bool
 	MetaLeader() string
 	Put(key string, val []byte) error
@@ -72,6 +71,13 @@ type Cluster interface {
 	// group; join: the server was added to an existing group, and waits
 	// for its leader to send it the stream.
 	OpenStream(name string, peers []string, join bool, opts wal.Options, onLeader func(bool)) (Replica, error)
+	// Answer serves requests on subject from the other servers (fn's
+	// non-nil answer goes back); the returned function stops serving.
+	// Gather asks every server serving subject and hands fn each answer
+	// until fn reports done or wait has passed (cluster_state.go). Both
+	// travel where no client can reach.
+	Answer(subject string, fn func(subject string, data []byte) []byte) (func(), error)
+	Gather(subject string, data []byte, wait time.Duration, fn func(answer []byte) (done bool)) error
 }
 
 // Replica is this server's member of a replicated stream's group.
@@ -96,6 +102,9 @@ type Replica interface {
 	// that stay) and deletes its replica, waiting at most wait for the
 	// group to stop counting it.
 	Leave(want []string, wait time.Duration) error
+	// Current reports whether this member may answer reads (direct gets)
+	// from its own copy (cluster_direct.go).
+	Current() bool
 	Close() error
 	Remove() error
 }
@@ -135,23 +144,33 @@ type hosted struct {
 
 // clustering is JetStream's clustered state.
 type clustering struct {
-	c      Cluster
-	mu     sync.Mutex
-	hosted map[string]*hosted
+	c          Cluster
+	mu         sync.Mutex
+	hosted     map[string]*hosted
+	stopStates func() // serveStates' subscription
+	stopReads  func() // serveReads' subscription
+	stopWrites func() // serveWrites' subscription
+	direct     directState
 }
 
 func (js *JetStream) clustered() bool { return js.cl != nil }
 
-// startCluster starts the meta group once JetStream serves its API.
-// Clustered JetStream serves $G only: it needs the server itself.
+// startCluster starts the meta group once JetStream serves its API (the
+// Cluster given to each account's JetStream keeps the accounts apart).
 func (js *JetStream) startCluster() error {
-	srv, ok := js.srv.(*server.Server)
-	if !ok {
-		return fmt.Errorf("clustered JetStream serves the global account only, not account %q", js.cfg.Account)
-	}
-	if err := js.cl.c.Start(srv, js.applyMetaPut, js.applyMetaDelete); err != nil {
+	if err := js.cl.c.Start(js.applyMetaPut, js.applyMetaDelete); err != nil {
 		return err
 	}
+	if err := js.serveStates(); err != nil {
+		return err
+	}
+	if err := js.serveReads(); err != nil {
+		return err
+	}
+	if err := js.serveWrites(); err != nil {
+		return err
+	}
+	js.startDirect()
 	go js.sweepStaleReplicas() // cluster_stale.go
 	return nil
 }
@@ -325,6 +344,7 @@ func (js *JetStream) activate(h *hosted) {
 		js.log.Error("cluster: subscribing stream", "stream", cfg.Name, "error", err)
 	}
 	h.active = s
+	s.startFeeds() // its mirror and sources run where it is served
 	js.restoreConsumers(s)
 	h.sync = js.startConsumerSync(s)
 	js.log.Info("stream leader", "stream", cfg.Name, "last_seq", s.store.State().LastSeq)
@@ -378,10 +398,16 @@ func (js *JetStream) restoreConsumers(s *stream) {
 // closeCluster closes every replica (the meta group closes with the
 // Cluster, which package serve owns).
 func (js *JetStream) closeCluster() {
+	js.stopDirect()
 	js.cl.mu.Lock()
-	hs := js.cl.hosted
-	js.cl.hosted = map[string]*hosted{}
+	hs, stops := js.cl.hosted, []func(){js.cl.stopStates, js.cl.stopReads, js.cl.stopWrites}
+	js.cl.hosted, js.cl.stopStates, js.cl.stopReads, js.cl.stopWrites = map[string]*hosted{}, nil, nil, nil
 	js.cl.mu.Unlock()
+	for _, stop := range stops {
+		if stop != nil {
+			stop()
+		}
+	}
 	for _, h := range hs {
 		js.deactivate(h)
 		if h.rep != nil {

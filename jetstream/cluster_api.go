@@ -25,6 +25,9 @@ func (js *JetStream) answers(op, args string) bool {
 		return js.cl.c.IsMetaLeader()
 	}
 	name, _, _ := strings.Cut(args, ".")
+	if op == "DIRECT.GET" && js.directByQueue(name) {
+		return false // the replicas' queue group answers (cluster_direct.go)
+	}
 	return js.servesStream(name)
 }
 
@@ -58,21 +61,15 @@ func (js *JetStream) registerClusterAPI() {
 	// it unanswered in other accounts.
 	js.registerAPI("META.LEADER.STEPDOWN", nil, nil)
 	js.registerAPI("SERVER.REMOVE", nil, nil) // cluster_server_remove.go
-	js.registerAPI("STREAM.RESTORE", js.mgmt, func(r *apiRequest) {
-		// A restore builds a local stream; in a cluster it would have to
-		// go through the meta group and every replica.
-		js.respondError(r, api.TypeStreamRestore, api.Errorf(api.ErrStreamRestore, "restore failed: jetwal does not restore streams in clustered mode"))
-	})
+	// A restore reads the archive here and hands the stream to its group
+	// (cluster_restore.go).
+	js.registerAPI("STREAM.RESTORE", js.mgmt, js.apiStreamRestore)
 }
 
 func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 	const typ = api.TypeStreamCreate
 	cfg, ok := js.decodeCreateConfig(r)
 	if !ok {
-		return
-	}
-	if validate.RawPresent(cfg.Mirror) || validate.RawPresent(cfg.Sources) {
-		js.respondError(r, typ, validate.InvalidConfig("mirrors and sources are not supported by jetwal in clustered mode"))
 		return
 	}
 	if old, ok := js.assignment(cfg.Name); ok {
@@ -92,6 +89,10 @@ func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 				}
 			}
 		}
+	}
+	if aerr := js.checkClusterStreamLimits("", &cfg); aerr != nil {
+		js.respondError(r, typ, aerr)
+		return
 	}
 	peers, aerr := js.placeStream(&cfg, max(cfg.Replicas, 1), nil, nil)
 	if aerr != nil {
@@ -124,6 +125,9 @@ func (js *JetStream) apiClusterStreamUpdate(r *apiRequest) {
 		return
 	}
 	cfg, aerr := validate.StreamUpdate(&a.Config, &norm)
+	if aerr == nil {
+		aerr = js.checkClusterStreamLimits(cfg.Name, &cfg)
+	}
 	if aerr != nil {
 		js.respondError(r, typ, aerr)
 		return
@@ -189,7 +193,9 @@ func (js *JetStream) respondClusterInfo(r *apiRequest, typ string, a streamAssig
 func (js *JetStream) assignedInfo(a streamAssignment, wait bool) *api.StreamInfo {
 	name := a.Config.Name
 	hosts := slices.Contains(a.Peers, js.cl.c.Self())
-	for end := time.Now().Add(3 * time.Second); wait && hosts && time.Now().Before(end); {
+	// The wait ends early when JetStream closes: Close waits for this
+	// handler.
+	for end := time.Now().Add(3 * time.Second); wait && hosts && time.Now().Before(end) && !js.isClosed(); {
 		if s := js.lookup(name); s != nil {
 			break
 		}
@@ -238,8 +244,9 @@ func (js *JetStream) apiClusterStreamList(r *apiRequest) {
 	resp := api.StreamListResponse{Response: api.Response{Type: typ},
 		Paged:   api.Paged{Total: len(all), Offset: from, Limit: api.ListLimit},
 		Streams: make([]*api.StreamInfo, 0, to-from)}
+	infos := js.leaderInfos(all[from:to])
 	for _, a := range all[from:to] {
-		resp.Streams = append(resp.Streams, js.assignedInfo(a, false))
+		resp.Streams = append(resp.Streams, js.listedInfo(a, infos))
 	}
 	js.respond(r, resp, false)
 }
@@ -263,19 +270,26 @@ func (js *JetStream) clusterPage(r *apiRequest, typ string, limit int) (all []st
 func (js *JetStream) apiClusterAccountInfo(r *apiRequest) {
 	st := &api.AccountStats{
 		Domain: js.cfg.Domain,
-		Limits: api.AccountLimits{MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: -1, MaxAckPending: -1,
-			MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1},
-		API: api.APIStats{Level: api.Level, Total: js.apiTotal.Load(), Errors: js.apiErrors.Load()},
+		Limits: js.accountLimits(),
+		API:    api.APIStats{Level: api.Level, Total: js.apiTotal.Load(), Errors: js.apiErrors.Load()},
 	}
-	for _, a := range js.assignments() {
+	all := js.assignments()
+	infos := js.leaderInfos(all)
+	for _, a := range all {
 		st.Streams++
-		info := js.assignedInfo(a, false)
+		// As nats-server counts it: what every replica stores.
+		info := js.listedInfo(a, infos)
+		bytes := info.State.Bytes * uint64(max(len(a.Peers), 1))
 		if a.Config.Storage == api.MemoryStorage {
-			st.Memory += info.State.Bytes
+			st.Memory += bytes
 		} else {
-			st.Store += info.State.Bytes
+			st.Store += bytes
 		}
-		st.Consumers += len(js.cl.c.Keys(consumerKeyPrefix + a.Config.Name + "/"))
+		if infos[a.Config.Name] != nil {
+			st.Consumers += info.State.Consumers
+		} else {
+			st.Consumers += len(js.cl.c.Keys(consumerKeyPrefix + a.Config.Name + "/"))
+		}
 	}
 	js.respond(r, api.AccountInfoResponse{Response: api.Response{Type: api.TypeAccountInfo}, AccountStats: st}, false)
 }
@@ -332,4 +346,11 @@ func (js *JetStream) forgetConsumer(s *stream, name string) {
 		js.log.Error("cluster: forgetting consumer", "stream", s.name, "consumer", name, "error", err)
 	}
 	js.forgetConsumerState(s.name, name)
+}
+
+// isClosed reports whether Close has begun.
+func (js *JetStream) isClosed() bool {
+	js.mu.RLock()
+	defer js.mu.RUnlock()
+	return js.closed
 }

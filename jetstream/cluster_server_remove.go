@@ -24,9 +24,10 @@ import (
 const serverRemoveSubject = api.Prefix + "SERVER.REMOVE"
 
 // ServeServerRemove answers $JS.API.SERVER.REMOVE in sys, the system
-// account, while this server is the meta leader. It does nothing without
-// a cluster.
-func (js *JetStream) ServeServerRemove(sys *server.Account) (*server.Subscription, error) {
+// account, while this server is the meta leader; the removed server's
+// replicas move in the streams of every account's JetStream in all (js's
+// own included). It does nothing without a cluster.
+func (js *JetStream) ServeServerRemove(sys *server.Account, all []*JetStream) (*server.Subscription, error) {
 	if !js.clustered() || sys == nil {
 		return nil, nil
 	}
@@ -36,11 +37,11 @@ func (js *JetStream) ServeServerRemove(sys *server.Account) (*server.Subscriptio
 		}
 		hdr, data, reply := bytes.Clone(m.Header), bytes.Clone(m.Data), strings.Clone(m.Reply)
 		// The removal waits for a commit: off the publisher's goroutine.
-		go js.serverRemove(sys, hdr, data, reply)
+		go js.serverRemove(sys, all, hdr, data, reply)
 	})
 }
 
-func (js *JetStream) serverRemove(sys *server.Account, hdr, data []byte, reply string) {
+func (js *JetStream) serverRemove(sys *server.Account, all []*JetStream, hdr, data []byte, reply string) {
 	resp := api.MetaServerRemoveResponse{Response: api.Response{Type: api.TypeMetaServerRemove}}
 	answer := func() {
 		b, err := json.Marshal(resp)
@@ -77,7 +78,11 @@ func (js *JetStream) serverRemove(sys *server.Account, hdr, data []byte, reply s
 		resp.Error = api.NewError(api.ErrClusterServerNotMember)
 	default:
 		resp.Success = true
-		js.moveReplicasOff(id)
+		for _, each := range all {
+			if each.clustered() {
+				each.moveReplicasOff(id)
+			}
+		}
 	}
 	answer()
 }

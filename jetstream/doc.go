@@ -74,6 +74,8 @@
 //   - sealed_file.go: the sealed form of meta.inf, dedupe.dat and ttl.dat.
 //   - meta.go: meta.inf / meta.sum persistence (the layout is drawn there).
 //   - check.go: the read-only checks of this package's files (jetwal verify).
+//   - check_store.go: CheckStore, every stream of a store checked by the
+//     packages owning its files (jetwal verify prints the report).
 //   - storelock.go: the lock file held by the process serving the store.
 //   - recovery_log.go: logging what opening a stream's store repaired.
 //   - headers.go: the JetStream headers read on publish and written on replies.
@@ -109,6 +111,13 @@
 //   - cluster_stepdown.go: meta and consumer leader step-downs.
 //   - cluster_stale.go: deleting replica data of streams this server no longer holds.
 //   - cluster_server_remove.go: SERVER.REMOVE, a server taken out of the meta group.
+//   - cluster_state.go: listings with the states of the servers serving
+//     the streams (asked over the cluster).
+//   - cluster_limits.go: account limits counted across the cluster.
+//   - cluster_direct.go: direct gets answered by every current replica.
+//   - cluster_source.go: mirrors and sources whose origin another server
+//     serves.
+//   - cluster_restore.go: restoring an archive into the cluster.
 //   - doc.go: this overview.
 //
 // # Consumers

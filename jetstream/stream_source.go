@@ -250,7 +250,13 @@ func (f *feed) run() {
 			watched = origin
 		}
 		progressed := false
-		if origin == nil {
+		if origin == nil && f.s.js.clustered() {
+			// Served by another server of the cluster (cluster_source.go).
+			var found bool
+			if progressed, found = f.copyRemote(); !found {
+				f.err.Store(api.Errorf(api.ErrStreamNotFound, "stream not found"))
+			}
+		} else if origin == nil {
 			f.err.Store(api.Errorf(api.ErrStreamNotFound, "stream not found"))
 		} else if c, aerr := f.durable(origin); aerr != nil {
 			f.err.Store(aerr)

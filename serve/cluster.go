@@ -12,11 +12,9 @@ import (
 
 	"github.com/jetwal/jetwal/cluster"
 	"github.com/jetwal/jetwal/crypt"
-	"github.com/jetwal/jetwal/jetstream"
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/monitor"
 	"github.com/jetwal/jetwal/server"
-	"github.com/jetwal/jetwal/wal"
 )
 
 // startClusterNode creates this server's cluster node once the route port
@@ -46,23 +44,17 @@ func startClusterNode(srv *server.Server, co *server.ClusterOptions, storeRoot s
 	return n, nil
 }
 
-// jsCluster adapts a cluster.Node to jetstream.Cluster.
-type jsCluster struct {
-	*cluster.Node
-	srv *server.Server
+// jsReplica adapts a cluster.Replica to jetstream.Replica in an
+// account's namespace of the meta map (prefix, cluster_accounts.go).
+type jsReplica struct {
+	*cluster.Replica
+	prefix string
 }
 
-func (c jsCluster) Name() string { return c.srv.ClusterName() }
-
-func (c jsCluster) OpenStream(name string, peers []string, join bool, opts wal.Options, onLeader func(bool)) (jetstream.Replica, error) {
-	r, err := c.Node.OpenStream(name, peers, join, opts, onLeader)
-	if err != nil {
-		return nil, err
-	}
-	return jsReplica{r}, nil
+// Checkpoint commits key in the account's namespace.
+func (r jsReplica) Checkpoint(key string, val []byte) error {
+	return r.Replica.Checkpoint(r.prefix+key, val)
 }
-
-type jsReplica struct{ *cluster.Replica }
 
 // Followers reports the followers in nats-server's peer form (peer is a
 // short digest of the server name, as nats-server shows it).
@@ -77,8 +69,8 @@ func (r jsReplica) Followers() []*api.PeerInfo {
 
 // raftGroups is the monitor's view of the node's raft groups
 // (monitor.RaftGroups): the meta group in the system account, each
-// stream's group in $G, the account clustered JetStream serves (where
-// nats-server files them too).
+// stream's group in the stream's account (where nats-server files them
+// too).
 type raftGroups struct {
 	node   *cluster.Node
 	system string
@@ -91,7 +83,7 @@ func (r raftGroups) RaftGroups() []monitor.RaftGroup {
 			ID: g.ID, State: strings.ToUpper(g.State), Size: len(g.Peers), QuorumNeeded: len(g.Peers)/2 + 1,
 			Committed: g.Commit, Applied: g.Applied, Leader: g.Leader, LeaderName: g.LeaderName,
 			Term: g.Term, PTerm: g.LastTerm, PIndex: g.LastIndex, SystemAcc: g.Stream == "",
-			Stream: g.Stream, Peers: map[string]monitor.RaftzGroupPeer{},
+			Peers: map[string]monitor.RaftzGroupPeer{},
 		}
 		if info.State == "SHUTDOWN" {
 			info.State = "CLOSED" // nats-server's word
@@ -117,7 +109,7 @@ func (r raftGroups) RaftGroups() []monitor.RaftGroup {
 		}
 		acc := r.system
 		if g.Stream != "" {
-			acc = server.GlobalAccount
+			acc, info.Stream = splitReplicaName(g.Stream)
 		}
 		out = append(out, monitor.RaftGroup{Account: acc, Name: g.Name, Info: info})
 	}

@@ -28,6 +28,16 @@
 //   - accounts.go: what the monitor and $SYS requests learn of accounts.
 //   - cluster.go: clustered JetStream — the raft node on the route port,
 //     its adapter to jetstream.Cluster, and the raft groups /raftz shows.
+//   - cluster_accounts.go: each account's JetStream in a namespace of its
+//     own of the one cluster node (meta keys, replicas, requests).
 //   - ports.go: the ports file (ports_file_dir).
 //   - banner.go: the startup report.
+//   - fromconfig.go: FromConfig, a configuration file with `jetwal serve`'s
+//     flags (Flags) on top, as Options.
+//   - clusterflags.go: the route settings of the cluster block and flags.
+//   - websocket_options.go: the websocket block as listener options, and
+//     who WebSocket clients log in as.
+//   - reload.go: Reload, what a configuration reload changes at once.
+//   - logging.go: NewLogHandler, nats-server style log lines.
+//   - profile.go: the pprof listener of ProfPort.
 package serve

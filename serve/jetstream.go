@@ -14,11 +14,13 @@ import (
 )
 
 // startJetStreams starts JetStream for every account that has it: $G alone
-// without accounts (or in a cluster, where only $G may have it), else each
-// account whose jetstream is on. The other accounts answer the JetStream
-// API with nats-server's "JetStream not enabled for account". The first
-// JetStream returned is the one the monitor reports.
-func startJetStreams(srv *server.Server, o *Options, cl jetstream.Cluster, log *slog.Logger) ([]*jetstream.JetStream, error) {
+// without accounts (or in a cluster whose accounts all lack jetstream, as
+// before accounts could have it there), else each account whose jetstream
+// is on, in a cluster each in its own namespace of the cluster (cl, $G's;
+// cluster_accounts.go). The other accounts answer the JetStream API with
+// nats-server's "JetStream not enabled for account". The first JetStream
+// returned is the one the monitor reports.
+func startJetStreams(srv *server.Server, o *Options, cl *jsCluster, log *slog.Logger) ([]*jetstream.JetStream, error) {
 	root := storeRoot(o.Store.Dir)
 	if o.Store.Dir == DefaultStoreDir() {
 		if err := claimDefaultStore(root); err != nil {
@@ -27,9 +29,11 @@ func startJetStreams(srv *server.Server, o *Options, cl jetstream.Cluster, log *
 	}
 	base := jetstream.Config{StoreDir: root, Logger: log, MaxMemory: o.Store.MaxMemory, MaxStore: o.Store.MaxStore,
 		Sync: o.Store.Sync.Mode, SyncInterval: o.Store.Sync.Interval, Domain: o.Store.Domain, Encryption: o.Store.Encryption}
-	if o.Accounts == nil || cl != nil {
+	if o.Accounts == nil || cl != nil && !anyAccountJetStream(o) {
 		jcfg := base
-		jcfg.Cluster = cl
+		if cl != nil {
+			jcfg.Cluster = cl
+		}
 		js, err := jetstream.New(srv, jcfg)
 		if err != nil {
 			return nil, fmt.Errorf("jetstream: %w", err)
@@ -65,6 +69,11 @@ func startJetStreams(srv *server.Server, o *Options, cl jetstream.Cluster, log *
 		jcfg.AccountMaxMemory, jcfg.AccountMaxStore = l.MaxMemory, l.MaxStore
 		jcfg.MaxStreams, jcfg.MaxConsumers = l.MaxStreams, l.MaxConsumers
 		jcfg.AccountMaxAckPending = l.MaxAckPending
+		if cl != nil {
+			c := *cl
+			c.account = a.Name
+			jcfg.Cluster = c
+		}
 		acc := srv.Account(a.Name)
 		js, err := jetstream.New(acc, jcfg)
 		if err != nil {
@@ -73,10 +82,20 @@ func startJetStreams(srv *server.Server, o *Options, cl jetstream.Cluster, log *
 		acc.SetStreamTracer(js.TraceStream) // message traces name the capturing stream
 		out = append(out, js)
 	}
-	if err := serveDisabled(srv, enabled, ""); err != nil {
+	if err := serveDisabled(srv, enabled, clusterSystem(cl, o)); err != nil {
 		return fail(err)
 	}
 	return out, nil
+}
+
+// anyAccountJetStream reports whether an account of o has jetstream.
+func anyAccountJetStream(o *Options) bool {
+	for _, a := range o.Accounts {
+		if a.JetStream != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // serveDisabled answers the JetStream API with 10039 in every account not
@@ -171,7 +190,7 @@ func (jss jetStreams) AccountDetails(o jetstream.DetailOptions) []jetstream.Acco
 
 // clusterSystem names the system account when JetStream is clustered, ""
 // otherwise.
-func clusterSystem(cl jetstream.Cluster, o *Options) string {
+func clusterSystem(cl *jsCluster, o *Options) string {
 	if cl == nil {
 		return ""
 	}

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"cmp"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -55,6 +54,14 @@ type Options struct {
 
 	// Logger receives the server's log; nil discards it.
 	Logger *slog.Logger
+	// ProfPort serves Go's profiles (net/http/pprof) on 127.0.0.1:ProfPort
+	// once the server is ready, as nats-server's --profile; 0 = off.
+	// Loopback only: profiles show memory contents.
+	ProfPort int
+
+	// LogFile is where the program that built Logger writes it
+	// (nats-server's logfile, jetwal serve's -l); New does not open it.
+	LogFile string
 
 	// What the startup report shows: the authentication Server.Auth was
 	// built from (never a secret), the configuration file, its warnings
@@ -103,9 +110,7 @@ const defaultSystemAccount = "$SYS"
 func (o *Options) systemAccount() string { return cmp.Or(o.SystemAccount, defaultSystemAccount) }
 
 // ResolveAccounts sets Server.Accounts and Server.SystemAccount from
-// Accounts and SystemAccount, and refuses what jetwal cannot run: an
-// account with JetStream in a cluster (clustered JetStream serves $G
-// only). As with nats-server there is always a system account: without
+// Accounts and SystemAccount. As with nats-server there is always a system account: without
 // an accounts block it is SystemAccount, or "$SYS" with no users. New
 // calls it; calling it again changes nothing.
 func (o *Options) ResolveAccounts() error {
@@ -119,9 +124,6 @@ func (o *Options) ResolveAccounts() error {
 	for _, a := range o.Accounts {
 		names = append(names, a.Name)
 		hasSys = hasSys || a.Name == sys
-		if o.JetStream && a.JetStream != nil && o.Server.Cluster != nil {
-			return fmt.Errorf("%s: accounts.%s.jetstream: clustered JetStream (--cluster with JetStream) serves the global account $G only; remove the account's jetstream or run without a cluster", cmp.Or(o.ConfigFile, "options"), a.Name)
-		}
 	}
 	if !hasSys {
 		names = append(names, sys)

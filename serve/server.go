@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"runtime"
 	"strconv"
 	"sync"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/jetwal/jetwal/cluster"
 	"github.com/jetwal/jetwal/crypt"
-	"github.com/jetwal/jetwal/jetstream"
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/monitor"
 	"github.com/jetwal/jetwal/server"
@@ -37,6 +37,7 @@ type Server struct {
 	ready   chan struct{} // closed when Start has finished
 	mon     *monitor.Monitor
 	sys     *sysreq.Service
+	prof    *http.Server // ProfPort's listener, nil without one
 	stopped bool
 }
 
@@ -129,13 +130,18 @@ func (s *Server) Start() error {
 			}
 		}
 		log.Info("-------------------------------------------")
-		var jc jetstream.Cluster
+		var jc *jsCluster // nil without a cluster
 		if s.handoff != nil {
 			node, err := startClusterNode(srv, o.Server.Cluster, storeRoot(o.Store.Dir), o.Store.Encryption, s.handoff, log)
 			if err != nil {
 				return abort(fmt.Errorf("start jetstream: %w", err))
 			}
-			jc = jsCluster{Node: node, srv: srv}
+			router, err := newMetaRouter(node, srv)
+			if err != nil {
+				_ = node.Close()
+				return abort(fmt.Errorf("start jetstream: %w", err))
+			}
+			jc = &jsCluster{Node: node, srv: srv, router: router, account: server.GlobalAccount}
 			s.node.Store(node)
 			raft = raftGroups{node: node, system: o.systemAccount()}
 			srv.OnShutdown(func() {
@@ -170,7 +176,7 @@ func (s *Server) Start() error {
 			}
 			// So is the removal of a server from the meta group
 			// (jetstream/cluster_server_remove.go).
-			rsub, err := jss[0].ServeServerRemove(srv.Account(o.systemAccount()))
+			rsub, err := jss[0].ServeServerRemove(srv.Account(o.systemAccount()), jss)
 			if err != nil {
 				for _, js := range jss {
 					_ = js.Close()
@@ -252,6 +258,17 @@ func (s *Server) Start() error {
 	}
 	log.Info("Server is ready")
 	close(s.ready)
+	if o.ProfPort != 0 {
+		// As before this moved here from the command: a profiling port
+		// that cannot be bound is logged, and the server keeps running.
+		prof, err := startProfiler(o.ProfPort, log)
+		if err != nil {
+			log.Error("profiling port", "err", err)
+		}
+		s.mu.Lock()
+		s.prof = prof
+		s.mu.Unlock()
+	}
 	return nil
 }
 
@@ -349,8 +366,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	s.stopped = true
-	mon, sys := s.mon, s.sys
+	mon, sys, prof := s.mon, s.sys, s.prof
 	s.mu.Unlock()
+	if prof != nil {
+		_ = prof.Close()
+	}
 	if mon != nil && s.opts.HTTPPort != 0 {
 		if err := mon.Shutdown(ctx); err != nil {
 			s.log.Error("closing the http monitor", "err", err)

@@ -484,11 +484,14 @@ func (c *client) processPub(cmd *command) {
 		hdr:   cmd.payload[:cmd.hdrLen],
 		data:  cmd.payload[cmd.hdrLen:],
 	}
-	var delivered bool
+	var a audience
 	if cl := c.srv.cluster; cl != nil && cl.active.Load() > 0 {
-		delivered = c.srv.deliverClustered(&d, c.matchIn(acc, cmd.subject), c.matchRemote(acc, cmd.subject))
-	} else {
-		delivered = c.srv.deliver(&d, c.matchIn(acc, cmd.subject))
+		a.remote = c.matchRemote(acc, cmd.subject)
+		a.f = c.fwd
+	}
+	delivered := c.srv.dispatch(&d, c.matchIn(acc, cmd.subject), &a)
+	if a.f != nil && c.forwardAll(&d) {
+		delivered = true
 	}
 	if !delivered && len(cmd.reply) > 0 && c.opts.NoResponders {
 		c.noResponders(cmd.subject, cmd.reply)

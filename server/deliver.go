@@ -1,7 +1,6 @@
 package server
 
 import (
-	"math/rand/v2"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -38,31 +37,6 @@ type delivery struct {
 	// Owned strings for internal handlers when the publisher already has
 	// them (Server.Publish); otherwise they are made on demand.
 	subjStr, replyStr string
-}
-
-// deliver hands d to every plain subscription in res and to one member of
-// each queue group. It reports whether anyone received it.
-func (s *Server) deliver(d *delivery, res *result) bool {
-	delivered := false
-	for _, sub := range res.Plain {
-		if s.deliverTo(d, sub) {
-			delivered = true
-		}
-	}
-	for _, group := range res.Queues {
-		n := len(group)
-		start := 0
-		if n > 1 {
-			start = rand.IntN(n)
-		}
-		for i := 0; i < n; i++ {
-			if s.deliverTo(d, group[(start+i)%n]) {
-				delivered = true
-				break
-			}
-		}
-	}
-	return delivered
 }
 
 // deliverTo hands d to one subscription, enforcing echo and auto-unsubscribe.

@@ -5,6 +5,8 @@ package server
 // (_INBOX.<id>.*) covers every inbox the client makes up, before the client
 // subscribed any of them; a sender that must wait for the real subscriber
 // (a snapshot's deliver subject) waits for this.
+// Other servers' subscriptions of exactly subj count too (the subscriber
+// may be a client of another server of the cluster).
 // It looks in $G; Account.HasLiteralInterest in another account.
 func (s *Server) HasLiteralInterest(subj string) bool { return s.gacc.HasLiteralInterest(subj) }
 
@@ -19,6 +21,22 @@ func (a *Account) HasLiteralInterest(subj string) bool {
 	for _, q := range r.Queues {
 		for _, sub := range q {
 			if sub.subject == subj {
+				return true
+			}
+		}
+	}
+	if a.remote == nil {
+		return false
+	}
+	rr := a.remote.MatchOnce(subj)
+	for _, rs := range rr.Plain {
+		if rs.subject == subj {
+			return true
+		}
+	}
+	for _, q := range rr.Queues {
+		for _, rs := range q {
+			if rs.subject == subj {
 				return true
 			}
 		}

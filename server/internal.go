@@ -103,10 +103,9 @@ func (a *Account) Publish(subj, reply string, hdr, data []byte) {
 		subjStr:  subj,
 		replyStr: reply,
 	}
-	s.deliver(&d, res)
-	if remote != nil && !remote.Empty() {
-		s.forwardInternal(&d, res, remote)
-	}
+	var f forwarding
+	s.dispatch(&d, res, &audience{remote: remote, f: &f})
+	s.forwardInternal(&d, &f)
 }
 
 // HasInterest reports whether any subscription matches the literal subject:

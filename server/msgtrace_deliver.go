@@ -1,11 +1,9 @@
 package server
 
-import "math/rand/v2"
-
-// The delivery of a traced message. It takes the decisions deliver and
-// deliverTo take (deliver.go), in the same order, and writes each one down
-// as an event; the message itself still goes out through deliverTo, so a
-// traced message is delivered exactly as an untraced one. With
+// The delivery of a traced message. dispatch (audience.go) decides who
+// gets it, as for any message, and traceDeliverTo writes each local
+// decision down as an event; the message itself still goes out through
+// deliverTo, so a traced message is delivered exactly as an untraced one. With
 // Nats-Trace-Only nothing is delivered, stored or forwarded.
 
 // tracePub runs a PUB/HPUB whose header block names Nats-Trace-Dest. It
@@ -39,42 +37,18 @@ func (c *client) publishTraced(cmd *command, t *msgTrace) {
 		hdr:   cmd.payload[:cmd.hdrLen],
 		data:  cmd.payload[cmd.hdrLen:],
 	}
-	local := c.matchIn(acc, cmd.subject)
-	delivered := c.srv.traceDeliver(&d, local, t)
+	a := audience{t: t}
 	if cl := c.srv.cluster; cl != nil && cl.active.Load() > 0 {
-		if c.traceForward(&d, local, c.matchRemote(acc, cmd.subject), t) {
-			delivered = true
-		}
+		a.remote = c.matchRemote(acc, cmd.subject)
+		a.f = c.fwd
+	}
+	delivered := c.srv.dispatch(&d, c.matchIn(acc, cmd.subject), &a)
+	if a.f != nil && c.traceForward(&d, t) {
+		delivered = true
 	}
 	if !delivered && len(cmd.reply) > 0 && c.opts.NoResponders {
 		c.noResponders(cmd.subject, cmd.reply)
 	}
-}
-
-// traceDeliver is deliver with events: every plain subscription, and one
-// member of each queue group (the members tried before are reported with
-// the reason they did not take it).
-func (s *Server) traceDeliver(d *delivery, res *result, t *msgTrace) bool {
-	delivered := false
-	for _, sub := range res.Plain {
-		if s.traceDeliverTo(d, sub, t) {
-			delivered = true
-		}
-	}
-	for _, group := range res.Queues {
-		n := len(group)
-		start := 0
-		if n > 1 {
-			start = rand.IntN(n)
-		}
-		for i := 0; i < n; i++ {
-			if s.traceDeliverTo(d, group[(start+i)%n], t) {
-				delivered = true
-				break
-			}
-		}
-	}
-	return delivered
 }
 
 // traceDeliverTo hands d to one subscription (unless trace-only) and
@@ -143,36 +117,15 @@ func (s *Server) traceInternal(d *delivery, sub *subscription, t *msgTrace) bool
 	return s.deliverTo(d, sub)
 }
 
-// traceForward is forwarding to routes for a traced message: each route is
-// reported as an egress that will send no trace event of its own (another
-// jetwal does not trace what arrives on a route). A trace-only message is
-// not forwarded, since the remote would deliver it. Local queue groups were
-// served by traceDeliver; a group that only other servers have gets a
-// remote member.
-func (c *client) traceForward(d *delivery, local *result, remote *remoteResult, t *msgTrace) bool {
-	if remote.Empty() {
-		return false
-	}
-	f := c.fwd
-	for i := range f.targets {
-		f.targets[i] = routeTarget{queues: f.targets[i].queues[:0]}
-	}
-	f.targets = f.targets[:0]
-	for _, rs := range remote.Plain {
-		f.addTarget(rs.route, "")
-	}
-	for j, rgroup := range remote.Queues {
-		name := remote.QueueNames[j]
-		if hasQueue(local, name) {
-			continue
-		}
-		if rs := pickRemote(rgroup, -1); rs != nil {
-			f.addTarget(rs.route, name)
-		}
-	}
+// traceForward is forwarding to the routes dispatch chose, for a traced
+// message: each route is reported as an egress that will send no trace
+// event of its own (another jetwal does not trace what arrives on a
+// route). A trace-only message is not forwarded, since the remote would
+// deliver it.
+func (c *client) traceForward(d *delivery, t *msgTrace) bool {
 	delivered := false
-	for i := range f.targets {
-		tg := &f.targets[i]
+	for i := range c.fwd.targets {
+		tg := &c.fwd.targets[i]
 		e := &MsgTraceEgress{Kind: MsgTraceKindRouter, CID: tg.route.id, Name: routeRemoteName(tg.route)}
 		switch {
 		case t.only:

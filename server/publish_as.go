@@ -38,10 +38,11 @@ func (a *Account) PublishAs(route, subj, reply string, hdr, data []byte) bool {
 		subjStr:  subj,
 		replyStr: reply,
 	}
-	delivered := s.deliver(&d, res)
+	var f forwarding
+	delivered := s.dispatch(&d, res, &audience{remote: remote, f: &f})
 	if routed {
 		fd := delivery{acc: a, subj: stringView(route), reply: d.reply, hdr: withPresented(hdr, subj), data: data}
-		s.forwardInternal(&fd, res, remote)
+		s.forwardInternal(&fd, &f)
 		delivered = true
 	}
 	return delivered

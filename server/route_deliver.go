@@ -7,15 +7,10 @@ import (
 	"github.com/jetwal/jetwal/server/sublist"
 )
 
-// Forwarding. A message a TCP client publishes goes to the local
-// subscribers (deliver.go) and, once, to every route whose server
-// announced matching interest. A queue group is served by one member in
-// the whole cluster: the pick is random, weighted by members (local
-// subscriptions count one each, a route its announced weight), as in
-// nats-server; the message then goes to that route with the group's name
-// in RMSG, and the receiving server hands it to one of its own members.
-// A message that arrived from a route goes to local subscribers only (TCP
-// clients and internal ones, which are announced like clients').
+// Forwarding. Who gets a message, here and on other servers, is decided
+// once, by dispatch (audience.go); this file frames it for the routes it
+// chose. A queue group served on another server is named in the RMSG, and
+// the receiving server hands the message to one of its own members.
 
 type remoteResult = sublist.Result[*remoteSub]
 
@@ -54,75 +49,6 @@ func (c *client) matchRemote(acc *Account, subj []byte) *remoteResult {
 	f.memoSubj = append(f.memoSubj[:0], subj...)
 	f.memoAcc, f.memoGen, f.memoRes = acc, gen, res
 	return res
-}
-
-// deliverClustered is deliver for a TCP client's message in a cluster:
-// local and remote interest together. It reports whether anyone, here or
-// elsewhere, will receive it.
-func (s *Server) deliverClustered(d *delivery, local *result, remote *remoteResult) bool {
-	if remote.Empty() {
-		return s.deliver(d, local)
-	}
-	f := d.pub.fwd
-	for i := range f.targets {
-		f.targets[i] = routeTarget{queues: f.targets[i].queues[:0]}
-	}
-	f.targets = f.targets[:0]
-	delivered := false
-	for _, sub := range local.Plain {
-		if s.deliverTo(d, sub) {
-			delivered = true
-		}
-	}
-	for _, rs := range remote.Plain {
-		f.addTarget(rs.route, "")
-	}
-	for i, group := range local.Queues {
-		name := local.QueueNames[i]
-		if s.deliverQueue(d, group, remoteGroup(remote, name), name, f) {
-			delivered = true
-		}
-	}
-	for j, rgroup := range remote.Queues {
-		name := remote.QueueNames[j]
-		if hasQueue(local, name) {
-			continue
-		}
-		if rs := pickRemote(rgroup, -1); rs != nil {
-			f.addTarget(rs.route, name)
-		}
-	}
-	for i := range f.targets {
-		if d.pub.forward(d, &f.targets[i]) {
-			delivered = true
-		}
-	}
-	return delivered
-}
-
-// deliverQueue picks the member of one queue group that gets the message:
-// a local one (delivered now) or a remote one (added to the targets).
-func (s *Server) deliverQueue(d *delivery, group []*subscription, rgroup []*remoteSub, name string, f *forwarding) bool {
-	n := len(group)
-	total := n
-	for _, rs := range rgroup {
-		total += int(max(rs.weight.Load(), 1))
-	}
-	pick := rand.IntN(total)
-	if pick < n {
-		for i := 0; i < n; i++ {
-			if s.deliverTo(d, group[(pick+i)%n]) {
-				return true
-			}
-		}
-		pick = -1 // no local member took it: any remote one
-	} else {
-		pick -= n
-	}
-	if rs := pickRemote(rgroup, pick); rs != nil {
-		f.addTarget(rs.route, name)
-	}
-	return false
 }
 
 // pickRemote returns the remote member at weighted position pick, or a
@@ -164,6 +90,26 @@ func hasQueue(local *result, name string) bool {
 		}
 	}
 	return false
+}
+
+// reset empties the targets, keeping their storage.
+func (f *forwarding) reset() {
+	for i := range f.targets {
+		f.targets[i] = routeTarget{queues: f.targets[i].queues[:0]}
+	}
+	f.targets = f.targets[:0]
+}
+
+// forwardAll frames the message for every route dispatch chose (f's
+// targets), reporting whether any took it.
+func (c *client) forwardAll(d *delivery) bool {
+	sent := false
+	for i := range c.fwd.targets {
+		if c.forward(d, &c.fwd.targets[i]) {
+			sent = true
+		}
+	}
+	return sent
 }
 
 // addTarget adds route r (and queue group q, if any) to the targets.
@@ -268,24 +214,5 @@ func (c *client) processRoutedMsg(cmd *routeCmd) {
 			d.subj, d.hdr = []byte(subj), own
 		}
 	}
-	s := c.srv
-	for _, sub := range res.Plain {
-		s.deliverTo(&d, sub)
-	}
-	for _, q := range cmd.queues {
-		for i, name := range res.QueueNames {
-			if name != bytesView(q) {
-				continue
-			}
-			group := res.Queues[i]
-			n := len(group)
-			start := rand.IntN(n)
-			for j := 0; j < n; j++ {
-				if s.deliverTo(&d, group[(start+j)%n]) {
-					break
-				}
-			}
-			break
-		}
-	}
+	c.srv.dispatch(&d, res, &audience{fromRoute: true, queues: cmd.queues})
 }

@@ -42,42 +42,8 @@ system_account: SYS
 // startServeStoppable is startServe with a stop function (for restarts).
 func startServeStoppable(t *testing.T, args ...string) (*serveRun, func()) {
 	t.Helper()
-	o, err := parseServeFlags(args, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &serveRun{logs: &lockedBuffer{}}
-	log := slog.New(newLineHandler(r.logs, slog.LevelInfo))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, o, log) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Error(err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("serve did not return after cancel")
-		}
-	}
+	r, stop := runServer(t, args)
 	t.Cleanup(stop)
-	deadline := time.Now().Add(20 * time.Second)
-	for r.addr == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("server did not start:\n%s", r.logs)
-		}
-		if m := listenRE.FindStringSubmatch(r.logs.String()); m != nil && strings.Contains(r.logs.String(), "Server is ready") {
-			r.addr = m[1]
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 	return r, stop
 }
 
@@ -370,12 +336,12 @@ func TestAccountsWithNatsCLI(t *testing.T) {
 // and line where the file is at fault.
 func TestAccountsConfigRefusals(t *testing.T) {
 	conf := writeConf(t, "listen: 127.0.0.1:0\njetstream: enabled\ncluster { listen: 127.0.0.1:0 }\naccounts {\n A: { users: [{user: a, password: a}], jetstream: enabled }\n}\n")
-	_, err := parseServeFlags([]string{"-c", conf}, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "accounts.A.jetstream: clustered JetStream") || !strings.Contains(err.Error(), conf) {
-		t.Fatalf("account JetStream in a cluster: %v", err)
+	// An account's JetStream in a cluster is served (serve/cluster_accounts.go).
+	if _, err := parseServeFlags([]string{"-c", conf}, io.Discard); err != nil {
+		t.Fatalf("account JetStream in a cluster refused: %v", err)
 	}
 	conf = writeConf(t, "listen: 127.0.0.1:0\naccounts {\n A: { users: [{user: a, password: a}] }\n B: {\n  exports: [ {stream: \"x.>\"} ]\n }\n}\n")
-	_, err = parseServeFlags([]string{"-c", conf}, io.Discard)
+	_, err := parseServeFlags([]string{"-c", conf}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), conf+":5:") || !strings.Contains(err.Error(), "exports") {
 		t.Fatalf("exports: %v", err)
 	}
@@ -408,7 +374,7 @@ func TestAccountsReload(t *testing.T) {
 		_ = srv.Shutdown(ctx)
 	})
 	logs := &lockedBuffer{}
-	log := slog.New(newLineHandler(logs, slog.LevelInfo))
+	log := slog.New(jetwal.NewLogHandler(logs, false, false))
 	try := func(user, pass string) error {
 		nc, err := nats.Connect(srv.ClientURL(), nats.UserInfo(user, pass), nats.NoReconnect())
 		if err == nil {

@@ -12,7 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/internal/testbin"
 	"github.com/jetwal/jetwal/internal/testcert"
+	jetwal "github.com/jetwal/jetwal/serve"
 )
 
 func writeConf(t *testing.T, text string) string {
@@ -53,7 +56,7 @@ authorization { user: u, password: p }
 	if o.Server.Port != 6000 || o.Server.MaxConnections != 7 || o.Store.Sync != (durable.Policy{Mode: durable.Never}) {
 		t.Errorf("flags did not override the file: %+v %+v", o.Server, o.Store)
 	}
-	if o.Server.Host != "127.0.0.1" || o.Server.MaxPayload != 2<<20 || o.Server.PingInterval != time.Minute || !o.debug ||
+	if o.Server.Host != "127.0.0.1" || o.Server.MaxPayload != 2<<20 || o.Server.PingInterval != time.Minute || !o.Server.Debug ||
 		!o.JetStream || o.Store.Dir != "/js/store" || o.Store.MaxMemory != 1<<30 || o.Store.Domain != "hub" || o.HTTPPort != 8222 || o.HTTPHost != "127.0.0.1" {
 		t.Errorf("file settings lost: %+v %+v", o.Server, o.Store)
 	}
@@ -114,42 +117,55 @@ func buildJetwal(t *testing.T) string {
 type serveRun struct {
 	addr string
 	logs *lockedBuffer
+	srv  *jetwal.Server
 }
 
 // startServe runs serve with args until the test ends.
 func startServe(t *testing.T, args ...string) *serveRun {
+	t.Helper()
+	r, stop := runServer(t, args)
+	t.Cleanup(stop)
+	return r
+}
+
+// runServer starts, in process through package serve, the server the
+// command line args configure (parsed as `jetwal serve` parses them), and
+// returns it with the function that shuts it down (which reports an error
+// or a shutdown that does not finish, with every goroutine's stack).
+func runServer(t *testing.T, args []string) (*serveRun, func()) {
 	t.Helper()
 	o, err := parseServeFlags(args, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &serveRun{logs: &lockedBuffer{}}
-	log := slog.New(newLineHandler(r.logs, slog.LevelInfo))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, o, log) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Error(err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("serve did not return after cancel")
-		}
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for r.addr == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("server did not start:\n%s", r.logs)
-		}
-		if m := listenRE.FindStringSubmatch(r.logs.String()); m != nil && strings.Contains(r.logs.String(), "Server is ready") {
-			r.addr = m[1]
-		}
-		time.Sleep(5 * time.Millisecond)
+	o.Logger = slog.New(jetwal.NewLogHandler(r.logs, false, false))
+	srv, err := jetwal.New(o.Options)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return r
+	if err := srv.Start(); err != nil {
+		t.Fatalf("start: %v\n%s", err, r.logs)
+	}
+	r.srv, r.addr = srv, srv.Addr().String()
+	var once sync.Once
+	return r, func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- srv.Shutdown(ctx) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("%s: %v", r.addr, err)
+				}
+			case <-time.After(40 * time.Second):
+				buf := make([]byte, 4<<20)
+				t.Errorf("%s: shutdown did not return; goroutines:\n%s", r.addr, buf[:runtime.Stack(buf, true)])
+			}
+		})
+	}
 }
 
 // TestPermissionsProtectJetStreamAPI: a user without publish permission on

@@ -4,13 +4,10 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
-	"time"
 
 	"github.com/jetwal/jetwal/segment"
 	"github.com/jetwal/jetwal/vfs"
@@ -31,59 +28,15 @@ func runDump(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	seg, err := segment.Open(vfs.Default, path, false)
+	damaged, err := segment.Dump(vfs.Default, path, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "jetwal dump: %v\n", err)
 		return 1
 	}
-	defer seg.Close()
-	fmt.Fprintf(stdout, "segment %s base %d created %s compressed %v\n",
-		path, seg.Base(), time.Unix(0, seg.Created()).UTC().Format(time.RFC3339Nano), seg.Compressed())
-	fmt.Fprintf(stdout, "%-10s %-10s %-35s %-8s %-8s %-16s %s\n", "offset", "seq", "time", "hdr", "data", "checksum", "subject")
-	damaged, records := 0, 0
-	res, err := seg.ScanDamage(segment.HeaderSize, 0, func(off int64, r *segment.Record) error {
-		records++
-		ts := time.Unix(0, r.Time).UTC().Format(time.RFC3339Nano)
-		sum := recordChecksum(r)
-		switch {
-		case r.Tombstone():
-			c := r.TombstoneCount()
-			fmt.Fprintf(stdout, "%-10d %-10s %-35s %-8s %-8s %016x tombstone: deletes %d-%d\n",
-				off, "-", ts, "-", "-", sum, r.Seq, r.Seq+c-1)
-		default:
-			subj := strconv.Quote(string(r.Subject))
-			if r.Flags&segment.FlagErased != 0 {
-				subj = "(erased)"
-			}
-			fmt.Fprintf(stdout, "%-10d %-10d %-35s %-8d %-8d %016x %s\n",
-				off, r.Seq, ts, len(r.Header), len(r.Data), sum, subj)
-		}
-		return nil
-	}, func(d segment.Damage) {
-		damaged++
-		next := "nothing valid after it"
-		if d.Resync >= 0 {
-			next = fmt.Sprintf("next valid record at offset %d", d.Resync)
-		}
-		fmt.Fprintf(stdout, "DAMAGED %v; %s\n", d.Err, next)
-	})
-	if err != nil {
-		fmt.Fprintf(stderr, "jetwal dump: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "%d records, end of data at offset %d, %d damaged ranges\n", records, res.End, damaged)
 	if damaged > 0 {
 		return 1
 	}
 	return 0
-}
-
-// recordChecksum is the record's stored xxhash64: a record Scan returned
-// passed its checksum, so re-encoding it reproduces the stored value (this
-// works for compressed segments too, whose raw record bytes are not on disk).
-func recordChecksum(r *segment.Record) uint64 {
-	b := segment.AppendRecord(nil, r.Flags, r.Seq, r.Time, string(r.Subject), r.Header, r.Data)
-	return binary.LittleEndian.Uint64(b[len(b)-segment.ChecksumSize:])
 }
 
 // parseOneArg parses the arguments of a command that takes one operand and

@@ -6,14 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,47 +31,11 @@ type member struct {
 // other's before they start (see package testport).
 func freePorts(t *testing.T, n int) []int { return testport.Free(t, n) }
 
-// startMember runs serve with the member's args until stop or the test's end.
+// start runs the member's server until stop or the test's end.
 func (m *member) start(t *testing.T) {
 	t.Helper()
-	o, err := parseServeFlags(m.args, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &serveRun{logs: &lockedBuffer{}}
-	log := slog.New(newLineHandler(r.logs, slog.LevelInfo))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, o, log) }()
-	var once sync.Once
-	m.stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("%s: %v", m.name, err)
-				}
-			case <-time.After(30 * time.Second):
-				// Rare (one make test run in many): keep every goroutine's
-				// stack so the hang can be found.
-				buf := make([]byte, 4<<20)
-				t.Errorf("%s: serve did not return after cancel; goroutines:\n%s", m.name, buf[:runtime.Stack(buf, true)])
-			}
-		})
-	}
+	m.run, m.stop = runServer(t, m.args)
 	t.Cleanup(m.stop)
-	deadline := time.Now().Add(20 * time.Second)
-	for r.addr == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not start:\n%s", m.name, r.logs)
-		}
-		if mm := listenRE.FindStringSubmatch(r.logs.String()); mm != nil && strings.Contains(r.logs.String(), "Server is ready") {
-			r.addr = mm[1]
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	m.run = r
 }
 
 // startJSCluster starts n servers of one clustered JetStream.

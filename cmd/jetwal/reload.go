@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -47,27 +46,15 @@ func reload(o *serveOptions, srv *jetwal.Server, log *slog.Logger) {
 		return
 	}
 	n, err := parseServeFlags(o.args, io.Discard)
+	if err == nil {
+		for _, w := range n.Warnings {
+			log.Warn(w.String())
+		}
+		err = srv.Reload(n.Options)
+	}
 	if err != nil {
 		log.Error("Reloading the configuration failed; keeping the current settings", "err", err)
 		return
-	}
-	for _, w := range n.Warnings {
-		log.Warn(w.String())
-	}
-	if !slices.Equal(n.Server.Accounts, o.Server.Accounts) || n.Server.SystemAccount != o.Server.SystemAccount {
-		// The server's accounts are fixed at start; users bound to accounts
-		// it does not have would be refused.
-		log.Error("Reloading the configuration failed; keeping the current settings",
-			"err", "the accounts or the system account changed: that takes a restart")
-		return
-	}
-	if n.Server.Auth == nil {
-		srv.SetAuthenticator(nil)
-	} else {
-		srv.SetAuthenticator(n.Server.Auth)
-	}
-	if n.Server.Websocket != nil {
-		srv.SetWebsocketAuthenticator(n.Server.Websocket.Auth)
 	}
 	log.Info("Reloaded server configuration " + o.ConfigFile + " (authorization now; other changes at restart)")
 }

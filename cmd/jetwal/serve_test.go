@@ -18,8 +18,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetwal/jetwal/config"
 	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/internal/syncbuf"
+	jetwal "github.com/jetwal/jetwal/serve"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -41,7 +43,7 @@ func TestParseServeFlags(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		if o.Server.Port != 5222 || o.Server.Host != "127.0.0.1" || !o.JetStream || o.Store.Dir != "/x/y" || !o.debug || !o.trace || !o.Server.Trace {
+		if o.Server.Port != 5222 || o.Server.Host != "127.0.0.1" || !o.JetStream || o.Store.Dir != "/x/y" || !o.Server.Debug || !o.Server.Trace {
 			t.Fatalf("%v parsed as %+v", args, o)
 		}
 	}
@@ -69,9 +71,9 @@ func TestParseSyncAndSize(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]int64{"1048576": 1 << 20, "1MB": 1 << 20, "1MiB": 1 << 20, "512k": 512 << 10, "2 GB": 2 << 30, "7B": 7} {
-		got, err := parseSize(in)
+		got, err := config.ParseSize(in)
 		if err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v", in, got, err)
+			t.Errorf("config.ParseSize(%q) = %d, %v", in, got, err)
 		}
 	}
 }
@@ -105,7 +107,7 @@ func TestServeInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &lockedBuffer{}
-	log := slog.New(newLineHandler(logs, slog.LevelInfo))
+	log := slog.New(jetwal.NewLogHandler(logs, false, false))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, o, log) }()

@@ -1,6 +1,8 @@
 package main
 
-// jetwal verify: an offline check of a store directory.
+// jetwal verify: an offline check of a store directory. The checks belong
+// to the packages that own the formats (jetstream.CheckStore,
+// raftlog.CheckKey); this prints what they find.
 
 import (
 	"cmp"
@@ -10,14 +12,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
-	"github.com/jetwal/jetwal/consumerstate"
 	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/jetstream"
 	"github.com/jetwal/jetwal/raftlog"
 	"github.com/jetwal/jetwal/vfs"
-	"github.com/jetwal/jetwal/wal"
 )
 
 func verifyCommand() command {
@@ -27,35 +26,10 @@ func verifyCommand() command {
 	}
 }
 
-// verifier collects what one run found.
-type verifier struct {
-	out     io.Writer
-	fs      vfs.FS
-	key     crypt.Config // --key: check encrypted records' tags too
-	damaged int
-	notes   int
-	wrong   int // streams the key does not open (not damage: exit 2)
-}
-
-// check sorts an error of a check: a key that does not open the stream
-// is not damage.
-func (v *verifier) check(err error) {
-	if errors.Is(err, wal.ErrKeyMismatch) {
-		v.wrong++
-		fmt.Fprintf(v.out, "KEY     %v\n", err)
-		return
-	}
-	v.damage("%v", err)
-}
-
-func (v *verifier) damage(format string, args ...any) {
-	v.damaged++
-	fmt.Fprintf(v.out, "DAMAGED "+format+"\n", args...)
-}
-
-func (v *verifier) note(format string, args ...any) {
-	v.notes++
-	fmt.Fprintf(v.out, "note    "+format+"\n", args...)
+// checkPrefix is how each kind of finding is printed.
+var checkPrefix = map[jetstream.CheckKind]string{
+	jetstream.CheckStream: "stream ", jetstream.CheckSummary: "  ", jetstream.CheckNote: "note    ",
+	jetstream.CheckDamage: "DAMAGED ", jetstream.CheckWrongKey: "KEY     ",
 }
 
 func runVerify(_ context.Context, args []string, stdout, stderr io.Writer) int {
@@ -85,84 +59,48 @@ func runVerify(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	dir := fl.Arg(0)
-	k := cmp.Or(*key, os.Getenv("JETWAL_VERIFY_KEY"))
+	k := crypt.Config{Key: cmp.Or(*key, os.Getenv("JETWAL_VERIFY_KEY"))}
 	if raftlog.IsStore(vfs.Default, dir) {
-		return verifyRaft(vfs.Default, dir, crypt.Config{Key: k}, stdout, stderr)
+		return verifyRaft(dir, k, stdout, stderr)
 	}
-	dirs, err := jetstream.StreamDirs(vfs.Default, dir)
+	r, err := jetstream.CheckStore(vfs.Default, dir, k)
 	if err != nil {
 		fmt.Fprintf(stderr, "jetwal verify: %v\n", err)
 		return 2
 	}
-	v := &verifier{out: stdout, fs: vfs.Default, key: crypt.Config{Key: k}}
-	for _, d := range dirs {
-		v.stream(d)
+	for _, f := range r.Findings {
+		fmt.Fprintf(stdout, "%s%s\n", checkPrefix[f.Kind], f.Text)
 	}
-	fmt.Fprintf(stdout, "%d streams checked in %s: %d damaged, %d notes\n", len(dirs), dir, v.damaged, v.notes)
+	fmt.Fprintf(stdout, "%d streams checked in %s: %d damaged, %d notes\n", r.Streams, dir, r.Damaged, r.Notes)
 	switch {
-	case v.damaged > 0:
+	case r.Damaged > 0:
 		return 1
-	case v.wrong > 0:
-		fmt.Fprintf(stderr, "jetwal verify: the key does not open %d streams: their records were not checked\n", v.wrong)
+	case r.WrongKey > 0:
+		fmt.Fprintf(stderr, "jetwal verify: the key does not open %d streams: their records were not checked\n", r.WrongKey)
 		return 2
 	}
 	return 0
 }
 
-// stream prints the checks of one stream directory, each made by the
-// package that owns the format: jetstream (meta.inf), wal (msgs/) and
-// consumerstate (obs/).
-func (v *verifier) stream(dir string) {
-	fmt.Fprintf(v.out, "stream %s\n", filepath.Base(dir))
-	if note, err := jetstream.CheckStreamMeta(v.fs, dir); err != nil {
-		v.damage("%v", err)
-	} else if note != "" {
-		v.note("%s", note)
+// verifyRaft prints raftlog.CheckKey's report for a raft log store: the
+// structure, and with a key every entry's tag. It returns 1 if anything
+// is damaged, 2 if the directory cannot be read or the key does not open it.
+func verifyRaft(dir string, key crypt.Config, stdout, stderr io.Writer) int {
+	r, err := raftlog.CheckKey(vfs.Default, dir, key)
+	if err != nil {
+		fmt.Fprintf(stderr, "jetwal verify: %v\n", err)
+		return 2
 	}
-	msgs := filepath.Join(dir, "msgs")
-	if fi, err := v.fs.Stat(msgs); err != nil || !fi.IsDir {
-		v.damage("%s: missing", msgs)
-	} else if rep, err := wal.CheckKey(v.fs, msgs, v.key); err != nil {
-		v.check(err)
-	} else {
-		for _, f := range rep.Findings {
-			switch f.Kind {
-			case wal.Damage:
-				v.damage("%s", f.Text)
-			case wal.Note:
-				v.note("%s", f.Text)
-			default:
-				fmt.Fprintf(v.out, "  %s\n", f.Text)
-			}
-		}
+	for _, n := range r.Notes {
+		fmt.Fprintf(stdout, "note    %s\n", n)
 	}
-	obs := filepath.Join(dir, "obs")
-	if fi, err := v.fs.Stat(obs); err == nil && fi.IsDir {
-		// With --key, the consumers' sealed records are opened with the
-		// stream's data key (held in msgs/, wrapped by the key).
-		var dk *crypt.DataKey
-		if v.key.Enabled() {
-			if dk, err = wal.ReadKey(v.fs, msgs, v.key); err != nil {
-				v.check(err)
-				return
-			}
-		}
-		if err := consumerstate.CheckKey(obs, v.fs, dk); err != nil {
-			for _, e := range splitJoined(err) {
-				v.damage("%v", e)
-			}
-		}
+	for _, d := range r.Damage {
+		fmt.Fprintf(stdout, "DAMAGED %s\n", d)
 	}
-}
-
-// splitJoined undoes errors.Join so each problem prints on its own line.
-func splitJoined(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, splitJoined(e)...)
-		}
-		return out
+	fmt.Fprintf(stdout, "raft log store %s: %d segments, indexes %d-%d: %d damaged, %d notes\n",
+		dir, r.Segments, r.First, r.Last, len(r.Damage), len(r.Notes))
+	if !r.OK() {
+		return 1
 	}
-	return []error{err}
+	return 0
 }

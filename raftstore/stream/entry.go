@@ -21,6 +21,9 @@ const (
 	// OpAppendBatch appends several messages in order, each as OpAppend
 	// would: a group commit's worth of publishes in one raft entry.
 	OpAppendBatch Op = 5
+	// OpSkip makes a sequence the next one an append takes, leaving the
+	// ones before it empty (a mirror over a gap in its origin).
+	OpSkip Op = 6
 )
 
 // Entry is one decoded log entry.
@@ -30,7 +33,7 @@ type Entry struct {
 	Subject string
 	Header  []byte
 	Data    []byte
-	Seq     uint64 // OpDelete: the sequence; OpPurge: up to; OpCompact: below
+	Seq     uint64 // OpDelete: the sequence; OpPurge: up to; OpCompact: below; OpSkip: the next
 	Erase   bool   // OpDelete
 	Filter  string // OpPurge
 	Keep    uint64 // OpPurge
@@ -58,6 +61,7 @@ var ErrEntry = errors.New("stream: malformed log entry")
 //	OpAppendBatch
 //	           5 | count u32 (>= 1) | count × message
 //	  message  time i64 | uvarint len | subject | uvarint len | header | uvarint len | data
+//	OpSkip     6 | next seq u64
 //
 // Lengths are uvarints in their shortest form; a batch's bytes end with
 // its last message (nothing may follow), and count is the number of
@@ -94,6 +98,11 @@ func EncodePurge(filter string, upTo, keep uint64) []byte {
 // EncodeCompact encodes the removal of every message below seq.
 func EncodeCompact(seq uint64) []byte {
 	return binary.LittleEndian.AppendUint64([]byte{byte(OpCompact)}, seq)
+}
+
+// EncodeSkip encodes making next the next sequence an append takes.
+func EncodeSkip(next uint64) []byte {
+	return binary.LittleEndian.AppendUint64([]byte{byte(OpSkip)}, next)
 }
 
 // Batch builds an OpAppendBatch entry message by message. The zero Batch
@@ -226,7 +235,7 @@ func Decode(b []byte) (Entry, error) {
 		e.Seq = u64()
 		e.Keep = u64()
 		e.Filter = string(p)
-	case OpCompact:
+	case OpCompact, OpSkip:
 		if err := need(8); err != nil {
 			return Entry{}, err
 		}

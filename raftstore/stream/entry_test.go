@@ -18,6 +18,7 @@ func TestEntryRoundTrip(t *testing.T) {
 		{EncodeDelete(8, false), Entry{Op: OpDelete, Seq: 8}},
 		{EncodePurge("a.>", 10, 2), Entry{Op: OpPurge, Seq: 10, Keep: 2, Filter: "a.>"}},
 		{EncodeCompact(99), Entry{Op: OpCompact, Seq: 99}},
+		{EncodeSkip(7), Entry{Op: OpSkip, Seq: 7}},
 	} {
 		got, err := Decode(c.b)
 		if err != nil {
@@ -33,7 +34,7 @@ func TestEntryRoundTrip(t *testing.T) {
 // TestEntryMalformed: every truncation of a valid entry, and unknown ops,
 // are errors wrapping ErrEntry, never a panic.
 func TestEntryMalformed(t *testing.T) {
-	valid := [][]byte{EncodeAppend("a.b", []byte("h"), []byte("d"), 1), EncodeDelete(1, false), EncodePurge("", 1, 1), EncodeCompact(1)}
+	valid := [][]byte{EncodeAppend("a.b", []byte("h"), []byte("d"), 1), EncodeDelete(1, false), EncodePurge("", 1, 1), EncodeCompact(1), EncodeSkip(1)}
 	for _, v := range valid {
 		for n := 0; n < len(v); n++ {
 			if v[0] == byte(OpAppend) && n >= 1+8+1+3+1+1 {

@@ -366,6 +366,13 @@ func (f *FSM) applyFenced(e Entry, index uint64) *Result {
 		r.N, r.Err = st.Purge(e.Filter, e.Seq, e.Keep)
 	case OpCompact:
 		r.N, r.Err = st.Compact(e.Seq)
+	case OpSkip:
+		// wal's SkipTo does nothing when the store is already there, so a
+		// replay changes nothing.
+		if r.Err = st.SkipTo(e.Seq); r.Err == nil && e.Seq > 0 && f.seq < e.Seq-1 {
+			f.seq = e.Seq - 1
+			f.have = max(f.have, f.seq)
+		}
 	}
 	f.applied.Store(index)
 	if err := f.settle(); err != nil {

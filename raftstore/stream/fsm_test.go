@@ -34,8 +34,10 @@ func testLog(rng *rand.Rand, n int) []*raft.Log {
 			data = EncodeDelete(uint64(rng.IntN(i)+1), k == 15)
 		case k < 18:
 			data = EncodePurge(fmt.Sprintf("s.%d", rng.IntN(5)), 0, uint64(rng.IntN(3)))
-		case k < 19:
+		case k < 19 && i%2 == 0:
 			data = EncodeCompact(uint64(i / 3))
+		case k < 19:
+			data = EncodeSkip(uint64(i + i/2)) // past the last sequence: a gap (a mirror's)
 		default:
 			data = EncodeAppend("bad subject", nil, nil, ts) // refused on every replica
 		}

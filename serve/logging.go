@@ -1,4 +1,6 @@
-package main
+package serve
+
+// The log lines of `jetwal serve`, in nats-server's shape.
 
 import (
 	"context"
@@ -25,8 +27,11 @@ type lineHandler struct {
 	pid    int
 }
 
-func newLineHandler(w io.Writer, level slog.Level) *lineHandler {
-	return &lineHandler{mu: &sync.Mutex{}, w: w, level: level, pid: os.Getpid()}
+// NewLogHandler returns a handler writing nats-server style lines to w:
+// info and above, with debug also debug lines, with trace also the
+// protocol trace (server.LevelTrace).
+func NewLogHandler(w io.Writer, debug, trace bool) slog.Handler {
+	return &lineHandler{mu: &sync.Mutex{}, w: w, level: logLevel(debug, trace), pid: os.Getpid()}
 }
 
 func (h *lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }

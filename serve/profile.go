@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"log/slog"
@@ -12,10 +12,10 @@ import (
 // startProfiler serves Go's profiles (/debug/pprof/) on 127.0.0.1:port,
 // as nats-server's --profile does, for looking at a running server. It is
 // loopback only: profiles show memory contents.
-func startProfiler(port int, log *slog.Logger) error {
+func startProfiler(port int, log *slog.Logger) (*http.Server, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -26,5 +26,5 @@ func startProfiler(port int, log *slog.Logger) error {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	log.Info("Profiling on http://" + ln.Addr().String() + "/debug/pprof/")
 	go func() { _ = srv.Serve(ln) }()
-	return nil
+	return srv, nil
 }

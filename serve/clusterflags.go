@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"fmt"
@@ -11,24 +11,13 @@ import (
 	"github.com/jetwal/jetwal/server"
 )
 
-// The cluster flags, as nats-server spells them: --cluster (the route
-// listen URL), --routes (the servers to connect to) and --cluster_name.
-type clusterFlags struct {
-	listen, routes, name string
-}
-
-func (f *clusterFlags) register(strVar func(p *string, def, usage string, names ...string)) {
-	strVar(&f.listen, "", "cluster (route) listen URL, e.g. nats://0.0.0.0:6222", "cluster", "cluster_listen")
-	strVar(&f.routes, "", "comma-separated route URLs of other servers, e.g. nats://10.0.0.2:6222", "routes")
-	strVar(&f.name, "", "cluster name (default: generated)", "cluster_name")
-}
-
 // clusterOptions builds the route settings from the file's cluster block
-// (file, nil without one) overridden by the flags given. nil means no
-// clustering. The block's authorization and tls have no flags: routes
-// present its user and password, and with tls every route is TLS both
-// ways (see config.TLS.RouteConfig).
-func clusterOptions(f clusterFlags, given func(names ...string) bool, file *config.Cluster) (*server.ClusterOptions, error) {
+// (file, nil without one) overridden by the cluster flags given (--cluster
+// the route listen URL, --routes, --cluster_name, as nats-server spells
+// them). nil means no clustering. The block's authorization and tls have
+// no flags: routes present its user and password, and with tls every
+// route is TLS both ways (see config.TLS.RouteConfig).
+func clusterOptions(f Flags, given func(names ...string) bool, file *config.Cluster) (*server.ClusterOptions, error) {
 	var co server.ClusterOptions
 	routes := ""
 	on := false
@@ -46,19 +35,19 @@ func clusterOptions(f clusterFlags, given func(names ...string) bool, file *conf
 		}
 		routes = strings.Join(file.Routes, ",")
 	}
-	if given("cluster", "cluster_listen") {
+	if given("cluster") {
 		on = true
-		host, port, err := parseListenURL(f.listen)
+		host, port, err := parseListenURL(f.ClusterListen)
 		if err != nil {
-			return nil, fmt.Errorf("--cluster %q: %w", f.listen, err)
+			return nil, fmt.Errorf("--cluster %q: %w", f.ClusterListen, err)
 		}
 		co.Host, co.Port = host, port
 	}
 	if given("cluster_name") {
-		co.Name = f.name
+		co.Name = f.ClusterName
 	}
 	if given("routes") {
-		routes = f.routes
+		routes = f.Routes
 	}
 	if !on {
 		if given("routes", "cluster_name") {
