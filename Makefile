@@ -88,12 +88,14 @@ crash:
 # for linearizability with porcupine; then 10 network partitions of the
 # leader (crashtest/partition_test.go, build tag netns: each server in a
 # network namespace of its own; needs root); then a rolling restart in lame
-# duck mode of a 3- and a 5-server cluster under load. `make test` runs 2
-# kill cycles, 6 s of the KV check and the 3-server roll, not the partitions.
+# duck mode of a 3- and a 5-server cluster under load, replica changes and
+# a peer-remove under load, and the KV check through a stream move. `make
+# test` runs 2 kill cycles, 6 s of each KV check, the 3-server roll and the
+# replica changes, not the partitions.
 CLUSTER_CYCLES ?= 20
 cluster-chaos:
 	JETWAL_CLUSTER_CYCLES=$(CLUSTER_CYCLES) JETWAL_LIN_SECONDS=30 JETWAL_PARTITION_CYCLES=10 JETWAL_ROLLING_SIZES=3,5 \
-		$(GO) test -tags netns -count=1 -v -timeout 60m -run 'TestClusterKill9|TestClusterLinearizableKV|TestClusterPartition|TestClusterRollingRestart' ./crashtest
+		$(GO) test -tags netns -count=1 -v -timeout 60m -run 'TestClusterKill9|TestClusterLinearizableKV|TestClusterPartition|TestClusterRollingRestart|TestClusterMembershipUnderLoad' ./crashtest
 
 crash-short:
 	JETWAL_CRASH_CYCLES=20 $(GO) test -count=1 -v -timeout 10m ./crashtest

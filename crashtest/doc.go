@@ -27,4 +27,10 @@
 //     stream; nothing acknowledged is lost, no confirmed ack redelivered,
 //     every server exits 0, and no publisher goes more than 5 s without
 //     an acknowledgement.
+//   - TestClusterMembershipUnderLoad: the same checks while an R3 stream on
+//     four servers has its leader peer-removed (the stream moves) and its
+//     replicas go to 4, 2 and 3 again.
+//   - TestClusterLinearizableKV and TestClusterLinearizableKVMove: a KV
+//     workload checked with porcupine through a leader kill, and through a
+//     move of the bucket off its leader's server.
 package crashtest

@@ -2,10 +2,12 @@ package crashtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -75,6 +77,58 @@ func TestClusterLinearizableKV(t *testing.T) {
 	seconds := envInt("JETWAL_LIN_SECONDS", 6)
 	nodes, nc, js, try := startProcClusterWith(t, true)
 	defer nc.Close()
+	checkLinearizableKV(t, nodes, js, try, time.Duration(seconds)*time.Second, func() {
+		victim := leaderOf(t, nodes, js, try, "KV_LIN")
+		victim.p.kill()
+		t.Logf("killed the bucket's leader %s", victim.name)
+		time.Sleep(time.Duration(seconds) * time.Second / 3)
+		victim.start(t)
+	})
+}
+
+// TestClusterLinearizableKVMove is the same check through a stream move:
+// on four servers, the bucket's leader is removed from its replicas
+// (`nats stream cluster peer-remove`), so the stream moves to the fourth
+// server while the workload runs, and the leadership with it.
+func TestClusterLinearizableKVMove(t *testing.T) {
+	seconds := envInt("JETWAL_LIN_SECONDS", 6)
+	nodes, nc, js, try := startProcClusterOf(t, procCluster{size: 4, secured: true})
+	defer nc.Close()
+	checkLinearizableKV(t, nodes, js, try, time.Duration(seconds)*time.Second, func() {
+		victim := leaderOf(t, nodes, js, try, "KV_LIN")
+		try("peer-remove "+victim.name, func(ctx context.Context) error {
+			return peerRemove(ctx, nc, "KV_LIN", victim.name)
+		})
+		t.Logf("removed the bucket's leader %s from its replicas", victim.name)
+		replicasCurrent(t, js, try, "KV_LIN")
+	})
+}
+
+// peerRemove asks the meta leader to move stream's replica off server.
+func peerRemove(ctx context.Context, nc *nats.Conn, stream, server string) error {
+	m, err := nc.RequestWithContext(ctx, "$JS.API.STREAM.PEER.REMOVE."+stream, []byte(`{"peer":"`+server+`"}`))
+	if err != nil {
+		return err
+	}
+	var resp struct {
+		Error *struct {
+			Description string `json:"description"`
+		} `json:"error"`
+		Success bool `json:"success"`
+	}
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return err
+	}
+	if resp.Error != nil || !resp.Success {
+		return fmt.Errorf("peer-remove %s from %s: %s", server, stream, m.Data)
+	}
+	return nil
+}
+
+// checkLinearizableKV runs the KV workload for d, disrupting the cluster
+// once a third of the way in, and checks the history with porcupine.
+func checkLinearizableKV(t *testing.T, nodes []*clusterNode, js jetstream.JetStream, try func(string, func(context.Context) error), d time.Duration, disrupt func()) {
+	t.Helper()
 	// The bucket's stream as nats.go makes it, but without allow_direct:
 	// direct gets are answered by any current replica (as in nats-server),
 	// which may not have applied the latest write yet, so only gets through
@@ -92,8 +146,11 @@ func TestClusterLinearizableKV(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for c := range 4 {
-		conn, err := nats.Connect(nodes[c%3].p.url+","+nodes[(c+1)%3].p.url+","+nodes[(c+2)%3].p.url,
-			nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+		var urls []string
+		for i := range nodes {
+			urls = append(urls, nodes[(c+i)%len(nodes)].p.url)
+		}
+		conn, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,14 +201,14 @@ func TestClusterLinearizableKV(t *testing.T) {
 			}
 		}()
 	}
-	total := time.Duration(seconds) * time.Second
-	time.Sleep(total / 3)
-	victim := leaderOf(t, nodes, js, try, "KV_LIN")
-	victim.p.kill()
-	t.Logf("killed the bucket's leader %s", victim.name)
-	time.Sleep(total / 3)
-	victim.start(t)
-	time.Sleep(total / 3)
+	began := time.Now()
+	time.Sleep(d / 3)
+	disrupt()
+	if left := d - time.Since(began); left > d/3 {
+		time.Sleep(left)
+	} else {
+		time.Sleep(d / 3)
+	}
 	close(stop)
 	wg.Wait()
 	mu.Lock()
