@@ -17,7 +17,43 @@ import (
 //
 // A stream of one replica is an ordinary local stream, not a raft group,
 // so changing between one replica and several is refused (moving the
-// data in and out of a group is not built).
+// data in and out of a group is not built). nats-server does it without
+// stopping publishes: its R1 stream already has a group of one, the new
+// members join it and the R1 server, preferred as leader, sends them its
+// stream snapshot. jetwal has no such group, so a conversion has to copy.
+// A design that stays crash-safe (not built; nothing here implements it):
+//
+//   - One meta entry starts it: the assignment keeps its peers (the old
+//     side stays authoritative and served) and gains a Convert part (the
+//     target peers and a token); the token is also put under a fence key
+//     of its own ("_convert/<stream>"), so that only this conversion can
+//     finish it. The old side refuses writes (publishes, purges, message
+//     deletes, consumer creates) with a retryable error from then on, and
+//     again after a restart while Convert is in its assignment.
+//   - R1 -> Rn: the target peers open the stream's group (streams/<name>
+//     of the cluster directory, apart from the local store, so the R1
+//     server holds both) but nobody activates it while Convert is set. The
+//     R1 server hands the group's leader its messages with their
+//     sequences and times (writeRestored: idempotent by sequence, so a
+//     copy restarted after any crash resumes), skips to the first and
+//     last sequence, stops its consumers and puts their states (cstate/)
+//     and assignments (consumers/), which no server applies while the
+//     stream is not a hosted group.
+//   - Rn -> R1: the leader (the one peer of Convert) builds a hidden local
+//     store from its replica (raw appends at the same sequences), writes
+//     its consumers' states there, syncs it and marks it complete.
+//   - The switch is one fenced meta put of the assignment (the new peers,
+//     no Convert), applied only while "_convert/<stream>" still holds the
+//     token: before it the old side is complete and served; after it the
+//     new side is, as every server applies the same entry (R1 -> Rn: the
+//     R1 server closes and deletes its local stream and the group
+//     activates; Rn -> R1: the kept server renames the complete hidden
+//     store into place, idempotently after a restart, and the others leave
+//     the group and delete their replicas).
+//   - The meta leader aborts a conversion that stalls (a target down, the
+//     copier gone): a fenced put clearing Convert and the token; the
+//     targets delete what they copied, and the stale-replica sweep and the
+//     start-up load must treat Convert's peers and hidden stores so.
 
 // leaveTimeout bounds how long a server no longer holding a stream waits
 // for the group to stop counting it before deleting its replica.
