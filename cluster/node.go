@@ -182,8 +182,9 @@ type group struct {
 }
 
 // startGroup opens a group's stores in dir and starts raft with fsm,
-// bootstrapping peers when the group has no state yet.
-func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *raft.Config) (*group, error) {
+// bootstrapping peers when the group has no state yet. With campaign, a
+// new group's member starts its first election at once (campaignNow).
+func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *raft.Config, campaign bool) (*group, error) {
 	g := &group{}
 	var err error
 	if g.layer, err = n.mux.Layer(name); err != nil {
@@ -208,8 +209,16 @@ func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *r
 		n.log.Warn("encryption key configured, but this raft group was written in the clear before and stays in the clear",
 			"group", name, "log_plain", g.log.PlainWithKey(), "snapshots_plain", snaps.PlainWithKey())
 	}
+	// MaxPool 1: each pooled connection holds hashicorp/raft's two
+	// 256 KiB buffers (at both ends), and a group has many. A leader
+	// keeps, per follower, its pipeline's connection and one in the pool,
+	// which the heartbeats use; a third RPC at the same moment (an
+	// election's votes, a retried append) dials a connection of its own
+	// and closes it after. With 3, the connections an election's votes
+	// opened stayed open for good: 100 R3 streams held ~1 GiB of buffers
+	// in the cluster (make bench-cluster-scale, issue 49).
 	g.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: g.layer, MaxPool: 3, Timeout: 10 * time.Second,
+		Stream: g.layer, MaxPool: 1, Timeout: 10 * time.Second,
 		Logger: hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
 	})
 	has, err := raft.HasExistingState(g.log, g.log, snaps)
@@ -225,10 +234,45 @@ func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *r
 			return fail(fmt.Errorf("cluster: group %s: bootstrap: %w", name, err))
 		}
 	}
+	if campaign && !has {
+		if err := g.campaignNow(cfg, fsm, snaps, name); err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
 	if g.r, err = raft.NewRaft(cfg, fsm, g.log, g.log, snaps, g.trans); err != nil {
 		return fail(fmt.Errorf("cluster: group %s: %w", name, err))
 	}
 	return g, nil
+}
+
+// campaignNow starts a new group's raft so that this member stands for
+// election at once. hashicorp/raft has no call for that, but lowering the
+// heartbeat timeout of a follower (ReloadConfig) fires its heartbeat
+// timer at once, and a member of a new group has never heard from a
+// leader: raft starts with both timeouts 1 ms above cfg's and is then
+// reloaded to cfg's own, so it runs with exactly cfg afterwards. The
+// other members keep their timers: if this one cannot win (a member has
+// not started the group yet and the other is down), the group elects as
+// it would have without it. On error g is closed.
+func (g *group) campaignNow(cfg *raft.Config, fsm raft.FSM, snaps raft.SnapshotStore, name string) error {
+	first := *cfg
+	first.HeartbeatTimeout += time.Millisecond
+	first.ElectionTimeout += time.Millisecond
+	var err error
+	if g.r, err = raft.NewRaft(&first, fsm, g.log, g.log, snaps, g.trans); err != nil {
+		g.close()
+		return fmt.Errorf("cluster: group %s: %w", name, err)
+	}
+	err = g.r.ReloadConfig(raft.ReloadableConfig{
+		TrailingLogs: cfg.TrailingLogs, SnapshotInterval: cfg.SnapshotInterval, SnapshotThreshold: cfg.SnapshotThreshold,
+		HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,
+	})
+	if err != nil {
+		g.close()
+		return fmt.Errorf("cluster: group %s: campaign: %w", name, err)
+	}
+	return nil
 }
 
 // close stops raft and closes the group's stores. raft's Shutdown waits

@@ -55,8 +55,10 @@ type Cluster interface {
 	// StepDownMeta hands the meta leadership (led here) to another
 	// server: the one named preferred, "" = any connected one.
 	StepDownMeta(preferred string) error
-	// OpenStream opens this server's member of a replicated stream's group.
-	OpenStream(name string, peers []string, opts wal.Options, onLeader func(bool)) (Replica, error)
+	// OpenStream opens this server's member of a replicated stream's group;
+	// with campaign (the member the assignment prefers), a new group's
+	// member stands for election at once.
+	OpenStream(name string, peers []string, campaign bool, opts wal.Options, onLeader func(bool)) (Replica, error)
 }
 
 // Replica is this server's member of a replicated stream's group.
@@ -83,6 +85,11 @@ type streamAssignment struct {
 	Config  api.StreamConfig `json:"config"`
 	Created time.Time        `json:"created"`
 	Peers   []string         `json:"peers"`
+	// Preferred is the peer that campaigns first when the group is new:
+	// the meta leader that placed the stream, when it is a peer, so that
+	// it can answer the create once it serves the stream. "" in
+	// assignments written before it existed.
+	Preferred string `json:"preferred,omitempty"`
 }
 
 // consumerAssignment is a durable consumer of a replicated stream.
@@ -243,7 +250,7 @@ func (js *JetStream) applyStream(a streamAssignment) {
 	js.cl.mu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	rep, err := js.cl.c.OpenStream(cfg.Name, a.Peers, wal.Options{
+	rep, err := js.cl.c.OpenStream(cfg.Name, a.Peers, a.Preferred == js.cl.c.Self(), wal.Options{
 		FS:         js.cfg.FS,
 		Encryption: js.cfg.Encryption,
 		Limits:     storeLimits(&cfg),

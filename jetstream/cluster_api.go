@@ -121,7 +121,10 @@ func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 		js.respondError(r, typ, aerr)
 		return
 	}
-	a := streamAssignment{Config: cfg, Created: time.Now().UTC(), Peers: peers}
+	a := streamAssignment{Config: cfg, Created: time.Now().UTC(), Peers: peers, Preferred: peers[0]}
+	if slices.Contains(peers, js.cl.c.Self()) {
+		a.Preferred = js.cl.c.Self()
+	}
 	if err := js.propose(streamKeyPrefix+cfg.Name, a); err != nil {
 		js.respondError(r, typ, api.Errorf(api.ErrStreamCreate, "%v", err))
 		return
@@ -199,8 +202,10 @@ func (js *JetStream) propose(key string, v any) error {
 
 // respondClusterInfo answers with a stream's info: this server's when it
 // serves the stream (waiting a little for a new stream's group to elect
-// its leader), else the assignment's config with the state of this
-// server's replica, or an empty state.
+// its leader and, when that is this server, to serve it, so that the
+// client's next request about the stream finds it served), else the
+// assignment's config with the state of this server's replica, or an
+// empty state.
 func (js *JetStream) respondClusterInfo(r *apiRequest, typ string, a streamAssignment, created bool) {
 	info := js.assignedInfo(a, created)
 	info.Config = validate.WithDynamicMetadata(info.Config, js.srv.Version())
@@ -214,8 +219,11 @@ func (js *JetStream) assignedInfo(a streamAssignment, wait bool) *api.StreamInfo
 		if s := js.lookup(name); s != nil {
 			break
 		}
-		if h := js.hostedStream(name); h != nil && h.rep != nil && h.rep.Leader() != "" {
-			break
+		// A leader elsewhere: this server cannot see when it serves.
+		if h := js.hostedStream(name); h != nil && h.rep != nil {
+			if l := h.rep.Leader(); l != "" && l != js.srv.ServerName() {
+				break
+			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

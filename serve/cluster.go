@@ -53,8 +53,8 @@ type jsCluster struct {
 
 func (c jsCluster) Name() string { return c.srv.ClusterName() }
 
-func (c jsCluster) OpenStream(name string, peers []string, opts wal.Options, onLeader func(bool)) (jetstream.Replica, error) {
-	r, err := c.Node.OpenStream(name, peers, opts, onLeader)
+func (c jsCluster) OpenStream(name string, peers []string, campaign bool, opts wal.Options, onLeader func(bool)) (jetstream.Replica, error) {
+	r, err := c.Node.OpenStream(name, peers, campaign, opts, onLeader)
 	if err != nil {
 		return nil, err
 	}

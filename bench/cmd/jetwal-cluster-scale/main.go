@@ -37,6 +37,7 @@ var metrics = []struct{ key, unit string }{
 	{"stream_create_p50", "ms"},
 	{"stream_create_p99", "ms"},
 	{"consumer_create_mean", "ms"},
+	{"consumer_create_retries", "n"},
 	{"idle_cpu_per_server", "% core"},
 	{"rss_per_server", "MiB"},
 	{"rss_per_stream_per_server", "KiB"},
@@ -59,6 +60,7 @@ func main() {
 	}
 	defer os.RemoveAll(root)
 	res := map[string]result{}
+	var failed []string
 	for _, kind := range []string{"jetwal", "nats-server"} {
 		if *only != "" && *only != kind {
 			continue
@@ -68,19 +70,27 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		r, err := run(c, *n)
+		r := result{"consumer_create_retries": 0}
+		err = run(c, *n, r)
 		c.stopAll()
-		if err != nil {
-			fail(fmt.Errorf("%s: %w (logs under %s)", kind, err, root))
-		}
 		res[kind] = r
+		if err != nil {
+			// What was measured before the failure is still reported.
+			failed = append(failed, fmt.Sprintf("%s: %v", kind, err))
+		}
 	}
 	table := render(res, *n)
 	fmt.Print(table)
+	for _, f := range failed {
+		fmt.Println("FAILED", f)
+	}
 	if *csvPath != "" {
 		if err := os.WriteFile(*csvPath, []byte(csvOf(res, *n)), 0o644); err != nil {
 			fail(err)
 		}
+	}
+	if len(failed) > 0 {
+		os.Exit(1)
 	}
 }
 
@@ -93,25 +103,24 @@ func progress(c *cluster, format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "%s %-11s %s\n", time.Now().Format("15:04:05"), c.kind, fmt.Sprintf(format, a...))
 }
 
-// run measures one cluster.
-func run(c *cluster, n int) (result, error) {
-	r := result{}
+// run measures one cluster into r.
+func run(c *cluster, n int, r result) error {
 	for _, nd := range c.nodes {
 		if err := nd.start(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if _, err := c.metaLeader(time.Minute); err != nil {
-		return nil, err
+		return err
 	}
 	nc, err := nats.Connect(c.urls(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := until(time.Minute, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -119,11 +128,11 @@ func run(c *cluster, n int) (result, error) {
 		_, err := js.AccountInfo(ctx)
 		return err
 	}); err != nil {
-		return nil, fmt.Errorf("JetStream not ready: %w", err)
+		return fmt.Errorf("JetStream not ready: %w", err)
 	}
 	base, err := samples(c)
 	if err != nil {
-		return nil, err
+		return err
 	}
 
 	progress(c, "creating %d R3 streams, each with a durable", n)
@@ -137,14 +146,24 @@ func run(c *cluster, n int) (result, error) {
 			Subjects: []string{fmt.Sprintf("s.%d.>", i)}, Replicas: 3, Storage: jetstream.FileStorage})
 		if err != nil {
 			cancel()
-			return nil, fmt.Errorf("create stream S%d: %w", i, err)
+			return fmt.Errorf("create stream S%d: %w", i, err)
 		}
 		streamTimes = append(streamTimes, float64(time.Since(ts))/1e6)
-		tc := time.Now()
-		_, err = st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy})
 		cancel()
+		// A request nobody answers (no server serving the new stream yet)
+		// is retried after 2 s, as a client would; the retries are counted.
+		tc := time.Now()
+		err = until(30*time.Second, func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy})
+			if err != nil {
+				r["consumer_create_retries"]++
+			}
+			return err
+		})
 		if err != nil {
-			return nil, fmt.Errorf("create durable of S%d: %w", i, err)
+			return fmt.Errorf("create durable of S%d: %w", i, err)
 		}
 		consumerTotal += time.Since(tc)
 	}
@@ -161,18 +180,18 @@ func run(c *cluster, n int) (result, error) {
 	progress(c, "created in %.1f s; waiting for every replica to be current", r["create_total"])
 
 	if _, err := waitHealthy(js, n, "", 2*time.Minute); err != nil {
-		return nil, err
+		return err
 	}
 	time.Sleep(5 * time.Second)
 	s0, err := samples(c)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	const idleFor = 10 * time.Second
 	time.Sleep(idleFor)
 	s1, err := samples(c)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var cpu, rss, fds, gor float64
 	for i := range c.nodes {
@@ -190,7 +209,7 @@ func run(c *cluster, n int) (result, error) {
 	// Restart one server that is not the meta leader.
 	ml, err := c.metaLeader(time.Minute)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	victim := c.nodes[0]
 	if victim == ml {
@@ -200,10 +219,10 @@ func run(c *cluster, n int) (result, error) {
 	victim.stop(syscall.SIGTERM)
 	t0 = time.Now()
 	if err := victim.start(); err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := waitHealthy(js, n, "", 5*time.Minute); err != nil {
-		return nil, fmt.Errorf("after restarting %s: %w", victim.name, err)
+		return fmt.Errorf("after restarting %s: %w", victim.name, err)
 	}
 	r["restart_one_until_current"] = time.Since(t0).Seconds()
 	progress(c, "all current %.2f s after restarting %s", r["restart_one_until_current"], victim.name)
@@ -211,17 +230,17 @@ func run(c *cluster, n int) (result, error) {
 	// SIGKILL the meta leader: how long until every group leads again.
 	ml, err = c.metaLeader(time.Minute)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	progress(c, "killing the meta leader %s", ml.name)
 	ml.stop(syscall.SIGKILL)
 	t0 = time.Now()
 	if _, err := waitHealthy(js, n, ml.name, 5*time.Minute); err != nil {
-		return nil, fmt.Errorf("after killing the meta leader %s: %w", ml.name, err)
+		return fmt.Errorf("after killing the meta leader %s: %w", ml.name, err)
 	}
 	r["meta_leader_kill_until_all_leaders"] = time.Since(t0).Seconds()
 	progress(c, "every stream and durable led %.2f s after killing %s", r["meta_leader_kill_until_all_leaders"], ml.name)
-	return r, nil
+	return nil
 }
 
 // samples reads every node's resources.
@@ -248,7 +267,12 @@ func waitHealthy(js jetstream.JetStream, n int, dead string, within time.Duratio
 		pending[i] = i
 	}
 	var lastErr error
+	lastSaid := time.Now()
 	for len(pending) > 0 {
+		if time.Since(lastSaid) > 15*time.Second {
+			fmt.Fprintf(os.Stderr, "%s             %d streams not healthy yet, e.g. S%d: %v\n", time.Now().Format("15:04:05"), len(pending), pending[0], lastErr)
+			lastSaid = time.Now()
+		}
 		if time.Since(t0) > within {
 			return 0, fmt.Errorf("%d streams not healthy after %s, e.g. S%d: %v", len(pending), within, pending[0], lastErr)
 		}
