@@ -177,7 +177,7 @@ func (n *Node) raftConfig() *raft.Config {
 type group struct {
 	r     *raft.Raft
 	log   *raftstore.Store
-	trans *raft.NetworkTransport
+	trans *mux.Transport
 	layer *mux.Layer
 }
 
@@ -209,18 +209,9 @@ func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *r
 		n.log.Warn("encryption key configured, but this raft group was written in the clear before and stays in the clear",
 			"group", name, "log_plain", g.log.PlainWithKey(), "snapshots_plain", snaps.PlainWithKey())
 	}
-	// MaxPool 1: each pooled connection holds hashicorp/raft's two
-	// 256 KiB buffers (at both ends), and a group has many. A leader
-	// keeps, per follower, its pipeline's connection and one in the pool,
-	// which the heartbeats use; a third RPC at the same moment (an
-	// election's votes, a retried append) dials a connection of its own
-	// and closes it after. With 3, the connections an election's votes
-	// opened stayed open for good: 100 R3 streams held ~1 GiB of buffers
-	// in the cluster (make bench-cluster-scale, issue 49).
-	g.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: g.layer, MaxPool: 1, Timeout: 10 * time.Second,
-		Logger: hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
-	})
+	// mux's transport rather than raft.NetworkTransport, for the size
+	// of its buffers (see mux.Transport).
+	g.trans = mux.NewTransport(g.layer, 10*time.Second)
 	has, err := raft.HasExistingState(g.log, g.log, snaps)
 	if err != nil {
 		return fail(fmt.Errorf("cluster: group %s: %w", name, err))

@@ -33,8 +33,25 @@ func (f *sumFSM) Restore(rc io.ReadCloser) error      { return rc.Close() }
 
 // TestGroupsShareOnePort: two raft groups of three servers each, every
 // server with one listening port; both groups elect and commit, each on
-// its own state.
+// its own state. Run with raft's NetworkTransport, with this package's
+// Transport, and with both in one group (they speak one protocol).
 func TestGroupsShareOnePort(t *testing.T) {
+	network := func(int, *Layer) raft.Transport { return nil }
+	ours := func(_ int, l *Layer) raft.Transport { return NewTransport(l, 5*time.Second) }
+	mixed := func(i int, l *Layer) raft.Transport {
+		if i == 0 {
+			return nil
+		}
+		return NewTransport(l, 5*time.Second)
+	}
+	for name, mk := range map[string]func(int, *Layer) raft.Transport{"network": network, "mux": ours, "mixed": mixed} {
+		t.Run(name, func(t *testing.T) { groupsShareOnePort(t, mk) })
+	}
+}
+
+// groupsShareOnePort runs TestGroupsShareOnePort with server i's
+// transport mk(i, layer), raft's NetworkTransport where it returns nil.
+func groupsShareOnePort(t *testing.T, mk func(int, *Layer) raft.Transport) {
 	groups := []string{"$meta", "S-ORDERS"}
 	var muxes []*Mux
 	for range 3 {
@@ -56,7 +73,10 @@ func TestGroupsShareOnePort(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			trans := raft.NewNetworkTransport(layer, 3, 5*time.Second, io.Discard)
+			trans := mk(i, layer)
+			if trans == nil {
+				trans = raft.NewNetworkTransport(layer, 3, 5*time.Second, io.Discard)
+			}
 			c := raft.DefaultConfig()
 			c.LocalID = servers[i].ID
 			c.HeartbeatTimeout = 300 * time.Millisecond
@@ -69,7 +89,7 @@ func TestGroupsShareOnePort(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { r.Shutdown().Error(); trans.Close() })
+			t.Cleanup(func() { r.Shutdown().Error(); trans.(raft.WithClose).Close() })
 			members[g] = append(members[g], member{r, fsm})
 		}
 		if err := members[g][0].r.BootstrapCluster(raft.Configuration{Servers: servers}).Error(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -216,5 +217,22 @@ func (c *cluster) metaLeader(within time.Duration) (*node, error) {
 func (c *cluster) stopAll() {
 	for _, n := range c.nodes {
 		n.stop(syscall.SIGKILL)
+	}
+}
+
+// saveProfile writes the server's /debug/pprof/<what> to path; failures
+// are reported, not fatal.
+func (n *node) saveProfile(what, path string) {
+	cl := http.Client{Timeout: time.Minute}
+	resp, err := cl.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/%s", n.prof, what))
+	if err == nil {
+		defer resp.Body.Close()
+		var b []byte
+		if b, err = io.ReadAll(resp.Body); err == nil {
+			err = os.WriteFile(path, b, 0o644)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: profile %s: %v\n", n.name, what, err)
 	}
 }

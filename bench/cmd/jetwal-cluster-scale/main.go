@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -26,6 +27,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
+
+// profileDir, when set (-profiles), receives the servers' profiles.
+var profileDir string
 
 // result is one cluster's figures, by metric name.
 type result map[string]float64
@@ -53,6 +57,7 @@ func main() {
 	n := flag.Int("streams", 100, "R3 streams to create (each with one durable)")
 	csvPath := flag.String("csv", "", "CSV file to write the table to")
 	only := flag.String("only", "", "run one cluster only: jetwal or nats-server")
+	flag.StringVar(&profileDir, "profiles", "", "directory to save each server's idle CPU and heap profiles in")
 	flag.Parse()
 	root, err := os.MkdirTemp("", "jetwal-cluster-scale-")
 	if err != nil {
@@ -188,7 +193,19 @@ func run(c *cluster, n int, r result) error {
 		return err
 	}
 	const idleFor = 10 * time.Second
+	if profileDir != "" {
+		// The idle CPU profile of every server (go tool pprof -top FILE).
+		for _, nd := range c.nodes {
+			go nd.saveProfile(fmt.Sprintf("profile?seconds=%d", int(idleFor.Seconds())-1),
+				filepath.Join(profileDir, fmt.Sprintf("%s-%d-idle-cpu.pb.gz", nd.name, n)))
+		}
+	}
 	time.Sleep(idleFor)
+	if profileDir != "" {
+		for _, nd := range c.nodes {
+			nd.saveProfile("heap", filepath.Join(profileDir, fmt.Sprintf("%s-%d-heap.pb.gz", nd.name, n)))
+		}
+	}
 	s1, err := samples(c)
 	if err != nil {
 		return err
