@@ -82,6 +82,10 @@ func New(opts Options) (*Node, error) {
 	if opts.Dir == "" || opts.Self == "" || opts.Dial == nil {
 		return nil, errors.New("cluster: a directory, this server's route address and a raft dialer are required")
 	}
+	// A copy: sorting the caller's slice in place changed what the
+	// caller's peers[i] named (the test harness gave two nodes one
+	// address that way, when its random ports were not in order).
+	opts.Peers = slices.Clone(opts.Peers)
 	if !slices.Contains(opts.Peers, opts.Self) {
 		opts.Peers = append(opts.Peers, opts.Self)
 	}

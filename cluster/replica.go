@@ -25,9 +25,12 @@ import (
 // applyTimeout bounds one write to a replicated stream.
 const applyTimeout = 10 * time.Second
 
-// streamCommitTimeout is a stream group's raft CommitTimeout (see
-// OpenStream).
-const streamCommitTimeout = 250 * time.Millisecond
+// A stream group's raft timing (see OpenStream): its CommitTimeout, and
+// its heartbeat and election timeouts as multiples of the node's.
+const (
+	streamCommitTimeout = time.Second
+	streamTimeoutScale  = 4
+)
 
 // ErrNotLeader: this server does not lead the stream.
 var ErrNotLeader = errors.New("cluster: not the stream's leader")
@@ -48,9 +51,9 @@ type Replica struct {
 	wg       sync.WaitGroup
 
 	mu       sync.Mutex
-	token    []byte                 // this leadership's fence token (readyToLead); nil when not leading
+	token    []byte                      // this leadership's fence token (readyToLead); nil when not leading
 	failed   map[raft.ServerID]time.Time // followers whose heartbeats fail: the last failure
-	progress map[string]progress    // what each member last reported applying
+	progress map[string]progress         // what each member last reported applying
 	closed   bool
 	progSub  *server.Subscription
 }
@@ -111,15 +114,19 @@ func (n *Node) OpenStream(name string, peers []string, campaign bool, opts wal.O
 	// the commit index) and a heartbeat every HeartbeatTimeout/10 to
 	// /5. With the meta group's 5 ms and 500 ms, 100 idle R3 streams
 	// made ~30,000 RPCs a second per leader (make bench-cluster-scale:
-	// 15-20% of a core per server, idle; nats-server 4%). A follower
-	// applying the last writes up to 0.5 s later changes nothing a
-	// client sees: only the leader answers, and a new leader applies
-	// everything committed before it serves (readyToLead). Twice the
-	// node's timeouts (1 s by default) still replace a lost stream
-	// leader in 1-3 s (nats-server: 4-9 s election timeouts).
+	// 15-20% of a core per server, idle; nats-server 4%); with 250 ms
+	// and twice the node's timeouts, 11%; with four times, 10% (the
+	// leader 10%, followers 5%; half of it heartbeats, half these
+	// appends). A follower applying the last writes up to 2 s later
+	// changes nothing a client sees: only the leader answers, and a new
+	// leader applies everything committed before it serves
+	// (readyToLead). Four times the node's timeouts (2 s by default)
+	// replace a lost stream leader in 2-6 s (nats-server's election
+	// timeouts are 4-9 s). What would cut the rest is in
+	// ARCHITECTURE.md (one heartbeat per pair of servers).
 	cfg.CommitTimeout = streamCommitTimeout
-	cfg.HeartbeatTimeout = 2 * n.opts.HeartbeatTimeout
-	cfg.ElectionTimeout = 2 * n.opts.ElectionTimeout
+	cfg.HeartbeatTimeout = streamTimeoutScale * n.opts.HeartbeatTimeout
+	cfg.ElectionTimeout = streamTimeoutScale * n.opts.ElectionTimeout
 	cfg.LeaderLeaseTimeout = cfg.HeartbeatTimeout / 2
 	if r.g, err = n.startGroup(groupName(name), dir, fsm, peers, cfg, campaign); err != nil {
 		fsm.Close()
