@@ -76,8 +76,9 @@ type Node struct {
 }
 
 // New prepares a node; Handoff can take raft connections from the route
-// listener from now on (connections for groups not yet started are closed,
-// and raft retries). Start starts the meta group.
+// listener from now on (a connection for a group not yet started waits
+// for it a little, then is closed, and raft retries). Start starts the
+// meta group.
 func New(opts Options) (*Node, error) {
 	if opts.Dir == "" || opts.Self == "" || opts.Dial == nil {
 		return nil, errors.New("cluster: a directory, this server's route address and a raft dialer are required")
@@ -109,7 +110,9 @@ func New(opts Options) (*Node, error) {
 
 // Handoff takes a raft connection the route listener accepted and
 // authenticated, whose preamble named group (server.ClusterOptions.Raft).
-// Connections for groups not started (yet) are closed; raft retries.
+// A connection for a group not started yet waits for it up to
+// mux.DefaultPark, then is closed (raft retries). It blocks meanwhile:
+// call it on the connection's own goroutine.
 func (n *Node) Handoff(c net.Conn, group string) { n.mux.Dispatch(c, group) }
 
 // internal is the account of the cluster's coordination subjects (meta
