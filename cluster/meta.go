@@ -123,7 +123,7 @@ type meta struct {
 
 func startMeta(n *Node, put func(string, []byte), del func(string)) (*meta, error) {
 	m := &meta{n: n, put: put, del: del, kv: make(map[string][]byte), done: make(chan struct{})}
-	g, err := n.startGroup("_meta", filepath.Join(n.opts.Dir, "meta"), m, n.opts.Peers, n.raftConfig(), false)
+	g, err := n.startGroup("_meta", filepath.Join(n.opts.Dir, "meta"), m, n.opts.Peers, n.raftConfig(), false, false)
 	if err != nil {
 		return nil, err
 	}

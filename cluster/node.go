@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/jetwal/jetwal/crypt"
+	"github.com/jetwal/jetwal/raftlog"
 	"github.com/jetwal/jetwal/raftstore"
 	"github.com/jetwal/jetwal/raftstore/mux"
 	"github.com/jetwal/jetwal/server"
@@ -191,7 +192,9 @@ type group struct {
 // startGroup opens a group's stores in dir and starts raft with fsm,
 // bootstrapping peers when the group has no state yet. With campaign, a
 // new group's member starts its first election at once (campaignNow).
-func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *raft.Config, campaign bool) (*group, error) {
+// With outerLock, the caller's lock keeps other processes out of dir
+// (raftlog.Options.OuterLock).
+func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *raft.Config, campaign, outerLock bool) (*group, error) {
 	g := &group{}
 	var err error
 	if g.layer, err = n.mux.Layer(name); err != nil {
@@ -201,7 +204,7 @@ func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *r
 		g.close()
 		return nil, err
 	}
-	if g.log, err = raftstore.Open(filepath.Join(dir, "raft"), raftstore.Options{Encryption: n.opts.Encryption}); err != nil {
+	if g.log, err = raftstore.Open(filepath.Join(dir, "raft"), raftstore.Options{Encryption: n.opts.Encryption, Log: raftlog.Options{OuterLock: outerLock}}); err != nil {
 		return fail(fmt.Errorf("cluster: group %s: %w", name, err))
 	}
 	files, err := raft.NewFileSnapshotStore(filepath.Join(dir, "snapshots"), 2, io.Discard)

@@ -71,7 +71,9 @@ func groupName(stream string) string {
 
 // OpenStream opens (creating or recovering) this server's replica of the
 // replicated stream name, whose group is peers. opts configures its wal
-// store (limits, compression). onLeader hears every change of this
+// store (limits, compression); its OuterLock (the caller's lock keeps
+// other processes out of the node's directory) also spares the group's
+// raft log its lock file. onLeader hears every change of this
 // server's leadership of the group; when it is told true, everything
 // committed before has been applied, to the replica and to this server's
 // copy of the meta map (see readyToLead).
@@ -128,7 +130,7 @@ func (n *Node) OpenStream(name string, peers []string, campaign bool, opts wal.O
 	cfg.HeartbeatTimeout = streamTimeoutScale * n.opts.HeartbeatTimeout
 	cfg.ElectionTimeout = streamTimeoutScale * n.opts.ElectionTimeout
 	cfg.LeaderLeaseTimeout = cfg.HeartbeatTimeout / 2
-	if r.g, err = n.startGroup(groupName(name), dir, fsm, peers, cfg, campaign); err != nil {
+	if r.g, err = n.startGroup(groupName(name), dir, fsm, peers, cfg, campaign, opts.OuterLock); err != nil {
 		fsm.Close()
 		return nil, err
 	}

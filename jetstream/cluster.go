@@ -256,6 +256,7 @@ func (js *JetStream) applyStream(a streamAssignment) {
 		Limits:     storeLimits(&cfg),
 		Compress:   cfg.Compression == api.S2Compression,
 		Metrics:    &js.walMetrics,
+		OuterLock:  true, // the store lock (storelock.go) keeps other processes out
 	}, func(lead bool) {
 		if lead {
 			js.activate(h)
