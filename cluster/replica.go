@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	crand "crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -175,8 +176,47 @@ func (r *Replica) watchLeader() {
 				r.mu.Unlock()
 			}
 			r.onLeader(lead)
+			if lead {
+				r.markServing()
+			}
 		}
 	}
+}
+
+// servingPrefix is the meta map's prefix of serving marks:
+// "_serving/<stream>" holds the fence token of the leader that, having
+// fenced, now serves the stream (onLeader returned).
+const servingPrefix = "_serving/"
+
+func servingKey(stream string) string { return servingPrefix + stream }
+
+// markServing commits this leadership's token as the stream's serving
+// mark, fenced: it applies only while the fence is still this token.
+// The server that answers a stream's creation waits for it when the new
+// stream's leader is another server (Serving), so that the client's next
+// request finds the stream served.
+func (r *Replica) markServing() {
+	r.mu.Lock()
+	token := r.token
+	r.mu.Unlock()
+	if token == nil {
+		return
+	}
+	_, err := r.n.propose(encodeFenced(fenceKey(r.name), token, encodeMeta(servingKey(r.name), token, false)))
+	if err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrFenced) {
+		r.n.log.Warn("stream group: marking the stream served", "stream", r.name, "error", err)
+	}
+}
+
+// Serving reports whether the stream's current leader (the holder of its
+// fence, in this server's copy of the meta map) has marked it served.
+func (r *Replica) Serving() bool {
+	fence, ok := r.n.Get(fenceKey(r.name))
+	if !ok {
+		return false
+	}
+	mark, ok := r.n.Get(servingKey(r.name))
+	return ok && bytes.Equal(fence, mark)
 }
 
 // fencePrefix is the meta map's prefix of stream fences: "_fence/<stream>"
@@ -398,7 +438,10 @@ func (r *Replica) Remove() error {
 	if token != nil {
 		fence := fenceKey(r.name)
 		go func() {
-			_, err := r.n.propose(encodeFenced(fence, token, encodeMeta(fence, nil, true)))
+			_, err := r.n.propose(encodeFenced(fence, token, encodeMeta(servingKey(r.name), nil, true)))
+			if err == nil {
+				_, err = r.n.propose(encodeFenced(fence, token, encodeMeta(fence, nil, true)))
+			}
 			if err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrFenced) {
 				r.n.log.Warn("stream group: dropping the stream's fence", "stream", r.name, "error", err)
 			}

@@ -71,6 +71,9 @@ type Replica interface {
 	// StepDownTo hands the leadership to the member named preferred (a
 	// server name); "" is StepDown.
 	StepDownTo(preferred string) error
+	// Serving reports whether the group's current leader serves the
+	// stream (it may be another server).
+	Serving() bool
 	// Checkpoint commits key=val to the meta map while this server leads
 	// the stream: it fails once another server has taken the leadership
 	// over, even before this one notices (the new leader's fence).

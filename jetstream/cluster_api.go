@@ -88,6 +88,41 @@ func (js *JetStream) placeStream(replicas int) ([]string, *api.ApiError) {
 	return peers, nil
 }
 
+// preferredLeader picks the peer that campaigns first in a new stream's
+// group: the one leading the fewest of the streams this server holds a
+// replica of (their leaders are what it can see), this server on a tie
+// (it answers the create as soon as it serves), so that new streams'
+// leaders spread over the servers.
+func (js *JetStream) preferredLeader(peers []string) string {
+	js.cl.mu.Lock()
+	hs := make([]*hosted, 0, len(js.cl.hosted))
+	for _, h := range js.cl.hosted {
+		hs = append(hs, h)
+	}
+	js.cl.mu.Unlock()
+	led := map[string]int{}
+	for _, h := range hs {
+		h.mu.Lock()
+		rep := h.rep
+		h.mu.Unlock()
+		if rep == nil {
+			continue
+		}
+		if l := rep.Leader(); l != "" {
+			led[l]++
+		}
+	}
+	self := js.cl.c.Self()
+	best, fewest := "", 0
+	for _, p := range peers {
+		n := led[js.cl.c.NameOf(p)]
+		if best == "" || n < fewest || n == fewest && p == self {
+			best, fewest = p, n
+		}
+	}
+	return best
+}
+
 func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 	const typ = api.TypeStreamCreate
 	cfg, ok := js.decodeCreateConfig(r)
@@ -121,10 +156,7 @@ func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 		js.respondError(r, typ, aerr)
 		return
 	}
-	a := streamAssignment{Config: cfg, Created: time.Now().UTC(), Peers: peers, Preferred: peers[0]}
-	if slices.Contains(peers, js.cl.c.Self()) {
-		a.Preferred = js.cl.c.Self()
-	}
+	a := streamAssignment{Config: cfg, Created: time.Now().UTC(), Peers: peers, Preferred: js.preferredLeader(peers)}
 	if err := js.propose(streamKeyPrefix+cfg.Name, a); err != nil {
 		js.respondError(r, typ, api.Errorf(api.ErrStreamCreate, "%v", err))
 		return
@@ -219,9 +251,9 @@ func (js *JetStream) assignedInfo(a streamAssignment, wait bool) *api.StreamInfo
 		if s := js.lookup(name); s != nil {
 			break
 		}
-		// A leader elsewhere: this server cannot see when it serves.
+		// A leader elsewhere: it marks the stream served in the meta map.
 		if h := js.hostedStream(name); h != nil && h.rep != nil {
-			if l := h.rep.Leader(); l != "" && l != js.srv.ServerName() {
+			if l := h.rep.Leader(); l != "" && l != js.srv.ServerName() && h.rep.Serving() {
 				break
 			}
 		}
