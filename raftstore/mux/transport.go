@@ -90,7 +90,9 @@ func NewTransport(l *Layer, timeout time.Duration) *Transport {
 func (t *Transport) Consumer() <-chan raft.RPC { return t.consumer }
 
 // LocalAddr is the address peers dial to reach this group.
-func (t *Transport) LocalAddr() raft.ServerAddress { return raft.ServerAddress(t.layer.Addr().String()) }
+func (t *Transport) LocalAddr() raft.ServerAddress {
+	return raft.ServerAddress(t.layer.Addr().String())
+}
 
 // EncodePeer encodes a peer's address as raft stores it.
 func (t *Transport) EncodePeer(_ raft.ServerID, addr raft.ServerAddress) []byte { return []byte(addr) }
