@@ -302,6 +302,14 @@ func (r *Replica) watchHeartbeats(ch chan raft.Observation) {
 // IsLeader reports whether this server leads the stream's group.
 func (r *Replica) IsLeader() bool { return r.g.r.State() == raft.Leader }
 
+// LeaderPeer returns the leader's raft id (its route address), "" when
+// there is none. Unlike Leader it looks up no route: cheap enough to ask
+// every replica of a server.
+func (r *Replica) LeaderPeer() string {
+	_, id := r.g.r.LeaderWithID()
+	return string(id)
+}
+
 // Leader returns the leader's server name, "" when there is none.
 func (r *Replica) Leader() string { return r.n.leaderName(r.g.r) }
 

@@ -71,6 +71,9 @@ type Replica interface {
 	// StepDownTo hands the leadership to the member named preferred (a
 	// server name); "" is StepDown.
 	StepDownTo(preferred string) error
+	// LeaderPeer is the leader's peer id (as in Cluster.Peers), "" when
+	// there is none.
+	LeaderPeer() string
 	// Serving reports whether the group's current leader serves the
 	// stream (it may be another server).
 	Serving() bool

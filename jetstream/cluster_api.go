@@ -108,14 +108,14 @@ func (js *JetStream) preferredLeader(peers []string) string {
 		if rep == nil {
 			continue
 		}
-		if l := rep.Leader(); l != "" {
+		if l := rep.LeaderPeer(); l != "" {
 			led[l]++
 		}
 	}
 	self := js.cl.c.Self()
 	best, fewest := "", 0
 	for _, p := range peers {
-		n := led[js.cl.c.NameOf(p)]
+		n := led[p]
 		if best == "" || n < fewest || n == fewest && p == self {
 			best, fewest = p, n
 		}
