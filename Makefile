@@ -12,7 +12,7 @@ STORE_DIR ?=
 export PATH := $(BIN):$(PATH)
 export JETWAL_NATS_CLI := $(NATS)
 
-.PHONY: licenses build run cluster cluster-chaos bench-cluster test vet race fuzz fuzz-short crash crash-short hardening bench tools clean benchstat bench-engine-compare bench-engine-peer peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft compat compat-quick compat-deps
+.PHONY: licenses build run cluster cluster-chaos bench-cluster bench-cluster-scale test vet race fuzz fuzz-short crash crash-short hardening bench tools clean benchstat bench-engine-compare bench-engine-peer peer bench-tool bench-compare bench-compare-quick bench-smoke bench-core test-raftstore bench-raft compat compat-quick compat-deps
 
 build:
 	$(GO) build -o $(BIN)/jetwal ./cmd/jetwal
@@ -219,6 +219,21 @@ CLUSTER_OUT = bench/results/cluster$(if $(SYNC),-sync-$(SYNC)).txt
 bench-cluster: build peer tools
 	MSGS=$${MSGS:-200000} sh bench/cluster/r3-compare.sh $(BIN)/jetwal $(NATS_SERVER) $(NATS) $(ROUNDS) > $(CLUSTER_OUT); \
 		st=$$?; cat $(CLUSTER_OUT); exit $$st
+
+# Many R3 streams (issue 49): SCALE_STREAMS R3 file streams with a durable
+# each, on three jetwal servers, then on three nats-server v2.15.2 (one
+# cluster at a time): create time, idle CPU, memory, descriptors and
+# goroutines per server, restart of one server until every replica is
+# current, SIGKILL of the meta leader until every group leads again. The
+# table goes to bench/results/cluster-scale-$(SCALE_STREAMS).txt and .csv.
+SCALE_STREAMS ?= 100
+
+bench-cluster-scale: build peer
+	cd bench && $(GO) build -o $(BIN)/jetwal-cluster-scale ./cmd/jetwal-cluster-scale
+	@mkdir -p $(BENCH_RESULTS)
+	$(BIN)/jetwal-cluster-scale -jetwal $(BIN)/jetwal -nats-server $(NATS_SERVER) -streams $(SCALE_STREAMS) \
+		-csv $(BENCH_RESULTS)/cluster-scale-$(SCALE_STREAMS).csv > $(BENCH_RESULTS)/cluster-scale-$(SCALE_STREAMS).txt; \
+		st=$$?; cat $(BENCH_RESULTS)/cluster-scale-$(SCALE_STREAMS).txt; exit $$st
 
 # What grows with a deployment rather than its message rate, jetwal then
 # nats-server on fresh stores: 2000 streams (create, idle CPU, memory,

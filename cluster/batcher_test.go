@@ -354,7 +354,7 @@ func streamNodes(t *testing.T, opts wal.Options) ([]*Replica, int) {
 	peers := nodes[0].n.Peers()
 	reps := make([]*Replica, len(nodes))
 	for i, tn := range nodes {
-		r, err := tn.n.OpenStream("ORDERS", peers, false, opts, func(bool) {})
+		r, err := tn.n.OpenStream("ORDERS", peers, false, false, opts, func(bool) {})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,12 +6,14 @@
 //     replicated map (key → bytes) that the JetStream layer fills with
 //     stream and consumer assignments and reads back through the callbacks
 //     it gives Start; the map's encoding of values is JetStream's. The
-//     one key this package writes there is a replicated stream's fence,
+//     keys this package writes there are a replicated stream's fence,
 //     "_fence/<stream>": a token each new stream leader commits before it
 //     serves (with the wait for it, a read barrier), which the old
-//     leader's Replica.Checkpoint puts must match to apply. Each server
-//     also announces itself there, "_node/<raft id>" (its name and server
-//     tags, nodeinfo.go), for stream placement.
+//     leader's Replica.Checkpoint puts must match to apply; and its
+//     serving mark, "_serving/<stream>": the same token, committed once
+//     the leader serves (Replica.Serving). Each server also announces
+//     itself there, "_node/<raft id>" (its name and server tags,
+//     nodeinfo.go), for stream placement.
 //   - A replicated stream has a group of its own (its peers are named in
 //     its assignment). Its leader orders appends through raft; every
 //     member applies them to its own wal store (raftstore/stream). A

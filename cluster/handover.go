@@ -2,9 +2,13 @@ package cluster
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/hashicorp/raft"
 )
+
+// handOverParallel bounds the leadership transfers HandOver runs at once.
+const handOverParallel = 16
 
 // HandOver transfers every leadership this server holds — the meta
 // group's and each replicated stream's — to another member, so that a
@@ -20,11 +24,27 @@ func (n *Node) HandOver() error {
 		reps = append(reps, r)
 	}
 	n.mu.Unlock()
+	// The streams' transfers run side by side, a few at a time: one by
+	// one, a server leading hundreds of streams took seconds to stop.
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, handOverParallel)
 	for _, r := range reps {
-		if r.IsLeader() {
-			errs = append(errs, r.StepDown())
+		if !r.IsLeader() {
+			continue
 		}
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer wg.Done()
+			err := r.StepDown()
+			<-slots
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}()
 	}
+	wg.Wait()
 	if m := n.metaGroup(); m != nil && m.g.r.State() == raft.Leader {
 		errs = append(errs, m.g.r.LeadershipTransfer().Error())
 	}

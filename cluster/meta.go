@@ -124,7 +124,7 @@ type meta struct {
 
 func startMeta(n *Node, put func(string, []byte), del func(string)) (*meta, error) {
 	m := &meta{n: n, put: put, del: del, kv: make(map[string][]byte), done: make(chan struct{})}
-	g, err := n.startGroup("_meta", filepath.Join(n.opts.Dir, "meta"), m, n.opts.Peers, true, n.raftConfig())
+	g, err := n.startGroup("_meta", filepath.Join(n.opts.Dir, "meta"), m, n.opts.Peers, n.raftConfig(), groupStart{})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/jetwal/jetwal/crypt"
+	"github.com/jetwal/jetwal/raftlog"
 	"github.com/jetwal/jetwal/raftstore"
 	"github.com/jetwal/jetwal/raftstore/mux"
 	"github.com/jetwal/jetwal/server"
@@ -81,12 +82,17 @@ type Node struct {
 }
 
 // New prepares a node; Handoff can take raft connections from the route
-// listener from now on (connections for groups not yet started are closed,
-// and raft retries). Start starts the meta group.
+// listener from now on (a connection for a group not yet started waits
+// for it a little, then is closed, and raft retries). Start starts the
+// meta group.
 func New(opts Options) (*Node, error) {
 	if opts.Dir == "" || opts.Self == "" || opts.Dial == nil {
 		return nil, errors.New("cluster: a directory, this server's route address and a raft dialer are required")
 	}
+	// A copy: sorting the caller's slice in place changed what the
+	// caller's peers[i] named (the test harness gave two nodes one
+	// address that way, when its random ports were not in order).
+	opts.Peers = slices.Clone(opts.Peers)
 	if !slices.Contains(opts.Peers, opts.Self) {
 		opts.Peers = append(opts.Peers, opts.Self)
 	}
@@ -111,7 +117,9 @@ func New(opts Options) (*Node, error) {
 
 // Handoff takes a raft connection the route listener accepted and
 // authenticated, whose preamble named group (server.ClusterOptions.Raft).
-// Connections for groups not started (yet) are closed; raft retries.
+// A connection for a group not started yet waits for it up to
+// mux.DefaultPark, then is closed (raft retries). It blocks meanwhile:
+// call it on the connection's own goroutine.
 func (n *Node) Handoff(c net.Conn, group string) { n.mux.Dispatch(c, group) }
 
 // internal is the account of the cluster's coordination subjects (meta
@@ -188,14 +196,24 @@ func (n *Node) raftConfig() *raft.Config {
 type group struct {
 	r     *raft.Raft
 	log   *raftstore.Store
-	trans *raft.NetworkTransport
+	trans *mux.Transport
 	layer *mux.Layer
 }
 
+// groupStart says how startGroup starts a group's member.
+type groupStart struct {
+	join      bool // added to an existing group: bootstrap nothing
+	campaign  bool // stand for the first election at once
+	outerLock bool // the caller's lock covers the directory
+}
+
 // startGroup opens a group's stores in dir and starts raft with fsm,
-// bootstrapping peers when the group has no state yet and bootstrap is
-// set (a member joining an existing group waits for its leader instead).
-func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, bootstrap bool, cfg *raft.Config) (*group, error) {
+// bootstrapping peers when the group has no state yet, unless how.join
+// (a member joining an existing group waits for its leader instead). With
+// how.campaign, a new group's member starts its first election at once
+// (campaignNow). With how.outerLock, the caller's lock keeps other
+// processes out of dir (raftlog.Options.OuterLock).
+func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *raft.Config, how groupStart) (*group, error) {
 	g := &group{}
 	var err error
 	if g.layer, err = n.mux.Layer(name); err != nil {
@@ -205,7 +223,7 @@ func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, bootst
 		g.close()
 		return nil, err
 	}
-	if g.log, err = raftstore.Open(filepath.Join(dir, "raft"), raftstore.Options{Encryption: n.opts.Encryption}); err != nil {
+	if g.log, err = raftstore.Open(filepath.Join(dir, "raft"), raftstore.Options{Encryption: n.opts.Encryption, Log: raftlog.Options{OuterLock: how.outerLock}}); err != nil {
 		return fail(fmt.Errorf("cluster: group %s: %w", name, err))
 	}
 	files, err := raft.NewFileSnapshotStore(filepath.Join(dir, "snapshots"), 2, io.Discard)
@@ -220,15 +238,14 @@ func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, bootst
 		n.log.Warn("encryption key configured, but this raft group was written in the clear before and stays in the clear",
 			"group", name, "log_plain", g.log.PlainWithKey(), "snapshots_plain", snaps.PlainWithKey())
 	}
-	g.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: g.layer, MaxPool: 3, Timeout: 10 * time.Second,
-		Logger: hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
-	})
+	// mux's transport rather than raft.NetworkTransport, for the size
+	// of its buffers (see mux.Transport).
+	g.trans = mux.NewTransport(g.layer, 10*time.Second)
 	has, err := raft.HasExistingState(g.log, g.log, snaps)
 	if err != nil {
 		return fail(fmt.Errorf("cluster: group %s: %w", name, err))
 	}
-	if !has && bootstrap {
+	if !has && !how.join {
 		var conf raft.Configuration
 		for _, p := range peers {
 			conf.Servers = append(conf.Servers, raft.Server{ID: raft.ServerID(p), Address: raft.ServerAddress(p)})
@@ -237,10 +254,45 @@ func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, bootst
 			return fail(fmt.Errorf("cluster: group %s: bootstrap: %w", name, err))
 		}
 	}
+	if how.campaign && !has && !how.join {
+		if err := g.campaignNow(cfg, fsm, snaps, name); err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
 	if g.r, err = raft.NewRaft(cfg, fsm, g.log, g.log, snaps, g.trans); err != nil {
 		return fail(fmt.Errorf("cluster: group %s: %w", name, err))
 	}
 	return g, nil
+}
+
+// campaignNow starts a new group's raft so that this member stands for
+// election at once. hashicorp/raft has no call for that, but lowering the
+// heartbeat timeout of a follower (ReloadConfig) fires its heartbeat
+// timer at once, and a member of a new group has never heard from a
+// leader: raft starts with both timeouts 1 ms above cfg's and is then
+// reloaded to cfg's own, so it runs with exactly cfg afterwards. The
+// other members keep their timers: if this one cannot win (a member has
+// not started the group yet and the other is down), the group elects as
+// it would have without it. On error g is closed.
+func (g *group) campaignNow(cfg *raft.Config, fsm raft.FSM, snaps raft.SnapshotStore, name string) error {
+	first := *cfg
+	first.HeartbeatTimeout += time.Millisecond
+	first.ElectionTimeout += time.Millisecond
+	var err error
+	if g.r, err = raft.NewRaft(&first, fsm, g.log, g.log, snaps, g.trans); err != nil {
+		g.close()
+		return fmt.Errorf("cluster: group %s: %w", name, err)
+	}
+	err = g.r.ReloadConfig(raft.ReloadableConfig{
+		TrailingLogs: cfg.TrailingLogs, SnapshotInterval: cfg.SnapshotInterval, SnapshotThreshold: cfg.SnapshotThreshold,
+		HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,
+	})
+	if err != nil {
+		g.close()
+		return fmt.Errorf("cluster: group %s: campaign: %w", name, err)
+	}
+	return nil
 }
 
 // stopTimeout bounds each wait of a group's close: for raft to stop, then

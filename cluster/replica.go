@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	crand "crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -25,6 +26,13 @@ import (
 // applyTimeout bounds one write to a replicated stream.
 const applyTimeout = 10 * time.Second
 
+// A stream group's raft timing (see OpenStream): its CommitTimeout, and
+// its heartbeat and election timeouts as multiples of the node's.
+const (
+	streamCommitTimeout = time.Second
+	streamTimeoutScale  = 4
+)
+
 // ErrNotLeader: this server does not lead the stream.
 var ErrNotLeader = errors.New("cluster: not the stream's leader")
 
@@ -45,9 +53,9 @@ type Replica struct {
 	wg         sync.WaitGroup
 
 	mu       sync.Mutex
-	token    []byte                 // this leadership's fence token (readyToLead); nil when not leading
-	failed   map[raft.ServerID]bool // followers whose heartbeats fail
-	progress map[string]progress    // what each member last reported applying
+	token    []byte                      // this leadership's fence token (readyToLead); nil when not leading
+	failed   map[raft.ServerID]time.Time // followers whose heartbeats fail: the last failure
+	progress map[string]progress         // what each member last reported applying
 	closed   bool
 	progSub  *server.Subscription
 }
@@ -67,11 +75,20 @@ func groupName(stream string) string {
 // replicated stream name, whose group is peers. A member added to an
 // existing group joins it (join): it bootstraps nothing and waits for the
 // leader to send it the stream (membership.go). opts configures its wal
-// store (limits, compression). onLeader hears every change of this
+// store (limits, compression); its OuterLock (the caller's lock keeps
+// other processes out of the node's directory) also spares the group's
+// raft log its lock file. onLeader hears every change of this
 // server's leadership of the group; when it is told true, everything
 // committed before has been applied, to the replica and to this server's
 // copy of the meta map (see readyToLead).
-func (n *Node) OpenStream(name string, peers []string, join bool, opts wal.Options, onLeader func(bool)) (*Replica, error) {
+//
+// campaign asks this member to stand for election as soon as a new group
+// starts, rather than after a heartbeat timeout (500 ms to 1 s): the
+// server that placed the stream passes true, the others false, so that a
+// new stream has its leader within milliseconds. It only changes when
+// this member first campaigns; the election is an ordinary one. A member
+// that joins never campaigns first.
+func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts wal.Options, onLeader func(bool)) (*Replica, error) {
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
@@ -100,7 +117,7 @@ func (n *Node) OpenStream(name string, peers []string, join bool, opts wal.Optio
 	}
 	r := &Replica{n: n, name: name, dir: dir, peers: slices.Clone(peers), fsm: fsm, onLeader: onLeader,
 		memberKick: make(chan struct{}, 1),
-		done:       make(chan struct{}), failed: make(map[raft.ServerID]bool),
+		done:       make(chan struct{}), failed: make(map[raft.ServerID]time.Time),
 		progress: make(map[string]progress)}
 	cfg := n.raftConfig()
 	cfg.NoSnapshotRestoreOnStart = true // the replica's store survives restarts
@@ -108,7 +125,26 @@ func (n *Node) OpenStream(name string, peers []string, join bool, opts wal.Optio
 	cfg.MaxAppendEntries = 512
 	cfg.SnapshotThreshold = 65536
 	cfg.TrailingLogs = 65536
-	if r.g, err = n.startGroup(groupName(name), dir, fsm, peers, !join, cfg); err != nil {
+	// What an idle group costs: its leader sends each follower an empty
+	// append every CommitTimeout to 2×CommitTimeout (so that it learns
+	// the commit index) and a heartbeat every HeartbeatTimeout/10 to
+	// /5. With the meta group's 5 ms and 500 ms, 100 idle R3 streams
+	// made ~30,000 RPCs a second per leader (make bench-cluster-scale:
+	// 15-20% of a core per server, idle; nats-server 4%); with 250 ms
+	// and twice the node's timeouts, 11%; with four times, 10% (the
+	// leader 10%, followers 5%; half of it heartbeats, half these
+	// appends). A follower applying the last writes up to 2 s later
+	// changes nothing a client sees: only the leader answers, and a new
+	// leader applies everything committed before it serves
+	// (readyToLead). Four times the node's timeouts (2 s by default)
+	// replace a lost stream leader in 2-6 s (nats-server's election
+	// timeouts are 4-9 s). What would cut the rest is in
+	// ARCHITECTURE.md (one heartbeat per pair of servers).
+	cfg.CommitTimeout = streamCommitTimeout
+	cfg.HeartbeatTimeout = streamTimeoutScale * n.opts.HeartbeatTimeout
+	cfg.ElectionTimeout = streamTimeoutScale * n.opts.ElectionTimeout
+	cfg.LeaderLeaseTimeout = cfg.HeartbeatTimeout / 2
+	if r.g, err = n.startGroup(groupName(name), dir, fsm, peers, cfg, groupStart{join: join, campaign: campaign, outerLock: opts.OuterLock}); err != nil {
 		fsm.Close()
 		return nil, err
 	}
@@ -163,9 +199,46 @@ func (r *Replica) watchLeader() {
 			r.onLeader(lead)
 			if lead {
 				r.kickMembers()
+				r.markServing()
 			}
 		}
 	}
+}
+
+// servingPrefix is the meta map's prefix of serving marks:
+// "_serving/<stream>" holds the fence token of the leader that, having
+// fenced, now serves the stream (onLeader returned).
+const servingPrefix = "_serving/"
+
+func servingKey(stream string) string { return servingPrefix + stream }
+
+// markServing commits this leadership's token as the stream's serving
+// mark, fenced: it applies only while the fence is still this token.
+// The server that answers a stream's creation waits for it when the new
+// stream's leader is another server (Serving), so that the client's next
+// request finds the stream served.
+func (r *Replica) markServing() {
+	r.mu.Lock()
+	token := r.token
+	r.mu.Unlock()
+	if token == nil {
+		return
+	}
+	_, err := r.n.propose(encodeFenced(fenceKey(r.name), token, encodeMeta(servingKey(r.name), token, false)))
+	if err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrFenced) {
+		r.n.log.Warn("stream group: marking the stream served", "stream", r.name, "error", err)
+	}
+}
+
+// Serving reports whether the stream's current leader (the holder of its
+// fence, in this server's copy of the meta map) has marked it served.
+func (r *Replica) Serving() bool {
+	fence, ok := r.n.Get(fenceKey(r.name))
+	if !ok {
+		return false
+	}
+	mark, ok := r.n.Get(servingKey(r.name))
+	return ok && bytes.Equal(fence, mark)
 }
 
 // fencePrefix is the meta map's prefix of stream fences: "_fence/<stream>"
@@ -239,7 +312,7 @@ func (r *Replica) watchHeartbeats(ch chan raft.Observation) {
 			r.mu.Lock()
 			switch d := o.Data.(type) {
 			case raft.FailedHeartbeatObservation:
-				r.failed[d.PeerID] = true
+				r.failed[d.PeerID] = time.Now()
 			case raft.ResumedHeartbeatObservation:
 				delete(r.failed, d.PeerID)
 			}
@@ -250,6 +323,14 @@ func (r *Replica) watchHeartbeats(ch chan raft.Observation) {
 
 // IsLeader reports whether this server leads the stream's group.
 func (r *Replica) IsLeader() bool { return r.g.r.State() == raft.Leader }
+
+// LeaderPeer returns the leader's raft id (its route address), "" when
+// there is none. Unlike Leader it looks up no route: cheap enough to ask
+// every replica of a server.
+func (r *Replica) LeaderPeer() string {
+	_, id := r.g.r.LeaderWithID()
+	return string(id)
+}
 
 // Leader returns the leader's server name, "" when there is none.
 func (r *Replica) Leader() string { return r.n.leaderName(r.g.r) }
@@ -280,9 +361,19 @@ func (r *Replica) Followers() []Peer {
 			continue
 		}
 		rt, ok := r.n.route(p)
+		// A follower is current unless its heartbeats failed and it has
+		// not reported its progress since: raft's observations can miss
+		// the heartbeats' resumption (the observer drops what it cannot
+		// take at once, and a new replication to the follower starts its
+		// count afresh), which left a restarted follower marked failed
+		// for good; its reports say it is back.
+		failedAt, failing := r.failed[raft.ServerID(p)]
+		if pr, seen := r.progress[p]; failing && seen && pr.at.After(failedAt) {
+			failing = false
+		}
 		// A member being added is not current until it has caught up
 		// and votes (membership.go).
-		peer := Peer{Name: rt.RemoteName, Current: ok && voters[p] && !r.failed[raft.ServerID(p)], Offline: !ok}
+		peer := Peer{Name: rt.RemoteName, Current: ok && voters[p] && !failing, Offline: !ok}
 		if !ok {
 			peer.Name = p // no route: the address is all there is
 		}
@@ -390,7 +481,10 @@ func (r *Replica) Remove() error {
 	if token != nil {
 		fence := fenceKey(r.name)
 		go func() {
-			_, err := r.n.propose(encodeFenced(fence, token, encodeMeta(fence, nil, true)))
+			_, err := r.n.propose(encodeFenced(fence, token, encodeMeta(servingKey(r.name), nil, true)))
+			if err == nil {
+				_, err = r.n.propose(encodeFenced(fence, token, encodeMeta(fence, nil, true)))
+			}
 			if err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrFenced) {
 				r.n.log.Warn("stream group: dropping the stream's fence", "stream", r.name, "error", err)
 			}

@@ -69,8 +69,10 @@ type Cluster interface {
 	RemoveStreamData(name string) error
 	// OpenStream opens this server's member of a replicated stream's
 	// group; join: the server was added to an existing group, and waits
-	// for its leader to send it the stream.
-	OpenStream(name string, peers []string, join bool, opts wal.Options, onLeader func(bool)) (Replica, error)
+	// for its leader to send it the stream; campaign (the member the
+	// assignment prefers): a new group's member stands for election at
+	// once.
+	OpenStream(name string, peers []string, join, campaign bool, opts wal.Options, onLeader func(bool)) (Replica, error)
 	// Answer serves requests on subject from the other servers (fn's
 	// non-nil answer goes back); the returned function stops serving.
 	// Gather asks every server serving subject and hands fn each answer
@@ -90,6 +92,12 @@ type Replica interface {
 	// StepDownTo hands the leadership to the member named preferred (a
 	// server name); "" is StepDown.
 	StepDownTo(preferred string) error
+	// LeaderPeer is the leader's peer id (as in Cluster.Peers), "" when
+	// there is none.
+	LeaderPeer() string
+	// Serving reports whether the group's current leader serves the
+	// stream (it may be another server).
+	Serving() bool
 	// Checkpoint commits key=val to the meta map while this server leads
 	// the stream: it fails once another server has taken the leadership
 	// over, even before this one notices (the new leader's fence).
@@ -119,6 +127,11 @@ type streamAssignment struct {
 	// (cluster_members.go). Empty: every peer is initial (assignments
 	// written before peers could change).
 	Initial []string `json:"initial,omitempty"`
+	// Preferred is the peer that campaigns first when the group is new:
+	// the meta leader that placed the stream, when it is a peer, so that
+	// it can answer the create once it serves the stream. "" in
+	// assignments written before it existed.
+	Preferred string `json:"preferred,omitempty"`
 }
 
 // consumerAssignment is a durable consumer of a replicated stream.
@@ -296,12 +309,13 @@ func (js *JetStream) applyStream(a streamAssignment) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	join := len(a.Initial) > 0 && !slices.Contains(a.Initial, js.cl.c.Self())
-	rep, err := js.cl.c.OpenStream(cfg.Name, a.Peers, join, wal.Options{
+	rep, err := js.cl.c.OpenStream(cfg.Name, a.Peers, join, a.Preferred == js.cl.c.Self(), wal.Options{
 		FS:         js.cfg.FS,
 		Encryption: js.cfg.Encryption,
 		Limits:     storeLimits(&cfg),
 		Compress:   cfg.Compression == api.S2Compression,
 		Metrics:    &js.walMetrics,
+		OuterLock:  true, // the store lock (storelock.go) keeps other processes out
 	}, func(lead bool) {
 		if lead {
 			js.activate(h)

@@ -66,6 +66,41 @@ func (js *JetStream) registerClusterAPI() {
 	js.registerAPI("STREAM.RESTORE", js.mgmt, js.apiStreamRestore)
 }
 
+// preferredLeader picks the peer that campaigns first in a new stream's
+// group: the one leading the fewest of the streams this server holds a
+// replica of (their leaders are what it can see), this server on a tie
+// (it answers the create as soon as it serves), so that new streams'
+// leaders spread over the servers.
+func (js *JetStream) preferredLeader(peers []string) string {
+	js.cl.mu.Lock()
+	hs := make([]*hosted, 0, len(js.cl.hosted))
+	for _, h := range js.cl.hosted {
+		hs = append(hs, h)
+	}
+	js.cl.mu.Unlock()
+	led := map[string]int{}
+	for _, h := range hs {
+		h.mu.Lock()
+		rep := h.rep
+		h.mu.Unlock()
+		if rep == nil {
+			continue
+		}
+		if l := rep.LeaderPeer(); l != "" {
+			led[l]++
+		}
+	}
+	self := js.cl.c.Self()
+	best, fewest := "", 0
+	for _, p := range peers {
+		n := led[p]
+		if best == "" || n < fewest || n == fewest && p == self {
+			best, fewest = p, n
+		}
+	}
+	return best
+}
+
 func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 	const typ = api.TypeStreamCreate
 	cfg, ok := js.decodeCreateConfig(r)
@@ -99,7 +134,7 @@ func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
 		js.respondError(r, typ, aerr)
 		return
 	}
-	a := streamAssignment{Config: cfg, Created: time.Now().UTC(), Peers: peers}
+	a := streamAssignment{Config: cfg, Created: time.Now().UTC(), Peers: peers, Preferred: js.preferredLeader(peers)}
 	if err := js.propose(streamKeyPrefix+cfg.Name, a); err != nil {
 		js.respondError(r, typ, api.Errorf(api.ErrStreamCreate, "%v", err))
 		return
@@ -182,8 +217,10 @@ func (js *JetStream) propose(key string, v any) error {
 
 // respondClusterInfo answers with a stream's info: this server's when it
 // serves the stream (waiting a little for a new stream's group to elect
-// its leader), else the assignment's config with the state of this
-// server's replica, or an empty state.
+// its leader and, when that is this server, to serve it, so that the
+// client's next request about the stream finds it served), else the
+// assignment's config with the state of this server's replica, or an
+// empty state.
 func (js *JetStream) respondClusterInfo(r *apiRequest, typ string, a streamAssignment, created bool) {
 	info := js.assignedInfo(a, created)
 	info.Config = validate.WithDynamicMetadata(info.Config, js.srv.Version())
@@ -199,8 +236,11 @@ func (js *JetStream) assignedInfo(a streamAssignment, wait bool) *api.StreamInfo
 		if s := js.lookup(name); s != nil {
 			break
 		}
-		if h := js.hostedStream(name); h != nil && h.rep != nil && h.rep.Leader() != "" {
-			break
+		// A leader elsewhere: it marks the stream served in the meta map.
+		if h := js.hostedStream(name); h != nil && h.rep != nil {
+			if l := h.rep.Leader(); l != "" && l != js.srv.ServerName() && h.rep.Serving() {
+				break
+			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

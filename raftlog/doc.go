@@ -33,7 +33,7 @@
 //
 //	raftlog.meta                   the marker of a store, and the first index
 //	raftlog.stable                 StableStore keys and values
-//	raftlog.lock                   flocked while open
+//	raftlog.lock                   flocked while open (not with Options.OuterLock)
 //	key.jwk                        an encrypted log's wrapped data key
 //	00000000000000000001.seg       a segment: entries from index 1
 //	00000000000000000001.idx       its offset index, written when it is sealed

@@ -22,6 +22,12 @@ type Options struct {
 	// PlainWithKey says so; an encrypted one opened without the key is
 	// refused).
 	Encryption crypt.Config
+	// OuterLock says the caller holds a lock that keeps other processes
+	// out of a tree dir is in (the JetStream server's store lock): the
+	// store then takes an in-process claim on dir (vfs.Claim) instead of
+	// flocking LockFile, and holds no descriptor for it. A server with a
+	// thousand replicated streams holds a thousand logs.
+	OuterLock bool
 }
 
 const (

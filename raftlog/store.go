@@ -74,7 +74,13 @@ func Open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 	if err := fs.SyncDir(filepath.Dir(dir)); err != nil {
 		return nil, fmt.Errorf("raftlog: sync dir %s: %w", filepath.Dir(dir), err)
 	}
-	lock, err := fs.Lock(filepath.Join(dir, LockFile))
+	var lock io.Closer
+	var err error
+	if opts.OuterLock {
+		lock, err = vfs.Claim(fs, dir)
+	} else {
+		lock, err = fs.Lock(filepath.Join(dir, LockFile))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("raftlog: lock %s: %w", dir, err)
 	}

@@ -3,6 +3,8 @@ package raftlog
 import (
 	"errors"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -240,4 +242,31 @@ func TestStickyWriteError(t *testing.T) {
 	s = mustOpen(t, mem.CrashClone(), "/db", smallOpts)
 	defer s.Close()
 	checkModel(t, s, &m)
+}
+
+// TestOuterLock: with Options.OuterLock a store holds an in-process claim
+// on its directory instead of a lock file: no LockFile is created, a
+// second open in this process is refused until the first closes, and
+// the entries survive the reopen.
+func TestOuterLock(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, nil, dir, Options{OuterLock: true})
+	if err := s.StoreEntries([]Entry{{Index: 1, Term: 1, Data: []byte("a")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, LockFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s with OuterLock: %v, want none", LockFile, err)
+	}
+	if s2, err := Open(nil, dir, Options{OuterLock: true}); err == nil {
+		s2.Close()
+		t.Fatal("second open of a claimed directory succeeded")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, nil, dir, Options{OuterLock: true})
+	defer s.Close()
+	if last, err := s.LastIndex(); err != nil || last != 1 {
+		t.Fatalf("after reopen: last index %d, %v; want 1", last, err)
+	}
 }

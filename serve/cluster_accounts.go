@@ -182,8 +182,8 @@ func (c jsCluster) Gather(subject string, data []byte, wait time.Duration, fn fu
 	return c.Node.Gather(c.subject(subject), data, wait, fn)
 }
 
-func (c jsCluster) OpenStream(name string, peers []string, join bool, opts wal.Options, onLeader func(bool)) (jetstream.Replica, error) {
-	r, err := c.Node.OpenStream(replicaName(c.account, name), peers, join, opts, onLeader)
+func (c jsCluster) OpenStream(name string, peers []string, join, campaign bool, opts wal.Options, onLeader func(bool)) (jetstream.Replica, error) {
+	r, err := c.Node.OpenStream(replicaName(c.account, name), peers, join, campaign, opts, onLeader)
 	if err != nil {
 		return nil, err
 	}

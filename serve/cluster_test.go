@@ -162,3 +162,44 @@ func TestClusteredJetStream(t *testing.T) {
 		return nil
 	})
 }
+
+// TestClusterNewStreamsServed: a new R3 stream's create is answered once
+// its leader serves it, so a durable created right after it, in a single
+// request, is answered (before, nobody served the stream yet for a while
+// and the request went unanswered); and new streams' first leaders
+// spread over the servers (the meta leader names the server leading the
+// fewest as the one to campaign first).
+func TestClusterNewStreamsServed(t *testing.T) {
+	servers := startCluster(t, 3)
+	nc, err := nats.Connect(servers[0].ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaders := map[string]int{}
+	for i := 0; i < 6; i++ {
+		cfg := jetstream.StreamConfig{Name: fmt.Sprintf("S%d", i), Subjects: []string{fmt.Sprintf("s.%d.>", i)}, Replicas: 3}
+		var st jetstream.Stream
+		// The first create may come before the meta group has a leader.
+		eventually(t, "create "+cfg.Name, time.Minute, func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			st, err = js.CreateStream(ctx, cfg)
+			return err
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		c, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy})
+		cancel()
+		if err != nil {
+			t.Fatalf("durable of %s, created right after it: %v", cfg.Name, err)
+		}
+		leaders[c.CachedInfo().Cluster.Leader]++
+	}
+	if len(leaders) < 2 {
+		t.Fatalf("leaders of 6 new streams: %v, want them spread over the servers", leaders)
+	}
+}

@@ -7,7 +7,9 @@
 // TLS handshake, the cluster credentials in the connection's first line;
 // server/route_raft.go) and only then gives it to Dispatch with the group
 // it names; Dispatch hands it to that group's Layer, a raft.StreamLayer,
-// or closes it when the group is unknown (raft's transport retries). A
+// or, when the group is unknown, holds it a little while for the group
+// to start (a new stream's members start one after the other) and then
+// closes it (raft's transport retries). A
 // Layer's Dial opens the other end through the DialFunc the Mux was made
 // with (server.Server.DialRaft), so an outgoing raft connection gets the
 // same TLS and credentials. After the first line, a connection carries
@@ -32,15 +34,41 @@ var ErrClosed = errors.New("mux: closed")
 // other end reaches that server's Dispatch, within timeout.
 type DialFunc func(address, group string, timeout time.Duration) (net.Conn, error)
 
+// Parking of connections for a group not started yet: a new stream's
+// group starts on every member when it applies the stream's assignment,
+// one after the other, and the first member to campaign dials the others
+// at once. Its vote request then waits here for the group to start
+// instead of failing, which would cost the candidate an election timeout
+// (500 ms to 1 s). Only the route listener's authenticated peers reach
+// Dispatch; the bound keeps what they can park small.
+const (
+	// DefaultPark is how long a connection for an unknown group waits for
+	// the group's Layer before it is closed.
+	DefaultPark = 2 * time.Second
+	// maxParked bounds the connections waiting at once; others for
+	// unknown groups are closed at once.
+	maxParked = 256
+)
+
 // Mux dispatches incoming connections to the layers of its groups.
 type Mux struct {
 	addr net.Addr
 	dial DialFunc
 	log  *slog.Logger
+	park time.Duration // DefaultPark; tests shorten it (guarded by mu)
 
 	mu     sync.Mutex
 	groups map[string]*Layer
+	births map[string]*birth // groups connections are parked for
+	parked int               // connections parked, all groups
 	closed bool
+}
+
+// birth is closed when its group's Layer is made, waking the connections
+// parked for it.
+type birth struct {
+	ch      chan struct{}
+	waiters int
 }
 
 // New returns a Mux whose layers advertise addr (the address other servers
@@ -49,7 +77,8 @@ func New(addr net.Addr, dial DialFunc, log *slog.Logger) *Mux {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Mux{addr: addr, dial: dial, log: log, groups: make(map[string]*Layer)}
+	return &Mux{addr: addr, dial: dial, log: log, park: DefaultPark,
+		groups: make(map[string]*Layer), births: make(map[string]*birth)}
 }
 
 // ValidGroup reports whether name can name a group: 1 to 200 printable
@@ -82,14 +111,44 @@ func (m *Mux) Layer(group string) (*Layer, error) {
 	}
 	l := &Layer{mux: m, group: group, conns: make(chan net.Conn, 16), done: make(chan struct{})}
 	m.groups[group] = l
+	if b := m.births[group]; b != nil {
+		close(b.ch)
+		delete(m.births, group)
+	}
 	return l, nil
 }
 
 // Dispatch hands c, an authenticated connection whose first line named
-// group, to that group's layer. Unknown groups are closed.
+// group, to that group's layer. A connection for a group not started
+// waits for it up to DefaultPark (at most maxParked at once), then is
+// closed. It blocks while c waits: call it on c's own goroutine.
 func (m *Mux) Dispatch(c net.Conn, group string) {
 	m.mu.Lock()
 	l := m.groups[group]
+	if l == nil && !m.closed && m.parked < maxParked && ValidGroup(group) {
+		b := m.births[group]
+		if b == nil {
+			b = &birth{ch: make(chan struct{})}
+			m.births[group] = b
+		}
+		b.waiters++
+		m.parked++
+		park := m.park
+		m.mu.Unlock()
+		t := time.NewTimer(park)
+		select {
+		case <-b.ch:
+		case <-t.C:
+		}
+		t.Stop()
+		m.mu.Lock()
+		b.waiters--
+		m.parked--
+		if b.waiters == 0 && m.births[group] == b {
+			delete(m.births, group)
+		}
+		l = m.groups[group]
+	}
 	m.mu.Unlock()
 	if l == nil {
 		m.log.Debug("raft mux: connection for an unknown group", "group", group, "remote", c.RemoteAddr().String())
@@ -113,6 +172,10 @@ func (m *Mux) Close() error {
 	m.closed = true
 	groups := m.groups
 	m.groups = map[string]*Layer{}
+	for g, b := range m.births {
+		close(b.ch) // the parked connections find no group and close
+		delete(m.births, g)
+	}
 	m.mu.Unlock()
 	for _, l := range groups {
 		l.shut()

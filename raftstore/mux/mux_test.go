@@ -1,9 +1,11 @@
 package mux
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -31,8 +33,25 @@ func (f *sumFSM) Restore(rc io.ReadCloser) error      { return rc.Close() }
 
 // TestGroupsShareOnePort: two raft groups of three servers each, every
 // server with one listening port; both groups elect and commit, each on
-// its own state.
+// its own state. Run with raft's NetworkTransport, with this package's
+// Transport, and with both in one group (they speak one protocol).
 func TestGroupsShareOnePort(t *testing.T) {
+	network := func(int, *Layer) raft.Transport { return nil }
+	ours := func(_ int, l *Layer) raft.Transport { return NewTransport(l, 5*time.Second) }
+	mixed := func(i int, l *Layer) raft.Transport {
+		if i == 0 {
+			return nil
+		}
+		return NewTransport(l, 5*time.Second)
+	}
+	for name, mk := range map[string]func(int, *Layer) raft.Transport{"network": network, "mux": ours, "mixed": mixed} {
+		t.Run(name, func(t *testing.T) { groupsShareOnePort(t, mk) })
+	}
+}
+
+// groupsShareOnePort runs TestGroupsShareOnePort with server i's
+// transport mk(i, layer), raft's NetworkTransport where it returns nil.
+func groupsShareOnePort(t *testing.T, mk func(int, *Layer) raft.Transport) {
 	groups := []string{"$meta", "S-ORDERS"}
 	var muxes []*Mux
 	for range 3 {
@@ -54,7 +73,10 @@ func TestGroupsShareOnePort(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			trans := raft.NewNetworkTransport(layer, 3, 5*time.Second, io.Discard)
+			trans := mk(i, layer)
+			if trans == nil {
+				trans = raft.NewNetworkTransport(layer, 3, 5*time.Second, io.Discard)
+			}
 			c := raft.DefaultConfig()
 			c.LocalID = servers[i].ID
 			c.HeartbeatTimeout = 300 * time.Millisecond
@@ -67,7 +89,7 @@ func TestGroupsShareOnePort(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { r.Shutdown().Error(); trans.Close() })
+			t.Cleanup(func() { r.Shutdown().Error(); trans.(raft.WithClose).Close() })
 			members[g] = append(members[g], member{r, fsm})
 		}
 		if err := members[g][0].r.BootstrapCluster(raft.Configuration{Servers: servers}).Error(); err != nil {
@@ -127,6 +149,9 @@ func serveOneGroup(t *testing.T) (net.Listener, *Mux, *Layer) {
 // have are closed, and the mux goes on serving a valid one.
 func TestUnknownGroups(t *testing.T) {
 	ln, m, layer := serveOneGroup(t)
+	m.mu.Lock()
+	m.park = 50 * time.Millisecond
+	m.mu.Unlock()
 	for _, pre := range []string{"RAFT \r\n", "RAFT a b\r\n", "RAFT NOPE\r\n", "RAFT " + string(make([]byte, 300)) + "\r\n"} {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
@@ -245,5 +270,65 @@ func TestWaitHandlers(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("WaitHandlers still waiting after the handler closed its connection")
+	}
+}
+
+// TestParkedUntilLayer: a connection for a group that is not started yet
+// waits for it and is handed to its Layer once the group starts; one for
+// a group that never starts is closed after the park time.
+func TestParkedUntilLayer(t *testing.T) {
+	ln, m, _ := serveOneGroup(t)
+	m.mu.Lock()
+	m.park = 5 * time.Second
+	m.mu.Unlock()
+	c, err := plainDial(ln.Addr().String(), "LATE", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("ping"))
+	// The connection is parked before the group starts.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m.mu.Lock()
+		parked := m.parked
+		m.mu.Unlock()
+		if parked == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("connection never parked")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	late, err := m.Layer("LATE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := late.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := make([]byte, 4)
+	s.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(s, b); err != nil || string(b) != "ping" {
+		t.Fatalf("read %q %v", b, err)
+	}
+	m.mu.Lock()
+	m.park = 50 * time.Millisecond
+	parked, births := m.parked, len(m.births)
+	m.mu.Unlock()
+	if parked != 0 || births != 0 {
+		t.Fatalf("after the group started: %d parked, %d births", parked, births)
+	}
+	never, err := plainDial(ln.Addr().String(), "NEVER", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer never.Close()
+	never.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := never.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("connection for a group that never starts: %v, want it closed", err)
 	}
 }

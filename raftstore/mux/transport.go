@@ -1,0 +1,392 @@
+package mux
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+	"github.com/hashicorp/raft"
+)
+
+// Transport is a group's raft.Transport over its Layer. It speaks
+// hashicorp/raft's NetworkTransport protocol (so servers running either
+// talk to each other): a connection carries one RPC at a time, or a
+// pipeline of appends; a request is its type byte and the msgpack
+// encoding of the request (an InstallSnapshot's is followed by the
+// snapshot's bytes); an answer is the msgpack error string ("" for none)
+// and the msgpack response.
+//
+// It exists for its buffers. NetworkTransport gives every connection
+// 256 KiB buffers at both ends, and a stream group of three keeps about
+// four connections open (a pipeline and a heartbeat connection from its
+// leader to each follower): 100 R3 streams held ~200 MiB of buffers per
+// server (make bench-cluster-scale, issue 49). Here a connection's
+// buffers are transportBuffer for what its side sends in bulk (the
+// requests of the dialing side, which carry the entries, and the
+// requests the accepting side reads) and answerBuffer for the small
+// answers.
+type Transport struct {
+	layer   *Layer
+	timeout time.Duration
+	handle  *codec.MsgpackHandle
+
+	consumer chan raft.RPC
+	shutdown chan struct{}
+	once     sync.Once
+
+	hbMu sync.Mutex
+	hb   func(raft.RPC) // the heartbeat fast path (SetHeartbeatHandler)
+
+	poolMu sync.Mutex
+	pool   map[raft.ServerAddress]*rpcConn // one idle connection per peer
+}
+
+const (
+	// transportBuffer is the buffer of requests, sent and read: appends
+	// larger than it are written through it unbuffered, not truncated.
+	transportBuffer = 16 << 10
+	// answerBuffer is the buffer of answers, sent and read.
+	answerBuffer = 1 << 10
+	// snapshotTimeoutScale: an InstallSnapshot gets the RPC timeout once
+	// per this many bytes of snapshot (NetworkTransport's scale).
+	snapshotTimeoutScale = 256 << 10
+)
+
+// The RPC type bytes of NetworkTransport's protocol.
+const (
+	rpcAppendEntries uint8 = iota
+	rpcRequestVote
+	rpcInstallSnapshot
+	rpcTimeoutNow
+	rpcRequestPreVote
+)
+
+// ErrTransportClosed is returned by RPCs of a closed Transport.
+var ErrTransportClosed = errors.New("mux: transport closed")
+
+var (
+	_ raft.Transport   = (*Transport)(nil)
+	_ raft.WithClose   = (*Transport)(nil)
+	_ raft.WithPreVote = (*Transport)(nil)
+)
+
+// NewTransport serves raft RPCs for l's group: it accepts l's connections
+// until closed, and dials through l. timeout bounds each RPC (an
+// InstallSnapshot's scales with its size).
+func NewTransport(l *Layer, timeout time.Duration) *Transport {
+	t := &Transport{layer: l, timeout: timeout, handle: &codec.MsgpackHandle{},
+		consumer: make(chan raft.RPC), shutdown: make(chan struct{}),
+		pool: make(map[raft.ServerAddress]*rpcConn)}
+	go t.accept()
+	return t
+}
+
+// Consumer is where raft takes the RPCs received.
+func (t *Transport) Consumer() <-chan raft.RPC { return t.consumer }
+
+// LocalAddr is the address peers dial to reach this group.
+func (t *Transport) LocalAddr() raft.ServerAddress {
+	return raft.ServerAddress(t.layer.Addr().String())
+}
+
+// EncodePeer encodes a peer's address as raft stores it.
+func (t *Transport) EncodePeer(_ raft.ServerID, addr raft.ServerAddress) []byte { return []byte(addr) }
+
+// DecodePeer decodes what EncodePeer made.
+func (t *Transport) DecodePeer(b []byte) raft.ServerAddress { return raft.ServerAddress(b) }
+
+// SetHeartbeatHandler sets the function heartbeats go to instead of the
+// consumer, so that they are not queued behind a long append.
+func (t *Transport) SetHeartbeatHandler(fn func(raft.RPC)) {
+	t.hbMu.Lock()
+	t.hb = fn
+	t.hbMu.Unlock()
+}
+
+// Close stops serving and closes the idle connections; the layer's Close
+// closes the ones in use.
+func (t *Transport) Close() error {
+	t.once.Do(func() {
+		close(t.shutdown)
+		t.poolMu.Lock()
+		for addr, c := range t.pool {
+			c.close()
+			delete(t.pool, addr)
+		}
+		t.poolMu.Unlock()
+	})
+	return nil
+}
+
+func (t *Transport) closed() bool {
+	select {
+	case <-t.shutdown:
+		return true
+	default:
+		return false
+	}
+}
+
+// rpcConn is a dialed connection with its encoder and decoder.
+type rpcConn struct {
+	target raft.ServerAddress
+	c      net.Conn
+	w      *bufio.Writer
+	enc    *codec.Encoder
+	dec    *codec.Decoder
+}
+
+func (c *rpcConn) close() { c.c.Close() }
+
+// conn returns the idle connection to target, or dials one.
+func (t *Transport) conn(target raft.ServerAddress) (*rpcConn, error) {
+	if t.closed() {
+		return nil, ErrTransportClosed
+	}
+	t.poolMu.Lock()
+	c := t.pool[target]
+	delete(t.pool, target)
+	t.poolMu.Unlock()
+	if c != nil {
+		return c, nil
+	}
+	nc, err := t.layer.Dial(target, t.timeout)
+	if err != nil {
+		return nil, err
+	}
+	w := bufio.NewWriterSize(nc, transportBuffer)
+	return &rpcConn{target: target, c: nc, w: w,
+		enc: codec.NewEncoder(w, t.handle),
+		dec: codec.NewDecoder(bufio.NewReaderSize(nc, answerBuffer), t.handle)}, nil
+}
+
+// release keeps c as target's idle connection, or closes it when there
+// is one already or the transport is closed.
+func (t *Transport) release(c *rpcConn) {
+	t.poolMu.Lock()
+	defer t.poolMu.Unlock()
+	if t.closed() || t.pool[c.target] != nil {
+		c.close()
+		return
+	}
+	t.pool[c.target] = c
+}
+
+// send writes one request. On error c is closed.
+func (c *rpcConn) send(typ uint8, req any) error {
+	err := c.w.WriteByte(typ)
+	if err == nil {
+		err = c.enc.Encode(req)
+	}
+	if err == nil {
+		err = c.w.Flush()
+	}
+	if err != nil {
+		c.close()
+	}
+	return err
+}
+
+// receive reads one answer into resp. A remote error is returned as
+// such with ok true (c stays usable); a broken connection is closed and
+// ok is false.
+func (c *rpcConn) receive(resp any) (ok bool, err error) {
+	var remote string
+	if err := c.dec.Decode(&remote); err != nil {
+		c.close()
+		return false, err
+	}
+	if err := c.dec.Decode(resp); err != nil {
+		c.close()
+		return false, err
+	}
+	if remote != "" {
+		return true, errors.New(remote)
+	}
+	return true, nil
+}
+
+// call makes one RPC on a pooled connection.
+func (t *Transport) call(target raft.ServerAddress, typ uint8, req, resp any) error {
+	c, err := t.conn(target)
+	if err != nil {
+		return err
+	}
+	if t.timeout > 0 {
+		_ = c.c.SetDeadline(time.Now().Add(t.timeout))
+	}
+	if err := c.send(typ, req); err != nil {
+		return err
+	}
+	ok, err := c.receive(resp)
+	if ok {
+		t.release(c)
+	}
+	return err
+}
+
+// AppendEntries sends one append (or heartbeat) and waits for the answer.
+func (t *Transport) AppendEntries(_ raft.ServerID, target raft.ServerAddress, req *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	return t.call(target, rpcAppendEntries, req, resp)
+}
+
+// RequestVote asks target for its vote.
+func (t *Transport) RequestVote(_ raft.ServerID, target raft.ServerAddress, req *raft.RequestVoteRequest, resp *raft.RequestVoteResponse) error {
+	return t.call(target, rpcRequestVote, req, resp)
+}
+
+// RequestPreVote asks target whether it would vote.
+func (t *Transport) RequestPreVote(_ raft.ServerID, target raft.ServerAddress, req *raft.RequestPreVoteRequest, resp *raft.RequestPreVoteResponse) error {
+	return t.call(target, rpcRequestPreVote, req, resp)
+}
+
+// TimeoutNow asks target to start an election now (leadership transfer).
+func (t *Transport) TimeoutNow(_ raft.ServerID, target raft.ServerAddress, req *raft.TimeoutNowRequest, resp *raft.TimeoutNowResponse) error {
+	return t.call(target, rpcTimeoutNow, req, resp)
+}
+
+// InstallSnapshot sends a snapshot, read from data, on a connection of
+// its own, closed after.
+func (t *Transport) InstallSnapshot(_ raft.ServerID, target raft.ServerAddress, req *raft.InstallSnapshotRequest, resp *raft.InstallSnapshotResponse, data io.Reader) error {
+	c, err := t.conn(target)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	if t.timeout > 0 {
+		_ = c.c.SetDeadline(time.Now().Add(t.timeout * time.Duration(max(1, req.Size/snapshotTimeoutScale))))
+	}
+	if err := c.send(rpcInstallSnapshot, req); err != nil {
+		return err
+	}
+	if _, err := io.Copy(c.w, data); err != nil {
+		return fmt.Errorf("mux: snapshot to %s: %w", target, err)
+	}
+	if err := c.w.Flush(); err != nil {
+		return err
+	}
+	_, err = c.receive(resp)
+	return err
+}
+
+// accept serves every connection the layer accepts until it is closed.
+func (t *Transport) accept() {
+	for {
+		c, err := t.layer.Accept()
+		if err != nil {
+			return // the layer is closed
+		}
+		go t.serve(c)
+	}
+}
+
+// serve answers the RPCs of one accepted connection until it fails or
+// the transport closes.
+func (t *Transport) serve(c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReaderSize(c, transportBuffer)
+	w := bufio.NewWriterSize(c, answerBuffer)
+	dec := codec.NewDecoder(r, t.handle)
+	enc := codec.NewEncoder(w, t.handle)
+	for {
+		if err := t.answer(r, dec, enc); err != nil {
+			return
+		}
+		if err := w.Flush(); err != nil {
+			return
+		}
+	}
+}
+
+// answer reads one request, hands it to raft and writes raft's answer.
+func (t *Transport) answer(r *bufio.Reader, dec *codec.Decoder, enc *codec.Encoder) error {
+	typ, err := r.ReadByte()
+	if err != nil {
+		return err
+	}
+	respCh := make(chan raft.RPCResponse, 1)
+	rpc := raft.RPC{RespChan: respCh}
+	heartbeat := false
+	switch typ {
+	case rpcAppendEntries:
+		var req raft.AppendEntriesRequest
+		if err := dec.Decode(&req); err != nil {
+			return err
+		}
+		rpc.Command = &req
+		heartbeat = isHeartbeat(&req)
+	case rpcRequestVote:
+		var req raft.RequestVoteRequest
+		if err := dec.Decode(&req); err != nil {
+			return err
+		}
+		rpc.Command = &req
+	case rpcRequestPreVote:
+		var req raft.RequestPreVoteRequest
+		if err := dec.Decode(&req); err != nil {
+			return err
+		}
+		rpc.Command = &req
+	case rpcInstallSnapshot:
+		var req raft.InstallSnapshotRequest
+		if err := dec.Decode(&req); err != nil {
+			return err
+		}
+		rpc.Command = &req
+		rpc.Reader = io.LimitReader(r, req.Size)
+	case rpcTimeoutNow:
+		var req raft.TimeoutNowRequest
+		if err := dec.Decode(&req); err != nil {
+			return err
+		}
+		rpc.Command = &req
+	default:
+		return fmt.Errorf("mux: unknown raft rpc type %d", typ)
+	}
+	dispatched := false
+	if heartbeat {
+		t.hbMu.Lock()
+		fn := t.hb
+		t.hbMu.Unlock()
+		if fn != nil {
+			fn(rpc)
+			dispatched = true
+		}
+	}
+	if !dispatched {
+		select {
+		case t.consumer <- rpc:
+		case <-t.shutdown:
+			return ErrTransportClosed
+		}
+	}
+	select {
+	case resp := <-respCh:
+		remote := ""
+		if resp.Error != nil {
+			remote = resp.Error.Error()
+		}
+		if err := enc.Encode(remote); err != nil {
+			return err
+		}
+		return enc.Encode(resp.Response)
+	case <-t.shutdown:
+		return ErrTransportClosed
+	}
+}
+
+// isHeartbeat: an append that carries only the leader's term and
+// address (what raft's heartbeat sends).
+func isHeartbeat(req *raft.AppendEntriesRequest) bool {
+	leader := req.RPCHeader.Addr
+	if len(leader) == 0 {
+		leader = req.Leader //nolint:staticcheck // older senders fill only this
+	}
+	return req.Term != 0 && len(leader) != 0 && req.PrevLogEntry == 0 && req.PrevLogTerm == 0 &&
+		len(req.Entries) == 0 && req.LeaderCommitIndex == 0
+}
