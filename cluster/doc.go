@@ -35,9 +35,6 @@
 //     Answer, Gather): the JetStream layer names the subjects, and the
 //     requests and answers live in the internal account, like the meta
 //     proposals and progress reports, out of every client's reach.
-//   - A replica is Current (progress.go) while it leads, or follows a
-//     leader it hears from and has applied 90% of what it knows
-//     committed: it may then answer reads (direct gets) itself.
 //
 // Raft server ids and addresses are the servers' route listen addresses
 // (host:port), which every server knows from its --routes before any

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -69,29 +67,4 @@ func (r *Replica) reportProgress() {
 			}
 		}
 	}
-}
-
-// Current reports whether this member's copy is fresh enough to answer
-// reads (direct gets) in the leader's stead: it leads; or it follows a
-// leader it heard from within three election timeouts and has applied at
-// least 90% of the raft index it knows committed (nats-server's threshold
-// for letting a follower answer direct gets). A follower cut off from its
-// leader stops being current, so it stops answering with data that may be
-// stale by an unknown amount.
-func (r *Replica) Current() bool {
-	switch r.g.r.State() {
-	case raft.Leader:
-		return true
-	case raft.Follower:
-	default:
-		return false
-	}
-	if addr, _ := r.g.r.LeaderWithID(); addr == "" {
-		return false
-	}
-	if time.Since(r.g.r.LastContact()) > 3*r.n.opts.ElectionTimeout {
-		return false
-	}
-	commit, applied := r.g.r.CommitIndex(), r.fsm.Applied()
-	return commit == 0 || applied >= commit || applied*10 >= commit*9
 }

@@ -110,9 +110,6 @@ type Replica interface {
 	// that stay) and deletes its replica, waiting at most wait for the
 	// group to stop counting it.
 	Leave(want []string, wait time.Duration) error
-	// Current reports whether this member may answer reads (direct gets)
-	// from its own copy (cluster_direct.go).
-	Current() bool
 	Close() error
 	Remove() error
 }
@@ -361,6 +358,7 @@ func (js *JetStream) activate(h *hosted) {
 	s.startFeeds() // its mirror and sources run where it is served
 	js.restoreConsumers(s)
 	h.sync = js.startConsumerSync(s)
+	go js.syncDirect() // its direct gets now, not at the next tick
 	js.log.Info("stream leader", "stream", cfg.Name, "last_seq", s.store.State().LastSeq)
 }
 
@@ -370,6 +368,7 @@ func (js *JetStream) deactivate(h *hosted) {
 	s, cs := h.active, h.sync
 	h.active, h.sync = nil, nil
 	h.mu.Unlock()
+	go js.syncDirect() // stop answering its direct gets now
 	if cs != nil {
 		cs.close()
 	}

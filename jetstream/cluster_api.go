@@ -25,8 +25,8 @@ func (js *JetStream) answers(op, args string) bool {
 		return js.cl.c.IsMetaLeader()
 	}
 	name, _, _ := strings.Cut(args, ".")
-	if op == "DIRECT.GET" && js.directByQueue(name) {
-		return false // the replicas' queue group answers (cluster_direct.go)
+	if op == "DIRECT.GET" && js.directByQueue(name) && js.directSubscribed(name) {
+		return false // the leader's queue subscription answers (cluster_direct.go)
 	}
 	return js.servesStream(name)
 }

@@ -114,7 +114,8 @@
 //   - cluster_state.go: listings with the states of the servers serving
 //     the streams (asked over the cluster).
 //   - cluster_limits.go: account limits counted across the cluster.
-//   - cluster_direct.go: direct gets answered by every current replica.
+//   - cluster_direct.go: direct gets of replicated streams, answered by
+//     their leaders (why not by followers: see there).
 //   - cluster_source.go: mirrors and sources whose origin another server
 //     serves.
 //   - cluster_restore.go: restoring an archive into the cluster.

@@ -13,14 +13,15 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// TestClusterDirectGetByEveryReplica: an R3 stream with allow_direct has
-// its direct gets served by all three replicas, each subscribed in the
-// queue group _sys_ (as the routes announce them), and a client on any
-// server gets the right messages; a replica left alone, cut off from its
-// leader, stops answering instead of serving what may be stale.
-func TestClusterDirectGetByEveryReplica(t *testing.T) {
+// TestClusterDirectGetByLeader: an R3 stream with allow_direct has its
+// direct gets served by its leader alone, subscribed in nats-server's
+// queue group _sys_ (as the routes announce it); a client on any server
+// gets the right messages, including one read right after its publish was
+// acknowledged; after a step-down the new leader answers and the old one
+// no longer does.
+func TestClusterDirectGetByLeader(t *testing.T) {
 	servers := startCluster(t, 3)
-	_, js := connectJS(t, servers[0], "")
+	nc0, js := connectJS(t, servers[0], "")
 	eventually(t, "create", 60*time.Second, func() error {
 		return within(func(ctx context.Context) error {
 			_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "D", Subjects: []string{"d.>"}, Replicas: 3, AllowDirect: true})
@@ -35,28 +36,62 @@ func TestClusterDirectGetByEveryReplica(t *testing.T) {
 			})
 		})
 	}
-	// Every server's queue subscription reaches the others.
-	eventually(t, "every replica subscribed", 30*time.Second, func() error {
+	// answering lists the servers whose direct get subscriptions the
+	// others see over their routes.
+	answering := func() []string {
+		var out []string
 		for _, s := range servers {
+			seen := 0
 			for _, o := range servers {
 				if o == s {
 					continue
 				}
-				found := false
 				for _, r := range o.Core().Routes() {
 					if r.RemoteName == s.Core().Name() && slices.Contains(r.Subs, "$JS.API.DIRECT.GET.D _sys_") &&
 						slices.Contains(r.Subs, "$JS.API.DIRECT.GET.D.> _sys_") {
-						found = true
+						seen++
 					}
 				}
-				if !found {
-					return fmt.Errorf("%s does not see %s answering direct gets", o.Core().Name(), s.Core().Name())
-				}
+			}
+			if seen == len(servers)-1 {
+				out = append(out, s.Core().Name())
 			}
 		}
-		return nil
-	})
-	for _, s := range servers {
+		return out
+	}
+	leader := func() (string, error) {
+		var name string
+		err := within(func(ctx context.Context) error {
+			st, err := js.Stream(ctx, "D")
+			if err != nil {
+				return err
+			}
+			info, err := st.Info(ctx)
+			if err != nil {
+				return err
+			}
+			if info.Cluster == nil || info.Cluster.Leader == "" {
+				return fmt.Errorf("no leader")
+			}
+			name = info.Cluster.Leader
+			return nil
+		})
+		return name, err
+	}
+	onlyLeaderAnswers := func() {
+		eventually(t, "only the leader subscribed", 30*time.Second, func() error {
+			l, err := leader()
+			if err != nil {
+				return err
+			}
+			if got := answering(); !slices.Equal(got, []string{l}) {
+				return fmt.Errorf("answering %v, leader %s", got, l)
+			}
+			return nil
+		})
+	}
+	onlyLeaderAnswers()
+	for n, s := range servers {
 		_, js := connectJS(t, s, "")
 		eventually(t, "direct gets through "+s.Core().Name(), 30*time.Second, func() error {
 			return within(func(ctx context.Context) error {
@@ -77,36 +112,45 @@ func TestClusterDirectGetByEveryReplica(t *testing.T) {
 				if err != nil || string(m.Data) != "9" {
 					return fmt.Errorf("last for d.0: %v %v", m, err)
 				}
+				// Read right after an acknowledged publish: the leader
+				// has applied it.
+				body := fmt.Sprint("fresh-", n)
+				if _, err := js.Publish(ctx, "d.fresh", []byte(body)); err != nil {
+					return err
+				}
+				m, err = st.GetLastMsgForSubject(ctx, "d.fresh")
+				if err != nil || string(m.Data) != body {
+					return fmt.Errorf("read after write: %v %v", m, err)
+				}
 				return nil
 			})
 		})
 	}
-	// Alone, the last server loses its leader and stops answering.
-	last := servers[2]
-	_, js3 := connectJS(t, last, "")
-	st, err := func() (jetstream.Stream, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return js3.Stream(ctx, "D")
-	}()
+	// A step-down moves the answering to the new leader.
+	old, err := leader()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range servers[:2] {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		if err := s.Shutdown(ctx); err != nil {
-			t.Fatal(err)
-		}
-		cancel()
-	}
-	eventually(t, "the lone replica stops answering", 30*time.Second, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if m, err := st.GetMsg(ctx, 1); err == nil {
-			return fmt.Errorf("still answered with %q", m.Data)
-		}
-		return nil
+	eventually(t, "step-down", 30*time.Second, func() error {
+		return within(func(ctx context.Context) error {
+			m, err := nc0.RequestWithContext(ctx, "$JS.API.STREAM.LEADER.STEPDOWN.D", nil)
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(string(m.Data), `"success":true`) {
+				return fmt.Errorf("step-down: %s", m.Data)
+			}
+			return nil
+		})
 	})
+	eventually(t, "a new leader", 30*time.Second, func() error {
+		l, err := leader()
+		if err == nil && l == old {
+			return fmt.Errorf("still led by %s", old)
+		}
+		return err
+	})
+	onlyLeaderAnswers()
 }
 
 // TestClusterInternalRequestsUnreachable: the servers' requests to each

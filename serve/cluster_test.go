@@ -17,14 +17,14 @@ import (
 // startCluster starts n servers of one clustered JetStream in this
 // process, routes authenticated with a user and password; they shut down
 // at the test's end (or earlier, by the test).
-func startCluster(t *testing.T, n int) []*Server {
+func startCluster(t testing.TB, n int) []*Server {
 	t.Helper()
 	return startClusterWith(t, n, func(int, *Options) {})
 }
 
 // startClusterWith is startCluster with each server's options amended
 // (accounts, monitoring, encryption) before it starts.
-func startClusterWith(t *testing.T, n int, amend func(i int, o *Options)) []*Server {
+func startClusterWith(t testing.TB, n int, amend func(i int, o *Options)) []*Server {
 	t.Helper()
 	ports := testport.Free(t, n)
 	var routes []*url.URL
