@@ -30,7 +30,7 @@ const applyTimeout = 10 * time.Second
 // its heartbeat and election timeouts as multiples of the node's.
 const (
 	streamCommitTimeout = time.Second
-	streamTimeoutScale  = 4
+	streamTimeoutScale  = 2
 )
 
 // ErrNotLeader: this server does not lead the stream.
@@ -136,9 +136,12 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 	// appends). A follower applying the last writes up to 2 s later
 	// changes nothing a client sees: only the leader answers, and a new
 	// leader applies everything committed before it serves
-	// (readyToLead). Four times the node's timeouts (2 s by default)
-	// replace a lost stream leader in 2-6 s (nats-server's election
-	// timeouts are 4-9 s). What would cut the rest is in
+	// (readyToLead); direct gets are answered by the leader alone
+	// (jetstream/cluster_direct.go). Twice the node's timeouts (1 s by
+	// default) rather than four times: with four, a lost stream leader
+	// took 3.2-4.6 s to replace (make bench-cluster, nats-server
+	// 4.1-6.2 s), with two 1.7-2.1 s (nats-server 5.2-6.4 s), for about
+	// one point of idle CPU. What would cut the rest is in
 	// ARCHITECTURE.md (one heartbeat per pair of servers).
 	cfg.CommitTimeout = streamCommitTimeout
 	cfg.HeartbeatTimeout = streamTimeoutScale * n.opts.HeartbeatTimeout
