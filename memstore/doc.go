@@ -56,7 +56,10 @@
 // sequence handed out (or seq-1 after Compact(seq) past the end), so the next
 // Append gets LastSeq+1; Delete, Purge, Truncate and expiry never lower it.
 // Whenever the store holds messages FirstSeq is the sequence of the oldest
-// one; when it becomes empty FirstSeq is LastSeq+1.
+// one; when it becomes empty FirstSeq is LastSeq+1. SkipTo (a mirror over
+// a gap in its origin) moves LastSeq ahead without messages; the skipped
+// sequences count as deleted, and the next append fills the index with
+// tombstones up to its sequence, so a skip over held messages is bounded.
 //
 // # Locking
 //

@@ -60,8 +60,6 @@ func CheckSources(cfg *api.StreamConfig, domain string) *api.ApiError {
 			return api.NewError(api.ErrMirrorWithFirstSeq)
 		case cfg.AllowMsgCounter:
 			return api.NewError(api.ErrMirrorWithCounters)
-		case cfg.Storage == api.MemoryStorage:
-			return InvalidConfig("mirrors in memory storage are not supported by jetwal")
 		}
 		if !durableSourceOK(mirror) {
 			return api.NewError(api.ErrMirrorConsumerCfgInvalid)
