@@ -169,16 +169,9 @@ func leaderOf(t *testing.T, nodes []*clusterNode, js jetstream.JetStream, try fu
 	t.Helper()
 	var leader string
 	try("stream info", func(ctx context.Context) error {
-		s, err := js.Stream(ctx, stream)
+		info, err := ledStreamInfo(ctx, js, stream)
 		if err != nil {
 			return err
-		}
-		info, err := s.Info(ctx)
-		if err != nil {
-			return err
-		}
-		if info.Cluster == nil || info.Cluster.Leader == "" {
-			return errors.New("no leader")
 		}
 		leader = info.Cluster.Leader
 		return nil
@@ -190,6 +183,22 @@ func leaderOf(t *testing.T, nodes []*clusterNode, js jetstream.JetStream, try fu
 	}
 	t.Fatalf("leader %q is no node", leader)
 	return nil
+}
+
+// ledStreamInfo is stream's info once it has a leader.
+func ledStreamInfo(ctx context.Context, js jetstream.JetStream, stream string) (*jetstream.StreamInfo, error) {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return nil, err
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if info.Cluster == nil || info.Cluster.Leader == "" {
+		return nil, errors.New("no leader")
+	}
+	return info, nil
 }
 
 func TestClusterKill9(t *testing.T) {

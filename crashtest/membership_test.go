@@ -3,7 +3,6 @@ package crashtest
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,42 +19,8 @@ import (
 func TestClusterMembershipUnderLoad(t *testing.T) {
 	nodes, nc, js, try := startProcClusterOf(t, procCluster{size: 4})
 	defer nc.Close()
+	load := startChaosLoad(t, js, try)
 	cfg := jetstream.StreamConfig{Name: "CHAOS", Subjects: []string{"chaos.>"}, Replicas: 3}
-	try("create stream", func(ctx context.Context) error {
-		_, err := js.CreateStream(ctx, cfg)
-		return err
-	})
-	try("create consumer", func(ctx context.Context) error {
-		_, err := js.CreateOrUpdateConsumer(ctx, "CHAOS", jetstream.ConsumerConfig{Durable: "W", AckPolicy: jetstream.AckExplicitPolicy, AckWait: 10 * time.Minute})
-		return err
-	})
-	replicasCurrent(t, js, try, "CHAOS")
-
-	l := newLedger()
-	acks := newAckChecker(l)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l.publishUntil(stop, js, "chaos.m", fmt.Sprintf("w%d", w), 2*time.Second, 0)
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		acks.consumeUntil(stop, js, "CHAOS", "W")
-	}()
-	defer func() {
-		select {
-		case <-stop:
-		default:
-			close(stop)
-			wg.Wait()
-		}
-	}()
-
 	replicas := func(n int) func() {
 		return func() {
 			c := cfg
@@ -82,28 +47,10 @@ func TestClusterMembershipUnderLoad(t *testing.T) {
 		{"replicas 2 -> 3", replicas(3)},
 	}
 	for _, step := range steps {
-		before := l.count()
+		before := load.l.count()
 		time.Sleep(time.Second)
 		step.do()
-		replicasCurrent(t, js, try, "CHAOS")
-		t.Logf("%s: %d acknowledged since the last step, longest outage so far %v", step.what, l.count()-before, l.longestOutage())
-		if f := l.failures(); f != "" {
-			t.Fatalf("after %s: %s", step.what, f)
-		}
+		load.checkStep(t, js, try, step.what, before)
 	}
-	time.Sleep(time.Second)
-	close(stop)
-	wg.Wait()
-
-	l.verify(try, js, "CHAOS")
-	t.Logf("%d acknowledged, %d confirmed consumer acks, longest outage %v", l.count(), acks.count(), l.longestOutage())
-	if f := l.failures(); f != "" {
-		t.Fatal(f)
-	}
-	if l.count() == 0 || acks.count() == 0 {
-		t.Fatalf("nothing acknowledged (%d) or consumed (%d)", l.count(), acks.count())
-	}
-	if o := l.longestOutage(); o > rollingOutage {
-		t.Fatalf("a publisher went %v without an ack (bound %v)", o, rollingOutage)
-	}
+	load.finish(t, js, try)
 }

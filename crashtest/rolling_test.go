@@ -2,12 +2,10 @@ package crashtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -51,35 +49,10 @@ func rollCluster(t *testing.T, size int) {
 	nodes, nc, js, try := startProcClusterOf(t, procCluster{size: size,
 		conf: "lame_duck_grace_period: \"300ms\"\nlame_duck_duration: \"1s\"\n"})
 	defer nc.Close()
-	try("create stream", func(ctx context.Context) error {
-		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "CHAOS", Subjects: []string{"chaos.>"}, Replicas: 3})
-		return err
-	})
-	try("create consumer", func(ctx context.Context) error {
-		_, err := js.CreateOrUpdateConsumer(ctx, "CHAOS", jetstream.ConsumerConfig{Durable: "W", AckPolicy: jetstream.AckExplicitPolicy, AckWait: 10 * time.Minute})
-		return err
-	})
-	replicasCurrent(t, js, try, "CHAOS")
-
-	l := newLedger()
-	acks := newAckChecker(l)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l.publishUntil(stop, js, "chaos.m", fmt.Sprintf("w%d", w), 2*time.Second, 0)
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		acks.consumeUntil(stop, js, "CHAOS", "W")
-	}()
+	load := startChaosLoad(t, js, try)
 
 	for _, n := range nodes {
-		before := l.count()
+		before := load.l.count()
 		time.Sleep(time.Second)
 		if err := n.p.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
 			t.Fatalf("%s: lame duck signal: %v", n.name, err)
@@ -94,29 +67,9 @@ func rollCluster(t *testing.T, size int) {
 		}
 		n.start(t)
 		n.waitReady(t)
-		replicasCurrent(t, js, try, "CHAOS")
-		t.Logf("%s rolled: %d acknowledged since the last one, longest outage so far %v", n.name, l.count()-before, l.longestOutage())
-		if f := l.failures(); f != "" {
-			close(stop)
-			wg.Wait()
-			t.Fatalf("after rolling %s: %s", n.name, f)
-		}
+		load.checkStep(t, js, try, n.name+" rolled", before)
 	}
-	time.Sleep(time.Second)
-	close(stop)
-	wg.Wait()
-
-	l.verify(try, js, "CHAOS")
-	t.Logf("%d servers rolled: %d acknowledged, %d confirmed consumer acks, longest outage %v", size, l.count(), acks.count(), l.longestOutage())
-	if f := l.failures(); f != "" {
-		t.Fatal(f)
-	}
-	if l.count() == 0 || acks.count() == 0 {
-		t.Fatalf("nothing acknowledged (%d) or consumed (%d) during the roll", l.count(), acks.count())
-	}
-	if o := l.longestOutage(); o > rollingOutage {
-		t.Fatalf("a publisher went %v without an ack (bound %v)", o, rollingOutage)
-	}
+	load.finish(t, js, try)
 }
 
 // replicasCurrent waits until stream has a leader and every other replica
@@ -124,16 +77,9 @@ func rollCluster(t *testing.T, size int) {
 func replicasCurrent(t *testing.T, js jetstream.JetStream, try func(string, func(context.Context) error), stream string) {
 	t.Helper()
 	try("replicas current", func(ctx context.Context) error {
-		s, err := js.Stream(ctx, stream)
+		info, err := ledStreamInfo(ctx, js, stream)
 		if err != nil {
 			return err
-		}
-		info, err := s.Info(ctx)
-		if err != nil {
-			return err
-		}
-		if info.Cluster == nil || info.Cluster.Leader == "" {
-			return errors.New("no leader")
 		}
 		if len(info.Cluster.Replicas) != info.Config.Replicas-1 {
 			return fmt.Errorf("%d replicas besides the leader, want %d", len(info.Cluster.Replicas), info.Config.Replicas-1)
