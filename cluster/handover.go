@@ -46,7 +46,7 @@ func (n *Node) HandOver() error {
 	}
 	wg.Wait()
 	if m := n.metaGroup(); m != nil && m.g.r.State() == raft.Leader {
-		errs = append(errs, m.g.r.LeadershipTransfer().Error())
+		errs = append(errs, n.transfer(m.g.r, n.opts.Peers, ""))
 	}
 	return errors.Join(errs...)
 }

@@ -63,34 +63,41 @@ func (n *Node) preferredPeer(peers []string, name string) (string, error) {
 }
 
 // transfer moves the leadership of r (led here) to preferred (a server
-// name, "" = a connected member chosen at random). raft's own choice
-// (LeadershipTransfer) is the first member with the highest next index,
-// always the same one when every follower is current: a random pick
-// spreads the leaderships instead. When the transfer to the chosen member
-// fails and no preference was given, raft's own choice is tried.
+// name), or, when preferred is "", to another member chosen at random.
+// raft's own choice (LeadershipTransfer) is the first member with the
+// highest next index, always the same one when every follower is current,
+// so the last member of the configuration would never lead after a
+// step-down: a random order spreads the leaderships instead. Members with
+// a route come first; when a transfer fails (the member did not win the
+// election in time) the next member is tried, so one slow or unreachable
+// server does not make the step-down fail or always land on the same one.
 func (n *Node) transfer(r *raft.Raft, peers []string, preferred string) error {
-	var target string
 	if preferred != "" {
-		p, err := n.preferredPeer(peers, preferred)
+		target, err := n.preferredPeer(peers, preferred)
 		if err != nil {
 			return err
 		}
-		target = p
-	} else {
-		var cands []string
-		for _, p := range peers {
-			if p != n.opts.Self && n.Connected(p) {
-				cands = append(cands, p)
-			}
-		}
-		if len(cands) == 0 {
-			return ErrNoReplacement
-		}
-		target = cands[rand.IntN(len(cands))]
+		return r.LeadershipTransferToServer(raft.ServerID(target), raft.ServerAddress(target)).Error()
 	}
-	err := r.LeadershipTransferToServer(raft.ServerID(target), raft.ServerAddress(target)).Error()
-	if err != nil && preferred == "" && r.State() == raft.Leader {
-		err = r.LeadershipTransfer().Error()
+	var connected, others []string
+	for _, p := range peers {
+		switch {
+		case p == n.opts.Self:
+		case n.Connected(p):
+			connected = append(connected, p)
+		default:
+			others = append(others, p)
+		}
+	}
+	rand.Shuffle(len(connected), func(i, j int) { connected[i], connected[j] = connected[j], connected[i] })
+	rand.Shuffle(len(others), func(i, j int) { others[i], others[j] = others[j], others[i] })
+	err := ErrNoReplacement
+	for _, p := range append(connected, others...) {
+		err = r.LeadershipTransferToServer(raft.ServerID(p), raft.ServerAddress(p)).Error()
+		if err == nil || r.State() != raft.Leader {
+			return nil // handed over, or lost to an election meanwhile
+		}
+		n.log.Warn("step down: leadership transfer failed; trying another member", "to", p, "error", err)
 	}
 	return err
 }
@@ -98,9 +105,6 @@ func (n *Node) transfer(r *raft.Raft, peers []string, preferred string) error {
 // StepDownTo is StepDown to the member named preferred (a server name;
 // "" = StepDown).
 func (r *Replica) StepDownTo(preferred string) error {
-	if preferred == "" {
-		return r.StepDown()
-	}
 	if !r.IsLeader() {
 		return ErrNotLeader
 	}

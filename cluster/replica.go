@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -391,40 +390,9 @@ func (r *Replica) Followers() []Peer {
 	return out
 }
 
-// StepDown hands the leadership to another member, chosen at random among
-// those with a route (not by r.failed: a member that was down while an
-// earlier leader led stays marked there, raft reporting no resumed
-// heartbeat to a later term). raft's own choice
-// (LeadershipTransfer) is the first member of the configuration with the
-// highest next index: with every follower caught up, that is always the
-// same one, and the last member of the configuration never leads after a
-// step-down.
-func (r *Replica) StepDown() error {
-	_, leader := r.g.r.LeaderWithID()
-	r.mu.Lock()
-	var cands []string
-	for _, p := range r.peers {
-		if raft.ServerID(p) == leader {
-			continue
-		}
-		if _, ok := r.n.route(p); ok {
-			cands = append(cands, p)
-		}
-	}
-	r.mu.Unlock()
-	var err error
-	if len(cands) > 0 {
-		p := cands[rand.IntN(len(cands))]
-		err = r.g.r.LeadershipTransferToServer(raft.ServerID(p), raft.ServerAddress(p)).Error()
-	}
-	if len(cands) == 0 || err != nil && r.g.r.State() == raft.Leader {
-		err = r.g.r.LeadershipTransfer().Error()
-	}
-	if err != nil {
-		return fmt.Errorf("cluster: stream %s: step down: %w", r.name, err)
-	}
-	return nil
-}
+// StepDown hands the leadership to another member, chosen at random
+// (Node.transfer).
+func (r *Replica) StepDown() error { return r.StepDownTo("") }
 
 // UpdateLimits applies a new configuration's limits to this replica's
 // store (each server applies a config update from the meta group).

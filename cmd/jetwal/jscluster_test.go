@@ -568,7 +568,10 @@ func TestClusteredStepDownReachesEveryServer(t *testing.T) {
 	}
 	nc := connectNC(t, ms[0].run.addr)
 	led := map[string]bool{}
-	for i := 0; i < 15 && len(led) < 3; i++ {
+	var moves []string
+	// Each step-down picks one of two followers at random: 30 of them
+	// miss a server with probability 2^-29.
+	for i := 0; i < 30 && len(led) < 3; i++ {
 		var before string
 		retry(t, "a leader with current followers", 30*time.Second, func() error {
 			info := streamInfo(t, ctx, js1)
@@ -592,10 +595,11 @@ func TestClusteredStepDownReachesEveryServer(t *testing.T) {
 				return fmt.Errorf("leader %q (was %q)", l, before)
 			}
 			led[l] = true
+			moves = append(moves, before+"->"+l)
 			return nil
 		})
 	}
 	if len(led) != 3 {
-		t.Fatalf("after repeated step-downs only %v came to lead", led)
+		t.Fatalf("after step-downs %v only %v came to lead", moves, led)
 	}
 }
