@@ -1,10 +1,7 @@
 package jetstream
 
 import (
-	"bytes"
-	"encoding/json"
 	"slices"
-	"strings"
 
 	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/server"
@@ -28,63 +25,34 @@ const serverRemoveSubject = api.Prefix + "SERVER.REMOVE"
 // replicas move in the streams of every account's JetStream in all (js's
 // own included). It does nothing without a cluster.
 func (js *JetStream) ServeServerRemove(sys *server.Account, all []*JetStream) (*server.Subscription, error) {
-	if !js.clustered() || sys == nil {
-		return nil, nil
-	}
-	return sys.Subscribe(serverRemoveSubject, "", func(m *server.Msg) {
-		if m.Reply == "" || !js.cl.c.IsMetaLeader() {
-			return
-		}
-		hdr, data, reply := bytes.Clone(m.Header), bytes.Clone(m.Data), strings.Clone(m.Reply)
-		// The removal waits for a commit: off the publisher's goroutine.
-		go js.serverRemove(sys, all, hdr, data, reply)
+	// The removal waits for a commit: serveMetaOp runs it off the
+	// publisher's goroutine.
+	return js.serveMetaOp(sys, serverRemoveSubject, api.TypeMetaServerRemove, func(data []byte) *api.ApiError {
+		return js.serverRemove(all, data)
 	})
 }
 
-func (js *JetStream) serverRemove(sys *server.Account, all []*JetStream, hdr, data []byte, reply string) {
-	resp := api.MetaServerRemoveResponse{Response: api.Response{Type: api.TypeMetaServerRemove}}
-	answer := func() {
-		b, err := json.Marshal(resp)
-		if err != nil {
-			return
-		}
-		js.apiTotal.Add(1)
-		if resp.Error != nil {
-			js.apiErrors.Add(1)
-		}
-		sys.Publish(reply, "", nil, b)
-	}
-	if len(hdr) > 0 && levelTooLow(hdr) {
-		resp.Error = api.NewError(api.ErrRequiredApiLevel)
-		answer()
-		return
-	}
+func (js *JetStream) serverRemove(all []*JetStream, data []byte) *api.ApiError {
 	if isEmptyRequest(data) {
-		resp.Error = api.NewError(api.ErrBadRequest)
-		answer()
-		return
+		return api.NewError(api.ErrBadRequest)
 	}
 	var req api.MetaServerRemoveRequest
 	if aerr := decodeRequest(data, &req); aerr != nil {
-		resp.Error = aerr
-		answer()
-		return
+		return aerr
 	}
 	id, err := js.cl.c.RemoveServer(req.Server, req.PeerID)
 	switch {
 	case err != nil:
-		resp.Error = api.RaftGeneral(err)
+		return api.RaftGeneral(err)
 	case id == "":
-		resp.Error = api.NewError(api.ErrClusterServerNotMember)
-	default:
-		resp.Success = true
-		for _, each := range all {
-			if each.clustered() {
-				each.moveReplicasOff(id)
-			}
+		return api.NewError(api.ErrClusterServerNotMember)
+	}
+	for _, each := range all {
+		if each.clustered() {
+			each.moveReplicasOff(id)
 		}
 	}
-	answer()
+	return nil
 }
 
 // moveReplicasOff gives every replicated stream held by the removed

@@ -34,51 +34,21 @@ const metaStepDownSubject = api.Prefix + "META.LEADER.STEPDOWN"
 // system account, while this server is the meta leader. It does nothing
 // without a cluster (nats-server has no such subscription either).
 func (js *JetStream) ServeMetaStepDown(sys *server.Account) (*server.Subscription, error) {
-	if !js.clustered() || sys == nil {
-		return nil, nil
-	}
-	return sys.Subscribe(metaStepDownSubject, "", func(m *server.Msg) {
-		if m.Reply == "" || !js.cl.c.IsMetaLeader() {
-			return
-		}
-		hdr, data, reply := bytes.Clone(m.Header), bytes.Clone(m.Data), strings.Clone(m.Reply)
-		// A transfer waits for the new leader: off the publisher's
-		// goroutine.
-		go js.metaStepDown(sys, hdr, data, reply)
-	})
+	// A transfer waits for the new leader: serveMetaOp runs it off the
+	// publisher's goroutine.
+	return js.serveMetaOp(sys, metaStepDownSubject, api.TypeMetaLeaderStepDown, js.metaStepDown)
 }
 
-func (js *JetStream) metaStepDown(sys *server.Account, hdr, data []byte, reply string) {
-	resp := api.LeaderStepDownResponse{Response: api.Response{Type: api.TypeMetaLeaderStepDown}}
-	answer := func() {
-		b, err := json.Marshal(resp)
-		if err != nil {
-			return
-		}
-		js.apiTotal.Add(1)
-		if resp.Error != nil {
-			js.apiErrors.Add(1)
-		}
-		sys.Publish(reply, "", nil, b)
-	}
-	if len(hdr) > 0 && levelTooLow(hdr) {
-		resp.Error = api.NewError(api.ErrRequiredApiLevel)
-		answer()
-		return
-	}
+func (js *JetStream) metaStepDown(data []byte) *api.ApiError {
 	preferred, aerr := js.stepDownTarget(data, js.cl.c.Peers(), js.cl.c.Self())
 	if aerr != nil {
-		resp.Error = aerr
-		answer()
-		return
+		return aerr
 	}
 	if err := js.cl.c.StepDownMeta(preferred); err != nil {
-		resp.Error = api.RaftGeneral(err)
-	} else {
-		resp.Success = true
-		js.log.Info("JetStream cluster: meta leader stepped down on request", "preferred", preferred)
+		return api.RaftGeneral(err)
 	}
-	answer()
+	js.log.Info("JetStream cluster: meta leader stepped down on request", "preferred", preferred)
+	return nil
 }
 
 // stepDownTarget reads a step-down's optional body and returns the server

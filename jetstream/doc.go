@@ -111,6 +111,8 @@
 //   - cluster_stepdown.go: meta and consumer leader step-downs.
 //   - cluster_stale.go: deleting replica data of streams this server no longer holds.
 //   - cluster_server_remove.go: SERVER.REMOVE, a server taken out of the meta group.
+//   - cluster_metaop.go: serveMetaOp, how the meta leader answers the
+//     system account's operations (step-down, server removal).
 //   - cluster_state.go: listings with the states of the servers serving
 //     the streams (asked over the cluster).
 //   - cluster_limits.go: account limits counted across the cluster.

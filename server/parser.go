@@ -277,6 +277,14 @@ func parseCommand(buf []byte, cmd *command, lim limits) (n, need int, perr proto
 		}
 		cmd.hdrLen = int(hdr)
 	}
+	return framePayload(buf, next, size, lim, &cmd.payload)
+}
+
+// framePayload is the payload half of a message operation, for clients
+// (PUB, HPUB) and routes (RMSG, HMSG) alike: size bytes from next, then
+// CRLF. It sets *payload and returns the operation's length, or, while
+// the payload is still arriving, the length it will have (need).
+func framePayload(buf []byte, next int, size int64, lim limits, payload *[]byte) (n, need int, perr protoErr) {
 	if size > lim.maxPayload {
 		return 0, 0, errMaxPayload
 	}
@@ -287,7 +295,7 @@ func parseCommand(buf []byte, cmd *command, lim limits) (n, need int, perr proto
 	if buf[total-2] != '\r' || buf[total-1] != '\n' {
 		return 0, 0, errUnknownOp
 	}
-	cmd.payload = buf[next : next+int(size)]
+	*payload = buf[next : next+int(size)]
 	return total, 0, errNone
 }
 

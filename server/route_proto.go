@@ -222,18 +222,7 @@ func parseRouteCommand(buf []byte, cmd *routeCmd, lim limits) (n, need int, perr
 		}
 		cmd.hdrLen = int(hdr)
 	}
-	if size > lim.maxPayload {
-		return 0, 0, errMaxPayload
-	}
-	total := next + int(size) + 2
-	if len(buf) < total {
-		return 0, total, errNone
-	}
-	if buf[total-2] != '\r' || buf[total-1] != '\n' {
-		return 0, 0, errUnknownOp
-	}
-	cmd.payload = buf[next : next+int(size)]
-	return total, 0, errNone
+	return framePayload(buf, next, size, lim, &cmd.payload)
 }
 
 // splitAll splits arg at runs of blanks, appending to f.

@@ -249,15 +249,21 @@ func (s *Server) Addr() net.Addr {
 
 // ClientURL returns a URL clients on this host can connect to.
 func (s *Server) ClientURL() string {
-	addr, ok := s.Addr().(*net.TCPAddr)
+	return localURL("nats", s.opts.Host, s.Addr())
+}
+
+// localURL is the URL a client on this host reaches a listener bound to
+// host at addr by: a wildcard or empty host is dialled as 127.0.0.1. It is
+// "" before the listener is bound.
+func localURL(scheme, host string, addr net.Addr) string {
+	a, ok := addr.(*net.TCPAddr)
 	if !ok {
 		return ""
 	}
-	host := s.opts.Host
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
-	return "nats://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
+	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(a.Port))
 }
 
 func (s *Server) acceptLoop(ln net.Listener, serve func(net.Conn)) {

@@ -180,19 +180,15 @@ func (s *Server) WebsocketAddr() net.Addr {
 // WebsocketURL returns a ws:// (or wss://) URL clients on this host can
 // connect to, or "" without the listener.
 func (s *Server) WebsocketURL() string {
-	addr, ok := s.WebsocketAddr().(*net.TCPAddr)
-	if !ok {
+	addr := s.WebsocketAddr()
+	if addr == nil {
 		return ""
-	}
-	host := s.opts.Websocket.Host
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
 	}
 	scheme := "ws"
 	if s.opts.Websocket.TLSConfig != nil {
 		scheme = "wss"
 	}
-	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
+	return localURL(scheme, s.opts.Websocket.Host, addr)
 }
 
 // acceptWS starts a WebSocket connection: its read goroutine does the
