@@ -1,7 +1,6 @@
 package jetstream
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/nats-io/nuid"
@@ -22,19 +21,6 @@ import (
 // newEvent starts an event of schema type typ.
 func newEvent(typ string) api.TypedEvent {
 	return api.TypedEvent{Type: typ, ID: nuid.Next(), Time: time.Now().UTC()}
-}
-
-// listening reports whether anyone subscribes to the literal subject subj.
-func (js *JetStream) listening(subj string) bool { return js.srv.HasInterest(subj) }
-
-// publishEvent encodes ev and publishes it on subj.
-func (js *JetStream) publishEvent(subj string, ev any) {
-	b, err := json.Marshal(ev)
-	if err != nil {
-		js.log.Error("encoding advisory", "subject", subj, "error", err)
-		return
-	}
-	js.srv.Publish(subj, "", nil, b)
 }
 
 // adviseStream reports a stream created, updated or deleted.

@@ -123,7 +123,7 @@ type maxDelivered struct {
 // noteMaxDeliver records, for the advisory, a message that reached
 // max_deliver after deliveries deliveries. Caller holds mu.
 func (c *consumer) noteMaxDeliver(seq consumerstate.StreamSeq, deliveries uint64) {
-	if c.js.listening(c.events.maxDeliver) {
+	if c.env.listening(c.events.maxDeliver) {
 		c.maxed = append(c.maxed, maxDelivered{seq: seq, deliveries: deliveries})
 	}
 }
@@ -132,7 +132,7 @@ func (c *consumer) noteMaxDeliver(seq consumerstate.StreamSeq, deliveries uint64
 // without mu, on the consumer's goroutine, with the round's list.
 func (c *consumer) adviseMaxDeliver(list []maxDelivered) {
 	for _, m := range list {
-		c.js.publishEvent(c.events.maxDeliver, api.MaxDeliverExceeded{
+		c.env.publishEvent(c.events.maxDeliver, api.MaxDeliverExceeded{
 			TypedEvent: newEvent(api.TypeAdvisoryMaxDeliver), Stream: c.s.name, Consumer: c.name,
 			StreamSeq: uint64(m.seq), Deliveries: m.deliveries,
 		})

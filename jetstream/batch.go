@@ -182,7 +182,7 @@ func (s *stream) handleAtomicBatchMsg(m *server.Msg, reply string, allowAtomic b
 			return
 		}
 		b = &atomicBatch{}
-		b.timer = time.AfterFunc(s.js.cfg.waits.batchIdle, func() {
+		b.timer = time.AfterFunc(s.env.cfg.waits.batchIdle, func() {
 			bs.mu.Lock()
 			open := bs.open[id] == b
 			bs.dropLocked(id, b)
@@ -231,7 +231,7 @@ func (s *stream) handleAtomicBatchMsg(m *server.Msg, reply string, allowAtomic b
 		return
 	}
 	if !eob {
-		if aerr := bs.stageBytes(b, int64(len(m.Subject)+len(hdr)+len(m.Data)), commit, s.js.cfg.staged); aerr != nil {
+		if aerr := bs.stageBytes(b, int64(len(m.Subject)+len(hdr)+len(m.Data)), commit, s.env.cfg.staged); aerr != nil {
 			bs.dropLocked(id, b)
 			bs.mu.Unlock()
 			s.adviseBatchAbandoned(id, abandonLarge)
@@ -245,10 +245,10 @@ func (s *stream) handleAtomicBatchMsg(m *server.Msg, reply string, allowAtomic b
 		})
 	}
 	if !commit {
-		b.timer.Reset(s.js.cfg.waits.batchIdle)
+		b.timer.Reset(s.env.cfg.waits.batchIdle)
 		bs.mu.Unlock()
 		if reply != "" {
-			s.js.srv.Publish(reply, "", nil, nil) // staged
+			s.env.srv.Publish(reply, "", nil, nil) // staged
 		}
 		return
 	}

@@ -27,9 +27,9 @@ type batchAbandonedAdvisory struct {
 // lock held.
 func (s *stream) adviseBatchAbandoned(id, reason string) {
 	subj := subjAdvisoryBatchAbandoned + s.name
-	if !s.js.listening(subj) {
+	if !s.env.listening(subj) {
 		return
 	}
-	s.js.publishEvent(subj, batchAbandonedAdvisory{TypedEvent: newEvent(typeAdvisoryBatchAbandoned),
-		Stream: s.name, Domain: s.js.cfg.Domain, BatchID: id, Reason: reason})
+	s.env.publishEvent(subj, batchAbandonedAdvisory{TypedEvent: newEvent(typeAdvisoryBatchAbandoned),
+		Stream: s.name, Domain: s.env.cfg.Domain, BatchID: id, Reason: reason})
 }

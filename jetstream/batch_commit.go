@@ -146,7 +146,7 @@ func (s *stream) commitBatch(id string, staged []stagedMsg, reply string) {
 		}
 	}
 	if reply != "" {
-		s.js.srv.Publish(reply, "", nil, appendBatchPubAck(nil, s.ackPre, last, id, len(msgs)))
+		s.env.srv.Publish(reply, "", nil, appendBatchPubAck(nil, s.ackPre, last, id, len(msgs)))
 	}
 }
 
@@ -164,7 +164,7 @@ func (s *stream) appendBatch(msgs []store.Msg) error {
 	}
 	if n > 0 {
 		if terr := s.store.Truncate(msgs[0].Seq - 1); terr != nil && !errors.Is(terr, store.ErrClosed) {
-			s.js.log.Warn("taking back a partly stored batch", "stream", s.name, "from", msgs[0].Seq, "error", terr)
+			s.env.log.Warn("taking back a partly stored batch", "stream", s.name, "from", msgs[0].Seq, "error", terr)
 		}
 	}
 	return err

@@ -47,7 +47,8 @@ const bufsKeep = 2 * roundBytes
 // unlocking. Lock order: stream locks are never taken under mu, except the
 // store's own (Load, LoadNext, NumPending).
 type consumer struct {
-	js        *JetStream
+	js        *JetStream // the manager, for what env does not carry (doc.go: the cycle)
+	env       *env
 	s         *stream
 	name      string
 	created   time.Time
@@ -113,6 +114,7 @@ func newConsumer(s *stream, name string, cfg api.ConsumerConfig, created time.Ti
 	now := time.Now().UnixNano()
 	c := &consumer{
 		js:        s.js,
+		env:       s.env,
 		s:         s,
 		name:      name,
 		created:   created,
@@ -194,7 +196,7 @@ func (c *consumer) withState(f func(st *consumerstate.State)) {
 		return
 	}
 	if err := c.cs.Update(f); err != nil && !errors.Is(err, consumerstate.ErrClosed) {
-		c.js.log.Error("consumer state update", "stream", c.s.name, "consumer", c.name, "error", err)
+		c.env.log.Error("consumer state update", "stream", c.s.name, "consumer", c.name, "error", err)
 	}
 }
 
@@ -248,7 +250,7 @@ func (c *consumer) round() (wake int64, remove bool) {
 	}
 	interest := false
 	if c.push {
-		interest = c.js.srv.HasInterest(c.cfg.DeliverSubject)
+		interest = c.env.srv.HasInterest(c.cfg.DeliverSubject)
 		if interest {
 			c.idleFrom = 0
 		} else if c.idleFrom == 0 {
@@ -308,7 +310,7 @@ func (c *consumer) round() (wake int64, remove bool) {
 	}
 	for i := range outs {
 		o := &outs[i]
-		c.js.srv.PublishAs(o.route, o.subj, o.reply, o.hdr, o.data)
+		c.env.srv.PublishAs(o.route, o.subj, o.reply, o.hdr, o.data)
 		*o = outMsg{}
 	}
 	if len(outs) > 0 { // a round that sent nothing grew one buffer at most
@@ -434,7 +436,7 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 		}
 		if err != nil {
 			c.replyBuf = c.replyBuf[:at]
-			c.js.log.Error("consumer delivery", "stream", c.s.name, "consumer", c.name, "error", err)
+			c.env.log.Error("consumer delivery", "stream", c.s.name, "consumer", c.name, "error", err)
 			return false
 		}
 		pending, havePending = pend, true
@@ -650,7 +652,7 @@ func (c *consumer) info(withServerMeta bool) *api.ConsumerInfo {
 			cfg.Metadata = map[string]string{}
 		}
 		cfg.Metadata[api.MetaServerLevel] = strconv.Itoa(api.Level)
-		cfg.Metadata[api.MetaServerVersion] = c.js.srv.Version()
+		cfg.Metadata[api.MetaServerVersion] = c.env.srv.Version()
 	}
 	ci := &api.ConsumerInfo{
 		Stream:     c.s.name,
@@ -680,7 +682,7 @@ func (c *consumer) info(withServerMeta bool) *api.ConsumerInfo {
 		ci.AckFloor.Last = &t
 	}
 	if c.push {
-		ci.PushBound = c.js.srv.HasInterest(c.cfg.DeliverSubject)
+		ci.PushBound = c.env.srv.HasInterest(c.cfg.DeliverSubject)
 	}
 	if c.js.clustered() {
 		ci.Cluster = c.js.consumerCluster(c.s)
@@ -706,7 +708,7 @@ func (c *consumer) shutdown(deleted bool) {
 	if deleted {
 		for _, w := range waiting {
 			o := statusMsg(w.reply, "409 Consumer Deleted", -1, 0)
-			c.js.srv.PublishAs(o.route, o.subj, "", o.hdr, nil)
+			c.env.srv.PublishAs(o.route, o.subj, "", o.hdr, nil)
 		}
 	}
 }

@@ -187,16 +187,16 @@ func (c *consumer) advisePins(events []pinEvent) {
 		tail := c.s.name + "." + c.name
 		if e.reason == "" {
 			subj := api.SubjAdvisoryConsumerPinned + tail
-			if c.js.listening(subj) {
-				c.js.publishEvent(subj, api.ConsumerGroupPinned{TypedEvent: newEvent(api.TypeAdvisoryConsumerPinned),
-					Stream: c.s.name, Consumer: c.name, Domain: c.js.cfg.Domain, Group: e.group, PinnedID: e.pinID})
+			if c.env.listening(subj) {
+				c.env.publishEvent(subj, api.ConsumerGroupPinned{TypedEvent: newEvent(api.TypeAdvisoryConsumerPinned),
+					Stream: c.s.name, Consumer: c.name, Domain: c.env.cfg.Domain, Group: e.group, PinnedID: e.pinID})
 			}
 			continue
 		}
 		subj := api.SubjAdvisoryConsumerUnpinned + tail
-		if c.js.listening(subj) {
-			c.js.publishEvent(subj, api.ConsumerGroupUnpinned{TypedEvent: newEvent(api.TypeAdvisoryConsumerUnpinned),
-				Stream: c.s.name, Consumer: c.name, Domain: c.js.cfg.Domain, Group: e.group, Reason: e.reason})
+		if c.env.listening(subj) {
+			c.env.publishEvent(subj, api.ConsumerGroupUnpinned{TypedEvent: newEvent(api.TypeAdvisoryConsumerUnpinned),
+				Stream: c.s.name, Consumer: c.name, Domain: c.env.cfg.Domain, Group: e.group, Reason: e.reason})
 		}
 	}
 }

@@ -120,7 +120,7 @@ func (c *consumer) addRequest(reply string, body []byte) {
 	if refuse != "" {
 		c.mu.Unlock()
 		o := statusMsg(reply, refuse, -1, 0)
-		c.js.srv.PublishAs(o.route, o.subj, "", o.hdr, nil)
+		c.env.srv.PublishAs(o.route, o.subj, "", o.hdr, nil)
 		return
 	}
 	w := &pullRequest{reply: reply, batch: req.Batch, maxBytes: req.MaxBytes, bytesLeft: req.MaxBytes,
@@ -159,7 +159,7 @@ func (c *consumer) expireRequests(now int64) {
 		switch {
 		case w.expires > 0 && now >= w.expires:
 			c.outs = append(c.outs, statusMsg(w.reply, "408 Request Timeout", w.batch, w.bytesLeft))
-		case !c.js.srv.HasInterest(w.reply):
+		case !c.env.srv.HasInterest(w.reply):
 			// The requester is gone: nothing to answer.
 		default:
 			keep = append(keep, w)
@@ -174,7 +174,7 @@ func (c *consumer) expireRequests(now int64) {
 func (c *consumer) dropAbandoned() {
 	keep := c.waiting[:0]
 	for _, w := range c.waiting {
-		if c.js.srv.HasInterest(w.reply) {
+		if c.env.srv.HasInterest(w.reply) {
 			keep = append(keep, w)
 		}
 	}

@@ -53,6 +53,6 @@ func (c *consumer) setRate(bps uint64) {
 	case bps == 0 || c.cfg.DeliverSubject == "":
 		c.rate = nil
 	case c.rate == nil || c.rate.bps != bps:
-		c.rate = newPushRate(bps, int(c.js.srv.Options().MaxPayload))
+		c.rate = newPushRate(bps, int(c.env.srv.Options().MaxPayload))
 	}
 }

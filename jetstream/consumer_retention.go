@@ -69,7 +69,7 @@ func (s *stream) dropUnneeded(seqs []uint64, except *consumer) {
 
 func (s *stream) deleteRetired(seq uint64) {
 	if err := s.store.Delete(seq, false); err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrClosed) {
-		s.js.log.Error("retention delete", "stream", s.name, "seq", seq, "error", err)
+		s.env.log.Error("retention delete", "stream", s.name, "seq", seq, "error", err)
 	}
 }
 
@@ -119,7 +119,7 @@ func (s *stream) consumerGone(c *consumer) {
 	others := s.cons.all()
 	if len(others) == 0 {
 		if _, err := s.store.Purge("", 0, 0); err != nil && !errors.Is(err, store.ErrClosed) {
-			s.js.log.Error("retention purge", "stream", s.name, "error", err)
+			s.env.log.Error("retention purge", "stream", s.name, "error", err)
 		}
 		return
 	}

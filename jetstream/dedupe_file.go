@@ -78,8 +78,8 @@ func (s *stream) saveDedupeIfDue(now time.Time) {
 	}
 	// Held under pmu: completions wait, so no entry turns from pending to
 	// stored while the file is encoded.
-	if err := saveDedupe(s.js.cfg.FS, s.dir, s.files, d, last); err != nil {
-		s.js.log.Warn("saving the duplicate window", "stream", s.name, "error", err)
+	if err := saveDedupe(s.env.cfg.FS, s.dir, s.files, d, last); err != nil {
+		s.env.log.Warn("saving the duplicate window", "stream", s.name, "error", err)
 		return
 	}
 	d.added, d.saved, d.savedSeq = false, now, last

@@ -12,8 +12,11 @@
 // state next to each stream (consumerCount).
 //
 // Stream, consumer, the manager and the cluster glue form a real cycle and
-// therefore stay in this one package: a stream holds its consumer set and a
-// back-pointer to the manager (logger, host, config, events, work queue); a
+// therefore stay in this one package: a stream holds its consumer set, an
+// environment value (env.go: the host, the settings, the logger and the
+// events, shared with its consumers) and, for what is the cycle proper,
+// the manager (the stream table, account limits, the consumer manager, the
+// follow-up work queue, the cluster glue); a
 // consumer reads its stream's store and drives its retention; the manager
 // owns the stream table and the consumer manager; the cluster glue
 // (cluster*.go) reaches streams and consumers through the manager and is
@@ -83,6 +86,8 @@
 //   - util.go: filter matching and saturating additions.
 //   - waits.go: the fixed timeouts of snapshot, restore and batch paths.
 //   - advisory.go: stream, consumer and API audit advisories (built only when subscribed).
+//   - env.go: env, the host, settings, logger and event publishing that
+//     streams and consumers share (JetStream embeds it).
 //   - advisory_consumer.go: message advisories (nak, term, max_deliver), ack metric.
 //   - stats.go: Stats and MetaStats for /jsz.
 //   - details.go: account, stream and consumer details for /jsz.

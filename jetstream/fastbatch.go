@@ -202,7 +202,7 @@ func (s *stream) fastUnlockSend(o *fastOut) {
 	fs.sendMu.Lock()
 	fs.mu.Unlock()
 	for i, subj := range o.subj {
-		s.js.srv.Publish(subj, "", nil, o.body[i])
+		s.env.srv.Publish(subj, "", nil, o.body[i])
 	}
 	fs.sendMu.Unlock()
 }

@@ -65,7 +65,7 @@ func (s *stream) handleFastBatchMsg(m *server.Msg, reply string, ref fastRef, va
 func (s *stream) fastStep(m *server.Msg, reply string, ref *fastRef, out *fastOut) (*server.Msg, *fastMark) {
 	fs := &s.fast
 	to := m.Reply
-	idle := s.js.cfg.waits.batchIdle
+	idle := s.env.cfg.waits.batchIdle
 	b := fs.open[ref.id]
 	if b == nil {
 		if ref.seq != 1 {
@@ -73,7 +73,7 @@ func (s *stream) fastStep(m *server.Msg, reply string, ref *fastRef, out *fastOu
 			return m, nil
 		}
 		var aerr *api.ApiError
-		if b, aerr = fs.openLocked(ref.id, ref, idle, s.js.cfg.staged); aerr != nil {
+		if b, aerr = fs.openLocked(ref.id, ref, idle, s.env.cfg.staged); aerr != nil {
 			s.fastRefuse(out, reply, aerr)
 			return m, nil
 		}
@@ -211,7 +211,7 @@ func (s *stream) fastRefuse(out *fastOut, reply string, aerr *api.ApiError) {
 	if reply == "" {
 		return
 	}
-	b, err := json.Marshal(api.PubAckResponse{Error: aerr, PubAck: &api.PubAck{Stream: s.name, Domain: s.js.cfg.Domain}})
+	b, err := json.Marshal(api.PubAckResponse{Error: aerr, PubAck: &api.PubAck{Stream: s.name, Domain: s.env.cfg.Domain}})
 	if err == nil {
 		out.add(reply, s.js.hidePaths(b))
 	}

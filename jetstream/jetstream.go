@@ -123,9 +123,7 @@ const apiQueueLimit = 10_000
 
 // JetStream serves the JetStream API of one server and owns its streams.
 type JetStream struct {
-	srv Host
-	cfg Config
-	log *slog.Logger
+	env // the host, settings and logger streams and consumers share
 
 	mgmt *workQueue // management API requests
 	gets *workQueue // MSG.GET and DIRECT.GET
@@ -169,9 +167,7 @@ func New(srv Host, cfg Config) (*JetStream, error) {
 	}
 	cfg = cfg.withDefaults()
 	js := &JetStream{
-		srv:      srv,
-		cfg:      cfg,
-		log:      cfg.Logger,
+		env:      env{srv: srv, cfg: cfg, log: cfg.Logger},
 		streams:  make(map[string]*stream),
 		handlers: make(map[string]apiHandler),
 	}

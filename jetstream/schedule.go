@@ -210,7 +210,7 @@ func (s *stream) scheduleStored(subj string, seq uint64, n *schedNote) {
 	// Removing the schedule message touches the store: not on its callback.
 	scheduler := n.scheduler
 	if !s.js.work.submit(func() { s.purgeSchedule(scheduler, seq) }) {
-		s.js.log.Warn("removing a fired schedule: server shutting down", "stream", s.name, "subject", scheduler)
+		s.env.log.Warn("removing a fired schedule: server shutting down", "stream", s.name, "subject", scheduler)
 	}
 }
 
@@ -218,7 +218,7 @@ func (s *stream) scheduleStored(subj string, seq uint64, n *schedNote) {
 // message that fired or cancelled it).
 func (s *stream) purgeSchedule(subj string, seq uint64) {
 	if _, err := s.store.Purge(subj, seq, 0); err != nil && !errors.Is(err, store.ErrClosed) {
-		s.js.log.Warn("removing a fired schedule", "stream", s.name, "subject", subj, "error", err)
+		s.env.log.Warn("removing a fired schedule", "stream", s.name, "subject", subj, "error", err)
 		return
 	}
 	s.sched.removeBefore(subj, seq)

@@ -50,7 +50,7 @@ func (s *stream) fireSchedule(d dueSchedule, now time.Time) {
 	h := pubHeaders{sched: n}
 	res := s.appendMsg(m, &h, "", rollup, max(ttl, 0), rp, nil)
 	if res.aerr != nil {
-		s.js.log.Warn("storing a scheduled message", "stream", s.name, "schedule", d.subj, "target", m.Subject, "error", res.aerr.Description)
+		s.env.log.Warn("storing a scheduled message", "stream", s.name, "schedule", d.subj, "target", m.Subject, "error", res.aerr.Description)
 	}
 	s.finishAppend(&res)
 }

@@ -29,7 +29,8 @@ import (
 //     dedupe, lastMsgID). Callbacks take only pmu, never mu: memstore runs
 //     them inside AppendAsync, i.e. while the publisher holds mu.
 type stream struct {
-	js       *JetStream
+	js       *JetStream // the manager, for what env does not carry (doc.go: the cycle)
+	env      *env
 	name     string
 	dir      string   // "" for memory streams
 	files    fileSeal // seals the files in dir: the store's data key (sealed_file.go)
@@ -92,6 +93,7 @@ func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir strin
 	name, _ := json.Marshal(cfg.Name)
 	s := &stream{
 		js:      js,
+		env:     &js.env,
 		name:    cfg.Name,
 		dir:     dir,
 		store:   st,
@@ -140,10 +142,10 @@ func (s *stream) recover(now time.Time) error {
 	window := s.cfg.Duplicates
 	dedupFrom := s.store.SeqForTime(now.Add(-window))
 	if s.dir != "" {
-		covered, ok, err := loadDedupe(s.js.cfg.FS, s.dir, s.files, s.dedup)
+		covered, ok, err := loadDedupe(s.env.cfg.FS, s.dir, s.files, s.dedup)
 		switch {
 		case err != nil:
-			s.js.log.Warn("duplicate window file not used; reading the window from the messages", "stream", s.name, "error", err)
+			s.env.log.Warn("duplicate window file not used; reading the window from the messages", "stream", s.name, "error", err)
 			s.dedup = newDedupe(int64(window))
 		case ok && covered <= st.LastSeq:
 			// Only what was appended after the file was written remains.
@@ -158,10 +160,10 @@ func (s *stream) recover(now time.Time) error {
 	if s.cfg.AllowMsgTTL {
 		ttlFrom = st.FirstSeq
 		if s.dir != "" {
-			covered, ok, err := loadTTLs(s.js.cfg.FS, s.dir, s.files, &s.ttls)
+			covered, ok, err := loadTTLs(s.env.cfg.FS, s.dir, s.files, &s.ttls)
 			switch {
 			case err != nil:
-				s.js.log.Warn("per-message TTL file not used; reading the TTLs from the messages", "stream", s.name, "error", err)
+				s.env.log.Warn("per-message TTL file not used; reading the TTLs from the messages", "stream", s.name, "error", err)
 			case ok && covered <= st.LastSeq:
 				ttlFrom = max(ttlFrom, covered+1)
 			case ok:
@@ -275,7 +277,7 @@ func (s *stream) handlePublish(m *server.Msg) {
 			s.replyError(w, res.aerr)
 		}
 	case res.dupSeq > 0 && reply != "":
-		s.js.srv.Publish(reply, "", nil, api.AppendPubAck(nil, s.ackPre, res.dupSeq, true))
+		s.env.srv.Publish(reply, "", nil, api.AppendPubAck(nil, s.ackPre, res.dupSeq, true))
 	}
 	s.finishAppend(&res)
 }
@@ -669,7 +671,7 @@ func (s *stream) finish(j *ackJob) {
 	}
 	if j.p.val != "" {
 		if j.p.reply != "" {
-			s.js.srv.Publish(j.p.reply, "", nil, api.AppendCounterPubAck(nil, s.ackPre, j.seq, j.p.val))
+			s.env.srv.Publish(j.p.reply, "", nil, api.AppendCounterPubAck(nil, s.ackPre, j.seq, j.p.val))
 		}
 		s.ack("", j.seq, j.waiters)
 		return
@@ -683,12 +685,12 @@ func (s *stream) ack(reply string, seq uint64, dupWaiters []string) {
 		// reused (a stack array would escape through Publish).
 		bp := ackBufs.Get().(*[]byte)
 		b := api.AppendPubAck((*bp)[:0], s.ackPre, seq, false)
-		s.js.srv.Publish(reply, "", nil, b)
+		s.env.srv.Publish(reply, "", nil, b)
 		*bp = b
 		ackBufs.Put(bp)
 	}
 	for _, w := range dupWaiters {
-		s.js.srv.Publish(w, "", nil, api.AppendPubAck(nil, s.ackPre, seq, true))
+		s.env.srv.Publish(w, "", nil, api.AppendPubAck(nil, s.ackPre, seq, true))
 	}
 }
 
@@ -746,11 +748,11 @@ func (s *stream) replyError(reply string, aerr *api.ApiError) {
 	if reply == "" {
 		return
 	}
-	b, err := json.Marshal(api.PubAckResponse{Error: aerr, PubAck: &api.PubAck{Stream: s.name, Domain: s.js.cfg.Domain}})
+	b, err := json.Marshal(api.PubAckResponse{Error: aerr, PubAck: &api.PubAck{Stream: s.name, Domain: s.env.cfg.Domain}})
 	if err != nil {
 		return
 	}
-	s.js.srv.Publish(reply, "", nil, s.js.hidePaths(b))
+	s.env.srv.Publish(reply, "", nil, s.js.hidePaths(b))
 }
 
 // storeError maps a store error to the PubAck error nats-server sends.

@@ -545,19 +545,19 @@ func (s *stream) close() error {
 		// an idle stream's close writes and fsyncs nothing here.
 		if d := s.dedup; d.added || d.savedSeq != last || d.saved.IsZero() {
 			d.expire(time.Now().UnixNano())
-			err = saveDedupe(s.js.cfg.FS, s.dir, s.files, d, last)
+			err = saveDedupe(s.env.cfg.FS, s.dir, s.files, d, last)
 		}
 		var terr error
 		if s.config().AllowMsgTTL || len(s.ttls) > 0 {
-			terr = saveTTLs(s.js.cfg.FS, s.dir, s.files, s.ttls, last)
+			terr = saveTTLs(s.env.cfg.FS, s.dir, s.files, s.ttls, last)
 		}
 		s.pmu.Unlock()
 		if err != nil {
 			// Costs only time: the next start reads the window instead.
-			s.js.log.Warn("saving the duplicate window", "stream", s.name, "error", err)
+			s.env.log.Warn("saving the duplicate window", "stream", s.name, "error", err)
 		}
 		if terr != nil {
-			s.js.log.Warn("saving per-message TTLs", "stream", s.name, "error", terr)
+			s.env.log.Warn("saving per-message TTLs", "stream", s.name, "error", terr)
 		}
 	}
 	return nil

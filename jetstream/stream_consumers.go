@@ -36,7 +36,7 @@ func (s *stream) addConsumer(req api.CreateConsumerRequest) (*api.ConsumerInfo, 
 			return nil, aerr
 		}
 	}
-	accMaxAckPending := s.js.cfg.AccountMaxAckPending
+	accMaxAckPending := s.env.cfg.AccountMaxAckPending
 	validate.ConsumerDefaults(&cfg, scfg.ConsumerLimits, accMaxAckPending)
 	if aerr := validate.Consumer(&cfg, &scfg, accMaxAckPending); aerr != nil {
 		return nil, aerr
@@ -102,7 +102,7 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 		old.dueAt = 1
 		old.mu.Unlock()
 		old.signal()
-		s.js.log.Info("consumer updated", "stream", s.name, "consumer", cfg.Name)
+		s.env.log.Info("consumer updated", "stream", s.name, "consumer", cfg.Name)
 		return old, nil, nil
 	}
 	if action == "update" {
@@ -135,7 +135,7 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 		meta, _ := json.Marshal(consumerMeta{Created: createdAt, Config: cfg})
 		var err error
 		if cs, err = s.cons.obs.Create(cfg.Name, meta); err != nil {
-			s.js.log.Error("consumer create", "stream", s.name, "consumer", cfg.Name, "error", err)
+			s.env.log.Error("consumer create", "stream", s.name, "consumer", cfg.Name, "error", err)
 			return nil, nil, api.Errorf(api.ErrConsumerCreate, "creating consumer state: %v", err)
 		}
 	}
@@ -146,7 +146,7 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 	if cs != nil && len(c.lpsAll) > 0 {
 		meta, _ := json.Marshal(c.meta())
 		if err := cs.UpdateConfig(meta); err != nil {
-			s.js.log.Error("consumer create", "stream", s.name, "consumer", cfg.Name, "error", err)
+			s.env.log.Error("consumer create", "stream", s.name, "consumer", cfg.Name, "error", err)
 		}
 	}
 	if s.cons.byName == nil {
@@ -162,7 +162,7 @@ func (s *stream) createConsumer(cfg api.ConsumerConfig, action string, scfg *api
 	info = c.info(true)
 	go c.run()
 	c.signal()
-	s.js.log.Info("consumer created", "stream", s.name, "consumer", c.name, "durable", cs != nil)
+	s.env.log.Info("consumer created", "stream", s.name, "consumer", c.name, "durable", cs != nil)
 	return c, info, nil
 }
 
@@ -203,7 +203,7 @@ func (s *stream) deleteConsumer(name string) *api.ApiError {
 	if err := s.removeConsumer(c, false); err != nil {
 		return api.Errorf(api.ErrConsumerCreate, "deleting consumer: %v", err)
 	}
-	s.js.log.Info("consumer deleted", "stream", s.name, "consumer", c.name)
+	s.env.log.Info("consumer deleted", "stream", s.name, "consumer", c.name)
 	s.js.forgetConsumer(s, c.name)
 	return nil
 }

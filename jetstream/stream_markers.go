@@ -103,7 +103,7 @@ func (s *stream) expireAged(cutoff int64, ttl time.Duration) (oldest int64) {
 	for seq := s.store.State().FirstSeq; ; seq = m.Seq + 1 {
 		if err := s.store.LoadNext("", seq, &m); err != nil {
 			if !errors.Is(err, store.ErrEOF) && !errors.Is(err, store.ErrClosed) {
-				s.js.log.Warn("reading messages to age out", "stream", s.name, "seq", seq, "error", err)
+				s.env.log.Warn("reading messages to age out", "stream", s.name, "seq", seq, "error", err)
 			}
 			return 0
 		}
@@ -151,7 +151,7 @@ func (s *stream) expireOne(seq uint64, ttl time.Duration, aged bool) {
 	if res.aerr != nil {
 		// The marker could not be stored (a limit): still honour the
 		// expiry, as the store would without markers.
-		s.js.log.Warn("storing a subject delete marker", "stream", s.name, "subject", m.Subject, "error", res.aerr.Description)
+		s.env.log.Warn("storing a subject delete marker", "stream", s.name, "subject", m.Subject, "error", res.aerr.Description)
 		s.removeExpired(seq, aged)
 	}
 	if res.hasJob {
@@ -171,7 +171,7 @@ func (s *stream) removeExpired(seq uint64, aged bool) {
 		if aged {
 			what = "removing a message past max_age"
 		}
-		s.js.log.Warn(what, "stream", s.name, "seq", seq, "error", err)
+		s.env.log.Warn(what, "stream", s.name, "seq", seq, "error", err)
 	}
 }
 

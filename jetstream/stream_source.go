@@ -107,7 +107,7 @@ func (s *stream) startFeeds() {
 	cfg := s.config()
 	mirror, sources, aerr := validate.Sources(&cfg)
 	if aerr != nil {
-		s.js.log.Error("mirror or sources not started", "stream", s.name, "error", aerr.Description)
+		s.env.log.Error("mirror or sources not started", "stream", s.name, "error", aerr.Description)
 		return
 	}
 	var fs []*feed

@@ -105,5 +105,5 @@ func (s *stream) republish(rp *republishMsg, subj string, seq uint64, ts int64) 
 	if rp.headersOnly {
 		buf = natshdr.AppendInt(buf, hdrMsgSize, int64(rp.size))
 	}
-	s.js.srv.Publish(rp.subject, "", natshdr.End(buf), rp.data)
+	s.env.srv.Publish(rp.subject, "", natshdr.End(buf), rp.data)
 }

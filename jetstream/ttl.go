@@ -115,7 +115,7 @@ func (s *stream) expireTTLs(now time.Time) (nextAged int64) {
 	for _, seq := range due {
 		// A message already gone (deleted, purged, aged out) is fine.
 		if err := s.store.Delete(seq, false); err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrClosed) {
-			s.js.log.Warn("removing an expired message", "stream", s.name, "seq", seq, "error", err)
+			s.env.log.Warn("removing an expired message", "stream", s.name, "seq", seq, "error", err)
 		}
 	}
 	return 0

@@ -74,8 +74,8 @@ func (s *stream) saveTTLsIfDue(now time.Time) {
 	if !s.ttlChanged || now.Sub(s.ttlSaved) < dedupeSaveEvery {
 		return
 	}
-	if err := saveTTLs(s.js.cfg.FS, s.dir, s.files, s.ttls, s.ttlCovered()); err != nil {
-		s.js.log.Warn("saving per-message TTLs", "stream", s.name, "error", err)
+	if err := saveTTLs(s.env.cfg.FS, s.dir, s.files, s.ttls, s.ttlCovered()); err != nil {
+		s.env.log.Warn("saving per-message TTLs", "stream", s.name, "error", err)
 		return
 	}
 	s.ttlChanged, s.ttlSaved = false, now
