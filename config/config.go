@@ -87,6 +87,10 @@ type JetStream struct {
 	Sync *durable.Policy
 	// Domain is the JetStream domain; "" = none.
 	Domain string
+	// UniqueTag is unique_tag, trimmed and lower-cased: stream placement
+	// puts no two replicas on servers sharing the value of the server tag
+	// with this prefix; "" = none.
+	UniqueTag string
 	// Encryption is encryption at rest (encryption.go); Key "" = off.
 	Encryption Encryption
 }

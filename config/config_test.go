@@ -80,6 +80,7 @@ jetstream {
   max_file_store: 10GB
   sync_interval: always
   domain: hub
+  unique_tag: " AZ: "
 }
 `)
 	if c.Host != "127.0.0.1" || c.Port != 4333 || c.ServerName != "edge-1" || c.MaxPayload != 2<<20 ||
@@ -90,7 +91,7 @@ jetstream {
 	}
 	js := c.JetStream
 	if !js.Enabled || js.StoreDir != "/data/js" || js.MaxMemory != 1e9 || js.MaxStore != 10<<30 || js.Sync == nil || js.Sync.Mode != durable.Always ||
-		js.Domain != "hub" {
+		js.Domain != "hub" || js.UniqueTag != "az:" {
 		t.Fatalf("jetstream: %+v", js)
 	}
 	if c.AuthTimeout != 1500*time.Millisecond || c.Auth.NoAuthUser != "reader" || len(c.Auth.Users) != 2 || len(c.Auth.Nkeys) != 1 {

@@ -58,7 +58,7 @@
 //     resolver_tls, resolver_preload, resolver_pinned_accounts (serve a
 //     resolver), proxies (serves proxy_required): each only serves a
 //     setting jetwal refuses, so alone it configures nothing.
-//   - jetstream: extension_hint, limits, unique_tag, strict,
+//   - jetstream: extension_hint, limits, strict,
 //     max_outstanding_catchup, max_buffered_size, max_buffered_msgs,
 //     request_queue_limit, info_queue_limit, meta_compact,
 //     meta_compact_size, meta_compact_sync, max_concurrent_io: tuning of

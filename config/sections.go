@@ -92,6 +92,10 @@ func (c *Config) applyJetStream(name string, v value) error {
 			}
 		case "domain":
 			js.Domain, err = v.str(n)
+		case "unique_tag":
+			var t string
+			t, err = v.str(n)
+			js.UniqueTag = strings.ToLower(strings.TrimSpace(t))
 		default: // encryption (encryption.go) and the rest
 			var known bool
 			if known, err = c.applyEncryption(k, n, v); known {

@@ -181,7 +181,6 @@ var ignoredFields = map[string]map[string]string{
 	secJetStream: {
 		"extension_hint":          "a hint for nats-server's own store",
 		"limits":                  "JetStream API limits are jetwal's own",
-		"unique_tag":              "placement does not spread replicas by a unique tag prefix",
 		"max_outstanding_catchup": "a tuning of nats-server's internals",
 		"max_buffered_size":       "a tuning of nats-server's internals",
 		"max_buffered_msgs":       "a tuning of nats-server's internals",

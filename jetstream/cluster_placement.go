@@ -14,8 +14,13 @@ import (
 // one: this one) and whose server tags (server_tags, announced through the
 // meta map) include every tag the placement asks for and none of the tags
 // it excludes ("!tag"). A server tagged "!jetstream" is never picked.
-// Among those, the ones holding the fewest streams come first. When too
-// few qualify, the answer is nats-server's 10005, with its reasons.
+// Among those, the ones holding the fewest streams come first. With a
+// unique tag prefix (Config.UniqueTag, jetstream { unique_tag }), a
+// server must have a tag of that prefix and no two servers of a stream
+// share its value (one replica per availability zone, say); a placement
+// that names a tag of that prefix itself turns the rule off, as in
+// nats-server. When too few qualify, the answer is nats-server's 10005,
+// with its reasons.
 
 // excludePlacementTag marks a server that takes no streams.
 const excludePlacementTag = "!jetstream"
@@ -23,8 +28,8 @@ const excludePlacementTag = "!jetstream"
 // placementError gathers why servers were passed over, worded as
 // nats-server words them.
 type placementError struct {
-	offline, excludeTag bool
-	missing, excluded   []string
+	offline, excludeTag, notUnique bool
+	missing, excluded              []string
 }
 
 func (e *placementError) apiError() *api.ApiError {
@@ -35,6 +40,9 @@ func (e *placementError) apiError() *api.ApiError {
 	}
 	if e.excludeTag {
 		b.WriteString(", exclude tag set")
+	}
+	if e.notUnique {
+		b.WriteString(", server tag not unique")
 	}
 	list := func(label string, tags []string) {
 		if len(tags) == 0 {
@@ -76,6 +84,13 @@ func (js *JetStream) placeStream(cfg *api.StreamConfig, replicas int, existing, 
 			}
 		}
 	}
+	uniq := uniquePrefix(js.cfg.UniqueTag, want, exclude)
+	used := map[string]bool{} // values of the unique tag taken
+	if uniq != "" {
+		for _, p := range existing {
+			used[tagWithPrefix(js.cl.c.Tags(p), uniq)] = true
+		}
+	}
 	load := map[string]int{}
 	for _, a := range js.assignments() {
 		for _, p := range a.Peers {
@@ -104,6 +119,10 @@ func (js *JetStream) placeStream(cfg *api.StreamConfig, replicas int, existing, 
 			}
 			continue
 		}
+		if uniq != "" && tagWithPrefix(tags, uniq) == "" {
+			perr.notUnique = true
+			continue
+		}
 		cands = append(cands, p)
 	}
 	need := replicas - len(existing)
@@ -111,7 +130,50 @@ func (js *JetStream) placeStream(cfg *api.StreamConfig, replicas int, existing, 
 		return nil, perr.apiError()
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return load[cands[i]] < load[cands[j]] })
-	return slices.Sorted(slices.Values(append(slices.Clone(existing), cands[:need]...))), nil
+	picked := slices.Clone(existing)
+	for _, p := range cands {
+		if len(picked) == replicas {
+			break
+		}
+		if uniq != "" {
+			v := tagWithPrefix(js.cl.c.Tags(p), uniq)
+			if used[v] {
+				perr.notUnique = true
+				continue
+			}
+			used[v] = true
+		}
+		picked = append(picked, p)
+	}
+	if len(picked) < replicas {
+		return nil, perr.apiError()
+	}
+	return slices.Sorted(slices.Values(picked)), nil
+}
+
+// uniquePrefix is the unique tag prefix placement applies: prefix, unless
+// the placement names a tag of that prefix (wanted or excluded), which
+// turns the rule off as in nats-server; "" = no rule.
+func uniquePrefix(prefix string, want, exclude []string) string {
+	if prefix == "" {
+		return ""
+	}
+	for _, t := range slices.Concat(want, exclude) {
+		if strings.HasPrefix(t, prefix) {
+			return ""
+		}
+	}
+	return prefix
+}
+
+// tagWithPrefix is a server's first tag with prefix, "" when it has none.
+func tagWithPrefix(tags []string, prefix string) string {
+	for _, t := range tags {
+		if strings.HasPrefix(t, prefix) {
+			return t
+		}
+	}
+	return ""
 }
 
 // firstMismatch reports the first placement tag a server's tags fail:

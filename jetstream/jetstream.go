@@ -60,6 +60,12 @@ type Config struct {
 	// served under $JS.<Domain>.API.> as well, and PubAcks and account
 	// info name it. "" means none.
 	Domain string
+	// UniqueTag is the unique tag prefix of stream placement (jetstream {
+	// unique_tag }, lower case): the servers of a replicated stream each
+	// have a tag of this prefix, each a different one
+	// (cluster_placement.go). "" = no such rule. Only the meta leader's
+	// matters, so every server of a cluster should have the same.
+	UniqueTag string
 	// Logger receives startup reports and errors; nil discards them.
 	Logger *slog.Logger
 	// Cluster, when set, makes this JetStream one server of clustered

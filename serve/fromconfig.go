@@ -151,6 +151,7 @@ func FromConfig(file string, f Flags) (Options, error) {
 			o.Store.Encryption = crypt.Config{Key: e.Key, PrevKey: e.PrevKey, Cipher: ci}
 		}
 		o.Store.Domain = cfg.JetStream.Domain
+		o.Store.UniqueTag = cfg.JetStream.UniqueTag
 		if from("http", "http_port") {
 			o.HTTPPort = cfg.HTTPPort
 		}

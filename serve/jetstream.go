@@ -28,7 +28,8 @@ func startJetStreams(srv *server.Server, o *Options, cl *jsCluster, log *slog.Lo
 		}
 	}
 	base := jetstream.Config{StoreDir: root, Logger: log, MaxMemory: o.Store.MaxMemory, MaxStore: o.Store.MaxStore,
-		Sync: o.Store.Sync.Mode, SyncInterval: o.Store.Sync.Interval, Domain: o.Store.Domain, Encryption: o.Store.Encryption}
+		Sync: o.Store.Sync.Mode, SyncInterval: o.Store.Sync.Interval, Domain: o.Store.Domain,
+		UniqueTag: o.Store.UniqueTag, Encryption: o.Store.Encryption}
 	if o.Accounts == nil || cl != nil && !anyAccountJetStream(o) {
 		jcfg := base
 		if cl != nil {

@@ -86,6 +86,10 @@ type Store struct {
 	MaxMemory, MaxStore int64
 	// Domain is the JetStream domain; "" = none.
 	Domain string
+	// UniqueTag is the unique tag prefix of replicated streams' placement
+	// (jetstream { unique_tag }): no two servers of a stream share the
+	// value of their tag with this prefix; "" = none.
+	UniqueTag string
 	// Encryption encrypts and authenticates what file streams write
 	// (nats-server's jetstream { key, cipher, prev_key }); the zero value
 	// stores in the clear.
