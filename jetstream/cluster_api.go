@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -169,6 +170,12 @@ func (js *JetStream) apiClusterStreamUpdate(r *apiRequest) {
 	}
 	if n := max(cfg.Replicas, 1); n != max(a.Config.Replicas, 1) {
 		if a, aerr = js.rescale(a, &cfg, n); aerr != nil {
+			js.respondError(r, typ, aerr)
+			return
+		}
+	}
+	if max(cfg.Replicas, 1) > 1 && !reflect.DeepEqual(cfg.Placement, a.Config.Placement) {
+		if a, aerr = js.movePlacement(a, &cfg); aerr != nil {
 			js.respondError(r, typ, aerr)
 			return
 		}

@@ -90,9 +90,6 @@ func (js *JetStream) rescale(a streamAssignment, cfg *api.StreamConfig, replicas
 	if old == 1 || replicas == 1 {
 		return a, api.Errorf(api.ErrStreamUpdate, "changing a stream between one replica and several is not supported by jetwal")
 	}
-	if len(a.Initial) == 0 {
-		a.Initial = slices.Clone(a.Peers)
-	}
 	keep := slices.Clone(a.Peers)
 	if replicas < len(keep) {
 		slices.SortStableFunc(keep, func(x, y string) int {
@@ -110,9 +107,38 @@ func (js *JetStream) rescale(a streamAssignment, cfg *api.StreamConfig, replicas
 	if aerr != nil {
 		return a, aerr
 	}
+	return a.withPeers(peers), nil
+}
+
+// withPeers returns a held by peers: the initial members it keeps stay
+// initial, the others join.
+func (a streamAssignment) withPeers(peers []string) streamAssignment {
+	if len(a.Initial) == 0 {
+		a.Initial = slices.Clone(a.Peers)
+	}
 	a.Peers = peers
 	a.Initial = slices.DeleteFunc(a.Initial, func(p string) bool { return !slices.Contains(peers, p) })
-	return a, nil
+	return a
+}
+
+// movePlacement returns the assignment a of a replicated stream whose
+// placement changed to cfg's: its servers that fit the new placement stay,
+// the others give way to servers placement picks (10005 when too few
+// qualify). The group adds the new servers as non-voters and promotes
+// them once they hold the stream before it removes the old ones
+// (cluster.Replica's reconcile), so the stream stays served and keeps its
+// quorum throughout the move.
+func (js *JetStream) movePlacement(a streamAssignment, cfg *api.StreamConfig) (streamAssignment, *api.ApiError) {
+	keep := slices.DeleteFunc(slices.Clone(a.Peers), func(p string) bool { return !js.fitsPlacement(p, cfg) })
+	if len(keep) == len(a.Peers) {
+		return a, nil
+	}
+	peers, aerr := js.placeStream(cfg, max(cfg.Replicas, 1), keep, nil)
+	if aerr != nil {
+		return a, aerr
+	}
+	js.log.Info("JetStream cluster: moving stream to its new placement", "stream", cfg.Name, "from", a.Peers, "to", peers)
+	return a.withPeers(peers), nil
 }
 
 // apiStreamRemovePeer serves STREAM.PEER.REMOVE.<stream> (answered by the

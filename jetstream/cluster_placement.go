@@ -71,19 +71,10 @@ func (js *JetStream) placeStream(cfg *api.StreamConfig, replicas int, existing, 
 		return slices.Sorted(slices.Values(existing[:replicas])), nil
 	}
 	var perr placementError
-	var want, exclude []string
-	if p := cfg.Placement; p != nil {
-		if p.Cluster != "" && p.Cluster != js.cl.c.Name() {
-			return nil, perr.apiError() // nats-server finds no server there
-		}
-		for _, t := range p.Tags {
-			if x, ok := strings.CutPrefix(t, "!"); ok {
-				exclude = append(exclude, strings.ToLower(x))
-			} else {
-				want = append(want, strings.ToLower(t))
-			}
-		}
+	if p := cfg.Placement; p != nil && p.Cluster != "" && p.Cluster != js.cl.c.Name() {
+		return nil, perr.apiError() // nats-server finds no server there
 	}
+	want, exclude := placementTags(cfg.Placement)
 	uniq := uniquePrefix(js.cfg.UniqueTag, want, exclude)
 	used := map[string]bool{} // values of the unique tag taken
 	if uniq != "" {
@@ -149,6 +140,38 @@ func (js *JetStream) placeStream(cfg *api.StreamConfig, replicas int, existing, 
 		return nil, perr.apiError()
 	}
 	return slices.Sorted(slices.Values(picked)), nil
+}
+
+// placementTags splits a placement's tags into the wanted and the
+// excluded ("!tag") ones, lower-cased as server tags are kept.
+func placementTags(p *api.Placement) (want, exclude []string) {
+	if p == nil {
+		return nil, nil
+	}
+	for _, t := range p.Tags {
+		if x, ok := strings.CutPrefix(t, "!"); ok {
+			exclude = append(exclude, strings.ToLower(x))
+		} else {
+			want = append(want, strings.ToLower(t))
+		}
+	}
+	return want, exclude
+}
+
+// fitsPlacement reports whether server peer may hold a stream of cfg's
+// placement by its cluster and tags (placeStream's rules, without the
+// route and load, which matter only for picking new servers).
+func (js *JetStream) fitsPlacement(peer string, cfg *api.StreamConfig) bool {
+	if p := cfg.Placement; p != nil && p.Cluster != "" && p.Cluster != js.cl.c.Name() {
+		return false
+	}
+	tags := js.cl.c.Tags(peer)
+	if slices.Contains(tags, excludePlacementTag) {
+		return false
+	}
+	want, exclude := placementTags(cfg.Placement)
+	_, bad := firstMismatch(tags, want, exclude)
+	return bad == 0
 }
 
 // uniquePrefix is the unique tag prefix placement applies: prefix, unless

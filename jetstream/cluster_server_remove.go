@@ -69,11 +69,7 @@ func (js *JetStream) moveReplicasOff(gone string) {
 			js.log.Warn("cluster: no server to replace a removed server's replica", "stream", a.Config.Name, "reason", aerr.Description)
 			peers = rest
 		}
-		if len(a.Initial) == 0 {
-			a.Initial = slices.Clone(a.Peers)
-		}
-		a.Peers = peers
-		a.Initial = slices.DeleteFunc(a.Initial, func(p string) bool { return p == gone })
+		a = a.withPeers(peers)
 		if err := js.propose(streamKeyPrefix+a.Config.Name, a); err != nil {
 			js.log.Error("cluster: moving a removed server's replica", "stream", a.Config.Name, "error", err)
 		}
