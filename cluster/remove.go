@@ -22,6 +22,21 @@ func (n *Node) RemoveServer(name, id string) (string, error) {
 	if m.g.r.State() != raft.Leader {
 		return "", ErrNotMetaLeader
 	}
+	found := n.FindServer(name, id)
+	if found == "" {
+		return "", nil
+	}
+	if err := m.g.r.RemoveServer(raft.ServerID(found), 0, ProposeTimeout).Error(); err != nil {
+		return "", err
+	}
+	n.log.Info("JetStream cluster: server removed from the meta group", "peer", found, "name", name)
+	return found, nil
+}
+
+// FindServer returns the raft id of the meta group's member named by its
+// raft id (id, when given) or by its server name (as it announced it in
+// the meta map, or as its route tells it), "" when none matches.
+func (n *Node) FindServer(name, id string) string {
 	found := ""
 	for _, p := range n.Peers() {
 		if id != "" {
@@ -34,14 +49,7 @@ func (n *Node) RemoveServer(name, id string) (string, error) {
 			found = p
 		}
 	}
-	if found == "" {
-		return "", nil
-	}
-	if err := m.g.r.RemoveServer(raft.ServerID(found), 0, ProposeTimeout).Error(); err != nil {
-		return "", err
-	}
-	n.log.Info("JetStream cluster: server removed from the meta group", "peer", found, "name", name)
-	return found, nil
+	return found
 }
 
 // announcedName is the name peer announced in the meta map, "" when none.

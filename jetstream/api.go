@@ -50,9 +50,11 @@ func (js *JetStream) registerStreamAPI() {
 	js.registerAPI("STREAM.MSG.DELETE", js.mgmt, js.apiMsgDelete)
 	js.registerAPI("DIRECT.GET", js.gets, js.apiDirectGet)
 	// Moving a replica needs a cluster (registerClusterAPI replaces it).
-	js.registerAPI("STREAM.PEER.REMOVE", js.mgmt, func(r *apiRequest) {
-		js.respondError(r, api.TypeStreamRemovePeer, api.NewError(api.ErrClusterRequired))
-	})
+	for op, typ := range map[string]string{"STREAM.PEER.REMOVE": api.TypeStreamRemovePeer, "STREAM.PEER.EVACUATE": api.TypeStreamEvacuatePeer} {
+		js.registerAPI(op, js.mgmt, func(r *apiRequest) {
+			js.respondError(r, typ, api.NewError(api.ErrClusterRequired))
+		})
+	}
 	js.registerSnapshotAPI()
 }
 

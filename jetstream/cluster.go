@@ -60,6 +60,9 @@ type Cluster interface {
 	// out of the meta group (led here); removed is "" when no member
 	// matches.
 	RemoveServer(name, id string) (removed string, err error)
+	// FindServer returns the member named by raft id (id, when given) or
+	// server name, "" when none matches.
+	FindServer(name, id string) string
 	// SyncMeta waits until this server's copy of the meta map holds
 	// everything committed before the call.
 	SyncMeta() error

@@ -18,6 +18,7 @@ import (
 var metaOps = map[string]bool{
 	"INFO": true, "STREAM.CREATE": true, "STREAM.UPDATE": true, "STREAM.DELETE": true,
 	"STREAM.NAMES": true, "STREAM.LIST": true, "STREAM.RESTORE": true, "STREAM.PEER.REMOVE": true,
+	"STREAM.PEER.EVACUATE": true,
 }
 
 // answers reports whether this server answers a request in a cluster.
@@ -56,12 +57,16 @@ func (js *JetStream) registerClusterAPI() {
 	js.registerAPI("STREAM.NAMES", js.mgmt, js.apiClusterStreamNames)
 	js.registerAPI("STREAM.LIST", js.mgmt, js.apiClusterStreamList)
 	js.registerAPI("STREAM.LEADER.STEPDOWN", js.mgmt, js.apiStreamStepDown)
-	js.registerAPI("STREAM.PEER.REMOVE", js.mgmt, js.apiStreamRemovePeer)
+	js.registerAPI("STREAM.PEER.REMOVE", js.mgmt, js.apiStreamRemovePeer(api.TypeStreamRemovePeer))
+	// nats-server's evacuation moves the replica before the old one
+	// leaves, which is what jetwal's peer-remove does already.
+	js.registerAPI("STREAM.PEER.EVACUATE", js.mgmt, js.apiStreamRemovePeer(api.TypeStreamEvacuatePeer))
 	js.registerAPI("CONSUMER.LEADER.STEPDOWN", js.mgmt, js.apiConsumerStepDown)
 	// A system account request (cluster_stepdown.go): nats-server leaves
 	// it unanswered in other accounts.
 	js.registerAPI("META.LEADER.STEPDOWN", nil, nil)
-	js.registerAPI("SERVER.REMOVE", nil, nil) // cluster_server_remove.go
+	js.registerAPI("SERVER.REMOVE", nil, nil)   // cluster_server_remove.go
+	js.registerAPI("SERVER.EVACUATE", nil, nil) // cluster_server_remove.go
 	// A restore reads the archive here and hands the stream to its group
 	// (cluster_restore.go).
 	js.registerAPI("STREAM.RESTORE", js.mgmt, js.apiStreamRestore)

@@ -141,12 +141,16 @@ func (js *JetStream) movePlacement(a streamAssignment, cfg *api.StreamConfig) (s
 	return a.withPeers(peers), nil
 }
 
-// apiStreamRemovePeer serves STREAM.PEER.REMOVE.<stream> (answered by the
-// meta leader, as in nats-server): the named server's replica moves to
-// another server the placement allows, or the request fails with
-// nats-server's 10075 when there is none.
-func (js *JetStream) apiStreamRemovePeer(r *apiRequest) {
-	const typ = api.TypeStreamRemovePeer
+// apiStreamRemovePeer serves STREAM.PEER.REMOVE.<stream> and
+// STREAM.PEER.EVACUATE.<stream> (answered by the meta leader, as in
+// nats-server), answering with responses of type typ: the named server's
+// replica moves to another server the placement allows, or the request
+// fails with nats-server's 10075 when there is none.
+func (js *JetStream) apiStreamRemovePeer(typ string) func(r *apiRequest) {
+	return func(r *apiRequest) { js.streamRemovePeer(typ, r) }
+}
+
+func (js *JetStream) streamRemovePeer(typ string, r *apiRequest) {
 	if isEmptyRequest(r.data) {
 		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
 		return
@@ -187,11 +191,7 @@ func (js *JetStream) apiStreamRemovePeer(r *apiRequest) {
 		js.respondError(r, typ, api.NewError(api.ErrPeerRemap))
 		return
 	}
-	if len(a.Initial) == 0 {
-		a.Initial = slices.Clone(a.Peers)
-	}
-	a.Peers = peers
-	a.Initial = slices.DeleteFunc(a.Initial, func(p string) bool { return p == gone })
+	a = a.withPeers(peers)
 	if err := js.propose(streamKeyPrefix+a.Config.Name, a); err != nil {
 		js.respondError(r, typ, api.RaftGeneral(err))
 		return

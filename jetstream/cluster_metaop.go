@@ -51,3 +51,10 @@ func (js *JetStream) serveMetaOp(sys *server.Account, subj, typ string, op func(
 		}()
 	})
 }
+
+// SystemSubjects are the subjects the meta leader answers in the system
+// account (serveMetaOp): a responder of that account's own, such as
+// ServeDisabled's, must leave them alone.
+func SystemSubjects() []string {
+	return []string{metaStepDownSubject, serverRemoveSubject, serverEvacuateSubject}
+}

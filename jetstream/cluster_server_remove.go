@@ -18,7 +18,10 @@ import (
 // answers. A stream of one replica on that server keeps its assignment
 // (its data is on the server that is gone).
 
-const serverRemoveSubject = api.Prefix + "SERVER.REMOVE"
+const (
+	serverRemoveSubject   = api.Prefix + "SERVER.REMOVE"
+	serverEvacuateSubject = api.Prefix + "SERVER.EVACUATE"
+)
 
 // ServeServerRemove answers $JS.API.SERVER.REMOVE in sys, the system
 // account, while this server is the meta leader; the removed server's
@@ -33,11 +36,8 @@ func (js *JetStream) ServeServerRemove(sys *server.Account, all []*JetStream) (*
 }
 
 func (js *JetStream) serverRemove(all []*JetStream, data []byte) *api.ApiError {
-	if isEmptyRequest(data) {
-		return api.NewError(api.ErrBadRequest)
-	}
-	var req api.MetaServerRemoveRequest
-	if aerr := decodeRequest(data, &req); aerr != nil {
+	req, aerr := decodeServerRequest(data)
+	if aerr != nil {
 		return aerr
 	}
 	id, err := js.cl.c.RemoveServer(req.Server, req.PeerID)
@@ -47,12 +47,53 @@ func (js *JetStream) serverRemove(all []*JetStream, data []byte) *api.ApiError {
 	case id == "":
 		return api.NewError(api.ErrClusterServerNotMember)
 	}
+	moveAllOff(all, id)
+	return nil
+}
+
+// ServeServerEvacuate answers $JS.API.SERVER.EVACUATE (`nats server
+// cluster evacuate SERVER`) in sys, the system account, while this server
+// is the meta leader: the named server stays a member of the meta group,
+// but every replicated stream it holds, in every account's JetStream in
+// all, gets another server in its place (placement permitting, never the
+// evacuated one); the new replica catches up before the old one leaves
+// (cluster_members.go). R1 streams stay where they are (an R1 stream is a
+// local stream: moving it is not built). The body is SERVER.REMOVE's:
+// {"peer": name} or {"peer_id": raft id}.
+func (js *JetStream) ServeServerEvacuate(sys *server.Account, all []*JetStream) (*server.Subscription, error) {
+	return js.serveMetaOp(sys, serverEvacuateSubject, api.TypeMetaServerEvacuate, func(data []byte) *api.ApiError {
+		req, aerr := decodeServerRequest(data)
+		if aerr != nil {
+			return aerr
+		}
+		id := js.cl.c.FindServer(req.Server, req.PeerID)
+		if id == "" {
+			return api.NewError(api.ErrClusterServerNotMember)
+		}
+		js.log.Info("JetStream cluster: evacuating a server", "peer", id, "name", req.Server)
+		moveAllOff(all, id)
+		return nil
+	})
+}
+
+// decodeServerRequest reads the body of SERVER.REMOVE and SERVER.EVACUATE.
+func decodeServerRequest(data []byte) (api.MetaServerRemoveRequest, *api.ApiError) {
+	var req api.MetaServerRemoveRequest
+	if isEmptyRequest(data) {
+		return req, api.NewError(api.ErrBadRequest)
+	}
+	aerr := decodeRequest(data, &req)
+	return req, aerr
+}
+
+// moveAllOff moves the replicas of server gone in every clustered
+// JetStream of all.
+func moveAllOff(all []*JetStream, gone string) {
 	for _, each := range all {
 		if each.clustered() {
-			each.moveReplicasOff(id)
+			each.moveReplicasOff(gone)
 		}
 	}
-	return nil
 }
 
 // moveReplicasOff gives every replicated stream held by the removed

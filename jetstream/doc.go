@@ -115,7 +115,8 @@
 //   - cluster_consumer.go: consumer state of replicated streams.
 //   - cluster_stepdown.go: meta and consumer leader step-downs.
 //   - cluster_stale.go: deleting replica data of streams this server no longer holds.
-//   - cluster_server_remove.go: SERVER.REMOVE, a server taken out of the meta group.
+//   - cluster_server_remove.go: SERVER.REMOVE, a server taken out of the
+//     meta group, and SERVER.EVACUATE, a server's replicas moved off it.
 //   - cluster_metaop.go: serveMetaOp, how the meta leader answers the
 //     system account's operations (step-down, server removal).
 //   - cluster_state.go: listings with the states of the servers serving

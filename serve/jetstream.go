@@ -111,7 +111,11 @@ func serveDisabled(srv *server.Server, enabled map[string]bool, system string) e
 		}
 		var h jetstream.Host = srv.Account(name)
 		if name == system {
-			h = skipSubjects{Host: h, skip: map[string]bool{"$JS.API.META.LEADER.STEPDOWN": true, "$JS.API.SERVER.REMOVE": true}}
+			skip := map[string]bool{}
+			for _, subj := range jetstream.SystemSubjects() {
+				skip[subj] = true
+			}
+			h = skipSubjects{Host: h, skip: skip}
 		}
 		sub, err := jetstream.ServeDisabled(h)
 		if err != nil {

@@ -162,29 +162,25 @@ func (s *Server) Start() error {
 			jsStats = jetStreams(jss)
 		}
 		if jc != nil {
-			// The meta leader step-down is a system account request
-			// (jetstream/cluster_stepdown.go).
-			sub, err := jss[0].ServeMetaStepDown(srv.Account(o.systemAccount()))
-			if err != nil {
-				for _, js := range jss {
-					_ = js.Close()
+			// The meta leader's system account requests: its step-down
+			// (jetstream/cluster_stepdown.go), a server's removal from the
+			// meta group and its evacuation (cluster_server_remove.go).
+			sys := srv.Account(o.systemAccount())
+			for _, serveOp := range []func() (*server.Subscription, error){
+				func() (*server.Subscription, error) { return jss[0].ServeMetaStepDown(sys) },
+				func() (*server.Subscription, error) { return jss[0].ServeServerRemove(sys, jss) },
+				func() (*server.Subscription, error) { return jss[0].ServeServerEvacuate(sys, jss) },
+			} {
+				sub, err := serveOp()
+				if err != nil {
+					for _, js := range jss {
+						_ = js.Close()
+					}
+					return abort(fmt.Errorf("start jetstream: %w", err))
 				}
-				return abort(fmt.Errorf("start jetstream: %w", err))
-			}
-			if sub != nil {
-				srv.OnShutdown(sub.Unsubscribe)
-			}
-			// So is the removal of a server from the meta group
-			// (jetstream/cluster_server_remove.go).
-			rsub, err := jss[0].ServeServerRemove(srv.Account(o.systemAccount()), jss)
-			if err != nil {
-				for _, js := range jss {
-					_ = js.Close()
+				if sub != nil {
+					srv.OnShutdown(sub.Unsubscribe)
 				}
-				return abort(fmt.Errorf("start jetstream: %w", err))
-			}
-			if rsub != nil {
-				srv.OnShutdown(rsub.Unsubscribe)
 			}
 		}
 		srv.OnShutdown(func() {

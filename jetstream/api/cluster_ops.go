@@ -8,7 +8,9 @@ import "fmt"
 
 const (
 	TypeStreamRemovePeer       = "io.nats.jetstream.api.v1.stream_remove_peer_response"
+	TypeStreamEvacuatePeer     = "io.nats.jetstream.api.v1.stream_evacuate_peer_response"
 	TypeMetaServerRemove       = "io.nats.jetstream.api.v1.meta_server_remove_response"
+	TypeMetaServerEvacuate     = "io.nats.jetstream.api.v1.meta_server_evacuate_response"
 	TypeMetaLeaderStepDown     = "io.nats.jetstream.api.v1.meta_leader_stepdown_response"
 	TypeConsumerLeaderStepDown = "io.nats.jetstream.api.v1.consumer_leader_stepdown_response"
 )
