@@ -22,7 +22,6 @@ import (
 	njs "github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/internal/testbin"
 	"github.com/jetwal/jetwal/internal/testcert"
 	jetwal "github.com/jetwal/jetwal/serve"
@@ -35,51 +34,6 @@ func writeConf(t *testing.T, text string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func TestConfigFileAndFlagsMerge(t *testing.T) {
-	conf := writeConf(t, `
-port: 5000
-host: 127.0.0.1
-max_payload: 2MB
-max_connections: 50
-ping_interval: "1m"
-debug: true
-jetstream { store_dir: "/js/store", max_memory_store: 1GB, sync_interval: "1s", domain: hub }
-http_port: 8222
-authorization { user: u, password: p }
-`)
-	o, err := parseServeFlags([]string{"-c", conf, "-p", "6000", "--max_connections", "7", "--sync", "never"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.Server.Port != 6000 || o.Server.MaxConnections != 7 || o.Store.Sync != (durable.Policy{Mode: durable.Never}) {
-		t.Errorf("flags did not override the file: %+v %+v", o.Server, o.Store)
-	}
-	if o.Server.Host != "127.0.0.1" || o.Server.MaxPayload != 2<<20 || o.Server.PingInterval != time.Minute || !o.Server.Debug ||
-		!o.JetStream || o.Store.Dir != "/js/store" || o.Store.MaxMemory != 1<<30 || o.Store.Domain != "hub" || o.HTTPPort != 8222 || o.HTTPHost != "127.0.0.1" {
-		t.Errorf("file settings lost: %+v %+v", o.Server, o.Store)
-	}
-	if o.Server.Auth == nil || o.Auth.Username != "u" {
-		t.Fatalf("authorization not applied: %+v", o.Auth)
-	}
-	// --user/--pass replace the file's; --js=false turns JetStream off.
-	o, err = parseServeFlags([]string{"--config", conf, "--user", "x", "--pass", "y", "--js=false"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.Auth.Username != "x" || o.Auth.Password != "y" || o.JetStream {
-		t.Fatalf("%+v js=%v", o.Auth, o.JetStream)
-	}
-	// --auth with a users list in the file is a conflict, reported as such.
-	conf2 := writeConf(t, "authorization { users: [{user: a, password: b}] }\n")
-	var ce configError
-	if _, err := parseServeFlags([]string{"-c", conf2, "--auth", "tok"}, io.Discard); !errors.As(err, &ce) {
-		t.Fatalf("token plus users: %v", err)
-	}
-	if _, err := parseServeFlags([]string{"--tlscert", "x.pem"}, io.Discard); err == nil {
-		t.Fatal("--tlscert without --tls accepted")
-	}
 }
 
 func TestConfigErrorsOnBinary(t *testing.T) {
@@ -134,7 +88,7 @@ func startServe(t *testing.T, args ...string) *serveRun {
 // or a shutdown that does not finish, with every goroutine's stack).
 func runServer(t *testing.T, args []string) (*serveRun, func()) {
 	t.Helper()
-	o, err := parseServeFlags(args, io.Discard)
+	o, err := jetwal.ParseCommandLine(args, version, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	jetwal "github.com/jetwal/jetwal/serve"
 )
 
 // TestProfileFlag: --profile serves Go's profiles on loopback; an
@@ -22,7 +24,7 @@ func TestProfileFlag(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(b), "goroutine") {
 		t.Fatalf("status %d:\n%.300s", resp.StatusCode, b)
 	}
-	if _, err := parseServeFlags([]string{"--profile", "70000"}, io.Discard); err == nil {
+	if _, err := jetwal.ParseCommandLine([]string{"--profile", "70000"}, version, io.Discard); err == nil {
 		t.Fatal("--profile 70000 accepted")
 	}
 }

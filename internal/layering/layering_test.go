@@ -28,6 +28,9 @@ var forbidden = map[string][]string{
 	"cluster":     {"config", "monitor", "jetstream", "sysreq", "serve", "cmd/jetwal"},
 	// serve assembles the server; only the command is above it.
 	"serve": {"cmd/jetwal"},
+	// internal/verify prints the offline checks of the packages that own
+	// the store formats, for `jetwal verify`.
+	"internal/verify": {"server", "config", "monitor", "sysreq", "cluster", "serve", "cmd/jetwal"},
 }
 
 // engine packages import none of the serving layers.
@@ -71,6 +74,9 @@ var leaves = map[string][]string{
 	"server/websocket": {},
 	// crypt sits beside vfs at the bottom: only the seam and the error sentinel.
 	"crypt": {"vfs", "store"},
+	// internal/benchtool finds and runs the bench harness for `jetwal
+	// bench compare`: standard library only.
+	"internal/benchtool": {},
 }
 
 func TestLeaves(t *testing.T) {
