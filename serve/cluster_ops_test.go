@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +114,20 @@ func runCLI(t *testing.T, s *Server, args ...string) (string, error) {
 	cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH")}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// retryCLI runs the pinned nats CLI against s until it succeeds, or
+// fails with output containing one of done (a later try of a change
+// already applied says so), or d has passed (then the test fails).
+func retryCLI(t *testing.T, s *Server, d time.Duration, args []string, done ...string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("nats %v", args), d, func() error {
+		out, err := runCLI(t, s, args...)
+		if err != nil && !slices.ContainsFunc(done, func(w string) bool { return w != "" && strings.Contains(out, w) }) {
+			return fmt.Errorf("%v\n%s", err, out)
+		}
+		return nil
+	})
 }
 
 type stepDownResp struct {
