@@ -107,10 +107,17 @@ func metaLeader(servers []*Server) (string, error) {
 // runCLI runs the pinned nats CLI against s.
 func runCLI(t *testing.T, s *Server, args ...string) (string, error) {
 	t.Helper()
+	return natsCLI(t, s.ClientURL(), args...)
+}
+
+// natsCLI runs the pinned nats CLI against the server at url, with a home
+// directory of its own (no saved contexts).
+func natsCLI(t *testing.T, url string, args ...string) (string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	home := t.TempDir()
-	cmd := exec.CommandContext(ctx, testbin.NatsCLI(t), append([]string{"-s", s.ClientURL(), "--timeout", "5s"}, args...)...)
+	cmd := exec.CommandContext(ctx, testbin.NatsCLI(t), append([]string{"-s", url, "--timeout", "5s"}, args...)...)
 	cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH")}
 	out, err := cmd.CombinedOutput()
 	return string(out), err

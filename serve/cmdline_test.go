@@ -1,16 +1,21 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jetwal/jetwal/config"
 	"github.com/jetwal/jetwal/durable"
+	"github.com/jetwal/jetwal/internal/syncbuf"
 )
 
 func TestParseCommandLine(t *testing.T) {
@@ -184,5 +189,60 @@ cluster {
 		if _, err := ParseCommandLine(args, testVersion, io.Discard); err == nil {
 			t.Errorf("%v accepted", args)
 		}
+	}
+}
+
+// serveRun is an in-process `jetwal serve`.
+type serveRun struct {
+	addr string
+	logs *syncbuf.Buffer
+	srv  *Server
+}
+
+// startServe runs serve with args until the test ends.
+func startServe(t *testing.T, args ...string) *serveRun {
+	t.Helper()
+	r, stop := runServer(t, args)
+	t.Cleanup(stop)
+	return r
+}
+
+// runServer starts, in process through package serve, the server the
+// command line args configure (parsed as `jetwal serve` parses them), and
+// returns it with the function that shuts it down (which reports an error
+// or a shutdown that does not finish, with every goroutine's stack).
+func runServer(t *testing.T, args []string) (*serveRun, func()) {
+	t.Helper()
+	o, err := ParseCommandLine(args, testVersion, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &serveRun{logs: &syncbuf.Buffer{}}
+	o.Logger = slog.New(NewLogHandler(r.logs, false, false))
+	srv, err := New(o.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatalf("start: %v\n%s", err, r.logs)
+	}
+	r.srv, r.addr = srv, srv.Addr().String()
+	var once sync.Once
+	return r, func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- srv.Shutdown(ctx) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("%s: %v", r.addr, err)
+				}
+			case <-time.After(40 * time.Second):
+				buf := make([]byte, 4<<20)
+				t.Errorf("%s: shutdown did not return; goroutines:\n%s", r.addr, buf[:runtime.Stack(buf, true)])
+			}
+		})
 	}
 }

@@ -122,7 +122,7 @@ func importsOf(t *testing.T, dir string) []string {
 
 // apart lists pairs of package trees (a package and everything under it)
 // that never import each other in non-test code. cluster and jetstream
-// meet only in cmd/jetwal, which adapts a cluster.Node to the Cluster and
+// meet only in serve, which adapts a cluster.Node to the Cluster and
 // Replica interfaces jetstream defines (ARCHITECTURE.md, "Cluster").
 var apart = [][2]string{
 	{"cluster", "jetstream"},

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"io"
@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	jetwal "github.com/jetwal/jetwal/serve"
 )
 
 // TestProfileFlag: --profile serves Go's profiles on loopback; an
@@ -24,7 +22,7 @@ func TestProfileFlag(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(b), "goroutine") {
 		t.Fatalf("status %d:\n%.300s", resp.StatusCode, b)
 	}
-	if _, err := jetwal.ParseCommandLine([]string{"--profile", "70000"}, version, io.Discard); err == nil {
+	if _, err := ParseCommandLine([]string{"--profile", "70000"}, testVersion, io.Discard); err == nil {
 		t.Fatal("--profile 70000 accepted")
 	}
 }

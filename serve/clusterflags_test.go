@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"crypto/ecdsa"
@@ -20,8 +20,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-
-	jetwal "github.com/jetwal/jetwal/serve"
 )
 
 var routeListenRE = regexp.MustCompile(`Listening for route connections on (\S+)`)
@@ -118,7 +116,7 @@ cluster {
 func TestClusterTLSOptions(t *testing.T) {
 	caFile, certFile, keyFile := routeCerts(t)
 	conf := routeTLSConf(t, caFile, certFile, keyFile, `  routes: ["tls://127.0.0.1:7001", "nats://127.0.0.1:7002"]`)
-	o, err := jetwal.ParseCommandLine([]string{"-c", conf}, version, io.Discard)
+	o, err := ParseCommandLine([]string{"-c", conf}, testVersion, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +139,8 @@ func TestClusterTLSOptions(t *testing.T) {
 
 	missing := filepath.Join(t.TempDir(), "gone.pem")
 	conf = routeTLSConf(t, caFile, missing, keyFile, "")
-	_, err = jetwal.ParseCommandLine([]string{"-c", conf}, version, io.Discard)
-	var cerr jetwal.ConfigError
+	_, err = ParseCommandLine([]string{"-c", conf}, testVersion, io.Discard)
+	var cerr ConfigError
 	if !errors.As(err, &cerr) || !strings.Contains(err.Error(), conf+":7:") ||
 		!strings.Contains(err.Error(), "cluster.tls.cert_file: loading certificate "+missing) {
 		t.Fatalf("missing route certificate: %v", err)

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"encoding/base64"
@@ -370,7 +370,7 @@ accounts {
 	}
 	// Wait for A's interest to reach n2 (a request to A's responder there
 	// would fail with no responders until then).
-	retry(t, "A's interest on n2", 20*time.Second, func() error {
+	eventually(t, "A's interest on n2", 20*time.Second, func() error {
 		if _, err := a2.Request("x", []byte("probe"), time.Second); err != nil && err != nats.ErrTimeout {
 			return err
 		}
@@ -400,7 +400,7 @@ accounts {
 		t.Fatalf("A's account info in the cluster: %v", resp)
 	}
 	g := dialUser(t, ms[2].run.addr, "g", "pg")
-	retry(t, "$G's JetStream", 30*time.Second, func() error {
+	eventually(t, "$G's JetStream", 30*time.Second, func() error {
 		resp := apiCall(t, g, "$JS.API.INFO", nil)
 		if errCode(resp) != 0 {
 			return fmt.Errorf("account info: %v", resp)
