@@ -17,10 +17,8 @@ func serveCommand() command {
 	return command{summary: "run the NATS / JetStream server", run: runServe}
 }
 
-// runServe is `jetwal serve`. Package serve parses the command line
-// (serve.ParseCommandLine) and runs the server; this sends --signal,
-// reports -t, and wires SIGHUP (configuration reload) and SIGUSR2 (lame
-// duck mode) to the server, as nats-server's.
+// runServe is `jetwal serve`: package serve parses the command line and
+// runs the server; this wires SIGHUP (reload) and SIGUSR2 (lame duck mode).
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, err := jetwal.ParseCommandLine(args, version, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -50,9 +48,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	defer closeLog()
-	// The handlers go in before the server starts: once "Server is ready"
-	// is logged, a SIGHUP or SIGUSR2 must reach them, not the default
-	// action (which ends the process).
+	// Before the start: once "Server is ready" is logged, a SIGHUP or
+	// SIGUSR2 must reach Run, not the default action (ending the process).
 	hup, ldm := make(chan os.Signal, 1), make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
