@@ -22,8 +22,9 @@
 //
 // Every error and warning is "file:line:column: reason".
 //
-// Command-line flags override the file (cmd/jetwal merges them using
-// Config.Set, which records the settings the file gave).
+// Command-line flags override the file (serve.ParseCommandLine and
+// serve.FromConfig merge them using Config.Set, which records the
+// settings the file gave).
 //
 // # Ignored settings
 //

@@ -241,7 +241,7 @@ func TestVersionGatesCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 2.10.0: account info asks $SYS.REQ.USER.INFO, which the system
-	// requests of cmd/jetwal answer (TestAccountsWithNatsCLI checks the user
+	// requests of package serve answer (TestAccountsWithNatsCLI checks the user
 	// section); this package's bare server has no responder, and natscli
 	// shows the account without the user section.
 	c.ok(args("account", "info"), "JetStream Account Information", "Connected Server Version: "+announcedVersion)

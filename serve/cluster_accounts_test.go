@@ -294,10 +294,7 @@ func TestClusterAccountsJetStream(t *testing.T) {
 		t.Fatalf("third stream of an account allowed two: %v, want 10027", err)
 	}
 	// A's stream changes leader and keeps its messages; B's is untouched.
-	eventually(t, "step down A's stream", 30*time.Second, func() error {
-		_, err := runCLI(t, servers[2], "--user", "a", "--password", "pw", "stream", "cluster", "step-down", "ORDERS")
-		return err
-	})
+	retryCLI(t, servers[2], 30*time.Second, []string{"--user", "a", "--password", "pw", "stream", "cluster", "step-down", "ORDERS"})
 	publish(jsA, 1, "after")
 	check("A's stream after its step-down", jsA, 4)
 	check("B's stream after A's step-down", jsB, 0)

@@ -53,13 +53,7 @@ func TestClusterStreamReplicasAndPeerRemove(t *testing.T) {
 	// one was applied.
 	cli := func(done string, args ...string) {
 		t.Helper()
-		eventually(t, fmt.Sprintf("nats %v", args), 60*time.Second, func() error {
-			out, err := runCLI(t, servers[1], args...)
-			if err != nil && (done == "" || !strings.Contains(out, done)) {
-				return fmt.Errorf("%v\n%s", err, out)
-			}
-			return nil
-		})
+		retryCLI(t, servers[1], 60*time.Second, args, done)
 	}
 	cli("", "stream", "add", "M", "--subjects", "m.>", "--replicas", "2", "--defaults")
 	var peers []string
@@ -310,16 +304,10 @@ func TestClusterServerPeerRemove(t *testing.T) {
 	if err := json.Unmarshal(m.Data, &r); err != nil || r.Type != "io.nats.jetstream.api.v1.meta_server_remove_response" || r.Error == nil || r.Error.ErrCode != 10044 {
 		t.Fatalf("removal of an unknown server: %s", m.Data)
 	}
-	eventually(t, "server cluster peer-remove "+victim, 60*time.Second, func() error {
-		out, err := runCLI(t, lead, "--user", "sys", "--password", "pw", "server", "cluster", "peer-remove", victim, "-f")
-		// A later try of one that was applied: the leader says so, or
-		// the CLI no longer finds the server (the meta group's size is
-		// checked below).
-		if err != nil && !strings.Contains(out, "server is not a member of the cluster") && !strings.Contains(out, "did not find a replica named") {
-			return fmt.Errorf("%v\n%s", err, out)
-		}
-		return nil
-	})
+	// A later try of one that was applied: the leader says so, or the CLI
+	// no longer finds the server (the meta group's size is checked below).
+	retryCLI(t, lead, 60*time.Second, []string{"--user", "sys", "--password", "pw", "server", "cluster", "peer-remove", victim, "-f"},
+		"server is not a member of the cluster", "did not find a replica named")
 	eventually(t, "meta group of three", 60*time.Second, func() error {
 		var jsz struct {
 			Meta *struct {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,13 +107,34 @@ func metaLeader(servers []*Server) (string, error) {
 // runCLI runs the pinned nats CLI against s.
 func runCLI(t *testing.T, s *Server, args ...string) (string, error) {
 	t.Helper()
+	return natsCLI(t, s.ClientURL(), args...)
+}
+
+// natsCLI runs the pinned nats CLI against the server at url, with a home
+// directory of its own (no saved contexts).
+func natsCLI(t *testing.T, url string, args ...string) (string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	home := t.TempDir()
-	cmd := exec.CommandContext(ctx, testbin.NatsCLI(t), append([]string{"-s", s.ClientURL(), "--timeout", "5s"}, args...)...)
+	cmd := exec.CommandContext(ctx, testbin.NatsCLI(t), append([]string{"-s", url, "--timeout", "5s"}, args...)...)
 	cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH")}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// retryCLI runs the pinned nats CLI against s until it succeeds, or
+// fails with output containing one of done (a later try of a change
+// already applied says so), or d has passed (then the test fails).
+func retryCLI(t *testing.T, s *Server, d time.Duration, args []string, done ...string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("nats %v", args), d, func() error {
+		out, err := runCLI(t, s, args...)
+		if err != nil && !slices.ContainsFunc(done, func(w string) bool { return w != "" && strings.Contains(out, w) }) {
+			return fmt.Errorf("%v\n%s", err, out)
+		}
+		return nil
+	})
 }
 
 type stepDownResp struct {

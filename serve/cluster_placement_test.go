@@ -71,13 +71,7 @@ func TestClusterPlacementTags(t *testing.T) {
 
 	// Two servers have "ssd": an R2 stream lands on them, once every
 	// server has announced its tags.
-	eventually(t, "R2 on ssd", 60*time.Second, func() error {
-		out, err := runCLI(t, servers[2], "stream", "add", "SSD", "--subjects", "ssd.>", "--replicas", "2", "--tag", "ssd", "--defaults")
-		if err != nil {
-			return fmt.Errorf("%v: %s", err, out)
-		}
-		return nil
-	})
+	retryCLI(t, servers[2], 60*time.Second, []string{"stream", "add", "SSD", "--subjects", "ssd.>", "--replicas", "2", "--tag", "ssd", "--defaults"})
 	nc, err := nats.Connect(servers[0].ClientURL())
 	if err != nil {
 		t.Fatal(err)

@@ -86,13 +86,7 @@ func TestClusterRestore(t *testing.T) {
 	if err := within(func(ctx context.Context) error { return js.DeleteStream(ctx, "SRC") }); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "restore", 60*time.Second, func() error {
-		out, err := runCLI(t, servers[1], "stream", "restore", dir, "--no-progress")
-		if err != nil {
-			return fmt.Errorf("%v: %s", err, out)
-		}
-		return nil
-	})
+	retryCLI(t, servers[1], 60*time.Second, []string{"stream", "restore", dir, "--no-progress"})
 	for _, s := range servers {
 		name := s.Core().Name()
 		eventually(t, "leader "+name, 30*time.Second, func() error {

@@ -1,8 +1,8 @@
 // Package serve assembles a whole jetwal server — the NATS core, its
 // accounts, JetStream, the cluster and its raft groups, HTTP monitoring
 // and the $SYS requests — from one Options value. `jetwal serve` builds
-// that value from a configuration file and its flags; a Go program (or a
-// test) fills it directly and runs jetwal in process, the way programs
+// that value from a configuration file and its flags (ParseCommandLine)
+// and runs it (CommandLine.Run); a Go program (or a test) fills it directly and runs jetwal in process, the way programs
 // embed nats-server with server.NewServer:
 //
 //	s, err := serve.New(serve.Options{
@@ -35,9 +35,15 @@
 //   - fromconfig.go: FromConfig, a configuration file with `jetwal serve`'s
 //     flags (Flags) on top, as Options.
 //   - clusterflags.go: the route settings of the cluster block and flags.
+//   - cmdline.go: ParseCommandLine, `jetwal serve`'s flags parsed and
+//     merged with the configuration file (FromConfig); ConfigError.
+//   - run.go: CommandLine.Run, a server from start to shutdown or lame
+//     duck mode, reloading on demand; the -t report and the log file.
+//   - signal.go: SendSignal, `jetwal serve --signal`.
 //   - websocket_options.go: the websocket block as listener options, and
 //     who WebSocket clients log in as.
-//   - reload.go: Reload, what a configuration reload changes at once.
+//   - reload.go: Reload, what a configuration reload changes at once, and
+//     CommandLine.Reload, which reads the configuration again.
 //   - logging.go: NewLogHandler, nats-server style log lines.
 //   - profile.go: the pprof listener of ProfPort.
 package serve

@@ -88,54 +88,24 @@ func FromConfig(file string, f Flags) (Options, error) {
 	if cfg != nil {
 		o.Warnings = cfg.Warnings
 		o.SystemAccount = cfg.SystemAccount
-		from := func(key, flag string) bool { return cfg.Set[key] && !f.Given[flag] }
-		if from("port", "port") {
-			f.Port = cfg.Port
-		}
-		if from("host", "host") {
-			f.Host = cfg.Host
-		}
-		if from("server_name", "server_name") {
-			f.ServerName = cfg.ServerName
-		}
+		// The file's setting (by its key) unless the flag was given.
+		over(cfg, f.Given, "port", "port", &f.Port, cfg.Port)
+		over(cfg, f.Given, "host", "host", &f.Host, cfg.Host)
+		over(cfg, f.Given, "server_name", "server_name", &f.ServerName, cfg.ServerName)
 		o.Server.Tags = cfg.Tags // server_tags: no flag
-		if from("max_payload", "max_payload") {
-			f.MaxPayload = cfg.MaxPayload
-		}
-		if from("max_pending", "max_pending") {
-			f.MaxPending = cfg.MaxPending
-		}
-		if from("max_connections", "max_connections") {
-			f.MaxConnections = cfg.MaxConnections
-		}
-		if from("max_control_line", "max_control_line") {
-			f.MaxControlLine = cfg.MaxControlLine
-		}
-		if from("ping_interval", "ping_interval") {
-			f.PingInterval = cfg.PingInterval
-		}
-		if from("ping_max", "ping_max") {
-			f.MaxPingsOut = cfg.MaxPingsOut
-		}
-		if from("write_deadline", "write_deadline") {
-			f.WriteDeadline = cfg.WriteDeadline
-		}
-		if from("debug", "debug") {
-			f.Debug = cfg.Debug
-		}
-		if from("trace", "trace") {
-			f.Trace = cfg.Trace
-		}
-		if from("logfile", "log") {
-			f.LogFile = cfg.LogFile
-		}
-		if from("ports_file_dir", "ports_file_dir") {
-			f.PortsFileDir = cfg.PortsFileDir
-		}
+		over(cfg, f.Given, "max_payload", "max_payload", &f.MaxPayload, cfg.MaxPayload)
+		over(cfg, f.Given, "max_pending", "max_pending", &f.MaxPending, cfg.MaxPending)
+		over(cfg, f.Given, "max_connections", "max_connections", &f.MaxConnections, cfg.MaxConnections)
+		over(cfg, f.Given, "max_control_line", "max_control_line", &f.MaxControlLine, cfg.MaxControlLine)
+		over(cfg, f.Given, "ping_interval", "ping_interval", &f.PingInterval, cfg.PingInterval)
+		over(cfg, f.Given, "ping_max", "ping_max", &f.MaxPingsOut, cfg.MaxPingsOut)
+		over(cfg, f.Given, "write_deadline", "write_deadline", &f.WriteDeadline, cfg.WriteDeadline)
+		over(cfg, f.Given, "debug", "debug", &f.Debug, cfg.Debug)
+		over(cfg, f.Given, "trace", "trace", &f.Trace, cfg.Trace)
+		over(cfg, f.Given, "logfile", "log", &f.LogFile, cfg.LogFile)
+		over(cfg, f.Given, "ports_file_dir", "ports_file_dir", &f.PortsFileDir, cfg.PortsFileDir)
 		o.LameDuckDuration, o.LameDuckGrace = cfg.LameDuckDuration, cfg.LameDuckGrace
-		if from("jetstream", "jetstream") {
-			f.JetStream = cfg.JetStream.Enabled
-		}
+		over(cfg, f.Given, "jetstream", "jetstream", &f.JetStream, cfg.JetStream.Enabled)
 		if (cfg.Set["jetstream"] || cfg.Set["store_dir"]) && cfg.JetStream.StoreDir != "" && !given("store_dir") {
 			f.StoreDir = cfg.JetStream.StoreDir
 		}
@@ -152,9 +122,7 @@ func FromConfig(file string, f Flags) (Options, error) {
 		}
 		o.Store.Domain = cfg.JetStream.Domain
 		o.Store.UniqueTag = cfg.JetStream.UniqueTag
-		if from("http", "http_port") {
-			o.HTTPPort = cfg.HTTPPort
-		}
+		over(cfg, f.Given, "http", "http_port", &o.HTTPPort, cfg.HTTPPort)
 		o.HTTPHost = cfg.HTTPHost
 		o.Auth = cfg.Auth
 		if cfg.MultiAccount() {
@@ -243,4 +211,12 @@ func FromConfig(file string, f Flags) (Options, error) {
 		o.PortsFile = filepath.Join(f.PortsFileDir, fmt.Sprintf("%s_%d.ports", filepath.Base(os.Args[0]), os.Getpid()))
 	}
 	return o, nil
+}
+
+// over sets *dst to v, the file's setting of key, when the file sets it
+// and the command line did not give flag (nats-server's precedence).
+func over[T any](cfg *config.Config, given map[string]bool, key, flag string, dst *T, v T) {
+	if cfg.Set[key] && !given[flag] {
+		*dst = v
+	}
 }

@@ -1,7 +1,19 @@
 package serve
 
+// Configuration reload: SIGHUP (or `jetwal serve --signal reload=PID`,
+// which sends it) makes a running server read its configuration file
+// again, with the same command-line flags on top. What changes at once is
+// authentication and authorization: users, passwords, tokens, nkeys and
+// permissions apply to every connection made from then on; connections
+// already up keep the identity and permissions they logged in with. Other
+// settings take effect at the next restart. A configuration that does not
+// load, or that changes the accounts (fixed at start), is logged and the
+// server keeps its current settings.
+
 import (
 	"errors"
+	"io"
+	"log/slog"
 	"slices"
 )
 
@@ -29,4 +41,26 @@ func (s *Server) Reload(n Options) error {
 		s.SetWebsocketAuthenticator(n.Server.Websocket.Auth)
 	}
 	return nil
+}
+
+// Reload reads c's configuration file again with c's flags on top and
+// applies it to s (Server.Reload), logging the outcome to log: a file that
+// does not load or a refused change keeps the current settings.
+func (c *CommandLine) Reload(s *Server, log *slog.Logger) {
+	if c.ConfigFile == "" {
+		log.Warn("Reload requested, but the server was started without a configuration file")
+		return
+	}
+	n, err := ParseCommandLine(c.Args, c.Version, io.Discard)
+	if err == nil {
+		for _, w := range n.Warnings {
+			log.Warn(w.String())
+		}
+		err = s.Reload(n.Options)
+	}
+	if err != nil {
+		log.Error("Reloading the configuration failed; keeping the current settings", "err", err)
+		return
+	}
+	log.Info("Reloaded server configuration " + c.ConfigFile + " (authorization now; other changes at restart)")
 }

@@ -7,6 +7,8 @@
 //	jetwal help [command]    show usage
 //
 // Each subcommand lives in its own file and is listed once in commands().
+// What they do lives in library packages (serve, internal/verify, segment,
+// internal/benchtool); this is flags, dispatch, signals and exit codes.
 package main
 
 import (
@@ -34,8 +36,7 @@ type command struct {
 // a constructor returning a command and add one line here.
 func commands() map[string]command {
 	return map[string]command{
-		"serve": serveCommand(),
-
+		"serve":  serveCommand(),
 		"verify": verifyCommand(),
 		"dump":   dumpCommand(),
 		"bench":  benchCommand(),

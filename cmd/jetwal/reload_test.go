@@ -111,11 +111,3 @@ func TestReloadAuthorizationOnBinary(t *testing.T) {
 	}
 	nc.Close()
 }
-
-func TestSignalErrors(t *testing.T) {
-	for _, spec := range []string{"reload", "reload=abc", "explode=1", "reload=0"} {
-		if err := sendSignal(spec); err == nil {
-			t.Errorf("%q accepted", spec)
-		}
-	}
-}

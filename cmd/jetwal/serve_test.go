@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,65 +16,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/jetwal/jetwal/config"
-	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/internal/syncbuf"
-	jetwal "github.com/jetwal/jetwal/serve"
-	"github.com/jetwal/jetwal/server"
 )
-
-func TestParseServeFlags(t *testing.T) {
-	o, err := parseServeFlags(nil, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.Server.Port != 4222 || o.Server.Host != "0.0.0.0" || o.JetStream || o.Server.MaxPayload != 1<<20 ||
-		o.Store.Dir != filepath.Join(os.TempDir(), "jetwal", "jetstream") || o.Store.Sync.Mode != durable.Always {
-		t.Fatalf("defaults: %+v", o)
-	}
-	for _, args := range [][]string{
-		{"-p", "5222", "-a", "127.0.0.1", "-js", "-sd", "/x/y", "-D", "-V"},
-		{"--port", "5222", "--addr", "127.0.0.1", "--jetstream", "--store_dir", "/x/y", "-DV"},
-		{"--port=5222", "--addr=127.0.0.1", "--jetstream", "--store_dir=/x/y", "--debug", "--trace"},
-	} {
-		o, err := parseServeFlags(args, io.Discard)
-		if err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-		if o.Server.Port != 5222 || o.Server.Host != "127.0.0.1" || !o.JetStream || o.Store.Dir != "/x/y" || !o.Server.Debug || !o.Server.Trace {
-			t.Fatalf("%v parsed as %+v", args, o)
-		}
-	}
-	o, err = parseServeFlags([]string{"--max_payload", "64KB", "--sync", "200ms", "--max_connections", "10"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.Server.MaxPayload != 64<<10 || o.Store.Sync != (durable.Policy{Mode: durable.Interval, Interval: 200 * time.Millisecond}) || o.Server.MaxConnections != 10 {
-		t.Fatalf("parsed %+v", o)
-	}
-	for _, bad := range [][]string{{"--sync", "sometimes"}, {"--max_payload", "lots"}, {"--max_payload", "0"}, {"-p", "99999"}, {"extra"}} {
-		if _, err := parseServeFlags(bad, io.Discard); err == nil {
-			t.Errorf("%v accepted", bad)
-		}
-	}
-}
-
-func TestParseSyncAndSize(t *testing.T) {
-	for in, want := range map[string]durable.Policy{
-		"always": {Mode: durable.Always}, "never": {Mode: durable.Never}, "2s": {Mode: durable.Interval, Interval: 2 * time.Second}, "NEVER": {Mode: durable.Never},
-	} {
-		got, err := parseSync(in)
-		if err != nil || got != want {
-			t.Errorf("parseSync(%q) = %+v, %v", in, got, err)
-		}
-	}
-	for in, want := range map[string]int64{"1048576": 1 << 20, "1MB": 1 << 20, "1MiB": 1 << 20, "512k": 512 << 10, "2 GB": 2 << 30, "7B": 7} {
-		got, err := config.ParseSize(in)
-		if err != nil || got != want {
-			t.Errorf("config.ParseSize(%q) = %d, %v", in, got, err)
-		}
-	}
-}
 
 func TestRunDispatch(t *testing.T) {
 	var out, errOut bytes.Buffer
@@ -97,69 +38,6 @@ func TestRunDispatch(t *testing.T) {
 type lockedBuffer = syncbuf.Buffer
 
 var listenRE = regexp.MustCompile(`Listening for client connections on (\S+)`)
-
-// TestServeInProcess runs serve with JetStream on, talks to it with nats.go
-// and stops it through the context.
-func TestServeInProcess(t *testing.T) {
-	store := filepath.Join(t.TempDir(), "store")
-	o, err := parseServeFlags([]string{"-p", "0", "-a", "127.0.0.1", "-js", "-sd", store}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &lockedBuffer{}
-	log := slog.New(jetwal.NewLogHandler(logs, false, false))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, o, log) }()
-
-	var addr string
-	deadline := time.Now().Add(10 * time.Second)
-	for addr == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("server did not start:\n%s", logs)
-		}
-		if m := listenRE.FindStringSubmatch(logs.String()); m != nil && strings.Contains(logs.String(), "Server is ready") {
-			addr = m[1]
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	banner := logs.String()
-	for _, want := range []string{"Starting jetwal", "Version:  " + version, "Max Payload:     1.0 MiB", "Store Directory: \"" + store + "\"", "Sync:            always", "[INF] Server is ready"} {
-		if !strings.Contains(banner, want) {
-			t.Errorf("banner lacks %q:\n%s", want, banner)
-		}
-	}
-	if fi, err := os.Stat(store); err != nil || !fi.IsDir() {
-		t.Errorf("store directory not created: %v", err)
-	}
-
-	nc, err := nats.Connect("nats://" + addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	info := nc.ConnectedServerVersion()
-	if info != server.DefaultVersion {
-		t.Errorf("server version %q", info)
-	}
-	sub, _ := nc.SubscribeSync("x")
-	nc.Publish("x", []byte("y"))
-	if m, err := sub.NextMsg(5 * time.Second); err != nil || string(m.Data) != "y" {
-		t.Fatalf("round trip: %v", err)
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not return after cancel")
-	}
-	if !strings.Contains(logs.String(), "Server Exiting") {
-		t.Fatalf("no exit line:\n%s", logs)
-	}
-}
 
 // TestServeBinarySignals builds the command and runs it twice on one
 // store: the first run creates a stream, stores messages and is stopped

@@ -28,6 +28,9 @@ var forbidden = map[string][]string{
 	"cluster":     {"config", "monitor", "jetstream", "sysreq", "serve", "cmd/jetwal"},
 	// serve assembles the server; only the command is above it.
 	"serve": {"cmd/jetwal"},
+	// internal/verify prints the offline checks of the packages that own
+	// the store formats, for `jetwal verify`.
+	"internal/verify": {"server", "config", "monitor", "sysreq", "cluster", "serve", "cmd/jetwal"},
 }
 
 // engine packages import none of the serving layers.
@@ -71,6 +74,9 @@ var leaves = map[string][]string{
 	"server/websocket": {},
 	// crypt sits beside vfs at the bottom: only the seam and the error sentinel.
 	"crypt": {"vfs", "store"},
+	// internal/benchtool finds and runs the bench harness for `jetwal
+	// bench compare`: standard library only.
+	"internal/benchtool": {},
 }
 
 func TestLeaves(t *testing.T) {
@@ -116,7 +122,7 @@ func importsOf(t *testing.T, dir string) []string {
 
 // apart lists pairs of package trees (a package and everything under it)
 // that never import each other in non-test code. cluster and jetstream
-// meet only in cmd/jetwal, which adapts a cluster.Node to the Cluster and
+// meet only in serve, which adapts a cluster.Node to the Cluster and
 // Replica interfaces jetstream defines (ARCHITECTURE.md, "Cluster").
 var apart = [][2]string{
 	{"cluster", "jetstream"},

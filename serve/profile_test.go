@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"io"
@@ -22,7 +22,7 @@ func TestProfileFlag(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(b), "goroutine") {
 		t.Fatalf("status %d:\n%.300s", resp.StatusCode, b)
 	}
-	if _, err := parseServeFlags([]string{"--profile", "70000"}, io.Discard); err == nil {
+	if _, err := ParseCommandLine([]string{"--profile", "70000"}, testVersion, io.Discard); err == nil {
 		t.Fatal("--profile 70000 accepted")
 	}
 }

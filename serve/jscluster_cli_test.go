@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func TestClusterCLIWalkthrough(t *testing.T) {
 	run := func(m *member, args ...string) string {
 		t.Helper()
 		var out []byte
-		retry(t, strings.Join(args, " "), 60*time.Second, func() error {
+		eventually(t, strings.Join(args, " "), 60*time.Second, func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			home := t.TempDir()
@@ -49,7 +49,7 @@ func TestClusterCLIWalkthrough(t *testing.T) {
 	// message, before the stream has stored it, so stream info is polled.
 	var info string
 	var m []string
-	retry(t, "stream info with the message", 30*time.Second, func() error {
+	eventually(t, "stream info with the message", 30*time.Second, func() error {
 		info = run(ms[2], "stream", "info", "ORDERS")
 		m = cliLeaderRE.FindStringSubmatch(info)
 		if m == nil || strings.Count(info, "Replica: ") != 2 || !strings.Contains(info, "Messages: 1") {
@@ -68,7 +68,7 @@ func TestClusterCLIWalkthrough(t *testing.T) {
 		}
 	}
 	run(ms[1], "stream", "cluster", "step-down", "ORDERS")
-	retry(t, "new leader", 30*time.Second, func() error {
+	eventually(t, "new leader", 30*time.Second, func() error {
 		n := cliLeaderRE.FindStringSubmatch(run(ms[0], "stream", "info", "ORDERS"))
 		if n == nil || n[1] == m[1] {
 			return &cliError{nil, "leader still " + m[1]}

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"context"
@@ -35,7 +35,7 @@ server_tags: ["id:harness"]
 ports_file_dir: %q
 jetstream { store_dir: %q, max_file_store: 1GB, max_mem_store: 1GB }
 `, dir, filepath.Join(dir, "store")))
-	o, err := parseServeFlags([]string{"-c", conf}, io.Discard)
+	o, err := ParseCommandLine([]string{"-c", conf}, testVersion, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ jetstream { store_dir: %q, max_file_store: 1GB, max_mem_store: 1GB }
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, o, slog.New(slog.DiscardHandler)) }()
+	go func() { done <- o.Run(ctx, slog.New(slog.DiscardHandler), nil, nil) }()
 	stopped := false
 	defer func() {
 		if !stopped {

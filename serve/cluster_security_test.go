@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"context"
@@ -69,7 +69,7 @@ func TestHardeningClusterTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	retry(t, "create R3 stream", 30*time.Second, func() error {
+	eventually(t, "create R3 stream", 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_, err := js.CreateStream(ctx, njs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"context"
@@ -56,7 +56,7 @@ func startJSCluster(t *testing.T, n int) []*member {
 	return ms
 }
 
-func connectJS(t *testing.T, addr string) (*nats.Conn, njs.JetStream) {
+func connectAddrJS(t *testing.T, addr string) (*nats.Conn, njs.JetStream) {
 	t.Helper()
 	nc, err := nats.Connect("nats://"+addr, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
@@ -70,33 +70,17 @@ func connectJS(t *testing.T, addr string) (*nats.Conn, njs.JetStream) {
 	return nc, js
 }
 
-// retry runs f until it succeeds or the deadline passes.
-func retry(t *testing.T, what string, d time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // TestClusteredJetStream: three servers, one R3 stream. Publishing through
 // any server is acknowledged with one sequence order; stream info names a
 // leader and two current replicas; step-down moves the leadership; when
 // the leader's server stops, another takes over and the sequences go on;
 // every acknowledged message is served, the same, by every leader in turn.
-func TestClusteredJetStream(t *testing.T) {
+func TestClusteredJetStreamFromFlags(t *testing.T) {
 	ms := startJSCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, js1 := connectJS(t, ms[0].run.addr)
-	retry(t, "create R3 stream", 30*time.Second, func() error {
+	_, js1 := connectAddrJS(t, ms[0].run.addr)
+	eventually(t, "create R3 stream", 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_, err := js1.CreateStream(ctx, njs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
@@ -104,14 +88,14 @@ func TestClusteredJetStream(t *testing.T) {
 	})
 	var jss []njs.JetStream
 	for _, m := range ms {
-		_, js := connectJS(t, m.run.addr)
+		_, js := connectAddrJS(t, m.run.addr)
 		jss = append(jss, js)
 	}
 	want := map[uint64]string{}
 	publish := func(js njs.JetStream, body string) {
 		t.Helper()
 		var ack *njs.PubAck
-		retry(t, "publish "+body, 30*time.Second, func() error {
+		eventually(t, "publish "+body, 30*time.Second, func() error {
 			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
 			var err error
@@ -142,7 +126,7 @@ func TestClusteredJetStream(t *testing.T) {
 		t.Fatalf("state %+v", info.State)
 	}
 	// The followers report their progress: caught up, recently heard from.
-	retry(t, "followers caught up", 30*time.Second, func() error {
+	eventually(t, "followers caught up", 30*time.Second, func() error {
 		for _, p := range streamInfo(t, ctx, js1).Cluster.Replicas {
 			if p.Lag != 0 || p.Active <= 0 || p.Active > 5*time.Second {
 				return fmt.Errorf("replica %s lag %d active %v", p.Name, p.Lag, p.Active)
@@ -165,7 +149,7 @@ func TestClusteredJetStream(t *testing.T) {
 	if err := json.Unmarshal(resp.Data, &sd); err != nil || !sd.Success {
 		t.Fatalf("step-down answer %s", resp.Data)
 	}
-	retry(t, "a new leader after step-down", 30*time.Second, func() error {
+	eventually(t, "a new leader after step-down", 30*time.Second, func() error {
 		info := streamInfo(t, ctx, js1)
 		if l := info.Cluster.Leader; l == "" || l == first {
 			return fmt.Errorf("leader %q (was %q)", l, first)
@@ -202,7 +186,7 @@ func TestClusteredJetStream(t *testing.T) {
 	for i := 90; i < 100; i++ {
 		publish(live[i%2], fmt.Sprintf("m%d", i))
 	}
-	retry(t, "the restarted server leads", 60*time.Second, func() error {
+	eventually(t, "the restarted server leads", 60*time.Second, func() error {
 		info := streamInfo(t, ctx, live[0])
 		if info.Cluster.Leader == stopped.name {
 			return nil
@@ -227,7 +211,7 @@ func TestClusteredJetStream(t *testing.T) {
 		t.Helper()
 		before := streamInfo(t, ctx, live[0]).Cluster.Leader
 		nc := connectNC(t, ms[0].run.addr)
-		retry(t, "step-down", 30*time.Second, func() error {
+		eventually(t, "step-down", 30*time.Second, func() error {
 			_, _ = nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.ORDERS", nil, 10*time.Second)
 			if l := streamInfo(t, ctx, live[0]).Cluster.Leader; l == before || l == "" {
 				return fmt.Errorf("leader still %q", l)
@@ -275,7 +259,7 @@ func checkAll(t *testing.T, ctx context.Context, js njs.JetStream, want map[uint
 	}
 	for seq, body := range want {
 		var m *njs.RawStreamMsg
-		retry(t, fmt.Sprintf("get %d", seq), 30*time.Second, func() error {
+		eventually(t, fmt.Sprintf("get %d", seq), 30*time.Second, func() error {
 			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
 			var err error
@@ -295,32 +279,32 @@ func TestClusteredConsumer(t *testing.T) {
 	ms := startJSCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, js1 := connectJS(t, ms[0].run.addr)
-	retry(t, "create R3 stream", 30*time.Second, func() error {
+	_, js1 := connectAddrJS(t, ms[0].run.addr)
+	eventually(t, "create R3 stream", 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_, err := js1.CreateStream(ctx, njs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
 		return err
 	})
 	for i := range 50 {
-		retry(t, "publish", 30*time.Second, func() error {
+		eventually(t, "publish", 30*time.Second, func() error {
 			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
 			_, err := js1.Publish(ctx, "orders.new", []byte(fmt.Sprintf("m%d", i+1)))
 			return err
 		})
 	}
-	retry(t, "create consumer", 30*time.Second, func() error {
+	eventually(t, "create consumer", 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_, err := js1.CreateOrUpdateConsumer(ctx, "ORDERS", njs.ConsumerConfig{Durable: "C", AckPolicy: njs.AckExplicitPolicy, AckWait: time.Minute})
 		return err
 	})
-	_, js2 := connectJS(t, ms[1].run.addr)
+	_, js2 := connectAddrJS(t, ms[1].run.addr)
 	fetch := func(js njs.JetStream, n int) []uint64 {
 		t.Helper()
 		var seqs []uint64
-		retry(t, "fetch", 30*time.Second, func() error {
+		eventually(t, "fetch", 30*time.Second, func() error {
 			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
 			c, err := js.Consumer(ctx, "ORDERS", "C")
@@ -361,7 +345,7 @@ func TestClusteredConsumer(t *testing.T) {
 		if m.name == leader {
 			m.stop()
 		} else if live == nil {
-			_, live = connectJS(t, ms[i].run.addr)
+			_, live = connectAddrJS(t, ms[i].run.addr)
 		}
 	}
 	next := fetch(live, 5)
@@ -378,11 +362,11 @@ func TestClusteredStreamLifecycle(t *testing.T) {
 	ms := startJSCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, js1 := connectJS(t, ms[0].run.addr)
-	_, js3 := connectJS(t, ms[2].run.addr)
+	_, js1 := connectAddrJS(t, ms[0].run.addr)
+	_, js3 := connectAddrJS(t, ms[2].run.addr)
 	create := func(cfg njs.StreamConfig) error {
 		var err error
-		retry(t, "create "+cfg.Name, 30*time.Second, func() error {
+		eventually(t, "create "+cfg.Name, 30*time.Second, func() error {
 			c, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
 			_, err = js1.CreateStream(c, cfg)
@@ -408,7 +392,7 @@ func TestClusteredStreamLifecycle(t *testing.T) {
 	}
 	for i := range 10 {
 		for _, subj := range []string{"one.x", "three.x"} {
-			retry(t, "publish", 30*time.Second, func() error {
+			eventually(t, "publish", 30*time.Second, func() error {
 				c, cancel := context.WithTimeout(ctx, 5*time.Second)
 				defer cancel()
 				_, err := js3.Publish(c, subj, []byte(fmt.Sprintf("%s-%d", subj, i)))
@@ -416,7 +400,7 @@ func TestClusteredStreamLifecycle(t *testing.T) {
 			})
 		}
 	}
-	retry(t, "consumer", 30*time.Second, func() error {
+	eventually(t, "consumer", 30*time.Second, func() error {
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_, err := js3.CreateOrUpdateConsumer(c, "THREE", njs.ConsumerConfig{Durable: "D", AckPolicy: njs.AckExplicitPolicy})
@@ -424,7 +408,7 @@ func TestClusteredStreamLifecycle(t *testing.T) {
 	})
 	names := func(js njs.JetStream) []string {
 		var out []string
-		retry(t, "stream names", 30*time.Second, func() error {
+		eventually(t, "stream names", 30*time.Second, func() error {
 			c, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
 			out = out[:0]
@@ -447,9 +431,9 @@ func TestClusteredStreamLifecycle(t *testing.T) {
 	for _, m := range ms {
 		m.start(t)
 	}
-	_, js2 := connectJS(t, ms[1].run.addr)
+	_, js2 := connectAddrJS(t, ms[1].run.addr)
 	for _, name := range []string{"ONE", "THREE"} {
-		retry(t, "after restart "+name, 60*time.Second, func() error {
+		eventually(t, "after restart "+name, 60*time.Second, func() error {
 			c, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
 			s, err := js2.Stream(c, name)
@@ -466,7 +450,7 @@ func TestClusteredStreamLifecycle(t *testing.T) {
 			return nil
 		})
 	}
-	retry(t, "consumer after restart", 60*time.Second, func() error {
+	eventually(t, "consumer after restart", 60*time.Second, func() error {
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_, err := js2.Consumer(c, "THREE", "D")
@@ -474,7 +458,7 @@ func TestClusteredStreamLifecycle(t *testing.T) {
 	})
 
 	// Deleting the R3 stream removes it everywhere.
-	retry(t, "delete", 30*time.Second, func() error {
+	eventually(t, "delete", 30*time.Second, func() error {
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		return js2.DeleteStream(c, "THREE")
@@ -484,7 +468,7 @@ func TestClusteredStreamLifecycle(t *testing.T) {
 	}
 	for _, m := range ms {
 		dir := filepath.Join(m.args[slices.Index(m.args, "-sd")+1], "jetstream", "_cluster", "streams", hex.EncodeToString([]byte("THREE")))
-		retry(t, "replica files removed", 30*time.Second, func() error {
+		eventually(t, "replica files removed", 30*time.Second, func() error {
 			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("%s: %v", dir, err)
 			}
@@ -512,8 +496,8 @@ func TestClusteredJetStreamListenAll(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, js := connectJS(t, ms[2].run.addr)
-	retry(t, "R3 stream", 30*time.Second, func() error {
+	_, js := connectAddrJS(t, ms[2].run.addr)
+	eventually(t, "R3 stream", 30*time.Second, func() error {
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_, err := js.CreateStream(c, njs.StreamConfig{Name: "ALL", Subjects: []string{"all.>"}, Replicas: 3})
@@ -528,7 +512,7 @@ func TestClusteredJetStreamListenAll(t *testing.T) {
 func streamInfoOf(t *testing.T, ctx context.Context, js njs.JetStream, name string) *njs.StreamInfo {
 	t.Helper()
 	var info *njs.StreamInfo
-	retry(t, "stream info", 30*time.Second, func() error {
+	eventually(t, "stream info", 30*time.Second, func() error {
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		s, err := js.Stream(c, name)
@@ -554,8 +538,8 @@ func TestClusteredStepDownReachesEveryServer(t *testing.T) {
 	ms := startJSCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, js1 := connectJS(t, ms[0].run.addr)
-	retry(t, "create R3 stream", 30*time.Second, func() error {
+	_, js1 := connectAddrJS(t, ms[0].run.addr)
+	eventually(t, "create R3 stream", 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_, err := js1.CreateStream(ctx, njs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
@@ -573,7 +557,7 @@ func TestClusteredStepDownReachesEveryServer(t *testing.T) {
 	// miss a server with probability 2^-29.
 	for i := 0; i < 30 && len(led) < 3; i++ {
 		var before string
-		retry(t, "a leader with current followers", 30*time.Second, func() error {
+		eventually(t, "a leader with current followers", 30*time.Second, func() error {
 			info := streamInfo(t, ctx, js1)
 			if info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
 				return fmt.Errorf("cluster info %+v", info.Cluster)
@@ -589,7 +573,7 @@ func TestClusteredStepDownReachesEveryServer(t *testing.T) {
 		if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.ORDERS", nil, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		retry(t, "a new leader after step-down", 30*time.Second, func() error {
+		eventually(t, "a new leader after step-down", 30*time.Second, func() error {
 			l := streamInfo(t, ctx, js1).Cluster.Leader
 			if l == "" || l == before {
 				return fmt.Errorf("leader %q (was %q)", l, before)

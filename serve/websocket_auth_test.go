@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ func TestWebsocketAuthFromFile(t *testing.T) {
 port: -1
 authorization { users: [ {user: a, password: pa}, {user: w, password: pw, allowed_connection_types: ["WEBSOCKET"]} ] }
 `
-	o, err := parseServeFlags([]string{"-c", writeConf(t, base+"websocket { port: -1, no_tls: true }\n")}, io.Discard)
+	o, err := ParseCommandLine([]string{"-c", writeConf(t, base+"websocket { port: -1, no_tls: true }\n")}, testVersion, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ authorization { users: [ {user: a, password: pa}, {user: w, password: pw, allowe
 		t.Fatal(err)
 	}
 
-	o, err = parseServeFlags([]string{"-c", writeConf(t, base+"websocket { port: -1, no_tls: true, no_auth_user: w }\n")}, io.Discard)
+	o, err = ParseCommandLine([]string{"-c", writeConf(t, base+"websocket { port: -1, no_tls: true, no_auth_user: w }\n")}, testVersion, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,17 +56,17 @@ port: -1
 tls { cert_file: %q, key_file: %q, ca_file: %q, verify_and_map: true }
 websocket { port: -1, no_tls: true }
 `, certs.ServerCert, certs.ServerKey, certs.CAFile)
-	_, err = parseServeFlags([]string{"-c", writeConf(t, mapped)}, io.Discard)
+	_, err = ParseCommandLine([]string{"-c", writeConf(t, mapped)}, testVersion, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "without one; refusing to start") {
 		t.Fatalf("certificate-only client port with a plain websocket listener: %v, want a refusal", err)
 	}
 	// The same with users matched by certificate (no passwords), and
 	// with a websocket authorization override: still refused.
 	for _, extra := range []string{
-		`authorization { users: [ {user: "client@jetwal.test"} ] }`,
-		`authorization { users: [ {user: "client@jetwal.test"} ] }` + "\nwebsocket { port: -1, no_tls: true, no_auth_user: \"client@jetwal.test\" }",
+		`authorization { users: [ {user: "client@test"} ] }`,
+		`authorization { users: [ {user: "client@test"} ] }` + "\nwebsocket { port: -1, no_tls: true, no_auth_user: \"client@test\" }",
 	} {
-		_, err = parseServeFlags([]string{"-c", writeConf(t, mapped+extra+"\n")}, io.Discard)
+		_, err = ParseCommandLine([]string{"-c", writeConf(t, mapped+extra+"\n")}, testVersion, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "refusing to start") {
 			t.Fatalf("%s: %v, want a refusal", extra, err)
 		}
@@ -76,17 +76,17 @@ websocket { port: -1, no_tls: true }
 	wsMapped := fmt.Sprintf(`
 port: -1
 tls { cert_file: %q, key_file: %q, ca_file: %q, verify_and_map: true }
-authorization { users: [ {user: "client@jetwal.test"} ] }
+authorization { users: [ {user: "client@test"} ] }
 websocket { port: -1, tls { cert_file: %q, key_file: %q, ca_file: %q, verify_and_map: true } }
 `, certs.ServerCert, certs.ServerKey, certs.CAFile, certs.ServerCert, certs.ServerKey, certs.CAFile)
-	o, err = parseServeFlags([]string{"-c", writeConf(t, wsMapped)}, io.Discard)
+	o, err = ParseCommandLine([]string{"-c", writeConf(t, wsMapped)}, testVersion, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.Server.Websocket.Auth != nil {
 		t.Fatal("same authentication on both listeners, yet a websocket authenticator of its own")
 	}
-	if _, err := o.Server.Auth.Authenticate(auth.Credentials{User: "client@jetwal.test", ConnectionType: auth.ConnWebsocket}); err == nil {
+	if _, err := o.Server.Auth.Authenticate(auth.Credentials{User: "client@test", ConnectionType: auth.ConnWebsocket}); err == nil {
 		t.Fatal("a certificate-mapped user logged in without a certificate")
 	}
 }

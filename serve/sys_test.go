@@ -1,11 +1,8 @@
-package main
+package serve
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,21 +10,13 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/jetwal/jetwal/internal/testbin"
 )
 
 // runNatsCLI runs the pinned nats CLI against addr with a fresh HOME (no
 // contexts of the machine's user).
 func runNatsCLI(t *testing.T, addr string, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	home := t.TempDir()
-	cmd := exec.CommandContext(ctx, testbin.NatsCLI(t), append([]string{"-s", "nats://" + addr, "--timeout", "5s"}, args...)...)
-	cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH")}
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return natsCLI(t, "nats://"+addr, args...)
 }
 
 // sysConf configures, as the README's production example, the system
@@ -164,7 +153,7 @@ func TestServerCommandsWithNatsCLI(t *testing.T) {
 	// The check reads the connected account's $JS.API.INFO, which waits
 	// for the clustered JetStream's meta leader: it is for a JetStream
 	// user (app, of $G), not the system account's, as with nats-server.
-	retry(t, "server check jetstream", time.Minute, func() error {
+	eventually(t, "server check jetstream", time.Minute, func() error {
 		out, err := runNatsCLI(t, addr, "server", "check", "jetstream")
 		if err != nil || !strings.HasPrefix(out, "OK JetStream") {
 			return fmt.Errorf("%v\n%s", err, out)

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"crypto/ecdsa"
@@ -21,50 +21,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 )
-
-// TestClusterFlags: --cluster, --routes and --cluster_name as nats-server
-// takes them, the cluster block of a config file, flags over the file, and
-// the errors.
-func TestClusterFlags(t *testing.T) {
-	o, err := parseServeFlags([]string{"--cluster", "nats://127.0.0.1:6299", "--routes", "nats://127.0.0.1:6300, nats://10.0.0.2:6301",
-		"--cluster_name", "C1", "-n", "a"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	co := o.Server.Cluster
-	if co == nil || co.Host != "127.0.0.1" || co.Port != 6299 || co.Name != "C1" || len(co.Routes) != 2 || co.Routes[1].Host != "10.0.0.2:6301" {
-		t.Fatalf("cluster options %+v", co)
-	}
-	if o, err := parseServeFlags([]string{"-p", "4555"}, io.Discard); err != nil || o.Server.Cluster != nil {
-		t.Fatalf("no cluster flags: %+v %v", o.Server.Cluster, err)
-	}
-	conf := writeConf(t, `
-cluster {
-  name: blue
-  listen: "127.0.0.1:7000"
-  routes: ["nats://127.0.0.1:7001", "nats://127.0.0.1:7002"]
-  authorization { user: ru, password: rp }
-}
-`)
-	o, err = parseServeFlags([]string{"-c", conf, "--cluster_name", "green"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	co = o.Server.Cluster
-	if co == nil || co.Name != "green" || co.Port != 7000 || len(co.Routes) != 2 || co.Username != "ru" || co.Password != "rp" {
-		t.Fatalf("cluster from the file %+v", co)
-	}
-	for _, args := range [][]string{
-		{"--routes", "nats://127.0.0.1:1"},
-		{"--cluster", "nats://127.0.0.1:6299", "--routes", "http://x:1"},
-		{"--cluster", "nats://127.0.0.1"},
-		{"--cluster", "nats://127.0.0.1:99999"},
-	} {
-		if _, err := parseServeFlags(args, io.Discard); err == nil {
-			t.Errorf("%v accepted", args)
-		}
-	}
-}
 
 var routeListenRE = regexp.MustCompile(`Listening for route connections on (\S+)`)
 
@@ -160,7 +116,7 @@ cluster {
 func TestClusterTLSOptions(t *testing.T) {
 	caFile, certFile, keyFile := routeCerts(t)
 	conf := routeTLSConf(t, caFile, certFile, keyFile, `  routes: ["tls://127.0.0.1:7001", "nats://127.0.0.1:7002"]`)
-	o, err := parseServeFlags([]string{"-c", conf}, io.Discard)
+	o, err := ParseCommandLine([]string{"-c", conf}, testVersion, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,8 +139,8 @@ func TestClusterTLSOptions(t *testing.T) {
 
 	missing := filepath.Join(t.TempDir(), "gone.pem")
 	conf = routeTLSConf(t, caFile, missing, keyFile, "")
-	_, err = parseServeFlags([]string{"-c", conf}, io.Discard)
-	var cerr configError
+	_, err = ParseCommandLine([]string{"-c", conf}, testVersion, io.Discard)
+	var cerr ConfigError
 	if !errors.As(err, &cerr) || !strings.Contains(err.Error(), conf+":7:") ||
 		!strings.Contains(err.Error(), "cluster.tls.cert_file: loading certificate "+missing) {
 		t.Fatalf("missing route certificate: %v", err)

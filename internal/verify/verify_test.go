@@ -1,18 +1,20 @@
-package main
+package verify
 
 import (
 	"bytes"
-	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/raftlog"
 	"github.com/jetwal/jetwal/segment"
+	"github.com/jetwal/jetwal/vfs"
 )
 
-// TestVerifyRaftStore: verify recognises a raft log store by its meta file,
+// TestVerifyRaftStore: Dir recognises a raft log store by its meta file,
 // passes a clean one and names the file and offset of a damaged record.
 func TestVerifyRaftStore(t *testing.T) {
 	dir := t.TempDir()
@@ -32,9 +34,9 @@ func TestVerifyRaftStore(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	if code := runVerify(context.Background(), []string{dir}, &out, &errb); code != 0 {
-		t.Fatalf("clean store: exit %d\n%s%s", code, out.String(), errb.String())
+	var out bytes.Buffer
+	if err := Dir(vfs.Default, dir, crypt.Config{}, &out); err != nil {
+		t.Fatalf("clean store: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "raft log store") || !strings.Contains(out.String(), "indexes 1-200: 0 damaged") {
 		t.Fatalf("clean store output:\n%s", out.String())
@@ -50,8 +52,8 @@ func TestVerifyRaftStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Reset()
-	if code := runVerify(context.Background(), []string{dir}, &out, &errb); code != 1 {
-		t.Fatalf("damaged store: exit %d, want 1\n%s", code, out.String())
+	if err := Dir(vfs.Default, dir, crypt.Config{}, &out); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("damaged store: %v, want ErrDamaged\n%s", err, out.String())
 	}
 	want := "DAMAGED " + segs[0] + ": offset " + "32"
 	if !strings.Contains(out.String(), want) {

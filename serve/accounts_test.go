@@ -1,12 +1,9 @@
-package main
+package serve
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,8 +12,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-
-	jetwal "github.com/jetwal/jetwal/serve"
 )
 
 // accountsConf: accounts A and B with JetStream (B with limits), C
@@ -332,75 +327,6 @@ func TestAccountsWithNatsCLI(t *testing.T) {
 	}
 }
 
-// TestAccountsConfigRefusals: what jetwal refuses at startup, with file
-// and line where the file is at fault.
-func TestAccountsConfigRefusals(t *testing.T) {
-	conf := writeConf(t, "listen: 127.0.0.1:0\njetstream: enabled\ncluster { listen: 127.0.0.1:0 }\naccounts {\n A: { users: [{user: a, password: a}], jetstream: enabled }\n}\n")
-	// An account's JetStream in a cluster is served (serve/cluster_accounts.go).
-	if _, err := parseServeFlags([]string{"-c", conf}, io.Discard); err != nil {
-		t.Fatalf("account JetStream in a cluster refused: %v", err)
-	}
-	conf = writeConf(t, "listen: 127.0.0.1:0\naccounts {\n A: { users: [{user: a, password: a}] }\n B: {\n  exports: [ {stream: \"x.>\"} ]\n }\n}\n")
-	_, err := parseServeFlags([]string{"-c", conf}, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), conf+":5:") || !strings.Contains(err.Error(), "exports") {
-		t.Fatalf("exports: %v", err)
-	}
-	conf = writeConf(t, "listen: 127.0.0.1:0\naccounts {\n A: { users: [{user: u, password: a}] }\n B: { users: [{user: u, password: b}] }\n}\n")
-	_, err = parseServeFlags([]string{"-c", conf}, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), conf+":4:") || !strings.Contains(err.Error(), `user "u" is already declared at `+conf+":3:") {
-		t.Fatalf("user in two accounts: %v", err)
-	}
-}
-
-// TestAccountsReload: a reload changes the users of existing accounts; one
-// that changes the accounts themselves is refused (they are fixed at
-// start).
-func TestAccountsReload(t *testing.T) {
-	conf := writeConf(t, "listen: 127.0.0.1:0\naccounts {\n A: { users: [{user: a, password: one}] }\n}\n")
-	o, err := parseServeFlags([]string{"-c", conf}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := jetwal.New(o.Options)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
-	logs := &lockedBuffer{}
-	log := slog.New(jetwal.NewLogHandler(logs, false, false))
-	try := func(user, pass string) error {
-		nc, err := nats.Connect(srv.ClientURL(), nats.UserInfo(user, pass), nats.NoReconnect())
-		if err == nil {
-			nc.Close()
-		}
-		return err
-	}
-	if err := try("a", "one"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(conf, []byte("listen: 127.0.0.1:0\naccounts {\n A: { users: [{user: a, password: two}] }\n}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reload(o, srv, log)
-	if try("a", "one") == nil || try("a", "two") != nil {
-		t.Fatalf("the new password of A's user did not apply:\n%s", logs)
-	}
-	if err := os.WriteFile(conf, []byte("listen: 127.0.0.1:0\naccounts {\n A: { users: [{user: a, password: three}] }\n B: { users: [{user: b, password: b}] }\n}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reload(o, srv, log)
-	if !strings.Contains(logs.String(), "the accounts or the system account changed") || try("a", "two") != nil || try("b", "b") == nil {
-		t.Fatalf("a reload adding an account was not refused:\n%s", logs)
-	}
-}
-
 // TestAccountsInJetStreamCluster: in a clustered JetStream, accounts keep
 // their messages apart across routes, $G has the JetStream and the other
 // accounts answer 10039.
@@ -444,7 +370,7 @@ accounts {
 	}
 	// Wait for A's interest to reach n2 (a request to A's responder there
 	// would fail with no responders until then).
-	retry(t, "A's interest on n2", 20*time.Second, func() error {
+	eventually(t, "A's interest on n2", 20*time.Second, func() error {
 		if _, err := a2.Request("x", []byte("probe"), time.Second); err != nil && err != nats.ErrTimeout {
 			return err
 		}
@@ -474,7 +400,7 @@ accounts {
 		t.Fatalf("A's account info in the cluster: %v", resp)
 	}
 	g := dialUser(t, ms[2].run.addr, "g", "pg")
-	retry(t, "$G's JetStream", 30*time.Second, func() error {
+	eventually(t, "$G's JetStream", 30*time.Second, func() error {
 		resp := apiCall(t, g, "$JS.API.INFO", nil)
 		if errCode(resp) != 0 {
 			return fmt.Errorf("account info: %v", resp)
