@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/server"
 )
@@ -25,31 +26,31 @@ const restoreQueue = 16
 // stream from them. The stream appears only once the whole archive was
 // read and stored; until then nothing of it is visible, and a failed or
 // abandoned restore leaves nothing behind.
-func (js *JetStream) apiStreamRestore(r *apiRequest) {
+func (js *JetStream) apiStreamRestore(r *apiserver.Request) {
 	const typ = api.TypeStreamRestore
-	name := streamArg(r)
+	name := apiserver.StreamArg(r)
 	if name == "" {
-		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
+		js.api.RespondError(r, typ, api.NewError(api.ErrBadRequest))
 		return
 	}
 	var req api.StreamRestoreRequest
-	if isEmptyRequest(r.data) {
-		js.respondError(r, typ, api.Errorf(api.ErrInvalidJSON, "invalid JSON: request body is empty"))
+	if apiserver.IsEmpty(r.Data) {
+		js.api.RespondError(r, typ, api.Errorf(api.ErrInvalidJSON, "invalid JSON: request body is empty"))
 		return
 	}
-	if aerr := decodeRequest(r.data, &req); aerr != nil {
-		js.respondError(r, typ, aerr)
+	if aerr := apiserver.Decode(r.Data, &req); aerr != nil {
+		js.api.RespondError(r, typ, aerr)
 		return
 	}
 	if req.Config.Name == "" {
 		req.Config.Name = name
 	}
 	if req.Config.Name != name {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNameMismatch))
+		js.api.RespondError(r, typ, api.NewError(api.ErrStreamNameMismatch))
 		return
 	}
 	if strings.ContainsAny(name, `/\`) {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNamePathSeparators))
+		js.api.RespondError(r, typ, api.NewError(api.ErrStreamNamePathSeparators))
 		return
 	}
 	cfg, aerr := validate.Stream(&req.Config)
@@ -65,7 +66,7 @@ func (js *JetStream) apiStreamRestore(r *apiRequest) {
 		aerr = js.checkRestoreTarget(&cfg)
 	}
 	if aerr != nil {
-		js.respondError(r, typ, aerr)
+		js.api.RespondError(r, typ, aerr)
 		return
 	}
 	rs := &restoreSession{
@@ -74,18 +75,18 @@ func (js *JetStream) apiStreamRestore(r *apiRequest) {
 		subj: api.SnapshotRestorePrefix + name + "." + nuid.Next(),
 		in:   make(chan restoreChunk, restoreQueue),
 
-		client: r.client,
+		client: r.Client,
 		start:  time.Now(),
 	}
 	sub, err := js.srv.Subscribe(rs.subj, "", rs.handleChunk)
 	if err != nil {
-		js.respondError(r, typ, api.Errorf(api.ErrStreamRestore, "restore failed: subscribe %s: %v", rs.subj, err))
+		js.api.RespondError(r, typ, api.Errorf(api.ErrStreamRestore, "restore failed: subscribe %s: %v", rs.subj, err))
 		return
 	}
 	rs.sub = sub
-	js.respond(r, api.StreamRestoreResponse{Response: api.Response{Type: typ}, DeliverSubject: rs.subj}, false)
+	js.api.Respond(r, api.StreamRestoreResponse{Response: api.Response{Type: typ}, DeliverSubject: rs.subj}, false)
 	js.log.Info("restore started", "stream", name)
-	js.adviseRestoreCreate(name, r.client)
+	js.adviseRestoreCreate(name, r.Client)
 	go rs.run()
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/subject"
 )
@@ -29,8 +30,8 @@ const snapInterestWait = 2 * time.Second
 
 // registerSnapshotAPI adds STREAM.SNAPSHOT and STREAM.RESTORE.
 func (js *JetStream) registerSnapshotAPI() {
-	js.registerAPI("STREAM.SNAPSHOT", js.mgmt, js.apiStreamSnapshot)
-	js.registerAPI("STREAM.RESTORE", js.mgmt, js.apiStreamRestore)
+	js.api.Register("STREAM.SNAPSHOT", apiserver.Mgmt, js.apiStreamSnapshot)
+	js.api.Register("STREAM.RESTORE", apiserver.Mgmt, js.apiStreamRestore)
 }
 
 // snapChunkSizes clamps the requested chunk and window sizes and returns
@@ -53,42 +54,42 @@ func snapChunkSizes(chunk, window int) (size, inflight int) {
 // apiStreamSnapshot serves STREAM.SNAPSHOT.<name>: it answers with the
 // stream's config and state at the snapshot's point in time, then sends
 // the archive in chunks to deliver_subject.
-func (js *JetStream) apiStreamSnapshot(r *apiRequest) {
+func (js *JetStream) apiStreamSnapshot(r *apiserver.Request) {
 	const typ = api.TypeStreamSnapshot
-	if isEmptyRequest(r.data) {
-		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
+	if apiserver.IsEmpty(r.Data) {
+		js.api.RespondError(r, typ, api.NewError(api.ErrBadRequest))
 		return
 	}
-	s := js.lookup(streamArg(r))
+	s := js.lookup(apiserver.StreamArg(r))
 	if s == nil {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
+		js.api.RespondError(r, typ, api.NewError(api.ErrStreamNotFound))
 		return
 	}
 	var req api.StreamSnapshotRequest
-	if aerr := decodeRequest(r.data, &req); aerr != nil {
-		js.respondError(r, typ, aerr)
+	if aerr := apiserver.Decode(r.Data, &req); aerr != nil {
+		js.api.RespondError(r, typ, aerr)
 		return
 	}
 	if !subject.ValidLiteral(req.DeliverSubject) {
-		js.respondError(r, typ, api.NewError(api.ErrSnapshotDeliverSubjectInvalid))
+		js.api.RespondError(r, typ, api.NewError(api.ErrSnapshotDeliverSubjectInvalid))
 		return
 	}
 	if req.CheckMsgs {
 		if aerr := s.checkMsgs(); aerr != nil {
-			js.respondError(r, typ, aerr)
+			js.api.RespondError(r, typ, aerr)
 			return
 		}
 	}
 	snap := s.capture(!req.NoConsumers)
 	cfg := snap.hdr.Config
 	state := apiState(&snap.state, s.consumerCount())
-	js.respond(r, api.StreamSnapshotResponse{Response: api.Response{Type: typ}, Config: &cfg, State: &state}, false)
+	js.api.Respond(r, api.StreamSnapshotResponse{Response: api.Response{Type: typ}, Config: &cfg, State: &state}, false)
 	js.log.Info("snapshot started", "stream", s.name, "first_seq", snap.hdr.FirstSeq, "last_seq", snap.hdr.LastSeq)
-	js.adviseSnapshotCreate(s.name, state, r.client)
+	js.adviseSnapshotCreate(s.name, state, r.Client)
 	go func() {
 		start := time.Now()
 		err := js.sendSnapshot(s, snap, &req)
-		js.adviseSnapshotComplete(s.name, start, r.client, err)
+		js.adviseSnapshotComplete(s.name, start, r.Client, err)
 		if err != nil {
 			js.log.Warn("snapshot failed", "stream", s.name, "error", err)
 			return

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 )
 
 // Changing the servers of a replicated stream: its replica count (a
@@ -119,24 +120,24 @@ func (js *JetStream) rescale(a streamAssignment, cfg *api.StreamConfig, replicas
 // meta leader, as in nats-server): the named server's replica moves to
 // another server the placement allows, or the request fails with
 // nats-server's 10075 when there is none.
-func (js *JetStream) apiStreamRemovePeer(r *apiRequest) {
+func (js *JetStream) apiStreamRemovePeer(r *apiserver.Request) {
 	const typ = api.TypeStreamRemovePeer
-	if isEmptyRequest(r.data) {
-		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
+	if apiserver.IsEmpty(r.Data) {
+		js.api.RespondError(r, typ, api.NewError(api.ErrBadRequest))
 		return
 	}
 	var req api.StreamRemovePeerRequest
-	if aerr := decodeRequest(r.data, &req); aerr != nil {
-		js.respondError(r, typ, aerr)
+	if aerr := apiserver.Decode(r.Data, &req); aerr != nil {
+		js.api.RespondError(r, typ, aerr)
 		return
 	}
 	if req.Peer == "" {
-		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
+		js.api.RespondError(r, typ, api.NewError(api.ErrBadRequest))
 		return
 	}
-	a, ok := js.assignment(streamArg(r))
+	a, ok := js.assignment(apiserver.StreamArg(r))
 	if !ok {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
+		js.api.RespondError(r, typ, api.NewError(api.ErrStreamNotFound))
 		return
 	}
 	var gone string
@@ -146,19 +147,19 @@ func (js *JetStream) apiStreamRemovePeer(r *apiRequest) {
 		}
 	}
 	if gone == "" {
-		js.respondError(r, typ, api.NewError(api.ErrClusterPeerNotMember))
+		js.api.RespondError(r, typ, api.NewError(api.ErrClusterPeerNotMember))
 		return
 	}
 	if len(a.Peers) == 1 {
 		// An R1 stream is a local stream: moving it is not built.
-		js.respondError(r, typ, api.NewError(api.ErrPeerRemap))
+		js.api.RespondError(r, typ, api.NewError(api.ErrPeerRemap))
 		return
 	}
 	rest := slices.DeleteFunc(slices.Clone(a.Peers), func(p string) bool { return p == gone })
 	peers, aerr := js.placeStream(&a.Config, len(a.Peers), rest, []string{gone})
 	if aerr != nil {
 		js.log.Warn("cluster: peer removal refused: no replacement", "stream", a.Config.Name, "peer", req.Peer, "reason", aerr.Description)
-		js.respondError(r, typ, api.NewError(api.ErrPeerRemap))
+		js.api.RespondError(r, typ, api.NewError(api.ErrPeerRemap))
 		return
 	}
 	if len(a.Initial) == 0 {
@@ -167,10 +168,10 @@ func (js *JetStream) apiStreamRemovePeer(r *apiRequest) {
 	a.Peers = peers
 	a.Initial = slices.DeleteFunc(a.Initial, func(p string) bool { return p == gone })
 	if err := js.propose(streamKeyPrefix+a.Config.Name, a); err != nil {
-		js.respondError(r, typ, api.RaftGeneral(err))
+		js.api.RespondError(r, typ, api.RaftGeneral(err))
 		return
 	}
 	js.log.Info("stream replica moving", "stream", a.Config.Name, "from", req.Peer,
 		"peers", strings.Join(peers, ","))
-	js.respond(r, api.StreamRemovePeerResponse{Response: api.Response{Type: typ}, Success: true}, false)
+	js.api.Respond(r, api.StreamRemovePeerResponse{Response: api.Response{Type: typ}, Success: true}, false)
 }

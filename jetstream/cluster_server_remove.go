@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -54,18 +55,18 @@ func (js *JetStream) serverRemove(sys *server.Account, all []*JetStream, hdr, da
 		}
 		sys.Publish(reply, "", nil, b)
 	}
-	if len(hdr) > 0 && levelTooLow(hdr) {
+	if len(hdr) > 0 && apiserver.LevelTooLow(hdr) {
 		resp.Error = api.NewError(api.ErrRequiredApiLevel)
 		answer()
 		return
 	}
-	if isEmptyRequest(data) {
+	if apiserver.IsEmpty(data) {
 		resp.Error = api.NewError(api.ErrBadRequest)
 		answer()
 		return
 	}
 	var req api.MetaServerRemoveRequest
-	if aerr := decodeRequest(data, &req); aerr != nil {
+	if aerr := apiserver.Decode(data, &req); aerr != nil {
 		resp.Error = aerr
 		answer()
 		return

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -61,7 +62,7 @@ func (js *JetStream) metaStepDown(sys *server.Account, hdr, data []byte, reply s
 		}
 		sys.Publish(reply, "", nil, b)
 	}
-	if len(hdr) > 0 && levelTooLow(hdr) {
+	if len(hdr) > 0 && apiserver.LevelTooLow(hdr) {
 		resp.Error = api.NewError(api.ErrRequiredApiLevel)
 		answer()
 		return
@@ -129,43 +130,43 @@ func (js *JetStream) stepDownTarget(data []byte, peers []string, self string) (s
 
 // apiConsumerStepDown serves CONSUMER.LEADER.STEPDOWN.<stream>.<consumer>:
 // it moves the stream's leadership (see the file's comment).
-func (js *JetStream) apiConsumerStepDown(r *apiRequest) {
+func (js *JetStream) apiConsumerStepDown(r *apiserver.Request) {
 	const typ = api.TypeConsumerLeaderStepDown
-	name, cons, ok := strings.Cut(r.args, ".")
+	name, cons, ok := strings.Cut(r.Args, ".")
 	if !ok || name == "" || cons == "" || strings.Contains(cons, ".") {
-		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
+		js.api.RespondError(r, typ, api.NewError(api.ErrBadRequest))
 		return
 	}
 	s := js.lookup(name)
 	if s == nil {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
+		js.api.RespondError(r, typ, api.NewError(api.ErrStreamNotFound))
 		return
 	}
 	if s.cons.get(cons) == nil {
-		js.respondError(r, typ, api.NewError(api.ErrConsumerNotFound))
+		js.api.RespondError(r, typ, api.NewError(api.ErrConsumerNotFound))
 		return
 	}
 	if s.rep == nil {
 		// An R1 stream's consumer has no group: nats-server answers
 		// success without moving anything.
-		js.respond(r, api.LeaderStepDownResponse{Response: api.Response{Type: typ}, Success: true}, false)
+		js.api.Respond(r, api.LeaderStepDownResponse{Response: api.Response{Type: typ}, Success: true}, false)
 		return
 	}
 	a, ok := js.assignment(name)
 	if !ok {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
+		js.api.RespondError(r, typ, api.NewError(api.ErrStreamNotFound))
 		return
 	}
-	preferred, aerr := js.stepDownTarget(r.data, a.Peers, js.cl.c.Self())
+	preferred, aerr := js.stepDownTarget(r.Data, a.Peers, js.cl.c.Self())
 	if aerr != nil {
-		js.respondError(r, typ, aerr)
+		js.api.RespondError(r, typ, aerr)
 		return
 	}
 	if err := s.rep.StepDownTo(preferred); err != nil {
-		js.respondError(r, typ, api.RaftGeneral(err))
+		js.api.RespondError(r, typ, api.RaftGeneral(err))
 		return
 	}
-	js.respond(r, api.LeaderStepDownResponse{Response: api.Response{Type: typ}, Success: true}, false)
+	js.api.Respond(r, api.LeaderStepDownResponse{Response: api.Response{Type: typ}, Success: true}, false)
 }
 
 // consumerCluster is the cluster block of a consumer's info: its leader is
