@@ -9,17 +9,14 @@ import (
 	"github.com/jetwal/jetwal/server"
 )
 
-// registerAPI registers the handlers that stay in this package with the
-// API server (apiserver, which holds the routing table and the handlers
-// that decode a request, call one operation and encode the reply): the
-// ones that stream data or answer with more than one message.
+// registerAPI registers with the API server (apiserver, which holds the
+// routing table and the handlers that decode a request, call one operation
+// and encode the reply) the one handler that stays in this package:
+// DIRECT.GET, whose reply is the stored message itself (or a status, or a
+// batch of messages), not JSON, and which the leader's own direct
+// subscriptions serve too (cluster_direct.go).
 func (js *JetStream) registerAPI() {
 	js.api.Register("DIRECT.GET", apiserver.Gets, js.apiDirectGet)
-	// Moving a replica needs a cluster (registerClusterAPI replaces it).
-	js.api.Register("STREAM.PEER.REMOVE", apiserver.Mgmt, func(r *apiserver.Request) {
-		js.api.RespondError(r, api.TypeStreamRemovePeer, api.NewError(api.ErrClusterRequired))
-	})
-	js.registerSnapshotAPI()
 }
 
 // queue returns the work queue q names.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
-	"github.com/jetwal/jetwal/jetstream/apiserver"
 	"github.com/jetwal/jetwal/jetstream/validate"
 	"github.com/jetwal/jetwal/subject"
 )
@@ -44,22 +43,6 @@ func (js *JetStream) servesStream(name string) bool {
 	}
 	_, ok := js.assignment(name)
 	return !ok
-}
-
-// registerClusterAPI registers the handlers of the operations only a
-// cluster has, and replaces STREAM.PEER.REMOVE's refusal. The operations
-// both have (apiserver's) decide themselves how the cluster serves them.
-func (js *JetStream) registerClusterAPI() {
-	js.api.Register("STREAM.LEADER.STEPDOWN", apiserver.Mgmt, js.apiStreamStepDown)
-	js.api.Register("STREAM.PEER.REMOVE", apiserver.Mgmt, js.apiStreamRemovePeer)
-	js.api.Register("CONSUMER.LEADER.STEPDOWN", apiserver.Mgmt, js.apiConsumerStepDown)
-	// A system account request (cluster_stepdown.go): nats-server leaves
-	// it unanswered in other accounts.
-	js.api.Register("META.LEADER.STEPDOWN", apiserver.Mgmt, nil)
-	js.api.Register("SERVER.REMOVE", apiserver.Mgmt, nil) // cluster_server_remove.go
-	// A restore reads the archive here and hands the stream to its group
-	// (cluster_restore.go).
-	js.api.Register("STREAM.RESTORE", apiserver.Mgmt, js.apiStreamRestore)
 }
 
 // preferredLeader picks the peer that campaigns first in a new stream's
@@ -291,36 +274,33 @@ func (js *JetStream) clusterAccountInfo() *api.AccountStats {
 	return st
 }
 
-// apiStreamStepDown serves STREAM.LEADER.STEPDOWN.<stream>: the optional
-// body's placement (preferred server, cluster, tags) picks where the
-// leadership goes, with the consumer step-down's checks and errors
-// (stepDownTarget, cluster_stepdown.go).
-func (js *JetStream) apiStreamStepDown(r *apiserver.Request) {
-	const typ = api.TypeStreamLeaderStepDown
-	s := js.lookup(apiserver.StreamArg(r))
+// StepDownStream moves the leadership of a replicated stream's group
+// (apiserver.ClusterOps): req's placement (preferred server, cluster,
+// tags) picks where it goes, with the consumer step-down's checks and
+// errors (stepDownTarget, cluster_stepdown.go).
+func (js *JetStream) StepDownStream(name string, req api.LeaderStepDownRequest, bodyErr *api.ApiError) *api.ApiError {
+	s := js.lookup(name)
 	if s == nil {
-		js.api.RespondError(r, typ, api.NewError(api.ErrStreamNotFound))
-		return
+		return api.NewError(api.ErrStreamNotFound)
 	}
-	if s.rep == nil {
-		js.api.RespondError(r, typ, api.NewError(api.ErrClusterRequired))
-		return
+	if s.rep == nil || js.cl == nil {
+		return api.NewError(api.ErrClusterRequired)
 	}
 	a, ok := js.assignment(s.name)
 	if !ok {
-		js.api.RespondError(r, typ, api.NewError(api.ErrStreamNotFound))
-		return
+		return api.NewError(api.ErrStreamNotFound)
 	}
-	preferred, aerr := js.stepDownTarget(r.Data, a.Peers, js.cl.c.Self())
+	if bodyErr != nil {
+		return bodyErr
+	}
+	preferred, aerr := js.stepDownTarget(req.Placement, a.Peers, js.cl.c.Self())
 	if aerr != nil {
-		js.api.RespondError(r, typ, aerr)
-		return
+		return aerr
 	}
 	if err := s.rep.StepDownTo(preferred); err != nil {
-		js.api.RespondError(r, typ, api.Errorf(api.ErrStreamGeneral, "%v", err))
-		return
+		return api.Errorf(api.ErrStreamGeneral, "%v", err)
 	}
-	js.api.Respond(r, api.StreamDeleteResponse{Response: api.Response{Type: typ}, Success: true}, false)
+	return nil
 }
 
 // recordConsumer puts a durable consumer of a replicated stream in the

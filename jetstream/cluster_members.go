@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
-	"github.com/jetwal/jetwal/jetstream/apiserver"
 )
 
 // Changing the servers of a replicated stream: its replica count (a
@@ -116,51 +115,36 @@ func (js *JetStream) rescale(a streamAssignment, cfg *api.StreamConfig, replicas
 	return a, nil
 }
 
-// apiStreamRemovePeer serves STREAM.PEER.REMOVE.<stream> (answered by the
-// meta leader, as in nats-server): the named server's replica moves to
-// another server the placement allows, or the request fails with
+// RemovePeer moves the replica of the stream name off the server peer
+// (named or by id; apiserver.ClusterOps; answered by the meta leader, as
+// in nats-server) to another server the placement allows, or fails with
 // nats-server's 10075 when there is none.
-func (js *JetStream) apiStreamRemovePeer(r *apiserver.Request) {
-	const typ = api.TypeStreamRemovePeer
-	if apiserver.IsEmpty(r.Data) {
-		js.api.RespondError(r, typ, api.NewError(api.ErrBadRequest))
-		return
+func (js *JetStream) RemovePeer(name, peer string) *api.ApiError {
+	if js.cl == nil {
+		return api.NewError(api.ErrClusterRequired)
 	}
-	var req api.StreamRemovePeerRequest
-	if aerr := apiserver.Decode(r.Data, &req); aerr != nil {
-		js.api.RespondError(r, typ, aerr)
-		return
-	}
-	if req.Peer == "" {
-		js.api.RespondError(r, typ, api.NewError(api.ErrBadRequest))
-		return
-	}
-	a, ok := js.assignment(apiserver.StreamArg(r))
+	a, ok := js.assignment(name)
 	if !ok {
-		js.api.RespondError(r, typ, api.NewError(api.ErrStreamNotFound))
-		return
+		return api.NewError(api.ErrStreamNotFound)
 	}
 	var gone string
 	for _, p := range a.Peers {
-		if js.cl.c.NameOf(p) == req.Peer || p == req.Peer {
+		if js.cl.c.NameOf(p) == peer || p == peer {
 			gone = p
 		}
 	}
 	if gone == "" {
-		js.api.RespondError(r, typ, api.NewError(api.ErrClusterPeerNotMember))
-		return
+		return api.NewError(api.ErrClusterPeerNotMember)
 	}
 	if len(a.Peers) == 1 {
 		// An R1 stream is a local stream: moving it is not built.
-		js.api.RespondError(r, typ, api.NewError(api.ErrPeerRemap))
-		return
+		return api.NewError(api.ErrPeerRemap)
 	}
 	rest := slices.DeleteFunc(slices.Clone(a.Peers), func(p string) bool { return p == gone })
 	peers, aerr := js.placeStream(&a.Config, len(a.Peers), rest, []string{gone})
 	if aerr != nil {
-		js.log.Warn("cluster: peer removal refused: no replacement", "stream", a.Config.Name, "peer", req.Peer, "reason", aerr.Description)
-		js.api.RespondError(r, typ, api.NewError(api.ErrPeerRemap))
-		return
+		js.log.Warn("cluster: peer removal refused: no replacement", "stream", a.Config.Name, "peer", peer, "reason", aerr.Description)
+		return api.NewError(api.ErrPeerRemap)
 	}
 	if len(a.Initial) == 0 {
 		a.Initial = slices.Clone(a.Peers)
@@ -168,10 +152,9 @@ func (js *JetStream) apiStreamRemovePeer(r *apiserver.Request) {
 	a.Peers = peers
 	a.Initial = slices.DeleteFunc(a.Initial, func(p string) bool { return p == gone })
 	if err := js.propose(streamKeyPrefix+a.Config.Name, a); err != nil {
-		js.api.RespondError(r, typ, api.RaftGeneral(err))
-		return
+		return api.RaftGeneral(err)
 	}
-	js.log.Info("stream replica moving", "stream", a.Config.Name, "from", req.Peer,
+	js.log.Info("stream replica moving", "stream", a.Config.Name, "from", peer,
 		"peers", strings.Join(peers, ","))
-	js.api.Respond(r, api.StreamRemovePeerResponse{Response: api.Response{Type: typ}, Success: true}, false)
+	return nil
 }

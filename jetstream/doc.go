@@ -9,8 +9,9 @@
 // for every stream, subscribes the stream's subjects. The API handlers that
 // decode a request, call one operation and encode the reply live in
 // jetstream/apiserver, which routes the requests and calls the exported
-// operations of apiserver.Ops (ops_*.go); the handlers that stream data or
-// are not moved yet stay here and register in apiserver's table through
+// operations of apiserver.Ops (ops_*.go, and the cluster's, snapshot's and
+// restore's in their files); DIRECT.GET, whose reply is not JSON, stays
+// here (api_direct*.go) and registers in apiserver's table through
 // apiserver.Server.Register. Consumers (CONSUMER.* API, acks, pull and push
 // delivery) are a separate manager that registers its API handlers beside
 // the stream ones and keeps its state next to each stream (consumerCount).
@@ -43,8 +44,8 @@
 //   - ops_msg.go: the message operations of apiserver.Ops (STREAM.MSG.GET and STREAM.MSG.DELETE).
 //   - api_direct.go: DIRECT.GET and the no-responders reply.
 //   - api_direct_batch.go: DIRECT.GET's batched and multi_last forms.
-//   - api_snapshot.go: STREAM.SNAPSHOT, sending the archive in chunks.
-//   - api_restore.go: STREAM.RESTORE, receiving the archive's chunks.
+//   - api_snapshot.go: SnapshotStream (STREAM.SNAPSHOT's operation), sending the archive in chunks.
+//   - api_restore.go: RestoreStream (STREAM.RESTORE's operation), receiving the archive's chunks.
 //   - stream.go: one stream; the publish path and its PubAck.
 //   - stream_admin.go: creating, loading, updating and deleting streams.
 //   - stream_ops.go: a stream's operation set, the only ways its state changes.
@@ -106,12 +107,12 @@
 //   - consumer_ack.go: acks, naks, terms and progress.
 //   - consumer_maxdeliver.go: messages past max_deliver.
 //   - consumer_retention.go: interest and workqueue retention.
-//   - cluster_members.go: changing a replicated stream's servers (replicas, peer removal).
+//   - cluster_members.go: changing a replicated stream's servers (replicas, RemovePeer).
 //   - cluster_placement.go: picking a stream's servers (placement cluster and tags).
 //   - cluster.go: clustered JetStream: the meta group and replicated streams.
-//   - cluster_api.go: the meta leader's side of the stream operations (clusterCreateStream, …).
+//   - cluster_api.go: the meta leader's side of the stream operations (clusterCreateStream, …), StepDownStream.
 //   - cluster_consumer.go: consumer state of replicated streams.
-//   - cluster_stepdown.go: meta and consumer leader step-downs.
+//   - cluster_stepdown.go: meta and consumer leader step-downs (StepDownConsumer).
 //   - cluster_stale.go: deleting replica data of streams this server no longer holds.
 //   - cluster_server_remove.go: SERVER.REMOVE, a server taken out of the meta group.
 //   - cluster_state.go: listings with the states of the servers serving

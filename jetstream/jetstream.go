@@ -186,11 +186,10 @@ func New(srv Host, cfg Config) (*JetStream, error) {
 		return nil, fmt.Errorf("jetstream: create store directory %s: %w", root, err)
 	}
 	js.mgmt, js.gets, js.work = newWorkQueue(apiQueueLimit), newWorkQueue(apiQueueLimit), newWorkQueue(0)
-	js.api = apiserver.New(js, cfg.StoreDir, cfg.Logger)
+	js.api = apiserver.New(js, apiserver.Config{StoreDir: cfg.StoreDir, Logger: cfg.Logger, Clustered: cfg.Cluster != nil})
 	js.registerAPI()
 	if cfg.Cluster != nil {
 		js.cl = &clustering{c: cfg.Cluster, hosted: make(map[string]*hosted)}
-		js.registerClusterAPI()
 	}
 	if err := js.startConsumers(); err != nil {
 		js.Close()

@@ -16,6 +16,8 @@ type Ops interface {
 	StreamOps
 	MsgOps
 	ConsumerOps
+	ClusterOps
+	SnapshotOps
 }
 
 // Replier sends an encoded reply to a request: it counts it in the API
@@ -82,4 +84,34 @@ type ConsumerOps interface {
 	// ResetConsumer moves a consumer to stream sequence seq (0: its ack
 	// floor + 1) and returns its info and the sequence delivery restarts at.
 	ResetConsumer(stream, consumer string, seq uint64) (info *api.ConsumerInfo, resetSeq uint64, aerr *api.ApiError)
+}
+
+// ClusterOps are the operations only a cluster has (registered when
+// Config.Clustered is set). A step-down's body error (DecodeStepDown) is
+// the operation's to report, once the stream and consumer are found, where
+// nats-server reports it.
+type ClusterOps interface {
+	// StepDownStream moves the leadership of a stream's group to another
+	// member, the one req's placement picks if it names one.
+	StepDownStream(stream string, req api.LeaderStepDownRequest, bodyErr *api.ApiError) *api.ApiError
+	// StepDownConsumer moves the leadership of a consumer: its stream's.
+	StepDownConsumer(stream, consumer string, req api.LeaderStepDownRequest, bodyErr *api.ApiError) *api.ApiError
+	// RemovePeer moves a stream's replica off the server peer.
+	RemovePeer(stream, peer string) *api.ApiError
+}
+
+// SnapshotOps are the two operations that move a stream's archive. Each
+// returns what its reply carries and start, which the handler calls once
+// the reply is out: the archive's transfer follows the reply. client is
+// the requesting client's id, for the advisories.
+type SnapshotOps interface {
+	// SnapshotStream captures the stream name as req asks; start sends
+	// the archive in chunks to req's deliver subject. bodyErr, the
+	// request body's decoding error, is the operation's to report once
+	// the stream is found, where nats-server reports it.
+	SnapshotStream(name string, req api.StreamSnapshotRequest, bodyErr *api.ApiError, client uint64) (cfg *api.StreamConfig, state *api.StreamState, start func(), aerr *api.ApiError)
+	// RestoreStream prepares the restore of a stream of a checked config
+	// and returns the subject its archive's chunks go to; start receives
+	// them and builds the stream.
+	RestoreStream(cfg api.StreamConfig, client uint64) (deliverSubject string, start func(), aerr *api.ApiError)
 }

@@ -19,14 +19,27 @@ type Server struct {
 	handlers map[string]Handler
 }
 
+// Config configures a Server.
+type Config struct {
+	// StoreDir is the store directory, which error replies never show
+	// (HidePaths).
+	StoreDir string
+	// Logger logs the replies that could not be encoded and the handlers
+	// that panicked.
+	Logger *slog.Logger
+	// Clustered registers the operations only a cluster has (ClusterOps).
+	Clustered bool
+}
+
 // New returns the API server of ops, with this package's handlers
-// registered. storeDir is the store directory, which error replies never
-// show (hidePaths).
-func New(ops Ops, storeDir string, log *slog.Logger) *Server {
-	s := &Server{ops: ops, storeDir: storeDir, log: log, handlers: make(map[string]Handler)}
+// registered.
+func New(ops Ops, cfg Config) *Server {
+	s := &Server{ops: ops, storeDir: cfg.StoreDir, log: cfg.Logger, handlers: make(map[string]Handler)}
 	s.registerStream()
 	s.registerMsg()
 	s.registerConsumer()
+	s.registerSnapshot()
+	s.registerCluster(cfg.Clustered)
 	return s
 }
 
