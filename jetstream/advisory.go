@@ -6,6 +6,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 )
 
 // Advisories: JetStream tells $JS.EVENT.ADVISORY.> (and $JS.EVENT.METRIC.>)
@@ -59,16 +60,16 @@ func (js *JetStream) adviseConsumer(stream, name string, action api.Action) {
 
 // auditAPI publishes the API audit advisory of a request answered with
 // resp, as nats-server does for every request its API dispatcher answers.
-func (js *JetStream) auditAPI(r *apiRequest, resp []byte) {
+func (js *JetStream) auditAPI(r *apiserver.Request, resp []byte) {
 	if !js.listening(api.SubjAdvisoryAPI) {
 		return
 	}
 	js.publishEvent(api.SubjAdvisoryAPI, api.APIAudit{
 		TypedEvent: newEvent(api.TypeAdvisoryAPIAudit),
 		Server:     js.srv.ServerName(),
-		Client:     js.clientInfo(r.client),
-		Subject:    r.subject,
-		Request:    string(r.data),
+		Client:     js.clientInfo(r.Client),
+		Subject:    r.Subject,
+		Request:    string(r.Data),
 		Response:   string(resp),
 	})
 }

@@ -10,6 +10,7 @@ import (
 	njs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 )
 
 // The tests in this file subscribe to $JS.EVENT.> with nats.go, as a user
@@ -384,7 +385,7 @@ func TestAdvisoryNoListenerNoWork(t *testing.T) {
 		t.Fatal("consumer D not found")
 	}
 	subj := "$JS.ACK.ORDERS.D.2.7.9.1700000000000000000.0"
-	r := &apiRequest{subject: "$JS.API.STREAM.INFO.ORDERS", data: []byte("{}"), client: 1}
+	r := &apiserver.Request{Subject: "$JS.API.STREAM.INFO.ORDERS", Data: []byte("{}"), Client: 1}
 	out := ackOutcome{wasPending: true, deliveredAt: 1, sample: true}
 	allocs := testing.AllocsPerRun(200, func() {
 		c.adviseAck(ackNak, subj, 7, nil, out)

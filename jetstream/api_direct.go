@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 	"github.com/jetwal/jetwal/natshdr"
 	"github.com/jetwal/jetwal/store"
 )
@@ -37,51 +38,51 @@ func (js *JetStream) noResponders(subj, reply string) {
 // 404/408 with nats-server's texts. A missing stream or one without
 // allow_direct gets a 503 no-responders status, as nats-server subscribes
 // the subject only for allow_direct streams.
-func (js *JetStream) apiDirectGet(r *apiRequest) {
-	name, _, _ := strings.Cut(r.args, ".")
+func (js *JetStream) apiDirectGet(r *apiserver.Request) {
+	name, _, _ := strings.Cut(r.Args, ".")
 	js.directGet(js.lookup(name), r)
 }
 
 // directGet answers a DIRECT.GET about s (nil: no such stream here); in a
 // cluster, a replica's read-only stream on a follower (cluster_direct.go).
-func (js *JetStream) directGet(s *stream, r *apiRequest) {
-	if r.reply == "" {
+func (js *JetStream) directGet(s *stream, r *apiserver.Request) {
+	if r.Reply == "" {
 		return
 	}
-	_, key, bySubject := strings.Cut(r.args, ".")
+	_, key, bySubject := strings.Cut(r.Args, ".")
 	if s == nil || !s.allowDirect() {
-		js.noResponders(r.subject, r.reply)
+		js.noResponders(r.Subject, r.Reply)
 		return
 	}
-	if len(r.hdr) > 0 && levelTooLow(r.hdr) {
-		js.srv.Publish(r.reply, "", hdrLevelTooLow, nil)
+	if len(r.Hdr) > 0 && apiserver.LevelTooLow(r.Hdr) {
+		js.srv.Publish(r.Reply, "", hdrLevelTooLow, nil)
 		return
 	}
-	req, status := directGetRequest(r.data, key, bySubject)
+	req, status := directGetRequest(r.Data, key, bySubject)
 	if status != nil {
-		js.srv.Publish(r.reply, "", status, nil)
+		js.srv.Publish(r.Reply, "", status, nil)
 		return
 	}
 	switch {
 	case len(req.MultiLastFor) > 0:
-		js.directGetMulti(s, &req, r.reply)
+		js.directGetMulti(s, &req, r.Reply)
 		return
 	case req.Batch != 0:
-		js.directGetBatch(s, &req, r.reply)
+		js.directGetBatch(s, &req, r.Reply)
 		return
 	case req.StartTime != nil:
 		req.Seq = s.seqForTime(*req.StartTime)
 	}
 	var m store.Msg
 	if err := s.loadDirect(&req, &m); err != nil {
-		js.srv.Publish(r.reply, "", hdrNotFound, nil)
+		js.srv.Publish(r.Reply, "", hdrNotFound, nil)
 		return
 	}
 	var hdr []byte
 	if !req.NoHeaders {
 		hdr = directGetHeader(make([]byte, 0, len(m.Header)+128+len(s.name)+len(m.Subject)), m.Header, s.name, m.Subject, m.Seq, m.Time)
 	}
-	js.srv.Publish(r.reply, "", hdr, m.Data)
+	js.srv.Publish(r.Reply, "", hdr, m.Data)
 }
 
 // directGetRequest decodes a DIRECT.GET body and checks it as nats-server

@@ -20,40 +20,15 @@ import (
 // nats tools send one at a time and wait for its ack.
 const restoreQueue = 16
 
-// apiStreamRestore serves STREAM.RESTORE.<name>: it checks the config,
-// answers with the subject to send the archive's chunks to, and builds the
-// stream from them. The stream appears only once the whole archive was
-// read and stored; until then nothing of it is visible, and a failed or
-// abandoned restore leaves nothing behind.
-func (js *JetStream) apiStreamRestore(r *apiRequest) {
-	const typ = api.TypeStreamRestore
-	name := streamArg(r)
-	if name == "" {
-		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
-		return
-	}
-	var req api.StreamRestoreRequest
-	if isEmptyRequest(r.data) {
-		js.respondError(r, typ, api.Errorf(api.ErrInvalidJSON, "invalid JSON: request body is empty"))
-		return
-	}
-	if aerr := decodeRequest(r.data, &req); aerr != nil {
-		js.respondError(r, typ, aerr)
-		return
-	}
-	if req.Config.Name == "" {
-		req.Config.Name = name
-	}
-	if req.Config.Name != name {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNameMismatch))
-		return
-	}
-	if strings.ContainsAny(name, `/\`) {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNamePathSeparators))
-		return
-	}
-	cfg, aerr := validate.Stream(&req.Config)
-	if aerr == nil && !js.clustered() {
+// RestoreStream prepares STREAM.RESTORE of a stream of a checked config
+// (apiserver.SnapshotOps): it checks the target and subscribes the subject
+// the archive's chunks go to; start builds the stream from them. The
+// stream appears only once the whole archive was read and stored; until
+// then nothing of it is visible, and a failed or abandoned restore leaves
+// nothing behind.
+func (js *JetStream) RestoreStream(cfg api.StreamConfig, client uint64) (string, func(), *api.ApiError) {
+	var aerr *api.ApiError
+	if !js.clustered() {
 		aerr = validate.Replicas(cfg.Replicas)
 	}
 	if aerr == nil && cfg.Storage == api.MemoryStorage {
@@ -65,28 +40,29 @@ func (js *JetStream) apiStreamRestore(r *apiRequest) {
 		aerr = js.checkRestoreTarget(&cfg)
 	}
 	if aerr != nil {
-		js.respondError(r, typ, aerr)
-		return
+		return "", nil, aerr
 	}
+	name := cfg.Name
 	rs := &restoreSession{
 		js:   js,
 		cfg:  cfg,
 		subj: api.SnapshotRestorePrefix + name + "." + nuid.Next(),
 		in:   make(chan restoreChunk, restoreQueue),
 
-		client: r.client,
+		client: client,
 		start:  time.Now(),
 	}
 	sub, err := js.srv.Subscribe(rs.subj, "", rs.handleChunk)
 	if err != nil {
-		js.respondError(r, typ, api.Errorf(api.ErrStreamRestore, "restore failed: subscribe %s: %v", rs.subj, err))
-		return
+		return "", nil, api.Errorf(api.ErrStreamRestore, "restore failed: subscribe %s: %v", rs.subj, err)
 	}
 	rs.sub = sub
-	js.respond(r, api.StreamRestoreResponse{Response: api.Response{Type: typ}, DeliverSubject: rs.subj}, false)
-	js.log.Info("restore started", "stream", name)
-	js.adviseRestoreCreate(name, r.client)
-	go rs.run()
+	start := func() {
+		js.log.Info("restore started", "stream", name)
+		js.adviseRestoreCreate(name, client)
+		go rs.run()
+	}
+	return rs.subj, start, nil
 }
 
 // installRestored installs a fully read archive: here, or in a cluster

@@ -27,12 +27,6 @@ const (
 // deliver subject before it starts.
 const snapInterestWait = 2 * time.Second
 
-// registerSnapshotAPI adds STREAM.SNAPSHOT and STREAM.RESTORE.
-func (js *JetStream) registerSnapshotAPI() {
-	js.registerAPI("STREAM.SNAPSHOT", js.mgmt, js.apiStreamSnapshot)
-	js.registerAPI("STREAM.RESTORE", js.mgmt, js.apiStreamRestore)
-}
-
 // snapChunkSizes clamps the requested chunk and window sizes and returns
 // the chunk size and how many chunks may be unacknowledged. As in
 // nats-server, only 0 means the default; a negative size is clamped to the
@@ -50,51 +44,44 @@ func snapChunkSizes(chunk, window int) (size, inflight int) {
 	return chunk, window / chunk
 }
 
-// apiStreamSnapshot serves STREAM.SNAPSHOT.<name>: it answers with the
-// stream's config and state at the snapshot's point in time, then sends
-// the archive in chunks to deliver_subject.
-func (js *JetStream) apiStreamSnapshot(r *apiRequest) {
-	const typ = api.TypeStreamSnapshot
-	if isEmptyRequest(r.data) {
-		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
-		return
-	}
-	s := js.lookup(streamArg(r))
+// SnapshotStream captures the stream name for STREAM.SNAPSHOT
+// (apiserver.SnapshotOps): the reply carries the stream's config and state
+// at the snapshot's point in time, then start sends the archive in chunks
+// to the deliver subject.
+func (js *JetStream) SnapshotStream(name string, req api.StreamSnapshotRequest, bodyErr *api.ApiError, client uint64) (*api.StreamConfig, *api.StreamState, func(), *api.ApiError) {
+	s := js.lookup(name)
 	if s == nil {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
-		return
+		return nil, nil, nil, api.NewError(api.ErrStreamNotFound)
 	}
-	var req api.StreamSnapshotRequest
-	if aerr := decodeRequest(r.data, &req); aerr != nil {
-		js.respondError(r, typ, aerr)
-		return
+	if bodyErr != nil {
+		return nil, nil, nil, bodyErr
 	}
 	if !subject.ValidLiteral(req.DeliverSubject) {
-		js.respondError(r, typ, api.NewError(api.ErrSnapshotDeliverSubjectInvalid))
-		return
+		return nil, nil, nil, api.NewError(api.ErrSnapshotDeliverSubjectInvalid)
 	}
 	if req.CheckMsgs {
 		if aerr := s.checkMsgs(); aerr != nil {
-			js.respondError(r, typ, aerr)
-			return
+			return nil, nil, nil, aerr
 		}
 	}
 	snap := s.capture(!req.NoConsumers)
 	cfg := snap.hdr.Config
 	state := apiState(&snap.state, s.consumerCount())
-	js.respond(r, api.StreamSnapshotResponse{Response: api.Response{Type: typ}, Config: &cfg, State: &state}, false)
-	js.log.Info("snapshot started", "stream", s.name, "first_seq", snap.hdr.FirstSeq, "last_seq", snap.hdr.LastSeq)
-	js.adviseSnapshotCreate(s.name, state, r.client)
-	go func() {
-		start := time.Now()
-		err := js.sendSnapshot(s, snap, &req)
-		js.adviseSnapshotComplete(s.name, start, r.client, err)
-		if err != nil {
-			js.log.Warn("snapshot failed", "stream", s.name, "error", err)
-			return
-		}
-		js.log.Info("snapshot sent", "stream", s.name)
-	}()
+	start := func() {
+		js.log.Info("snapshot started", "stream", s.name, "first_seq", snap.hdr.FirstSeq, "last_seq", snap.hdr.LastSeq)
+		js.adviseSnapshotCreate(s.name, state, client)
+		go func() {
+			start := time.Now()
+			err := js.sendSnapshot(s, snap, &req)
+			js.adviseSnapshotComplete(s.name, start, client, err)
+			if err != nil {
+				js.log.Warn("snapshot failed", "stream", s.name, "error", err)
+				return
+			}
+			js.log.Info("snapshot sent", "stream", s.name)
+		}()
+	}
+	return &cfg, &state, start, nil
 }
 
 // sendSnapshot streams the archive to the deliver subject in chunks, each

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -203,17 +204,17 @@ func (s *stream) handleAtomicBatchMsg(m *server.Msg, reply string, allowAtomic b
 		return
 	}
 	hdr := m.Header
-	if headerValue(hdr, hdrRequiredLevel) != nil {
+	if headerValue(hdr, apiserver.HdrRequiredLevel) != nil {
 		// As nats-server: a level jetwal lacks drops the batch; the
 		// header itself is never stored.
-		if levelTooLow(hdr) {
+		if apiserver.LevelTooLow(hdr) {
 			bs.dropLocked(id, b)
 			bs.mu.Unlock()
 			s.adviseBatchAbandoned(id, abandonUnsupported)
 			s.replyError(reply, api.NewError(api.ErrRequiredApiLevel))
 			return
 		}
-		hdr = withoutHeader(hdr, hdrRequiredLevel, 0)
+		hdr = withoutHeader(hdr, apiserver.HdrRequiredLevel, 0)
 	}
 	if !b.timer.Stop() || uint64(len(b.msgs))+1 != bseq || (bseq == 1 && eob) {
 		// Timed out meanwhile, a gap, or a batch of nothing.

@@ -47,31 +47,6 @@ func (js *JetStream) servesStream(name string) bool {
 	return !ok
 }
 
-// registerClusterAPI replaces the handlers whose work goes through the
-// meta group.
-func (js *JetStream) registerClusterAPI() {
-	js.registerAPI("INFO", js.mgmt, js.apiClusterAccountInfo)
-	js.registerAPI("STREAM.CREATE", js.mgmt, js.apiClusterStreamCreate)
-	js.registerAPI("STREAM.UPDATE", js.mgmt, js.apiClusterStreamUpdate)
-	js.registerAPI("STREAM.DELETE", js.mgmt, js.apiClusterStreamDelete)
-	js.registerAPI("STREAM.NAMES", js.mgmt, js.apiClusterStreamNames)
-	js.registerAPI("STREAM.LIST", js.mgmt, js.apiClusterStreamList)
-	js.registerAPI("STREAM.LEADER.STEPDOWN", js.mgmt, js.apiStreamStepDown)
-	js.registerAPI("STREAM.PEER.REMOVE", js.mgmt, js.apiStreamRemovePeer(api.TypeStreamRemovePeer))
-	// nats-server's evacuation moves the replica before the old one
-	// leaves, which is what jetwal's peer-remove does already.
-	js.registerAPI("STREAM.PEER.EVACUATE", js.mgmt, js.apiStreamRemovePeer(api.TypeStreamEvacuatePeer))
-	js.registerAPI("CONSUMER.LEADER.STEPDOWN", js.mgmt, js.apiConsumerStepDown)
-	// A system account request (cluster_stepdown.go): nats-server leaves
-	// it unanswered in other accounts.
-	js.registerAPI("META.LEADER.STEPDOWN", nil, nil)
-	js.registerAPI("SERVER.REMOVE", nil, nil)   // cluster_server_remove.go
-	js.registerAPI("SERVER.EVACUATE", nil, nil) // cluster_server_remove.go
-	// A restore reads the archive here and hands the stream to its group
-	// (cluster_restore.go).
-	js.registerAPI("STREAM.RESTORE", js.mgmt, js.apiStreamRestore)
-}
-
 // preferredLeader picks the peer that campaigns first in a new stream's
 // group: the one leading the fewest of the streams this server holds a
 // replica of (their leaders are what it can see), this server on a tie
@@ -107,116 +82,87 @@ func (js *JetStream) preferredLeader(peers []string) string {
 	return best
 }
 
-func (js *JetStream) apiClusterStreamCreate(r *apiRequest) {
-	const typ = api.TypeStreamCreate
-	cfg, ok := js.decodeCreateConfig(r)
-	if !ok {
-		return
-	}
+// clusterCreateStream is CreateStream in a cluster: the meta group
+// assigns the stream to its peers.
+func (js *JetStream) clusterCreateStream(cfg api.StreamConfig) (*api.StreamInfo, bool, *api.ApiError) {
 	if old, ok := js.assignment(cfg.Name); ok {
 		if !validate.SameStream(&old.Config, &cfg) {
-			js.respondError(r, typ, api.NewError(api.ErrStreamNameExist))
-			return
+			return nil, false, api.NewError(api.ErrStreamNameExist)
 		}
-		js.respondClusterInfo(r, typ, old, false)
-		return
+		return js.replyInfo(old, false), false, nil
 	}
 	for _, a := range js.assignments() {
 		for _, subj := range cfg.Subjects {
 			for _, other := range a.Config.Subjects {
 				if subject.Overlap(subj, other) {
-					js.respondError(r, typ, api.NewError(api.ErrStreamSubjectOverlap))
-					return
+					return nil, false, api.NewError(api.ErrStreamSubjectOverlap)
 				}
 			}
 		}
 	}
 	if aerr := js.checkClusterStreamLimits("", &cfg); aerr != nil {
-		js.respondError(r, typ, aerr)
-		return
+		return nil, false, aerr
 	}
 	peers, aerr := js.placeStream(&cfg, max(cfg.Replicas, 1), nil, nil)
 	if aerr != nil {
-		js.respondError(r, typ, aerr)
-		return
+		return nil, false, aerr
 	}
 	a := streamAssignment{Config: cfg, Created: time.Now().UTC(), Peers: peers, Preferred: js.preferredLeader(peers)}
 	if err := js.propose(streamKeyPrefix+cfg.Name, a); err != nil {
-		js.respondError(r, typ, api.Errorf(api.ErrStreamCreate, "%v", err))
-		return
+		return nil, false, api.Errorf(api.ErrStreamCreate, "%v", err)
 	}
 	js.adviseStream(cfg.Name, api.ActionCreate)
-	js.respondClusterInfo(r, typ, a, true)
+	return js.replyInfo(a, true), true, nil
 }
 
-func (js *JetStream) apiClusterStreamUpdate(r *apiRequest) {
-	const typ = api.TypeStreamUpdate
-	req, ok := js.decodeStreamConfig(r, typ)
-	if !ok {
-		return
-	}
-	norm, aerr := validate.Stream(&req)
-	if aerr != nil {
-		js.respondError(r, typ, aerr)
-		return
-	}
+// clusterUpdateStream is UpdateStream in a cluster: the meta group
+// records the new config (and the new peers of a rescaled stream).
+func (js *JetStream) clusterUpdateStream(norm api.StreamConfig) (*api.StreamInfo, *api.ApiError) {
 	a, ok := js.assignment(norm.Name)
 	if !ok {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
-		return
+		return nil, api.NewError(api.ErrStreamNotFound)
 	}
 	cfg, aerr := validate.StreamUpdate(&a.Config, &norm)
 	if aerr == nil {
 		aerr = js.checkClusterStreamLimits(cfg.Name, &cfg)
 	}
 	if aerr != nil {
-		js.respondError(r, typ, aerr)
-		return
+		return nil, aerr
 	}
 	if n := max(cfg.Replicas, 1); n != max(a.Config.Replicas, 1) {
 		if a, aerr = js.rescale(a, &cfg, n); aerr != nil {
-			js.respondError(r, typ, aerr)
-			return
+			return nil, aerr
 		}
 	}
 	if max(cfg.Replicas, 1) > 1 && !reflect.DeepEqual(cfg.Placement, a.Config.Placement) {
 		if a, aerr = js.movePlacement(a, &cfg); aerr != nil {
-			js.respondError(r, typ, aerr)
-			return
+			return nil, aerr
 		}
 	}
 	a.Config = cfg
 	if err := js.propose(streamKeyPrefix+cfg.Name, a); err != nil {
-		js.respondError(r, typ, api.Errorf(api.ErrStreamUpdate, "%v", err))
-		return
+		return nil, api.Errorf(api.ErrStreamUpdate, "%v", err)
 	}
 	js.adviseStream(cfg.Name, api.ActionModify)
-	js.respondClusterInfo(r, typ, a, false)
+	return js.replyInfo(a, false), nil
 }
 
-func (js *JetStream) apiClusterStreamDelete(r *apiRequest) {
-	const typ = api.TypeStreamDelete
-	if !isEmptyRequest(r.data) {
-		js.respondError(r, typ, api.NewError(api.ErrNotEmptyRequest))
-		return
-	}
-	name := streamArg(r)
+// clusterDeleteStream is DeleteStream in a cluster: the stream's and its
+// consumers' assignments leave the meta group.
+func (js *JetStream) clusterDeleteStream(name string) *api.ApiError {
 	if _, ok := js.assignment(name); !ok {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
-		return
+		return api.NewError(api.ErrStreamNotFound)
 	}
 	for _, k := range js.cl.c.Keys(consumerKeyPrefix + name + "/") {
 		if err := js.cl.c.Delete(k); err != nil {
-			js.respondError(r, typ, api.Errorf(api.ErrStreamDelete, "%v", err))
-			return
+			return api.Errorf(api.ErrStreamDelete, "%v", err)
 		}
 	}
 	js.forgetConsumerState(name, "")
 	if err := js.cl.c.Delete(streamKeyPrefix + name); err != nil {
-		js.respondError(r, typ, api.Errorf(api.ErrStreamDelete, "%v", err))
-		return
+		return api.Errorf(api.ErrStreamDelete, "%v", err)
 	}
-	js.respond(r, api.StreamDeleteResponse{Response: api.Response{Type: typ}, Success: true}, false)
+	return nil
 }
 
 func (js *JetStream) propose(key string, v any) error {
@@ -227,16 +173,16 @@ func (js *JetStream) propose(key string, v any) error {
 	return js.cl.c.Put(key, b)
 }
 
-// respondClusterInfo answers with a stream's info: this server's when it
-// serves the stream (waiting a little for a new stream's group to elect
+// replyInfo is a stream's info as a create or update replies with it:
+// this server's when it serves the stream (waiting a little for a new stream's group to elect
 // its leader and, when that is this server, to serve it, so that the
 // client's next request about the stream finds it served), else the
 // assignment's config with the state of this server's replica, or an
 // empty state.
-func (js *JetStream) respondClusterInfo(r *apiRequest, typ string, a streamAssignment, created bool) {
+func (js *JetStream) replyInfo(a streamAssignment, created bool) *api.StreamInfo {
 	info := js.assignedInfo(a, created)
 	info.Config = validate.WithDynamicMetadata(info.Config, js.srv.Version())
-	js.respond(r, api.StreamCreateResponse{Response: api.Response{Type: typ}, StreamInfo: info, DidCreate: created}, false)
+	return info
 }
 
 func (js *JetStream) assignedInfo(a streamAssignment, wait bool) *api.StreamInfo {
@@ -273,53 +219,42 @@ func (js *JetStream) assignedInfo(a streamAssignment, wait bool) *api.StreamInfo
 	return info
 }
 
-func (js *JetStream) apiClusterStreamNames(r *apiRequest) {
-	const typ = api.TypeStreamNames
-	all, from, to, ok := js.clusterPage(r, typ, api.NamesLimit)
-	if !ok {
-		return
-	}
-	resp := api.StreamNamesResponse{Response: api.Response{Type: typ},
-		Paged: api.Paged{Total: len(all), Offset: from, Limit: api.NamesLimit}}
+// clusterStreamNames is StreamNamesPage in a cluster.
+func (js *JetStream) clusterStreamNames(req api.StreamNamesRequest) ([]string, api.Paged, *api.ApiError) {
+	all, from, to := js.clusterPage(req, api.NamesLimit)
+	var names []string
 	for _, a := range all[from:to] {
-		resp.Streams = append(resp.Streams, a.Config.Name)
+		names = append(names, a.Config.Name)
 	}
-	js.respond(r, resp, false)
+	return names, api.Paged{Total: len(all), Offset: from, Limit: api.NamesLimit}, nil
 }
 
-func (js *JetStream) apiClusterStreamList(r *apiRequest) {
-	const typ = api.TypeStreamList
-	all, from, to, ok := js.clusterPage(r, typ, api.ListLimit)
-	if !ok {
-		return
-	}
-	resp := api.StreamListResponse{Response: api.Response{Type: typ},
-		Paged:   api.Paged{Total: len(all), Offset: from, Limit: api.ListLimit},
-		Streams: make([]*api.StreamInfo, 0, to-from)}
-	infos := js.leaderInfos(all[from:to])
+// clusterStreamList is StreamListPage in a cluster.
+func (js *JetStream) clusterStreamList(req api.StreamNamesRequest) ([]*api.StreamInfo, api.Paged, *api.ApiError) {
+	all, from, to := js.clusterPage(req, api.ListLimit)
+	infos := make([]*api.StreamInfo, 0, to-from)
+	leaders := js.leaderInfos(all[from:to])
 	for _, a := range all[from:to] {
-		resp.Streams = append(resp.Streams, js.listedInfo(a, infos))
+		infos = append(infos, js.listedInfo(a, leaders))
 	}
-	js.respond(r, resp, false)
+	return infos, api.Paged{Total: len(all), Offset: from, Limit: api.ListLimit}, nil
 }
 
-// clusterPage is streamPage over the assignments.
-func (js *JetStream) clusterPage(r *apiRequest, typ string, limit int) (all []streamAssignment, from, to int, ok bool) {
-	var req api.StreamNamesRequest
-	if aerr := decodeRequest(r.data, &req); aerr != nil {
-		js.respondError(r, typ, aerr)
-		return nil, 0, 0, false
-	}
+// clusterPage is streamPage over the assignments; unlike streamPage it
+// does not check the filter's syntax.
+func (js *JetStream) clusterPage(req api.StreamNamesRequest, limit int) (all []streamAssignment, from, to int) {
 	for _, a := range js.assignments() {
 		if req.Subject == "" || slices.ContainsFunc(a.Config.Subjects, func(s string) bool { return subject.Overlap(s, req.Subject) }) {
 			all = append(all, a)
 		}
 	}
 	from, to = page(len(all), req.Offset, limit)
-	return all, from, to, true
+	return all, from, to
 }
 
-func (js *JetStream) apiClusterAccountInfo(r *apiRequest) {
+// clusterAccountInfo is AccountInfo in a cluster: of every stream of the
+// meta group.
+func (js *JetStream) clusterAccountInfo() *api.AccountStats {
 	st := &api.AccountStats{
 		Domain: js.cfg.Domain,
 		Limits: js.accountLimits(),
@@ -343,39 +278,36 @@ func (js *JetStream) apiClusterAccountInfo(r *apiRequest) {
 			st.Consumers += len(js.cl.c.Keys(consumerKeyPrefix + a.Config.Name + "/"))
 		}
 	}
-	js.respond(r, api.AccountInfoResponse{Response: api.Response{Type: api.TypeAccountInfo}, AccountStats: st}, false)
+	return st
 }
 
-// apiStreamStepDown serves STREAM.LEADER.STEPDOWN.<stream>: the optional
-// body's placement (preferred server, cluster, tags) picks where the
-// leadership goes, with the consumer step-down's checks and errors
-// (stepDownTarget, cluster_stepdown.go).
-func (js *JetStream) apiStreamStepDown(r *apiRequest) {
-	const typ = api.TypeStreamLeaderStepDown
-	s := js.lookup(streamArg(r))
+// StepDownStream moves the leadership of a replicated stream's group
+// (apiserver.ClusterOps): req's placement (preferred server, cluster,
+// tags) picks where it goes, with the consumer step-down's checks and
+// errors (stepDownTarget, cluster_stepdown.go).
+func (js *JetStream) StepDownStream(name string, req api.LeaderStepDownRequest, bodyErr *api.ApiError) *api.ApiError {
+	s := js.lookup(name)
 	if s == nil {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
-		return
+		return api.NewError(api.ErrStreamNotFound)
 	}
-	if s.rep == nil {
-		js.respondError(r, typ, api.NewError(api.ErrClusterRequired))
-		return
+	if s.rep == nil || js.cl == nil {
+		return api.NewError(api.ErrClusterRequired)
 	}
 	a, ok := js.assignment(s.name)
 	if !ok {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
-		return
+		return api.NewError(api.ErrStreamNotFound)
 	}
-	preferred, aerr := js.stepDownTarget(r.data, a.Peers, js.cl.c.Self())
+	if bodyErr != nil {
+		return bodyErr
+	}
+	preferred, aerr := js.stepDownTarget(req.Placement, a.Peers, js.cl.c.Self())
 	if aerr != nil {
-		js.respondError(r, typ, aerr)
-		return
+		return aerr
 	}
 	if err := s.rep.StepDownTo(preferred); err != nil {
-		js.respondError(r, typ, api.Errorf(api.ErrStreamGeneral, "%v", err))
-		return
+		return api.Errorf(api.ErrStreamGeneral, "%v", err)
 	}
-	js.respond(r, api.StreamDeleteResponse{Response: api.Response{Type: typ}, Success: true}, false)
+	return nil
 }
 
 // recordConsumer puts a durable consumer of a replicated stream in the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -152,20 +153,20 @@ func (js *JetStream) answersDirect(h *hosted) bool {
 func (js *JetStream) subscribeDirect(name string, h *hosted) (*directSubs, error) {
 	ds := &directSubs{}
 	serve := func(m *server.Msg) {
-		r := &apiRequest{
-			subject: strings.Clone(m.Subject),
-			reply:   strings.Clone(m.Reply),
-			hdr:     bytes.Clone(m.Header),
-			data:    bytes.Clone(m.Data),
-			args:    strings.TrimPrefix(m.Subject, api.Prefix+"DIRECT.GET."),
-			client:  m.ClientID,
+		r := &apiserver.Request{
+			Subject: strings.Clone(m.Subject),
+			Reply:   strings.Clone(m.Reply),
+			Hdr:     bytes.Clone(m.Header),
+			Data:    bytes.Clone(m.Data),
+			Args:    strings.TrimPrefix(m.Subject, api.Prefix+"DIRECT.GET."),
+			Client:  m.ClientID,
 		}
 		s := js.lookup(name)
 		if s == nil {
 			return // no longer served here; the next leader answers
 		}
 		if !js.gets.submitKey(name, func() { js.directGet(s, r) }) {
-			js.log.Warn("JetStream API queue full, request dropped", "subject", r.subject)
+			js.log.Warn("JetStream API queue full, request dropped", "subject", r.Subject)
 		}
 	}
 	base := api.Prefix + "DIRECT.GET." + name

@@ -141,62 +141,42 @@ func (js *JetStream) movePlacement(a streamAssignment, cfg *api.StreamConfig) (s
 	return a.withPeers(peers), nil
 }
 
-// apiStreamRemovePeer serves STREAM.PEER.REMOVE.<stream> and
-// STREAM.PEER.EVACUATE.<stream> (answered by the meta leader, as in
-// nats-server), answering with responses of type typ: the named server's
-// replica moves to another server the placement allows, or the request
-// fails with nats-server's 10075 when there is none.
-func (js *JetStream) apiStreamRemovePeer(typ string) func(r *apiRequest) {
-	return func(r *apiRequest) { js.streamRemovePeer(typ, r) }
-}
-
-func (js *JetStream) streamRemovePeer(typ string, r *apiRequest) {
-	if isEmptyRequest(r.data) {
-		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
-		return
+// RemovePeer moves the replica of the stream name off the server peer
+// (named or by id; apiserver.ClusterOps; answered by the meta leader, as
+// in nats-server) to another server the placement allows, or fails with
+// nats-server's 10075 when there is none.
+func (js *JetStream) RemovePeer(name, peer string) *api.ApiError {
+	if js.cl == nil {
+		return api.NewError(api.ErrClusterRequired)
 	}
-	var req api.StreamRemovePeerRequest
-	if aerr := decodeRequest(r.data, &req); aerr != nil {
-		js.respondError(r, typ, aerr)
-		return
-	}
-	if req.Peer == "" {
-		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
-		return
-	}
-	a, ok := js.assignment(streamArg(r))
+	a, ok := js.assignment(name)
 	if !ok {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
-		return
+		return api.NewError(api.ErrStreamNotFound)
 	}
 	var gone string
 	for _, p := range a.Peers {
-		if js.cl.c.NameOf(p) == req.Peer || p == req.Peer {
+		if js.cl.c.NameOf(p) == peer || p == peer {
 			gone = p
 		}
 	}
 	if gone == "" {
-		js.respondError(r, typ, api.NewError(api.ErrClusterPeerNotMember))
-		return
+		return api.NewError(api.ErrClusterPeerNotMember)
 	}
 	if len(a.Peers) == 1 {
 		// An R1 stream is a local stream: moving it is not built.
-		js.respondError(r, typ, api.NewError(api.ErrPeerRemap))
-		return
+		return api.NewError(api.ErrPeerRemap)
 	}
 	rest := slices.DeleteFunc(slices.Clone(a.Peers), func(p string) bool { return p == gone })
 	peers, aerr := js.placeStream(&a.Config, len(a.Peers), rest, []string{gone})
 	if aerr != nil {
-		js.log.Warn("cluster: peer removal refused: no replacement", "stream", a.Config.Name, "peer", req.Peer, "reason", aerr.Description)
-		js.respondError(r, typ, api.NewError(api.ErrPeerRemap))
-		return
+		js.log.Warn("cluster: peer removal refused: no replacement", "stream", a.Config.Name, "peer", peer, "reason", aerr.Description)
+		return api.NewError(api.ErrPeerRemap)
 	}
 	a = a.withPeers(peers)
 	if err := js.propose(streamKeyPrefix+a.Config.Name, a); err != nil {
-		js.respondError(r, typ, api.RaftGeneral(err))
-		return
+		return api.RaftGeneral(err)
 	}
-	js.log.Info("stream replica moving", "stream", a.Config.Name, "from", req.Peer,
+	js.log.Info("stream replica moving", "stream", a.Config.Name, "from", peer,
 		"peers", strings.Join(peers, ","))
-	js.respond(r, api.StreamRemovePeerResponse{Response: api.Response{Type: typ}, Success: true}, false)
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -34,7 +35,7 @@ func (js *JetStream) serveMetaOp(sys *server.Account, subj, typ string, op func(
 		hdr, data, reply := bytes.Clone(m.Header), bytes.Clone(m.Data), strings.Clone(m.Reply)
 		go func() {
 			var aerr *api.ApiError
-			if len(hdr) > 0 && levelTooLow(hdr) {
+			if len(hdr) > 0 && apiserver.LevelTooLow(hdr) {
 				aerr = api.NewError(api.ErrRequiredApiLevel)
 			} else {
 				aerr = op(data)

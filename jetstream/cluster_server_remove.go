@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -79,10 +80,10 @@ func (js *JetStream) ServeServerEvacuate(sys *server.Account, all []*JetStream) 
 // decodeServerRequest reads the body of SERVER.REMOVE and SERVER.EVACUATE.
 func decodeServerRequest(data []byte) (api.MetaServerRemoveRequest, *api.ApiError) {
 	var req api.MetaServerRemoveRequest
-	if isEmptyRequest(data) {
+	if apiserver.IsEmpty(data) {
 		return req, api.NewError(api.ErrBadRequest)
 	}
-	aerr := decodeRequest(data, &req)
+	aerr := apiserver.Decode(data, &req)
 	return req, aerr
 }
 

@@ -1,13 +1,11 @@
 package jetstream
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -15,7 +13,7 @@ import (
 //
 // $JS.API.META.LEADER.STEPDOWN is, as in nats-server, a request of the
 // system account: the JetStream API of the account JetStream serves ($G)
-// leaves it unanswered (registerClusterAPI), and every server of the
+// leaves it unanswered (apiserver's registerCluster), and every server of the
 // cluster subscribes to it in the system account (ServeMetaStepDown, wired
 // by package serve). The system account's subscriptions travel over the
 // routes like any other account's, so a request published by a system user
@@ -40,7 +38,11 @@ func (js *JetStream) ServeMetaStepDown(sys *server.Account) (*server.Subscriptio
 }
 
 func (js *JetStream) metaStepDown(data []byte) *api.ApiError {
-	preferred, aerr := js.stepDownTarget(data, js.cl.c.Peers(), js.cl.c.Self())
+	req, aerr := apiserver.DecodeStepDown(data)
+	var preferred string
+	if aerr == nil {
+		preferred, aerr = js.stepDownTarget(req.Placement, js.cl.c.Peers(), js.cl.c.Self())
+	}
 	if aerr != nil {
 		return aerr
 	}
@@ -51,21 +53,12 @@ func (js *JetStream) metaStepDown(data []byte) *api.ApiError {
 	return nil
 }
 
-// stepDownTarget reads a step-down's optional body and returns the server
-// name the leadership should go to ("" = any other member), or nats-server's
-// error: a preferred server that leads already or is not a member, or no
-// member left once the cluster name and tags (server_tags: each
-// requested tag must be among the member's) have filtered them.
-func (js *JetStream) stepDownTarget(data []byte, peers []string, self string) (string, *api.ApiError) {
-	b := bytes.TrimLeft(data, " \t\r\n")
-	if len(b) == 0 || b[0] != '{' && b[0] != '[' {
-		return "", nil // nats-server reads only a JSON object or array
-	}
-	var req api.LeaderStepDownRequest
-	if err := json.Unmarshal(data, &req); err != nil {
-		return "", api.Errorf(api.ErrInvalidJSON, "invalid JSON: %v", err)
-	}
-	p := req.Placement
+// stepDownTarget returns the server name a step-down's placement p sends
+// the leadership to ("" = any other member), or nats-server's error: a
+// preferred server that leads already or is not a member, or no member
+// left once the cluster name and tags (server_tags: each requested tag must
+// be among the member's) have filtered them.
+func (js *JetStream) stepDownTarget(p *api.Placement, peers []string, self string) (string, *api.ApiError) {
 	if p == nil {
 		return "", nil
 	}
@@ -97,45 +90,36 @@ func (js *JetStream) stepDownTarget(data []byte, peers []string, self string) (s
 	return "", nil
 }
 
-// apiConsumerStepDown serves CONSUMER.LEADER.STEPDOWN.<stream>.<consumer>:
-// it moves the stream's leadership (see the file's comment).
-func (js *JetStream) apiConsumerStepDown(r *apiRequest) {
-	const typ = api.TypeConsumerLeaderStepDown
-	name, cons, ok := strings.Cut(r.args, ".")
-	if !ok || name == "" || cons == "" || strings.Contains(cons, ".") {
-		js.respondError(r, typ, api.NewError(api.ErrBadRequest))
-		return
-	}
+// StepDownConsumer moves the leadership of a consumer: its stream's (see
+// the file's comment; apiserver.ClusterOps).
+func (js *JetStream) StepDownConsumer(name, cons string, req api.LeaderStepDownRequest, bodyErr *api.ApiError) *api.ApiError {
 	s := js.lookup(name)
 	if s == nil {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
-		return
+		return api.NewError(api.ErrStreamNotFound)
 	}
 	if s.cons.get(cons) == nil {
-		js.respondError(r, typ, api.NewError(api.ErrConsumerNotFound))
-		return
+		return api.NewError(api.ErrConsumerNotFound)
 	}
-	if s.rep == nil {
+	if s.rep == nil || js.cl == nil {
 		// An R1 stream's consumer has no group: nats-server answers
 		// success without moving anything.
-		js.respond(r, api.LeaderStepDownResponse{Response: api.Response{Type: typ}, Success: true}, false)
-		return
+		return nil
 	}
 	a, ok := js.assignment(name)
 	if !ok {
-		js.respondError(r, typ, api.NewError(api.ErrStreamNotFound))
-		return
+		return api.NewError(api.ErrStreamNotFound)
 	}
-	preferred, aerr := js.stepDownTarget(r.data, a.Peers, js.cl.c.Self())
+	if bodyErr != nil {
+		return bodyErr
+	}
+	preferred, aerr := js.stepDownTarget(req.Placement, a.Peers, js.cl.c.Self())
 	if aerr != nil {
-		js.respondError(r, typ, aerr)
-		return
+		return aerr
 	}
 	if err := s.rep.StepDownTo(preferred); err != nil {
-		js.respondError(r, typ, api.RaftGeneral(err))
-		return
+		return api.RaftGeneral(err)
 	}
-	js.respond(r, api.LeaderStepDownResponse{Response: api.Response{Type: typ}, Success: true}, false)
+	return nil
 }
 
 // consumerCluster is the cluster block of a consumer's info: its leader is

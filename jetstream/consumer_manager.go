@@ -15,6 +15,7 @@ import (
 	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/durable"
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/store"
 )
@@ -35,22 +36,13 @@ type consumerManager struct {
 	pushList atomic.Pointer[[]*consumer]
 }
 
-// startConsumers registers the consumer API and subscriptions. Called by New
-// before streams load.
+// startConsumers makes the consumer manager and its subscriptions (the
+// CONSUMER.* handlers are apiserver's). Called by New before streams load.
 func (js *JetStream) startConsumers() error {
 	cm := &consumerManager{js: js, flushes: newWorkQueue(0)}
 	js.cons = cm
-	js.registerAPI("CONSUMER.CREATE", js.mgmt, cm.apiCreate)
-	js.registerAPI("CONSUMER.DURABLE.CREATE", js.mgmt, cm.apiDurableCreate)
-	js.registerAPI("CONSUMER.INFO", js.mgmt, cm.apiInfo)
-	js.registerAPI("CONSUMER.DELETE", js.mgmt, cm.apiDelete)
-	js.registerAPI("CONSUMER.NAMES", js.mgmt, cm.apiNames)
-	js.registerAPI("CONSUMER.LIST", js.mgmt, cm.apiList)
-	js.registerAPI("CONSUMER.PAUSE", js.mgmt, cm.apiPause)
-	js.registerAPI("CONSUMER.UNPIN", js.mgmt, cm.apiUnpin)
-	js.registerAPI("CONSUMER.RESET", js.mgmt, cm.apiReset)
-	js.registerAPI(nextOp, nil, nil) // known: served by its own subscription
-	// CONSUMER.MSG.NEXT is not routed through registerAPI's worker queues:
+	js.api.Register(nextOp, apiserver.Mgmt, nil) // known: served by its own subscription
+	// CONSUMER.MSG.NEXT is not routed through the API's worker queues:
 	// a pull request only touches memory, so it is handled on the
 	// requester's goroutine (handleNext), one goroutine hop fewer per batch.
 	for subj, h := range map[string]server.Handler{

@@ -2,10 +2,8 @@ package jetstream
 
 import (
 	"encoding/json"
-	"strings"
 	"time"
 
-	"github.com/jetwal/jetwal/jetstream/api"
 	"github.com/jetwal/jetwal/jetstream/validate"
 )
 
@@ -34,43 +32,6 @@ func pauseInfo(until *time.Time, now time.Time) (paused bool, remaining time.Dur
 		return false, 0
 	}
 	return true, until.Sub(now)
-}
-
-// apiPause serves CONSUMER.PAUSE.<stream>.<consumer>: {"pause_until":
-// time} pauses until then, an empty body or a zero time resumes.
-func (cm *consumerManager) apiPause(r *apiRequest) {
-	const typ = api.TypeConsumerPause
-	// Errors carry the response's other fields too, as nats-server's do.
-	fail := func(aerr *api.ApiError) {
-		cm.js.respond(r, api.ConsumerPauseResponse{Response: api.Response{Type: typ, Error: aerr}}, true)
-	}
-	i := strings.IndexByte(r.args, '.')
-	if i <= 0 || i == len(r.args)-1 || strings.IndexByte(r.args[i+1:], '.') >= 0 {
-		// nats-server serves $JS.API.CONSUMER.PAUSE.*.* only and leaves
-		// other forms unanswered; jetwal answers as for an unknown request.
-		cm.js.respondError(r, api.TypeError, api.Errorf(api.ErrBadRequest, "unknown JetStream API request %q", r.subject))
-		return
-	}
-	var req api.ConsumerPauseRequest
-	if b := strings.TrimSpace(string(r.data)); strings.HasPrefix(b, "{") || strings.HasPrefix(b, "[") {
-		if err := json.Unmarshal(r.data, &req); err != nil {
-			fail(api.Errorf(api.ErrInvalidJSON, "invalid JSON: %v", err))
-			return
-		}
-	}
-	_, c, aerr := cm.consumerArgs(r)
-	if aerr != nil {
-		fail(aerr)
-		return
-	}
-	until := req.PauseUntil.UTC()
-	if err := c.setPause(until); err != nil {
-		fail(api.Errorf(api.ErrConsumerStoreFailed, "error creating store for consumer: %v", err))
-		return
-	}
-	resp := api.ConsumerPauseResponse{Response: api.Response{Type: typ}, PauseUntil: until}
-	resp.Paused, resp.PauseRemaining = pauseInfo(&until, time.Now())
-	cm.js.respond(r, resp, false)
 }
 
 // setPause installs a new pause deadline (zero: none), persists the config

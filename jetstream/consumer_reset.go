@@ -1,7 +1,6 @@
 package jetstream
 
 import (
-	"encoding/json"
 	"errors"
 	"slices"
 	"time"
@@ -39,37 +38,6 @@ var (
 	errResetBelowStartSeq  = errors.New("below start seq")
 	errResetBelowStartTime = errors.New("below start time")
 )
-
-// apiReset serves CONSUMER.RESET.<stream>.<consumer>.
-func (cm *consumerManager) apiReset(r *apiRequest) {
-	const typ = api.TypeConsumerReset
-	fail := func(aerr *api.ApiError) {
-		cm.js.respond(r, api.ConsumerResetResponse{Response: api.Response{Type: typ, Error: aerr}}, true)
-	}
-	var req api.ConsumerResetRequest
-	if len(r.data) > 0 {
-		if err := json.Unmarshal(r.data, &req); err != nil {
-			fail(api.Errorf(api.ErrInvalidJSON, "invalid JSON: %v", err))
-			return
-		}
-	}
-	_, c, aerr := cm.consumerArgs(r)
-	if aerr != nil {
-		fail(aerr)
-		return
-	}
-	seq, err := c.reset(req.Seq)
-	if err != nil {
-		fail(api.Errorf(api.ErrConsumerInvalidReset, "invalid reset: %v", err))
-		return
-	}
-	if err := cm.persistReset(c); err != nil {
-		fail(api.Errorf(api.ErrConsumerStoreFailed, "error creating store for consumer: %v", err))
-		return
-	}
-	c.signal()
-	cm.js.respond(r, api.ConsumerResetResponse{Response: api.Response{Type: typ}, ConsumerInfo: c.info(true), ResetSeq: seq}, false)
-}
 
 // persistReset makes a reset durable before it is answered.
 func (cm *consumerManager) persistReset(c *consumer) error {

@@ -1,15 +1,20 @@
-// Package jetstream is jetwal's JetStream layer: the $JS.API.> request
-// handlers for streams, the publish path that stores captured messages and
+// Package jetstream is jetwal's JetStream layer: the operations behind the
+// $JS.API.> requests, the publish path that stores captured messages and
 // answers with a PubAck, and the stream directory layout on disk.
 //
 // # Shape
 //
 // New attaches a JetStream to an in-process server.Server. It loads the
 // streams found under Config.StoreDir, subscribes $JS.API.> internally and,
-// for every stream, subscribes the stream's subjects. Consumers (CONSUMER.*
-// API, acks, pull and push delivery) are a separate manager that registers
-// its API handlers beside the stream ones through registerAPI and keeps its
-// state next to each stream (consumerCount).
+// for every stream, subscribes the stream's subjects. The API handlers that
+// decode a request, call one operation and encode the reply live in
+// jetstream/apiserver, which routes the requests and calls the exported
+// operations of apiserver.Ops (ops_*.go, and the cluster's, snapshot's and
+// restore's in their files); DIRECT.GET, whose reply is not JSON, stays
+// here (api_direct*.go) and registers in apiserver's table through
+// apiserver.Server.Register. Consumers (CONSUMER.* API, acks, pull and push
+// delivery) are a separate manager that registers its API handlers beside
+// the stream ones and keeps its state next to each stream (consumerCount).
 //
 // Stream, consumer, the manager and the cluster glue form a real cycle and
 // therefore stay in this one package: a stream holds its consumer set, an
@@ -37,14 +42,13 @@
 //   - disabled.go: ServeDisabled, the API of an account without JetStream.
 //   - domain.go: the $JS.<domain>.API.> prefix of a JetStream domain.
 //   - account_limits.go: account limits (max streams, consumers, storage).
-//   - api.go: request dispatch to the handlers and their worker queues.
-//   - api_stream.go: the STREAM.* and INFO handlers.
-//   - api_msg.go: STREAM.MSG.GET and STREAM.MSG.DELETE.
+//   - api.go: the $JS.API.> subscription: routing (apiserver) to the worker queues; SendReply.
+//   - ops_stream.go: the stream operations of apiserver.Ops (INFO and STREAM.*).
+//   - ops_msg.go: the message operations of apiserver.Ops (STREAM.MSG.GET and STREAM.MSG.DELETE).
 //   - api_direct.go: DIRECT.GET and the no-responders reply.
 //   - api_direct_batch.go: DIRECT.GET's batched and multi_last forms.
-//   - api_level.go: refusing requests that need a newer API level.
-//   - api_snapshot.go: STREAM.SNAPSHOT, sending the archive in chunks.
-//   - api_restore.go: STREAM.RESTORE, receiving the archive's chunks.
+//   - api_snapshot.go: SnapshotStream (STREAM.SNAPSHOT's operation), sending the archive in chunks.
+//   - api_restore.go: RestoreStream (STREAM.RESTORE's operation), receiving the archive's chunks.
 //   - stream.go: one stream; the publish path and its PubAck.
 //   - stream_admin.go: creating, loading, updating and deleting streams.
 //   - stream_ops.go: a stream's operation set, the only ways its state changes.
@@ -94,12 +98,12 @@
 //   - engine_stats.go: EngineStats, the storage engine's figures for /metrics.
 //   - msgtrace_hook.go: TraceStream, message tracing's view of streams.
 //   - consumer_manager.go: the consumer manager ($JS.ACK.>, $JS.FC.>, interest).
-//   - consumer_api.go: CONSUMER.CREATE / INFO / DELETE / NAMES / LIST / MSG.NEXT.
-//   - consumer_pause.go: CONSUMER.PAUSE and pause_until.
-//   - consumer_unpin.go: CONSUMER.UNPIN.
+//   - ops_consumer.go: the consumer operations of apiserver.Ops (CONSUMER.CREATE / INFO / DELETE / NAMES / LIST / PAUSE / UNPIN / RESET).
+//   - consumer_api.go: CONSUMER.MSG.NEXT, served on the requester's goroutine.
+//   - consumer_pause.go: pause_until: a pause's deadline, setting it.
 //   - consumer_replicas.go: a consumer's num_replicas against its stream's.
 //   - consumer.go: one consumer, its goroutine and delivery rounds.
-//   - consumer_reset.go: CONSUMER.RESET, moving a consumer back to its ack floor or to a sequence.
+//   - consumer_reset.go: a consumer reset, moving a consumer back to its ack floor or to a sequence.
 //   - consumer_position.go: where a consumer starts and where a purge moves it.
 //   - consumer_pull.go: pull delivery (waiting requests, 408 and 409 replies).
 //   - consumer_push.go: push delivery, flow control (and the flow_control ack policy) and heartbeats.
@@ -108,12 +112,12 @@
 //   - consumer_ack.go: acks, naks, terms and progress.
 //   - consumer_maxdeliver.go: messages past max_deliver.
 //   - consumer_retention.go: interest and workqueue retention.
-//   - cluster_members.go: changing a replicated stream's servers (replicas, peer removal).
+//   - cluster_members.go: changing a replicated stream's servers (replicas, RemovePeer).
 //   - cluster_placement.go: picking a stream's servers (placement cluster and tags).
 //   - cluster.go: clustered JetStream: the meta group and replicated streams.
-//   - cluster_api.go: the requests the meta leader answers.
+//   - cluster_api.go: the meta leader's side of the stream operations (clusterCreateStream, …), StepDownStream.
 //   - cluster_consumer.go: consumer state of replicated streams.
-//   - cluster_stepdown.go: meta and consumer leader step-downs.
+//   - cluster_stepdown.go: meta and consumer leader step-downs (StepDownConsumer).
 //   - cluster_stale.go: deleting replica data of streams this server no longer holds.
 //   - cluster_server_remove.go: SERVER.REMOVE, a server taken out of the
 //     meta group, and SERVER.EVACUATE, a server's replicas moved off it.

@@ -323,7 +323,7 @@ func (s *stream) fastErrMsg(o *fastOut, reply string, seq uint64, aerr *api.ApiE
 		Error *api.ApiError `json:"error"`
 	}{"err", seq, aerr})
 	if err == nil {
-		o.add(reply, s.js.hidePaths(body))
+		o.add(reply, s.js.api.HidePaths(body))
 	}
 }
 

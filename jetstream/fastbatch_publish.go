@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 	"github.com/jetwal/jetwal/server"
 )
 
@@ -78,16 +79,16 @@ func (s *stream) fastStep(m *server.Msg, reply string, ref *fastRef, out *fastOu
 			return m, nil
 		}
 	}
-	if headerValue(m.Header, hdrRequiredLevel) != nil {
+	if headerValue(m.Header, apiserver.HdrRequiredLevel) != nil {
 		// As nats-server: a level jetwal lacks drops the batch; the
 		// header itself is never stored.
-		if levelTooLow(m.Header) {
+		if apiserver.LevelTooLow(m.Header) {
 			fs.dropLocked(ref.id, b)
 			s.fastRefuse(out, reply, api.NewError(api.ErrRequiredApiLevel))
 			return m, nil
 		}
 		cm := *m
-		cm.Header = withoutHeader(m.Header, hdrRequiredLevel, 0)
+		cm.Header = withoutHeader(m.Header, apiserver.HdrRequiredLevel, 0)
 		m = &cm
 	}
 	expired := !b.touch(idle)
@@ -213,7 +214,7 @@ func (s *stream) fastRefuse(out *fastOut, reply string, aerr *api.ApiError) {
 	}
 	b, err := json.Marshal(api.PubAckResponse{Error: aerr, PubAck: &api.PubAck{Stream: s.name, Domain: s.env.cfg.Domain}})
 	if err == nil {
-		out.add(reply, s.js.hidePaths(b))
+		out.add(reply, s.js.api.HidePaths(b))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 )
 
 // apiErrorOf decodes the error object of an API reply, failing when the
@@ -53,7 +54,7 @@ func TestHardeningPagingOverflow(t *testing.T) {
 // its request, which gets a 500 error; the same queue serves the next one.
 func TestHardeningHandlerPanicRecovered(t *testing.T) {
 	ts := startServer(t, Config{})
-	ts.js.registerAPI("TEST.PANIC", ts.js.mgmt, func(r *apiRequest) { panic("boom") })
+	ts.js.api.Register("TEST.PANIC", apiserver.Mgmt, func(r *apiserver.Request) { panic("boom") })
 	nc := ts.connect()
 	m := request(t, nc, "$JS.API.TEST.PANIC", "")
 	aerr := apiErrorOf(t, m.Data)
@@ -175,7 +176,7 @@ func TestHardeningLongNamesAndNoPaths(t *testing.T) {
 		}
 	}
 	// An error that would carry a path in the store reads without it.
-	got := string(ts.js.hidePaths([]byte(`{"error":{"description":"open ` + ts.cfg.StoreDir + `/jetstream/x: denied"}}`)))
+	got := string(ts.js.api.HidePaths([]byte(`{"error":{"description":"open ` + ts.cfg.StoreDir + `/jetstream/x: denied"}}`)))
 	if strings.Contains(got, ts.cfg.StoreDir) || !strings.Contains(got, "open jetstream/x") {
 		t.Fatalf("hidePaths left %q", got)
 	}
@@ -187,9 +188,9 @@ func TestHardeningLongNamesAndNoPaths(t *testing.T) {
 func TestHardeningSlowAdminRequestBlocksOnlyItsStream(t *testing.T) {
 	ts := startServer(t, Config{})
 	release := make(chan struct{})
-	ts.js.registerAPI("TEST.SLOW", ts.js.mgmt, func(r *apiRequest) {
+	ts.js.api.Register("TEST.SLOW", apiserver.Mgmt, func(r *apiserver.Request) {
 		<-release
-		ts.js.respond(r, api.Response{Type: "slow"}, false)
+		ts.js.api.Respond(r, api.Response{Type: "slow"}, false)
 	})
 	nc := ts.connect()
 	request(t, nc, "$JS.API.STREAM.CREATE.A", `{"name":"A","subjects":["a.>"]}`)

@@ -156,3 +156,7 @@ func directGetHeader(buf []byte, orig []byte, stream, subj string, seq uint64, t
 
 // statusHeader is a status-only header block, e.g. "NATS/1.0 404 Message Not Found".
 func statusHeader(code int, desc string) []byte { return natshdr.Status(code, desc) }
+
+// hdrLevelTooLow refuses a DIRECT.GET or CONSUMER.MSG.NEXT that needs a
+// newer API level (apiserver.LevelTooLow).
+var hdrLevelTooLow = statusHeader(412, "Required Api Level")

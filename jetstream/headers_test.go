@@ -82,28 +82,6 @@ func TestDedupeExpiry(t *testing.T) {
 	}
 }
 
-func TestRoute(t *testing.T) {
-	js := &JetStream{handlers: map[string]apiHandler{}}
-	for _, op := range []string{"INFO", "STREAM.INFO", "STREAM.MSG.GET", "DIRECT.GET"} {
-		js.handlers[op] = apiHandler{}
-	}
-	cases := []struct{ subj, op, args string }{
-		{"$JS.API.INFO", "INFO", ""},
-		{"$JS.API.STREAM.INFO.S", "STREAM.INFO", "S"},
-		{"$JS.API.STREAM.MSG.GET.S", "STREAM.MSG.GET", "S"},
-		{"$JS.API.DIRECT.GET.S.a.b.c", "DIRECT.GET", "S.a.b.c"},
-		{"$JS.API.NOPE", "", ""},
-		{"$JS.API.STREAM.NOPE.S", "", ""},
-		{"other", "", ""},
-	}
-	for _, c := range cases {
-		_, args, ok := js.route(c.subj)
-		if ok != (c.op != "") || args != c.args {
-			t.Errorf("%s: ok=%v args=%q", c.subj, ok, args)
-		}
-	}
-}
-
 // TestInflightQueueIsReclaimed: with appends always in flight the queue of
 // pending acks must not grow with the number of messages ever published.
 func TestInflightQueueIsReclaimed(t *testing.T) {

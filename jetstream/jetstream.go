@@ -16,6 +16,7 @@ import (
 
 	"github.com/jetwal/jetwal/crypt"
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/apiserver"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/vfs"
 	"github.com/jetwal/jetwal/wal"
@@ -131,9 +132,10 @@ const apiQueueLimit = 10_000
 type JetStream struct {
 	env // the host, settings and logger streams and consumers share
 
-	mgmt *workQueue // management API requests
-	gets *workQueue // MSG.GET and DIRECT.GET
-	work *workQueue // follow-up work of the publish path (rollups)
+	api  *apiserver.Server // the API handlers and their routing table
+	mgmt *workQueue        // management API requests
+	gets *workQueue        // MSG.GET and DIRECT.GET
+	work *workQueue        // follow-up work of the publish path (rollups)
 	cons *consumerManager
 	cl   *clustering // nil without Config.Cluster
 
@@ -149,7 +151,6 @@ type JetStream struct {
 	apiSub  *server.Subscription
 	// domainSub serves $JS.<domain>.API.> (domain.go); nil without a domain.
 	domainSub *server.Subscription
-	handlers  map[string]apiHandler
 	loadErrs  []error
 	closed    bool
 	lock      io.Closer // the store directory's lock (storelock.go)
@@ -173,9 +174,8 @@ func New(srv Host, cfg Config) (*JetStream, error) {
 	}
 	cfg = cfg.withDefaults()
 	js := &JetStream{
-		env:      env{srv: srv, cfg: cfg, log: cfg.Logger},
-		streams:  make(map[string]*stream),
-		handlers: make(map[string]apiHandler),
+		env:     env{srv: srv, cfg: cfg, log: cfg.Logger},
+		streams: make(map[string]*stream),
 	}
 	lock, err := cfg.StoreLock.share(cfg.FS, cfg.StoreDir)
 	if err != nil {
@@ -188,10 +188,10 @@ func New(srv Host, cfg Config) (*JetStream, error) {
 		return nil, fmt.Errorf("jetstream: create store directory %s: %w", root, err)
 	}
 	js.mgmt, js.gets, js.work = newWorkQueue(apiQueueLimit), newWorkQueue(apiQueueLimit), newWorkQueue(0)
-	js.registerStreamAPI()
+	js.api = apiserver.New(js, apiserver.Config{StoreDir: cfg.StoreDir, Logger: cfg.Logger, Clustered: cfg.Cluster != nil})
+	js.registerAPI()
 	if cfg.Cluster != nil {
 		js.cl = &clustering{c: cfg.Cluster, hosted: make(map[string]*hosted)}
-		js.registerClusterAPI()
 	}
 	if err := js.startConsumers(); err != nil {
 		js.Close()

@@ -752,7 +752,7 @@ func (s *stream) replyError(reply string, aerr *api.ApiError) {
 	if err != nil {
 		return
 	}
-	s.env.srv.Publish(reply, "", nil, s.js.hidePaths(b))
+	s.env.srv.Publish(reply, "", nil, s.js.api.HidePaths(b))
 }
 
 // storeError maps a store error to the PubAck error nats-server sends.

@@ -64,6 +64,10 @@ func TestLayering(t *testing.T) {
 var leaves = map[string][]string{
 	"jetstream/validate": {"jetstream/api", "subject", "subject/transform"},
 	"jetstream/api":      {},
+	// jetstream/apiserver holds the API handlers: they decode a request,
+	// call one operation of apiserver.Ops (which jetstream implements)
+	// and encode the reply, so they never import jetstream itself.
+	"jetstream/apiserver": {"jetstream/api", "jetstream/validate", "natshdr"},
 	// jetstream/internal holds the self-contained pieces of jetstream.
 	"jetstream/internal/cron":    {},
 	"jetstream/internal/archive": {"jetstream/api", "store"},

@@ -1,29 +1,30 @@
-package jetstream
+package apiserver
 
 import (
 	"strconv"
 	"strings"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/natshdr"
 )
 
 // Requests that need a newer API level. A client sends the level its
 // request needs in the Nats-Required-Api-Level header (the nats CLI does so
 // for every request); like nats-server, jetwal refuses a request needing a
 // level above api.Level, or naming no number, with 412 (10185), and a
-// DIRECT.GET or CONSUMER.MSG.NEXT with a "412 Required Api Level" status.
-// A message of an atomic or fast batch carrying the header is refused the
-// same way (batch.go, fastbatch_publish.go) and the header is not stored;
-// a plain publish stores it, as nats-server does.
+// DIRECT.GET or CONSUMER.MSG.NEXT with a "412 Required Api Level" status
+// (jetstream sends that one). A message of an atomic or fast batch carrying
+// the header is refused the same way (jetstream's batch.go,
+// fastbatch_publish.go) and the header is not stored; a plain publish
+// stores it, as nats-server does.
 
-// hdrRequiredLevel is the request header naming the API level a request needs.
-const hdrRequiredLevel = "Nats-Required-Api-Level"
+// HdrRequiredLevel is the request header naming the API level a request
+// needs.
+const HdrRequiredLevel = "Nats-Required-Api-Level"
 
-var hdrLevelTooLow = statusHeader(412, "Required Api Level")
-
-// apiResponseTypes is the response type of each JSON API operation, for
+// responseTypes is the response type of each JSON API operation, for
 // refusals made before the operation's handler runs.
-var apiResponseTypes = map[string]string{
+var responseTypes = map[string]string{
 	"INFO":                    api.TypeAccountInfo,
 	"STREAM.CREATE":           api.TypeStreamCreate,
 	"STREAM.UPDATE":           api.TypeStreamUpdate,
@@ -47,10 +48,10 @@ var apiResponseTypes = map[string]string{
 	"CONSUMER.RESET":          api.TypeConsumerReset,
 }
 
-// levelTooLow reports whether a request's header asks for an API level
+// LevelTooLow reports whether a request's header asks for an API level
 // jetwal does not have.
-func levelTooLow(hdr []byte) bool {
-	v := headerValue(hdr, hdrRequiredLevel)
+func LevelTooLow(hdr []byte) bool {
+	v := natshdr.Get(hdr, HdrRequiredLevel)
 	if v == nil {
 		return false
 	}
@@ -59,27 +60,27 @@ func levelTooLow(hdr []byte) bool {
 }
 
 // refuseLevel answers a JSON API request that needs a newer API level and
-// reports whether it did. DIRECT.GET checks for itself (apiDirectGet).
-func (js *JetStream) refuseLevel(r *apiRequest) bool {
-	if len(r.hdr) == 0 || !levelTooLow(r.hdr) {
+// reports whether it did. DIRECT.GET checks for itself.
+func (s *Server) refuseLevel(r *Request) bool {
+	if len(r.Hdr) == 0 || !LevelTooLow(r.Hdr) {
 		return false
 	}
-	op := strings.TrimPrefix(r.subject, api.Prefix)
-	if r.args != "" {
-		op = strings.TrimSuffix(op, "."+r.args)
+	op := strings.TrimPrefix(r.Subject, api.Prefix)
+	if r.Args != "" {
+		op = strings.TrimSuffix(op, "."+r.Args)
 	}
-	typ, ok := apiResponseTypes[op]
+	typ, ok := responseTypes[op]
 	if !ok {
 		return false
 	}
 	resp := api.Response{Type: typ, Error: api.NewError(api.ErrRequiredApiLevel)}
 	switch op {
 	case "CONSUMER.PAUSE": // nats-server's responses carry their fields
-		js.respond(r, api.ConsumerPauseResponse{Response: resp}, true)
+		s.Respond(r, api.ConsumerPauseResponse{Response: resp}, true)
 	case "STREAM.RESTORE":
-		js.respond(r, api.StreamRestoreResponse{Response: resp}, true)
+		s.Respond(r, api.StreamRestoreResponse{Response: resp}, true)
 	default:
-		js.respond(r, resp, true)
+		s.Respond(r, resp, true)
 	}
 	return true
 }
