@@ -285,17 +285,8 @@ func (m *meta) serveProposal(msg *server.Msg) {
 // that waits on it.
 func (m *meta) apply(entry []byte, abort <-chan struct{}) (uint64, error) {
 	f := m.g.r.Apply(entry, ProposeTimeout)
-	errc := make(chan error, 1)
-	go func() { errc <- f.Error() }()
-	select {
-	case err := <-errc:
-		if err != nil {
-			return 0, err
-		}
-	case <-m.done:
-		return 0, ErrClosed
-	case <-abort:
-		return 0, ErrClosed
+	if err := awaitFuture(f, m.done, abort); err != nil {
+		return 0, err
 	}
 	if err, ok := f.Response().(error); ok {
 		return 0, err

@@ -265,7 +265,9 @@ func fenceKey(stream string) string { return fencePrefix + stream }
 // The fence is retried while there is no meta leader. It reports false
 // when this server no longer leads, or the replica is closing.
 func (r *Replica) readyToLead() bool {
-	if err := r.g.r.Barrier(applyTimeout).Error(); err != nil {
+	// The barrier waits in raft's apply queue, which a shutdown leaves
+	// unanswered: close must not wait for it (awaitFuture).
+	if err := awaitFuture(r.g.r.Barrier(applyTimeout), r.done, nil); err != nil {
 		r.n.log.Warn("stream group: barrier after election", "stream", r.name, "error", err)
 		return false
 	}
