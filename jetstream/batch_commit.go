@@ -105,7 +105,7 @@ func (s *stream) commitBatch(id string, staged []stagedMsg, reply string) {
 	for i := range msgs {
 		m, c := &msgs[i], &checked[i]
 		if c.msgID != "" {
-			s.dedup.add(c.msgID, m.Seq, m.Time, false)
+			s.dedup.Add(c.msgID, m.Seq, m.Time, false)
 			s.lastMsgID = c.msgID
 		} else {
 			s.lastMsgID = ""
@@ -217,10 +217,10 @@ func (s *stream) checkBatchMsg(i int, subj string, st *stagedMsg, written, ids m
 			return c, api.NewError(api.ErrAtomicPublishDuplicateMsg)
 		}
 		s.pmu.Lock()
-		e := s.dedup.lookup(id)
+		e := s.dedup.Lookup(id)
 		s.pmu.Unlock()
 		switch {
-		case e != nil && e.pending:
+		case e != nil && e.Pending:
 			return c, api.NewError(api.ErrStreamDuplicateMessageConflict)
 		case e != nil:
 			return c, api.NewError(api.ErrAtomicPublishDuplicateMsg)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetwal/jetwal/jetstream/internal/dedupe"
 	"github.com/jetwal/jetwal/vfs"
 )
 
@@ -28,22 +29,22 @@ const (
 	dedupeMagic = "JWD1"
 )
 
-func encodeDedupe(d *dedupe, covered uint64) []byte {
-	b := newSidecar(dedupeMagic, len(d.byID)*32)
+func encodeDedupe(d *dedupe.Table, covered uint64) []byte {
+	b := newSidecar(dedupeMagic, d.Len()*32)
 	n := 0
-	for _, e := range d.fifo[d.head:] {
-		if e != nil && e.pending && e.seq > 0 {
+	for e, current := range d.Arrived() {
+		if e.Pending && e.Seq > 0 {
 			// Not yet stored: the file covers only what comes before it,
 			// so a restart reads this message (if it was stored) again.
-			covered = min(covered, e.seq-1)
+			covered = min(covered, e.Seq-1)
 		}
-		if e == nil || e.pending || d.byID[e.id] != e || len(e.id) > 1<<16-1 {
+		if e.Pending || !current || len(e.ID) > 1<<16-1 {
 			continue
 		}
-		b = binary.LittleEndian.AppendUint64(b, e.seq)
-		b = binary.LittleEndian.AppendUint64(b, uint64(e.ts))
-		b = binary.LittleEndian.AppendUint16(b, uint16(len(e.id)))
-		b = append(b, e.id...)
+		b = binary.LittleEndian.AppendUint64(b, e.Seq)
+		b = binary.LittleEndian.AppendUint64(b, uint64(e.TS))
+		b = binary.LittleEndian.AppendUint16(b, uint16(len(e.ID)))
+		b = append(b, e.ID...)
 		n++
 	}
 	return sealSidecar(b, covered, n)
@@ -64,16 +65,16 @@ func (s *stream) saveDedupeIfDue(now time.Time) {
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
 	d := s.dedup
-	if now.Sub(d.saved) < dedupeSaveEvery {
+	if now.Sub(d.Saved) < dedupeSaveEvery {
 		return
 	}
 	last := s.store.State().LastSeq
-	if !d.added && last == d.savedSeq {
+	if !d.Added && last == d.SavedSeq {
 		// Nothing to save: look again a period from now, not at every
 		// sweep (a State per idle stream per second adds up on a server
 		// of thousands of streams). A message stored meanwhile is saved
 		// at most a period and a sweep after it.
-		d.saved = now
+		d.Saved = now
 		return
 	}
 	// Held under pmu: completions wait, so no entry turns from pending to
@@ -82,7 +83,7 @@ func (s *stream) saveDedupeIfDue(now time.Time) {
 		s.env.log.Warn("saving the duplicate window", "stream", s.name, "error", err)
 		return
 	}
-	d.added, d.saved, d.savedSeq = false, now, last
+	d.Added, d.Saved, d.SavedSeq = false, now, last
 }
 
 // errDedupeFile is wrapped by every complaint about a damaged dedupe.dat.
@@ -90,7 +91,7 @@ var errDedupeFile = errors.New("damaged duplicate-window file")
 
 // decodeDedupe adds the file's entries to d (in their stored order) and
 // returns the sequence the file covers.
-func decodeDedupe(b []byte, d *dedupe) (uint64, error) {
+func decodeDedupe(b []byte, d *dedupe.Table) (uint64, error) {
 	body, covered, n, err := openSidecar(b, dedupeMagic, errDedupeFile)
 	if err != nil {
 		return 0, err
@@ -107,19 +108,19 @@ func decodeDedupe(b []byte, d *dedupe) (uint64, error) {
 		if p+l > len(body) {
 			return 0, fmt.Errorf("%w: offset %d: truncated id", errDedupeFile, p)
 		}
-		d.add(string(body[p:p+l]), seq, ts, false)
+		d.Add(string(body[p:p+l]), seq, ts, false)
 		p += l
 	}
 	return covered, nil
 }
 
 // saveDedupe writes the window at a clean close (temp file, fsync, rename).
-func saveDedupe(fsys vfs.FS, dir string, fk fileSeal, d *dedupe, covered uint64) error {
+func saveDedupe(fsys vfs.FS, dir string, fk fileSeal, d *dedupe.Table, covered uint64) error {
 	return saveSidecar(fsys, dir, dedupeFile, sealDedupe, fk, encodeDedupe(d, covered))
 }
 
 // loadDedupe reads dedupe.dat into d. ok is false when there is no usable
 // file (none, or damaged: then err says why and the caller rescans).
-func loadDedupe(fsys vfs.FS, dir string, fk fileSeal, d *dedupe) (covered uint64, ok bool, err error) {
+func loadDedupe(fsys vfs.FS, dir string, fk fileSeal, d *dedupe.Table) (covered uint64, ok bool, err error) {
 	return loadSidecar(fsys, dir, dedupeFile, sealDedupe, fk, func(b []byte) (uint64, error) { return decodeDedupe(b, d) })
 }

@@ -3,6 +3,7 @@ package jetstream
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/jetwal/jetwal/jetstream/internal/dedupe"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -96,10 +97,10 @@ func TestDedupeWindowSavedWhileRunning(t *testing.T) {
 	if err != nil {
 		t.Fatalf("window not saved while running: %v", err)
 	}
-	d := newDedupe(int64(time.Hour))
+	d := dedupe.New(int64(time.Hour))
 	covered, err := decodeDedupe(b, d)
-	if err != nil || covered != 2 || d.lookup("a") == nil || d.lookup("b") == nil {
-		t.Fatalf("saved window covers %d (%v), ids a=%v b=%v; want 2 with both", covered, err, d.lookup("a") != nil, d.lookup("b") != nil)
+	if err != nil || covered != 2 || d.Lookup("a") == nil || d.Lookup("b") == nil {
+		t.Fatalf("saved window covers %d (%v), ids a=%v b=%v; want 2 with both", covered, err, d.Lookup("a") != nil, d.Lookup("b") != nil)
 	}
 	// Nothing new: no rewrite.
 	before, _ := os.Stat(filepath.Join(streamsDir(ts.cfg.StoreDir, GlobalAccount), "D", dedupeFile))
@@ -122,7 +123,7 @@ func TestDedupeWindowSavedWhileRunning(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		covered, err := decodeDedupe(b, newDedupe(int64(time.Hour)))
+		covered, err := decodeDedupe(b, dedupe.New(int64(time.Hour)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,8 +190,8 @@ func TestIdleCloseKeepsSavedWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := newDedupe(int64(time.Hour))
-	if covered, err := decodeDedupe(b, d); err != nil || covered != 2 || d.lookup("b") == nil {
-		t.Fatalf("after a stop following a publish the window covers %d (%v), b saved: %v", covered, err, d.lookup("b") != nil)
+	d := dedupe.New(int64(time.Hour))
+	if covered, err := decodeDedupe(b, d); err != nil || covered != 2 || d.Lookup("b") == nil {
+		t.Fatalf("after a stop following a publish the window covers %d (%v), b saved: %v", covered, err, d.Lookup("b") != nil)
 	}
 }

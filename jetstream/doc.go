@@ -28,7 +28,8 @@
 // called back by them when a stream or consumer changes. The pieces that
 // call none of them back live in packages of their own under internal/:
 // internal/archive (the snapshot archive format), internal/cron (cron
-// patterns of message schedules) and internal/queue (the work queue);
+// patterns of message schedules), internal/queue (the work queue) and
+// internal/dedupe (the Nats-Msg-Id table of the duplicate window);
 // validate/ and api/ (leaves: the config rules, the API's JSON types) sit
 // beside them.
 //
@@ -75,7 +76,6 @@
 //   - ttl.go: per-message TTLs, the expiry heap.
 //   - ttl_file.go: ttl.dat, the expiry heap across a restart.
 //   - deadline.go: the deadline timer of the expiry and schedule timers.
-//   - dedupe.go: the Nats-Msg-Id table of the duplicate window.
 //   - dedupe_file.go: dedupe.dat, the duplicate window across a restart.
 //   - sidecar_file.go: the frame shared by dedupe.dat and ttl.dat.
 //   - sealed_file.go: the sealed form of meta.inf, dedupe.dat and ttl.dat.

@@ -51,36 +51,6 @@ func TestDirectGetHeaderBytes(t *testing.T) {
 	}
 }
 
-func TestDedupeExpiry(t *testing.T) {
-	d := newDedupe(int64(time.Second))
-	base := time.Now().UnixNano()
-	d.add("a", 1, base, false)
-	p := d.add("b", 2, base, true) // pending: stays, and holds back later ones
-	d.add("c", 3, base, false)
-	d.expire(base + int64(2*time.Second))
-	if d.lookup("a") != nil || d.lookup("b") == nil || d.lookup("c") == nil {
-		t.Fatal("expiry order wrong")
-	}
-	p.pending = false
-	d.expire(base + int64(2*time.Second))
-	if d.len() != 0 {
-		t.Fatalf("%d left", d.len())
-	}
-	// Re-adding an id replaces it; removing a stale entry keeps the new one.
-	old := d.add("x", 1, base, true)
-	d.add("x", 2, base, false)
-	d.remove(old)
-	if e := d.lookup("x"); e == nil || e.seq != 2 {
-		t.Fatalf("replaced entry %+v", e)
-	}
-	for i := 0; i < 5000; i++ {
-		d.add("k", uint64(i), base, false)
-	}
-	d.expire(base + int64(time.Hour))
-	if d.len() != 0 || len(d.fifo) > 2048 {
-		t.Fatalf("fifo not compacted: len %d", len(d.fifo))
-	}
-}
 
 // TestInflightQueueIsReclaimed: with appends always in flight the queue of
 // pending acks must not grow with the number of messages ever published.

@@ -388,7 +388,7 @@ func (js *JetStream) sweepLoop() {
 			streams := js.streamList()
 			for _, s := range streams {
 				s.pmu.Lock()
-				s.dedup.expire(now.UnixNano())
+				s.dedup.Expire(now.UnixNano())
 				s.pmu.Unlock()
 				s.saveDedupeIfDue(now)
 				s.saveTTLsIfDue(now) // expiry itself is timed: ttl.go

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
+	"github.com/jetwal/jetwal/jetstream/internal/dedupe"
 	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/wal"
@@ -57,7 +58,7 @@ type stream struct {
 	inHead     int
 	appending  bool     // a publisher is inside AppendAsync
 	deferred   []ackJob // completions that fired while appending
-	dedup      *dedupe
+	dedup      *dedupe.Table
 	ttls       ttlHeap      // per-message expiries (ttl.go), guarded by pmu
 	exp        expiryTimer  // fires ttls and marker max_age at their deadlines (ttl.go)
 	markerAge  atomic.Int64 // max_age in ns when the stream applies it itself (markers); 0 otherwise
@@ -80,7 +81,7 @@ type pendingAppend struct {
 	seq     uint64 // predicted sequence
 	subject string // kept: server.Msg strings stay valid after the handler
 	reply   string
-	dd      *dedupEntry   // non-nil when the message carried a Nats-Msg-Id
+	dd      *dedupe.Entry // non-nil when the message carried a Nats-Msg-Id
 	rollup  byte          // 0, 's' (subject) or 'a' (all)
 	ttl     int64         // ns until the message expires; 0: none (ttl.go)
 	rp      *republishMsg // non-nil when the stored message is republished
@@ -100,7 +101,7 @@ func newStream(js *JetStream, cfg api.StreamConfig, created time.Time, dir strin
 		created: created,
 		cfg:     cfg,
 		ackPre:  api.PubAckPrefix(name, js.cfg.Domain),
-		dedup:   newDedupe(int64(cfg.Duplicates)),
+		dedup:   dedupe.New(int64(cfg.Duplicates)),
 	}
 	if w, ok := st.(*wal.Store); ok && dir != "" && w.DataKey() != nil {
 		// An encrypted stream's own files are sealed with its store's
@@ -146,14 +147,14 @@ func (s *stream) recover(now time.Time) error {
 		switch {
 		case err != nil:
 			s.env.log.Warn("duplicate window file not used; reading the window from the messages", "stream", s.name, "error", err)
-			s.dedup = newDedupe(int64(window))
+			s.dedup = dedupe.New(int64(window))
 		case ok && covered <= st.LastSeq:
 			// Only what was appended after the file was written remains.
 			dedupFrom = max(dedupFrom, covered+1)
 		case ok:
 			// The file knows sequences the store does not (damage):
 			// trust the messages.
-			s.dedup = newDedupe(int64(window))
+			s.dedup = dedupe.New(int64(window))
 		}
 	}
 	ttlFrom := uint64(math.MaxUint64) // no TTLs to read
@@ -185,7 +186,7 @@ func (s *stream) recover(now time.Time) error {
 			return fmt.Errorf("stream %s: rebuilding duplicate window at seq %d: %w", s.name, seq, err)
 		}
 		if id := headerValue(m.Header, hdrMsgID); len(id) > 0 && m.Seq >= dedupFrom {
-			s.dedup.add(string(id), m.Seq, m.Time, false)
+			s.dedup.Add(string(id), m.Seq, m.Time, false)
 		}
 		if v := headerValue(m.Header, hdrTTL); len(v) > 0 && m.Seq >= ttlFrom {
 			if ttl, err := parseMsgTTL(string(v)); err == nil && ttl > 0 {
@@ -196,7 +197,7 @@ func (s *stream) recover(now time.Time) error {
 			s.recoverSchedule(&m, now, &sr)
 		}
 	}
-	s.dedup.expire(now.UnixNano())
+	s.dedup.Expire(now.UnixNano())
 	if err := s.finishScheduleRecovery(&sr); err != nil {
 		return fmt.Errorf("stream %s: removing fired schedules: %w", s.name, err)
 	}
@@ -448,22 +449,22 @@ func (s *stream) appendMsgLocked(m *server.Msg, h *pubHeaders, reply string, rol
 	s.pmu.Lock()
 	if len(h.msgID) > 0 {
 		now := time.Now().UnixNano()
-		s.dedup.expire(now)
-		if e := s.dedup.lookup(string(h.msgID)); e != nil {
-			if e.pending {
+		s.dedup.Expire(now)
+		if e := s.dedup.Lookup(string(h.msgID)); e != nil {
+			if e.Pending {
 				// Answered when the original's append completes.
 				if reply != "" {
-					e.waiters = append(e.waiters, reply)
+					e.Waiters = append(e.Waiters, reply)
 				}
 			} else {
-				res.dupSeq = e.seq
+				res.dupSeq = e.Seq
 			}
 			res.dup = true
 			s.pmu.Unlock()
 			return res
 		}
 		msgID = string(h.msgID)
-		p.dd = s.dedup.add(msgID, p.seq, now, true)
+		p.dd = s.dedup.Add(msgID, p.seq, now, true)
 	}
 	s.inflight = append(s.inflight, p)
 	prevMsgID := s.lastMsgID
@@ -493,7 +494,7 @@ func (s *stream) appendMsgLocked(m *server.Msg, h *pubHeaders, reply string, rol
 		// the newest one, since we still hold mu.
 		s.inflight = s.inflight[:len(s.inflight)-1]
 		if p.dd != nil {
-			s.dedup.remove(p.dd)
+			s.dedup.Remove(p.dd)
 		}
 		s.lastMsgID = prevMsgID
 		res.errWaiters = takeWaiters(p.dd)
@@ -610,9 +611,9 @@ func (s *stream) onAppended(seq uint64, ts int64, err error) {
 	if dd := j.p.dd; dd != nil {
 		j.waiters = takeWaiters(dd)
 		if err != nil {
-			s.dedup.remove(dd)
+			s.dedup.Remove(dd)
 		} else {
-			dd.seq, dd.ts, dd.pending = seq, ts, false
+			dd.Seq, dd.TS, dd.Pending = seq, ts, false
 		}
 	}
 	if s.appending {
@@ -717,12 +718,12 @@ func (s *stream) applyRollup(p pendingAppend, waiters []string) {
 	}
 }
 
-func takeWaiters(e *dedupEntry) []string {
+func takeWaiters(e *dedupe.Entry) []string {
 	if e == nil {
 		return nil
 	}
-	w := e.waiters
-	e.waiters = nil
+	w := e.Waiters
+	e.Waiters = nil
 	return w
 }
 

@@ -478,7 +478,7 @@ func (js *JetStream) updateStream(req api.StreamConfig) (*stream, *api.ApiError)
 	s.cfgMu.Unlock()
 	s.setMarkerAge(&cfg) // ttl.go
 	s.pmu.Lock()
-	s.dedup.window = int64(cfg.Duplicates)
+	s.dedup.Window = int64(cfg.Duplicates)
 	s.pmu.Unlock()
 	s.mu.Unlock()
 	if !cfg.AllowBatchPublish {
@@ -543,8 +543,8 @@ func (s *stream) close() error {
 		// The sweep's last save still holds the window (recovery drops
 		// what expired since) unless an id or a message came after it:
 		// an idle stream's close writes and fsyncs nothing here.
-		if d := s.dedup; d.added || d.savedSeq != last || d.saved.IsZero() {
-			d.expire(time.Now().UnixNano())
+		if d := s.dedup; d.Added || d.SavedSeq != last || d.Saved.IsZero() {
+			d.Expire(time.Now().UnixNano())
 			err = saveDedupe(s.env.cfg.FS, s.dir, s.files, d, last)
 		}
 		var terr error

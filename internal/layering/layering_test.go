@@ -72,6 +72,7 @@ var leaves = map[string][]string{
 	"jetstream/internal/cron":    {},
 	"jetstream/internal/archive": {"jetstream/api", "store"},
 	"jetstream/internal/queue":   {},
+	"jetstream/internal/dedupe":  {},
 	"natshdr":                    {},
 	// server/websocket is the WebSocket transport under server's client
 	// listener: standard library only.
