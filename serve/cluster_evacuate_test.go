@@ -27,20 +27,8 @@ func TestClusterServerEvacuate(t *testing.T) {
 	for _, s := range servers {
 		byName[s.Core().Name()] = s
 	}
-	var metaLead string
-	eventually(t, "meta leader", 60*time.Second, func() (err error) {
-		metaLead, err = metaLeader(servers)
-		return err
-	})
-	appc, err := nats.Connect(byName[metaLead].ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer appc.Close()
-	js, err := jetstream.New(appc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	metaLead := awaitMetaLeader(t, servers)
+	appc, js := connectJS(t, byName[metaLead], "")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var peers []string
@@ -50,6 +38,7 @@ func TestClusterServerEvacuate(t *testing.T) {
 		if _, err := js.CreateStream(c, jetstream.StreamConfig{Name: "E", Subjects: []string{"e.>"}, Replicas: 2}); err != nil {
 			return err
 		}
+		var err error
 		peers, _, err = streamPeers(ctx, js, "E")
 		if err == nil && len(peers) != 2 {
 			err = fmt.Errorf("peers %v", peers)

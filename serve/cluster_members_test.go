@@ -33,10 +33,7 @@ func TestClusterStreamReplicasAndPeerRemove(t *testing.T) {
 	for _, s := range servers {
 		byName[s.Core().Name()] = s
 	}
-	eventually(t, "meta leader", 60*time.Second, func() error {
-		_, err := metaLeader(servers)
-		return err
-	})
+	awaitMetaLeader(t, servers)
 	nc, err := nats.Connect(servers[0].ClientURL())
 	if err != nil {
 		t.Fatal(err)
@@ -231,11 +228,7 @@ func TestClusterServerPeerRemove(t *testing.T) {
 	for _, s := range servers {
 		byName[s.Core().Name()] = s
 	}
-	var metaLead string
-	eventually(t, "meta leader", 60*time.Second, func() (err error) {
-		metaLead, err = metaLeader(servers)
-		return err
-	})
+	metaLead := awaitMetaLeader(t, servers)
 	appc, err := nats.Connect(byName[metaLead].ClientURL())
 	if err != nil {
 		t.Fatal(err)
@@ -352,10 +345,7 @@ func TestClusterStaleReplicaRemoved(t *testing.T) {
 		}
 		stale = append(stale, filepath.Dir(dir))
 	})
-	eventually(t, "meta leader", 60*time.Second, func() error {
-		_, err := metaLeader(servers)
-		return err
-	})
+	awaitMetaLeader(t, servers)
 	for _, dir := range stale {
 		eventually(t, "stale replica data deleted", 60*time.Second, func() error {
 			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetwal/jetwal/config"
@@ -27,10 +26,7 @@ func TestClusterMoveByPlacement(t *testing.T) {
 		opsOptions(t, o)
 		o.Server.Tags = config.NormalizeTags(tags[i])
 	})
-	eventually(t, "meta leader", 60*time.Second, func() error {
-		_, err := metaLeader(servers)
-		return err
-	})
+	awaitMetaLeader(t, servers)
 	eventually(t, "R2 on tag a", 60*time.Second, func() error {
 		out, err := runCLI(t, servers[2], "stream", "add", "MOVE", "--subjects", "move.>", "--replicas", "2", "--tag", "a", "--defaults")
 		if err != nil {
@@ -38,15 +34,7 @@ func TestClusterMoveByPlacement(t *testing.T) {
 		}
 		return nil
 	})
-	nc, err := nats.Connect(servers[0].ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := connectJS(t, servers[0], "")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	placedOn := func(want ...string) {

@@ -80,6 +80,18 @@ func getJSON(s *Server, path string, v any) error {
 	return json.Unmarshal(b, v)
 }
 
+// awaitMetaLeader waits until every server names the same meta leader and
+// returns its name.
+func awaitMetaLeader(t *testing.T, servers []*Server) string {
+	t.Helper()
+	var leader string
+	eventually(t, "meta leader", 60*time.Second, func() (err error) {
+		leader, err = metaLeader(servers)
+		return err
+	})
+	return leader
+}
+
 // metaLeaders returns the meta leader every server's /jsz names, failing
 // while they disagree or there is none.
 func metaLeader(servers []*Server) (string, error) {

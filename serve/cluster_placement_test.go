@@ -51,10 +51,7 @@ func TestClusterPlacementTags(t *testing.T) {
 		opsOptions(t, o)
 		o.Server.Tags = config.NormalizeTags(tags[i])
 	})
-	eventually(t, "meta leader", 60*time.Second, func() error {
-		_, err := metaLeader(servers)
-		return err
-	})
+	awaitMetaLeader(t, servers)
 	var v monitor.Varz
 	if err := getJSON(servers[0], "/varz", &v); err != nil || !slices.Equal(v.Tags, []string{"az:1", "ssd"}) {
 		t.Fatalf("/varz tags %q %v", v.Tags, err)

@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/jetwal/jetwal/config"
 )
 
@@ -25,10 +22,7 @@ func TestClusterPlacementUniqueTag(t *testing.T) {
 		o.Server.Tags = config.NormalizeTags(tags[i])
 		o.Store.UniqueTag = "az:"
 	})
-	eventually(t, "meta leader", 60*time.Second, func() error {
-		_, err := metaLeader(servers)
-		return err
-	})
+	awaitMetaLeader(t, servers)
 	eventually(t, "R2 across zones", 60*time.Second, func() error {
 		out, err := runCLI(t, servers[0], "stream", "add", "ZONES", "--subjects", "zones", "--replicas", "2", "--defaults")
 		if err != nil {
@@ -36,15 +30,7 @@ func TestClusterPlacementUniqueTag(t *testing.T) {
 		}
 		return nil
 	})
-	nc, err := nats.Connect(servers[1].ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := connectJS(t, servers[1], "")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	eventually(t, "ZONES placement", 60*time.Second, func() error {
