@@ -132,7 +132,15 @@ type streamAssignment struct {
 	// it can answer the create once it serves the stream. "" in
 	// assignments written before it existed.
 	Preferred string `json:"preferred,omitempty"`
+	// Group marks a stream of one replica that is a raft group of one
+	// (it had more replicas once, and can have more again), not a local
+	// stream; a stream of several replicas is always a group.
+	Group bool `json:"group,omitempty"`
 }
+
+// grouped reports whether the stream is a raft group (hosted by its
+// servers' replicas) rather than a local stream of one server.
+func (a streamAssignment) grouped() bool { return len(a.Peers) > 1 || a.Group }
 
 // consumerAssignment is a durable consumer of a replicated stream.
 type consumerAssignment struct {
@@ -272,7 +280,7 @@ func (js *JetStream) applyStream(a streamAssignment) {
 		js.leaveStream(a)
 		return
 	}
-	if len(a.Peers) == 1 {
+	if !a.grouped() {
 		if s := js.lookup(cfg.Name); s != nil {
 			if old := s.config(); !validate.SameStream(&old, &cfg) {
 				if _, aerr := js.updateStream(cfg); aerr != nil {

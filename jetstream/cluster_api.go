@@ -134,7 +134,7 @@ func (js *JetStream) clusterUpdateStream(norm api.StreamConfig) (*api.StreamInfo
 			return nil, aerr
 		}
 	}
-	if max(cfg.Replicas, 1) > 1 && !reflect.DeepEqual(cfg.Placement, a.Config.Placement) {
+	if a.grouped() && !reflect.DeepEqual(cfg.Placement, a.Config.Placement) {
 		if a, aerr = js.movePlacement(a, &cfg); aerr != nil {
 			return nil, aerr
 		}
@@ -213,7 +213,7 @@ func (js *JetStream) assignedInfo(a streamAssignment, wait bool) *api.StreamInfo
 		st := h.rep.Store().State()
 		info.State = apiState(&st, 0)
 		info.Cluster.Leader = h.rep.Leader()
-	} else if len(a.Peers) == 1 {
+	} else if !a.grouped() {
 		info.Cluster.Leader = js.cl.c.NameOf(a.Peers[0])
 	}
 	return info

@@ -48,7 +48,7 @@ type directState struct {
 // replicas' queue group: name is a replicated stream with allow_direct.
 func (js *JetStream) directByQueue(name string) bool {
 	a, ok := js.assignment(name)
-	return ok && len(a.Peers) > 1 && a.Config.AllowDirect
+	return ok && a.grouped() && a.Config.AllowDirect
 }
 
 // startDirect starts watching which replicated streams this server
@@ -145,7 +145,7 @@ func (js *JetStream) directSubscribed(name string) bool {
 func (js *JetStream) answersDirect(h *hosted) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return !h.gone && h.rep != nil && h.active != nil && h.asg.Config.AllowDirect && len(h.asg.Peers) > 1
+	return !h.gone && h.rep != nil && h.active != nil && h.asg.Config.AllowDirect && h.asg.grouped()
 }
 
 // subscribeDirect subscribes a leader's direct gets, served by the

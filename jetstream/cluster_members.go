@@ -15,13 +15,16 @@ import (
 // members (package cluster: new replicas catch up before they count,
 // removed ones leave and delete their data).
 //
-// A stream of one replica is an ordinary local stream, not a raft group,
-// so changing between one replica and several is refused (moving the
-// data in and out of a group is not built). nats-server does it without
+// A stream created with one replica is an ordinary local stream, not a
+// raft group, so growing it to several is refused (moving its data into a
+// group is not built). A replicated stream that shrinks to one replica
+// stays a raft group, of one (streamAssignment.Group, as nats-server's R1
+// streams are), so it can grow again through the same membership changes. nats-server does it without
 // stopping publishes: its R1 stream already has a group of one, the new
 // members join it and the R1 server, preferred as leader, sends them its
 // stream snapshot. jetwal has no such group, so a conversion has to copy.
-// A design that stays crash-safe (not built; nothing here implements it):
+// A design for the local stream's conversion that stays crash-safe (not
+// built; nothing here implements it):
 //
 //   - One meta entry starts it: the assignment keeps its peers (the old
 //     side stays authoritative and served) and gains a Convert part (the
@@ -86,10 +89,12 @@ func (js *JetStream) leaveStream(a streamAssignment) {
 // rescale returns the assignment a with replicas peers: more are picked
 // by placement, fewer drop the servers without a route first.
 func (js *JetStream) rescale(a streamAssignment, cfg *api.StreamConfig, replicas int) (streamAssignment, *api.ApiError) {
-	old := max(a.Config.Replicas, 1)
-	if old == 1 || replicas == 1 {
-		return a, api.Errorf(api.ErrStreamUpdate, "changing a stream between one replica and several is not supported by jetwal")
+	if !a.grouped() {
+		return a, api.Errorf(api.ErrStreamUpdate, "changing a stream created with one replica to several is not supported by jetwal")
 	}
+	// A group keeps being one at one replica (a raft group of one, as in
+	// nats-server), so it can grow again.
+	a.Group = true
 	keep := slices.Clone(a.Peers)
 	if replicas < len(keep) {
 		slices.SortStableFunc(keep, func(x, y string) int {
@@ -162,7 +167,7 @@ func (js *JetStream) RemovePeer(name, peer string) *api.ApiError {
 	if gone == "" {
 		return api.NewError(api.ErrClusterPeerNotMember)
 	}
-	if len(a.Peers) == 1 {
+	if !a.grouped() {
 		// An R1 stream is a local stream: moving it is not built.
 		return api.NewError(api.ErrPeerRemap)
 	}

@@ -102,7 +102,7 @@ func moveAllOff(all []*JetStream, gone string) {
 // none.
 func (js *JetStream) moveReplicasOff(gone string) {
 	for _, a := range js.assignments() {
-		if len(a.Peers) < 2 || !slices.Contains(a.Peers, gone) {
+		if !a.grouped() || !slices.Contains(a.Peers, gone) {
 			continue
 		}
 		rest := slices.DeleteFunc(slices.Clone(a.Peers), func(p string) bool { return p == gone })
