@@ -51,7 +51,6 @@ func TestDirectGetHeaderBytes(t *testing.T) {
 	}
 }
 
-
 // TestInflightQueueIsReclaimed: with appends always in flight the queue of
 // pending acks must not grow with the number of messages ever published.
 func TestInflightQueueIsReclaimed(t *testing.T) {
