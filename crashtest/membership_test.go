@@ -12,7 +12,7 @@ import (
 // TestClusterMembershipUnderLoad changes an R3 stream's servers while
 // publishers and a consumer run, on four servers: its leader removed from
 // the replicas (the stream moves to the fourth server), up to 4 replicas,
-// down to 2, back to 3. After every step, once every replica is current: every acknowledged
+// down to 2, back to 3, down to 1 and back to 3. After every step, once every replica is current: every acknowledged
 // message is stored at its acknowledged sequence, no confirmed consumer ack
 // was redelivered, and no publisher went more than rollingOutage without
 // an acknowledgement.
@@ -45,6 +45,9 @@ func TestClusterMembershipUnderLoad(t *testing.T) {
 		{"replicas 3 -> 4", replicas(4)},
 		{"replicas 4 -> 2", replicas(2)},
 		{"replicas 2 -> 3", replicas(3)},
+		// One replica is a raft group of one, which grows again.
+		{"replicas 3 -> 1", replicas(1)},
+		{"replicas 1 -> 3", replicas(3)},
 	}
 	for _, step := range steps {
 		before := load.l.count()
