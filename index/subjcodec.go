@@ -233,14 +233,14 @@ func (l *seqList) mergeRuns() {
 // messages drops its list.
 func (x *Subjects) load(name []byte, msgs, first, last uint64, l seqList) error {
 	h := x.hashBytes(name)
-	if _, _, ok := x.findBytes(name, h); ok {
+	if _, _, ok := find(x, name, h); ok {
 		return fmt.Errorf("duplicate subject %s", name)
 	}
 	if x.tab.full() {
 		x.grow()
 	}
-	_, slot, _ := x.findBytes(name, h)
-	id := x.insert(slot, h, x.names.putBytes(name), first)
+	_, slot, _ := find(x, name, h)
+	id := x.insert(slot, h, putName(&x.names, name), first)
 	e := x.ent(id)
 	e.last, e.msgs = last, uint32(msgs)
 	if msgs>>32 != 0 {
