@@ -75,15 +75,11 @@ func waitAcks(ctx context.Context, js jetstream.JetStream, stall time.Duration) 
 // PubSync publishes messages one at a time, waiting for each
 // acknowledgement, and records the latency of each.
 func PubSync(ctx context.Context, p Params) (Result, error) {
-	nc, err := connect(p.URL, "pub-sync")
+	nc, js, err := connectJS(p.URL, "pub-sync")
 	if err != nil {
 		return Result{}, err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return Result{}, fmt.Errorf("workload: jetstream context: %w", err)
-	}
 	data := payload(p.Size)
 	lat := make([]time.Duration, 0, min(p.Count, 1<<20))
 	start := time.Now()
