@@ -129,18 +129,32 @@ func RequestReply(ctx context.Context, p Params) (Result, error) {
 	}
 	defer nc.Close()
 	data := payload(p.Size)
-	lat := make([]time.Duration, 0, min(p.Count, 1<<20))
-	start := time.Now()
-	for len(lat) < p.Count && !p.expired(start) {
+	return timeEach(p, func(i int) (time.Duration, error) {
 		if err := ctx.Err(); err != nil {
-			return Result{}, err
+			return 0, err
 		}
 		t0 := time.Now()
 		if _, err := nc.Request(p.Subject, data, p.stall()); err != nil {
-			return Result{}, fmt.Errorf("workload: request #%d: %w", len(lat), err)
+			return 0, fmt.Errorf("workload: request #%d: %w", i, err)
 		}
-		lat = append(lat, time.Since(t0))
+		return time.Since(t0), nil
+	})
+}
+
+// timeEach runs op (i counts from 0) one at a time, up to p.Count times or
+// until p's time is up, and reports the latencies op returns; an error of
+// op ends the run with it.
+func timeEach(p Params, op func(i int) (time.Duration, error)) (Result, error) {
+	lat := make([]time.Duration, 0, min(p.Count, 1<<20))
+	start := time.Now()
+	for len(lat) < p.Count && !p.expired(start) {
+		d, err := op(len(lat))
+		if err != nil {
+			return Result{}, err
+		}
+		lat = append(lat, d)
 	}
+	elapsed := time.Since(start)
 	n := int64(len(lat))
-	return Result{Msgs: n, Bytes: n * int64(p.Size), Elapsed: time.Since(start), Latency: Summarize(lat)}, nil
+	return Result{Msgs: n, Bytes: n * int64(p.Size), Elapsed: elapsed, Latency: Summarize(lat)}, nil
 }
