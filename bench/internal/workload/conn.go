@@ -140,20 +140,30 @@ func DeleteStream(ctx context.Context, url, name string) error {
 
 // StreamMsgs returns the number of messages stored in stream name.
 func StreamMsgs(ctx context.Context, url, name string) (uint64, error) {
-	nc, js, err := connectJS(url, "admin")
+	info, err := streamInfo(ctx, url, name)
 	if err != nil {
 		return 0, err
+	}
+	return info.State.Msgs, nil
+}
+
+// streamInfo asks for the info of stream name once, on an admin
+// connection.
+func streamInfo(ctx context.Context, url, name string) (*jetstream.StreamInfo, error) {
+	nc, js, err := connectJS(url, "admin")
+	if err != nil {
+		return nil, err
 	}
 	defer nc.Close()
 	ctx, cancel := apiCtx(ctx)
 	defer cancel()
 	s, err := js.Stream(ctx, name)
 	if err != nil {
-		return 0, fmt.Errorf("workload: stream %s: %w", name, err)
+		return nil, fmt.Errorf("workload: stream %s: %w", name, err)
 	}
 	info, err := s.Info(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("workload: stream info %s: %w", name, err)
+		return nil, fmt.Errorf("workload: stream info %s: %w", name, err)
 	}
-	return info.State.Msgs, nil
+	return info, nil
 }

@@ -58,20 +58,9 @@ func ConsumerInfo(ctx context.Context, url, stream, name string) (uint64, error)
 
 // StreamConsumers returns the number of consumers stream info reports.
 func StreamConsumers(ctx context.Context, url, stream string) (int, error) {
-	nc, js, err := connectJS(url, "admin")
+	info, err := streamInfo(ctx, url, stream)
 	if err != nil {
 		return 0, err
-	}
-	defer nc.Close()
-	actx, cancel := apiCtx(ctx)
-	defer cancel()
-	s, err := js.Stream(actx, stream)
-	if err != nil {
-		return 0, fmt.Errorf("workload: stream %s: %w", stream, err)
-	}
-	info, err := s.Info(actx)
-	if err != nil {
-		return 0, fmt.Errorf("workload: stream info %s: %w", stream, err)
 	}
 	return info.State.Consumers, nil
 }
