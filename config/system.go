@@ -50,23 +50,32 @@ func (c *Config) resolveSystemOnly() error {
 		}
 		return c.systemAt.errorf("system_account: account %q is not declared in accounts { }", c.SystemAccount)
 	}
+	var err error
 	for _, u := range d.users {
-		if u.Permissions != nil {
-			return d.at.errorf("accounts.%s: user %q: system account users have fixed permissions in jetwal (publish $SYS.>, subscribe _INBOX.> and $SYS.>)", c.SystemAccount, u.Username)
+		if u.Permissions, err = c.systemUserPermissions(d, u.Permissions, "user", u.Username); err != nil {
+			return err
 		}
-		u.Permissions = systemPermissions()
 		u.Account = c.SystemAccount
 		c.Auth.Users = append(c.Auth.Users, u)
 	}
 	for _, u := range d.nkeys {
-		if u.Permissions != nil {
-			return d.at.errorf("accounts.%s: nkey user %q: system account users have fixed permissions in jetwal (publish $SYS.>, subscribe _INBOX.> and $SYS.>)", c.SystemAccount, u.Nkey)
+		if u.Permissions, err = c.systemUserPermissions(d, u.Permissions, "nkey user", u.Nkey); err != nil {
+			return err
 		}
-		u.Permissions = systemPermissions()
 		u.Account = c.SystemAccount
 		c.Auth.Nkeys = append(c.Auth.Nkeys, u)
 	}
 	return nil
+}
+
+// systemUserPermissions returns the fixed permissions of a user of the
+// system account d (kind and id name it in the error), which must not
+// give permissions of its own.
+func (c *Config) systemUserPermissions(d *declaredAccount, own *auth.Permissions, kind, id string) (*auth.Permissions, error) {
+	if own != nil {
+		return nil, d.at.errorf("accounts.%s: %s %q: system account users have fixed permissions in jetwal (publish $SYS.>, subscribe _INBOX.> and $SYS.>)", c.SystemAccount, kind, id)
+	}
+	return systemPermissions(), nil
 }
 
 func systemPermissions() *auth.Permissions {

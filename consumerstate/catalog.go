@@ -21,7 +21,7 @@ const (
 	catalogTmpFile    = tmpDirPrefix + catalogFile // a compaction in progress; Open removes it
 	catalogMagic      = "JWCK"
 	catalogVersion    = 1
-	catalogHeaderSize = 24 // magic, version, 3 reserved, generation, xxhash64 of bytes 0-15
+	catalogHeaderSize = fileHeaderSize
 	// catalogBytes is the size a catalogue is created with, zero-filled,
 	// so that appending a record overwrites bytes already allocated and
 	// its fdatasync writes no file metadata.
@@ -56,15 +56,7 @@ type catalog struct {
 // catalogHeader returns the header of a catalogue of generation gen,
 // flagged sealed when its records are.
 func catalogHeader(gen uint64, sealed bool) []byte {
-	h := make([]byte, catalogHeaderSize)
-	copy(h, catalogMagic)
-	h[4] = catalogVersion
-	if sealed {
-		h[5] = flagSealed
-	}
-	binary.LittleEndian.PutUint64(h[8:], gen)
-	binary.LittleEndian.PutUint64(h[16:], xxhash.Sum64(h[:16]))
-	return h
+	return fileHeader(catalogMagic, catalogVersion, gen, sealed)
 }
 
 // catalogPayload encodes a catalogue record's payload.
@@ -98,27 +90,12 @@ type catalogContents struct {
 // or tampering, never a torn write). Without a key
 // (o.lax) sealed records are checked by their checksums only, not applied.
 func parseCatalog(data []byte, path string, o opener) (*catalogContents, error) {
-	if len(data) < catalogHeaderSize {
-		return nil, corruptf("%s: offset 0: %d bytes, shorter than the %d-byte catalogue header", path, len(data), catalogHeaderSize)
-	}
-	if string(data[0:4]) != catalogMagic {
-		return nil, corruptf("%s: offset 0: bad catalogue magic %q", path, data[0:4])
-	}
-	if got, want := binary.LittleEndian.Uint64(data[16:24]), xxhash.Sum64(data[:16]); got != want {
-		return nil, corruptf("%s: offset 16: catalogue header checksum %016x, computed %016x", path, got, want)
-	}
-	if data[4] != catalogVersion {
-		return nil, corruptf("%s: offset 4: unsupported catalogue version %d", path, data[4])
-	}
-	if data[5]&^flagSealed|data[6]|data[7] != 0 {
-		return nil, corruptf("%s: offset 5: reserved bytes not zero", path)
-	}
-	sealed := data[5] == flagSealed
-	if ok, why := o.sealedOK(sealed); !ok {
-		return nil, corruptf("%s: offset 5: %s", path, why)
+	gen, sealed, err := parseFileHeader(data, path, "catalogue", catalogMagic, catalogVersion, o)
+	if err != nil {
+		return nil, err
 	}
 	cc := &catalogContents{
-		gen:     binary.LittleEndian.Uint64(data[8:16]),
+		gen:     gen,
 		live:    make(map[string][]byte),
 		deleted: make(map[string]bool),
 	}

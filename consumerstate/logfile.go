@@ -15,7 +15,7 @@ import (
 const (
 	logMagic      = "JWCL"
 	logVersion    = 1
-	logHeaderSize = 24 // magic, version, 3 reserved, generation, xxhash64 of bytes 0-15
+	logHeaderSize = fileHeaderSize
 	recMagic      = "JWCR"
 	recHeaderSize = 16 // magic, payload length, checksum
 	// maxRecordPayload bounds a record's claimed length so that a damaged
@@ -42,15 +42,7 @@ func parseLogName(name string) (uint64, bool) {
 // logHeader returns the header of a log for generation gen, flagged
 // sealed when its records are.
 func logHeader(gen uint64, sealed bool) []byte {
-	h := make([]byte, logHeaderSize)
-	copy(h, logMagic)
-	h[4] = logVersion
-	if sealed {
-		h[5] = flagSealed
-	}
-	binary.LittleEndian.PutUint64(h[8:], gen)
-	binary.LittleEndian.PutUint64(h[16:], xxhash.Sum64(h[:16]))
-	return h
+	return fileHeader(logMagic, logVersion, gen, sealed)
 }
 
 // recordSum is the checksum of a record at offset off of the log of
@@ -110,26 +102,11 @@ func parseLog(data []byte, gen uint64, path string, o opener, name string) (pars
 	if neverSynced(data, gen) {
 		return parsedLog{end: 0}, nil
 	}
-	if len(data) < logHeaderSize {
-		return parsedLog{}, corruptf("%s: offset 0: %d bytes, shorter than the %d-byte log header", path, len(data), logHeaderSize)
+	g, sealed, err := parseFileHeader(data, path, "log", logMagic, logVersion, o)
+	if err != nil {
+		return parsedLog{}, err
 	}
-	if string(data[0:4]) != logMagic {
-		return parsedLog{}, corruptf("%s: offset 0: bad log magic %q", path, data[0:4])
-	}
-	if got, want := binary.LittleEndian.Uint64(data[16:24]), xxhash.Sum64(data[:16]); got != want {
-		return parsedLog{}, corruptf("%s: offset 16: log header checksum %016x, computed %016x", path, got, want)
-	}
-	if data[4] != logVersion {
-		return parsedLog{}, corruptf("%s: offset 4: unsupported log version %d", path, data[4])
-	}
-	if data[5]&^flagSealed|data[6]|data[7] != 0 {
-		return parsedLog{}, corruptf("%s: offset 5: reserved bytes not zero", path)
-	}
-	sealed := data[5] == flagSealed
-	if ok, why := o.sealedOK(sealed); !ok {
-		return parsedLog{}, corruptf("%s: offset 5: %s", path, why)
-	}
-	if g := binary.LittleEndian.Uint64(data[8:16]); g != gen {
+	if g != gen {
 		return parsedLog{}, corruptf("%s: offset 8: log generation %d, want %d", path, g, gen)
 	}
 	dec := recordDecoder(o, sealed, func(off int64) []byte { return logAD(name, gen, off) })

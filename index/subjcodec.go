@@ -114,13 +114,7 @@ func (x *Subjects) decode(r *reader, version byte) error {
 			return fmt.Errorf("inconsistent subject entry %s", name)
 		}
 		l.n = int(total)
-		if err := l.check(); err != nil {
-			return fmt.Errorf("subject %s: %v", name, err)
-		}
-		if err := l.walk(); err != nil {
-			return fmt.Errorf("subject %s: %v", name, err)
-		}
-		if err := checkEntry(name, msgs, first, last, &l); err != nil {
+		if err := checkDecoded(name, msgs, first, last, &l); err != nil {
 			return err
 		}
 		if err := x.load(name, msgs, first, last, l); err != nil {
@@ -128,6 +122,18 @@ func (x *Subjects) decode(r *reader, version byte) error {
 		}
 	}
 	return nil
+}
+
+// checkDecoded checks a subject entry and its list as a decoder read them:
+// the list's marks, a walk of its entries, then the entry against them.
+func checkDecoded(name []byte, msgs, first, last uint64, l *seqList) error {
+	if err := l.check(); err != nil {
+		return fmt.Errorf("subject %s: %v", name, err)
+	}
+	if err := l.walk(); err != nil {
+		return fmt.Errorf("subject %s: %v", name, err)
+	}
+	return checkEntry(name, msgs, first, last, l)
 }
 
 // check verifies what the list's walks rely on: marks in order, offsets in
@@ -175,13 +181,7 @@ func (x *Subjects) decodeV1(r *reader) error {
 		if msgs == 0 || nm == 0 || (l.n+listBlock-1)/listBlock != nm || first > last {
 			return fmt.Errorf("inconsistent subject entry %s", name)
 		}
-		if err := l.check(); err != nil {
-			return fmt.Errorf("subject %s: %v", name, err)
-		}
-		if err := l.walk(); err != nil {
-			return fmt.Errorf("subject %s: %v", name, err)
-		}
-		if err := checkEntry(name, msgs, first, last, &l); err != nil {
+		if err := checkDecoded(name, msgs, first, last, &l); err != nil {
 			return err
 		}
 		l.mergeRuns()
@@ -233,14 +233,14 @@ func (l *seqList) mergeRuns() {
 // messages drops its list.
 func (x *Subjects) load(name []byte, msgs, first, last uint64, l seqList) error {
 	h := x.hashBytes(name)
-	if _, _, ok := x.findBytes(name, h); ok {
+	if _, _, ok := find(x, name, h); ok {
 		return fmt.Errorf("duplicate subject %s", name)
 	}
 	if x.tab.full() {
 		x.grow()
 	}
-	_, slot, _ := x.findBytes(name, h)
-	id := x.insert(slot, h, x.names.putBytes(name), first)
+	_, slot, _ := find(x, name, h)
+	id := x.insert(slot, h, putName(&x.names, name), first)
 	e := x.ent(id)
 	e.last, e.msgs = last, uint32(msgs)
 	if msgs>>32 != 0 {

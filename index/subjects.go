@@ -61,34 +61,30 @@ func (x *Subjects) Add(name string, seq uint64) {
 		x.addSeq(x.lastID-1, x.lastEnt, seq)
 		return
 	}
-	h := x.hashString(name)
-	id, slot, ok := x.findString(name, h)
-	if !ok {
-		if x.tab.full() {
-			x.grow()
-			_, slot, _ = x.findString(name, h)
-		}
-		x.insert(slot, h, x.names.putString(name), seq)
-		return
-	}
-	x.addSeq(id, x.ent(id), seq)
+	addHashed(x, name, x.hashString(name), seq)
 }
 
 // AddBytes is Add for a subject held in a byte slice; it allocates only
 // for a subject not seen before (and when a subject's list grows).
 func (x *Subjects) AddBytes(name []byte, seq uint64) {
-	if x.lastEnt != nil && string(x.lastName) == string(name) {
+	if isLast(x, name) {
 		x.addSeq(x.lastID-1, x.lastEnt, seq)
 		return
 	}
-	h := x.hashBytes(name)
-	id, slot, ok := x.findBytes(name, h)
+	addHashed(x, name, x.hashBytes(name), seq)
+}
+
+// addHashed is Add past the last-subject fast path, for a name whose hash
+// is h: a known subject gets seq, a new one an entry (the table grows
+// first when one more would pass its load limit).
+func addHashed[T string | []byte](x *Subjects, name T, h, seq uint64) {
+	id, slot, ok := find(x, name, h)
 	if !ok {
 		if x.tab.full() {
 			x.grow()
-			_, slot, _ = x.findBytes(name, h)
+			_, slot, _ = find(x, name, h)
 		}
-		x.insert(slot, h, x.names.putBytes(name), seq)
+		x.insert(slot, h, putName(&x.names, name), seq)
 		return
 	}
 	x.addSeq(id, x.ent(id), seq)
@@ -138,8 +134,11 @@ func (x *Subjects) addSeq(id uint32, e *entry, seq uint64) {
 // IsLast reports whether name is the subject Add recorded last (while no
 // entry was created or deleted since): a cheap check that name is already
 // in the index.
-func (x *Subjects) IsLast(name string) bool {
-	return x.lastEnt != nil && string(x.lastName) == name
+func (x *Subjects) IsLast(name string) bool { return isLast(x, name) }
+
+// isLast is IsLast for a name in a string or a byte slice.
+func isLast[T string | []byte](x *Subjects, name T) bool {
+	return x.lastEnt != nil && string(x.lastName) == string(name)
 }
 
 // touch makes id the last-subject fast path's entry.
@@ -192,7 +191,7 @@ func (x *Subjects) dropList(e *entry) {
 
 // lookup finds a subject's entry by name.
 func (x *Subjects) lookup(name string) (uint32, int, bool) {
-	return x.findString(name, x.hashString(name))
+	return find(x, name, x.hashString(name))
 }
 
 // Remove records that seq (of subject name) was deleted. live reports whether

@@ -1,8 +1,6 @@
 package index
 
 import (
-	"bytes"
-
 	"github.com/cespare/xxhash/v2"
 )
 
@@ -115,20 +113,13 @@ func (a *arena) room(n int) int {
 	return len(a.pages) - 1
 }
 
-func (a *arena) putString(s string) uint64 {
-	p := a.room(len(s))
+// putName copies a name into the arena and returns its reference.
+func putName[T string | []byte](a *arena, name T) uint64 {
+	p := a.room(len(name))
 	off := len(a.pages[p])
-	a.pages[p] = append(a.pages[p], s...)
-	a.live += len(s)
-	return nameRef(p, off, len(s))
-}
-
-func (a *arena) putBytes(b []byte) uint64 {
-	p := a.room(len(b))
-	off := len(a.pages[p])
-	a.pages[p] = append(a.pages[p], b...)
-	a.live += len(b)
-	return nameRef(p, off, len(b))
+	a.pages[p] = append(a.pages[p], name...)
+	a.live += len(name)
+	return nameRef(p, off, len(name))
 }
 
 func (a *arena) free(ref uint64) {
@@ -201,8 +192,9 @@ func (x *Subjects) ent(id uint32) *entry { return x.ents.at(id) }
 
 func (x *Subjects) nameOf(e *entry) []byte { return x.names.get(e.name) }
 
-// findString returns the id of name, or the empty slot where it would go.
-func (x *Subjects) findString(name string, h uint64) (id uint32, slot int, ok bool) {
+// find returns the id of name, or the empty slot where it would go; h is
+// name's hash.
+func find[T string | []byte](x *Subjects, name T, h uint64) (id uint32, slot int, ok bool) {
 	t := &x.tab
 	mask := len(t.slots) - 1
 	if mask < 0 { // a zero Subjects: no table yet
@@ -218,30 +210,7 @@ func (x *Subjects) findString(name string, h uint64) (id uint32, slot int, ok bo
 			continue
 		}
 		e := x.ent(s&idm - 1)
-		if refLen(e.name) == len(name) && string(x.nameOf(e)) == name {
-			return s&idm - 1, i, true
-		}
-	}
-}
-
-// findBytes is findString for a name in a byte slice.
-func (x *Subjects) findBytes(name []byte, h uint64) (id uint32, slot int, ok bool) {
-	t := &x.tab
-	mask := len(t.slots) - 1
-	if mask < 0 { // a zero Subjects: no table yet
-		return 0, 0, false
-	}
-	tag, idm := t.tag(h), t.idMask()
-	for i := int(h) & mask; ; i = (i + 1) & mask {
-		s := t.slots[i]
-		if s == 0 {
-			return 0, i, false
-		}
-		if s&^idm != tag {
-			continue
-		}
-		e := x.ent(s&idm - 1)
-		if refLen(e.name) == len(name) && bytes.Equal(x.nameOf(e), name) {
+		if refLen(e.name) == len(name) && string(x.nameOf(e)) == string(name) {
 			return s&idm - 1, i, true
 		}
 	}
@@ -289,7 +258,7 @@ func (x *Subjects) compactNames() {
 	for id := uint32(0); int(id) < x.ents.n; id++ {
 		e := x.ent(id)
 		if e.name != freeName {
-			e.name = a.putBytes(x.nameOf(e))
+			e.name = putName(&a, x.nameOf(e))
 		}
 	}
 	x.names = a

@@ -35,6 +35,15 @@ func lastAtOrBefore(l []*subjState, seq uint64) (uint64, bool) {
 	return best, best != 0
 }
 
+// nearestIn returns the smallest sequence >= seq among the subjects (fwd)
+// or the largest <= seq.
+func nearestIn(l []*subjState, seq uint64, fwd bool) (uint64, bool) {
+	if fwd {
+		return firstAtOrAfter(l, seq)
+	}
+	return lastAtOrBefore(l, seq)
+}
+
 // Load reads message seq into m.
 func (s *Store) Load(seq uint64, m *store.Msg) error {
 	s.mu.RLock()
@@ -61,7 +70,15 @@ func (s *Store) LoadNext(filter string, start uint64, m *store.Msg) error {
 	if s.closed {
 		return errClosed
 	}
-	seq, ok := s.next(kind, filter, start)
+	if s.msgs == 0 {
+		return errEOF
+	}
+	start = max(start, s.first)
+	end := s.lastLive()
+	if start > end {
+		return errEOF
+	}
+	seq, ok := s.seek(kind, filter, start, end, true)
 	if !ok {
 		return errEOF
 	}
@@ -114,61 +131,26 @@ func (s *Store) LoadPrev(filter string, seq uint64, m *store.Msg) error {
 	return nil
 }
 
-// next finds the first live sequence >= start matching filter. Caller holds
-// s.mu.
-func (s *Store) next(kind filterKind, filter string, start uint64) (uint64, bool) {
-	if s.msgs == 0 {
-		return 0, false
-	}
-	start = max(start, s.first)
-	end := s.lastLive()
-	if start > end {
-		return 0, false
-	}
-	switch kind {
-	case filterAll:
-		for seq := start; seq <= end; seq++ {
-			if s.slot(seq).live() {
-				return seq, true
-			}
-		}
-		return 0, false
-	case filterLiteral:
-		ss := s.subjects[filter]
-		if ss == nil {
-			return 0, false
-		}
-		return ss.nextAt(start)
-	}
-	if l, ok := s.cachedMatching(filter); ok && len(l) <= maxDirectSubjects {
-		return firstAtOrAfter(l, start)
-	}
-	seq := start
-	for budget := scanBudget; seq <= end && budget > 0; seq, budget = seq+1, budget-1 {
-		if e := s.slot(seq); e.live() && subject.Match(filter, e.subj.name) {
-			return seq, true
-		}
-	}
-	if seq > end {
-		return 0, false
-	}
-	if uint64(len(s.subjects)) < end-seq+1 {
-		return firstAtOrAfter(s.matching(filter), seq)
-	}
-	for ; seq <= end; seq++ {
-		if e := s.slot(seq); e.live() && subject.Match(filter, e.subj.name) {
-			return seq, true
-		}
-	}
-	return 0, false
-}
-
 // prev finds the last live sequence <= from matching filter; from must lie
 // in [first, lastLive]. Caller holds s.mu.
 func (s *Store) prev(kind filterKind, filter string, from uint64) (uint64, bool) {
+	return s.seek(kind, filter, from, s.first, false)
+}
+
+// seek finds the live sequence matching filter nearest to from, walking
+// forward up to to (fwd, to >= from) or back down to it (to <= from); both
+// lie in [first, lastLive]. A wildcard filter whose subjects are cached
+// and few asks them directly; otherwise it scans up to scanBudget slots,
+// then asks the matching subjects if there are fewer of them than slots
+// left to scan. Caller holds s.mu.
+func (s *Store) seek(kind filterKind, filter string, from, to uint64, fwd bool) (uint64, bool) {
+	step, left := uint64(1), to-from+1 // left: slots not scanned yet
+	if !fwd {
+		step, left = ^uint64(0), from-to+1 // adding ^0 steps back one
+	}
 	switch kind {
 	case filterAll:
-		for seq := from; seq >= s.first; seq-- {
+		for seq := from; left > 0; seq, left = seq+step, left-1 {
 			if s.slot(seq).live() {
 				return seq, true
 			}
@@ -178,25 +160,28 @@ func (s *Store) prev(kind filterKind, filter string, from uint64) (uint64, bool)
 		ss := s.subjects[filter]
 		if ss == nil {
 			return 0, false
+		}
+		if fwd {
+			return ss.nextAt(from)
 		}
 		return ss.prevAt(from)
 	}
 	if l, ok := s.cachedMatching(filter); ok && len(l) <= maxDirectSubjects {
-		return lastAtOrBefore(l, from)
+		return nearestIn(l, from, fwd)
 	}
 	seq := from
-	for budget := scanBudget; seq >= s.first && budget > 0; seq, budget = seq-1, budget-1 {
+	for budget := scanBudget; left > 0 && budget > 0; seq, left, budget = seq+step, left-1, budget-1 {
 		if e := s.slot(seq); e.live() && subject.Match(filter, e.subj.name) {
 			return seq, true
 		}
 	}
-	if seq < s.first {
+	if left == 0 {
 		return 0, false
 	}
-	if uint64(len(s.subjects)) < seq-s.first+1 {
-		return lastAtOrBefore(s.matching(filter), seq)
+	if uint64(len(s.subjects)) < left {
+		return nearestIn(s.matching(filter), seq, fwd)
 	}
-	for ; seq >= s.first; seq-- {
+	for ; left > 0; seq, left = seq+step, left-1 {
 		if e := s.slot(seq); e.live() && subject.Match(filter, e.subj.name) {
 			return seq, true
 		}

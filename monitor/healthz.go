@@ -75,13 +75,7 @@ func (m *Monitor) healthz(w http.ResponseWriter, r *http.Request) {
 	// in one line.
 	h.StatusCode = 0
 	b, err := json.Marshal(h)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	writeEncoded(w, status, b, err)
 }
 
 // health collects a check's outcome: without details the first failure

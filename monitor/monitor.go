@@ -164,6 +164,12 @@ func (m *Monitor) reqStats() map[string]uint64 {
 // writeJSON answers with v, indented as nats-server does.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.MarshalIndent(v, "", "  ")
+	writeEncoded(w, status, b, err)
+}
+
+// writeEncoded answers with b, v's JSON encoding, or with a server error
+// when err says encoding it failed.
+func writeEncoded(w http.ResponseWriter, status int, b []byte, err error) {
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

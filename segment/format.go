@@ -102,18 +102,25 @@ func AppendRecord(dst []byte, flags uint16, seq uint64, ts int64, subject string
 	start := len(dst)
 	dst = grow(dst, n)
 	b := dst[start : start+n]
-	binary.LittleEndian.PutUint32(b[0:], uint32(n))
+	putRecord(b, flags, seq, ts, subject, hdr, data, RecordHeader)
+	binary.LittleEndian.PutUint64(b[n-ChecksumSize:], xxhash.Sum64(b[:n-ChecksumSize]))
+	return dst
+}
+
+// putRecord writes the fields of a record's header into b, the whole
+// record (its length is len(b)), and its subject, header and payload from
+// offset body on (RecordHeader, or past the nonce of a sealed record). The
+// checksum is the caller's.
+func putRecord(b []byte, flags uint16, seq uint64, ts int64, subject string, hdr, data []byte, body int) {
+	binary.LittleEndian.PutUint32(b[0:], uint32(len(b)))
 	binary.LittleEndian.PutUint16(b[4:], flags)
 	binary.LittleEndian.PutUint16(b[6:], uint16(len(subject)))
 	binary.LittleEndian.PutUint64(b[8:], seq)
 	binary.LittleEndian.PutUint64(b[16:], uint64(ts))
 	binary.LittleEndian.PutUint32(b[24:], uint32(len(hdr)))
-	p := RecordHeader
-	p += copy(b[p:], subject)
-	p += copy(b[p:], hdr)
-	copy(b[p:], data)
-	binary.LittleEndian.PutUint64(b[n-ChecksumSize:], xxhash.Sum64(b[:n-ChecksumSize]))
-	return dst
+	body += copy(b[body:], subject)
+	body += copy(b[body:], hdr)
+	copy(b[body:], data)
 }
 
 // AppendTombstone appends a tombstone for [seq, seq+count).

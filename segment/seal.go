@@ -70,16 +70,7 @@ func (s *Segment) appendSealed(dst []byte, flags uint16, seq uint64, ts int64, s
 	start := len(dst)
 	dst = grow(dst, n)
 	b := dst[start : start+n]
-	binary.LittleEndian.PutUint32(b[0:], uint32(n))
-	binary.LittleEndian.PutUint16(b[4:], flags)
-	binary.LittleEndian.PutUint16(b[6:], uint16(len(subject)))
-	binary.LittleEndian.PutUint64(b[8:], seq)
-	binary.LittleEndian.PutUint64(b[16:], uint64(ts))
-	binary.LittleEndian.PutUint32(b[24:], uint32(len(hdr)))
-	p := RecordHeader + crypt.NonceSize
-	p += copy(b[p:], subject)
-	p += copy(b[p:], hdr)
-	copy(b[p:], data)
+	putRecord(b, flags, seq, ts, subject, hdr, data, RecordHeader+crypt.NonceSize)
 	var ad [adSize]byte
 	if _, err := sess.SealInPlace(b[RecordHeader:n-ChecksumSize], pl, recordAD(&ad, b, s.hdr.base)); err != nil {
 		return dst[:start], fmt.Errorf("segment: %s: seal record %d: %w", s.path, seq, err)

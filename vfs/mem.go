@@ -150,15 +150,13 @@ func (m *MemFS) lookupParent(op, name string, errRoot error) (*inode, string, er
 	return dir, parts[len(parts)-1], nil
 }
 
-// Create creates or truncates the named file. Truncating an existing file
-// keeps its inode (and so its directory entries); the new length becomes
-// durable at the next Sync.
-func (m *MemFS) Create(name string) (File, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// openOrCreate returns the file inode at name, creating an empty one in the
+// current entry table if there is none (existed reports which); a directory
+// there fails with EISDIR. Called with mu held.
+func (m *MemFS) openOrCreate(name string) (n *inode, existed bool, err error) {
 	dir, base, err := m.lookupParent("open", name, syscall.EISDIR)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	n, ok := dir.entries[base]
 	switch {
@@ -166,8 +164,22 @@ func (m *MemFS) Create(name string) (File, error) {
 		n = newFileInode()
 		dir.entries[base] = n
 	case n.isDir:
-		return nil, pathErr("open", name, syscall.EISDIR)
-	default:
+		return nil, false, pathErr("open", name, syscall.EISDIR)
+	}
+	return n, ok, nil
+}
+
+// Create creates or truncates the named file. Truncating an existing file
+// keeps its inode (and so its directory entries); the new length becomes
+// durable at the next Sync.
+func (m *MemFS) Create(name string) (File, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, existed, err := m.openOrCreate(name)
+	if err != nil {
+		return nil, err
+	}
+	if existed {
 		n.resize(0)
 	}
 	return &memFile{fs: m, name: name, ino: n, writable: true}, nil
@@ -369,17 +381,9 @@ func (m *MemFS) SyncDir(dir string) error {
 func (m *MemFS) Lock(name string) (io.Closer, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	dir, base, err := m.lookupParent("open", name, syscall.EISDIR)
+	n, _, err := m.openOrCreate(name)
 	if err != nil {
 		return nil, err
-	}
-	n, ok := dir.entries[base]
-	switch {
-	case !ok:
-		n = newFileInode()
-		dir.entries[base] = n
-	case n.isDir:
-		return nil, pathErr("open", name, syscall.EISDIR)
 	}
 	if m.locks[n] {
 		return nil, fmt.Errorf("vfs: lock %s: %w (is another jetwal using this directory?)", name, syscall.EWOULDBLOCK)

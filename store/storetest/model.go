@@ -249,15 +249,25 @@ func checkFilter(filter string) error {
 	return modelErr(store.ErrInvalidSubject, "filter %q", filter)
 }
 
-func (m *model) LoadNext(filter string, start uint64, out *store.Msg) error {
+// lockForLoad takes m.mu for a filtered load, failing (without the lock)
+// first for an invalid filter, then for a closed store.
+func (m *model) lockForLoad(filter string) error {
 	if err := checkFilter(filter); err != nil {
 		return err
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
+		m.mu.Unlock()
 		return modelErr(store.ErrClosed, "load")
 	}
+	return nil
+}
+
+func (m *model) LoadNext(filter string, start uint64, out *store.Msg) error {
+	if err := m.lockForLoad(filter); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
 	i, _ := slices.BinarySearch(m.order, start)
 	for _, seq := range m.order[i:] {
 		if matchFilter(filter, m.msgs[seq].Subject) {
@@ -280,14 +290,10 @@ func (m *model) prevLocked(filter string, seq uint64, out *store.Msg) bool {
 }
 
 func (m *model) LoadLast(filter string, out *store.Msg) error {
-	if err := checkFilter(filter); err != nil {
+	if err := m.lockForLoad(filter); err != nil {
 		return err
 	}
-	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return modelErr(store.ErrClosed, "load")
-	}
 	if !m.prevLocked(filter, ^uint64(0), out) {
 		return modelErr(store.ErrNotFound, "load last")
 	}
@@ -295,14 +301,10 @@ func (m *model) LoadLast(filter string, out *store.Msg) error {
 }
 
 func (m *model) LoadPrev(filter string, seq uint64, out *store.Msg) error {
-	if err := checkFilter(filter); err != nil {
+	if err := m.lockForLoad(filter); err != nil {
 		return err
 	}
-	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return modelErr(store.ErrClosed, "load")
-	}
 	if !m.prevLocked(filter, seq, out) {
 		return modelErr(store.ErrEOF, "load prev")
 	}

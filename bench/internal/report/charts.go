@@ -143,50 +143,44 @@ func latencyChart(d *Data, rows []Row, w workload.Workload) chart {
 }
 
 func restartChart(d *Data) chart {
-	c := chart{title: "restart time vs stream size (exec until the stream answers)", xLabel: "messages in stream", yLabel: "restart time (s)", logX: true, logY: true, xTicks: countTicks(d)}
-	for i, name := range serverNames(d) {
-		clean := series{label: name + " clean restart", server: i}
-		kill := series{label: name + " after kill -9", server: i, dashed: true}
-		for _, g := range d.Growth {
-			if g.Server != name {
-				continue
-			}
-			clean.pts = append(clean.pts, plotter.XY{X: float64(g.Msgs), Y: g.CleanRestart.Seconds()})
-			kill.pts = append(kill.pts, plotter.XY{X: float64(g.Msgs), Y: g.KillRestart.Seconds()})
-		}
-		c.lines = append(c.lines, clean, kill)
-	}
-	return c
+	return growthLines(d, "restart time vs stream size (exec until the stream answers)", "restart time (s)",
+		growthLine{suffix: " clean restart", y: func(g GrowthPoint) float64 { return g.CleanRestart.Seconds() }},
+		growthLine{suffix: " after kill -9", dashed: true, y: func(g GrowthPoint) float64 { return g.KillRestart.Seconds() }})
 }
 
 func growthChart(d *Data, title, yLabel string, y func(GrowthPoint) float64) chart {
-	c := chart{title: title, xLabel: "messages in stream", yLabel: yLabel, logX: true, logY: true, xTicks: countTicks(d)}
-	for i, name := range serverNames(d) {
-		s := series{label: name, server: i}
-		for _, g := range d.Growth {
-			if g.Server == name {
-				s.pts = append(s.pts, plotter.XY{X: float64(g.Msgs), Y: y(g)})
-			}
-		}
-		c.lines = append(c.lines, s)
-	}
-	return c
+	return growthLines(d, title, yLabel, growthLine{y: y})
 }
 
 // growthMemoryChart plots RSS after the appends (solid) and its anonymous
 // part (dashed) against stream size.
 func growthMemoryChart(d *Data) chart {
-	c := chart{title: "memory vs stream size", xLabel: "messages in stream", yLabel: "MiB after appends", logX: true, logY: true, xTicks: countTicks(d)}
+	return growthLines(d, "memory vs stream size", "MiB after appends",
+		growthLine{suffix: " RSS", y: func(g GrowthPoint) float64 { return g.RSS.MiB() }},
+		growthLine{suffix: " anonymous RSS", dashed: true, y: func(g GrowthPoint) float64 { return g.AnonRSS.MiB() }})
+}
+
+// growthLine is one line per server of a chart against stream size.
+type growthLine struct {
+	suffix string // after the server's name in the legend
+	dashed bool
+	y      func(GrowthPoint) float64
+}
+
+// growthLines charts the growth points against stream size, both axes
+// logarithmic: for each server in turn, one series per line.
+func growthLines(d *Data, title, yLabel string, lines ...growthLine) chart {
+	c := chart{title: title, xLabel: "messages in stream", yLabel: yLabel, logX: true, logY: true, xTicks: countTicks(d)}
 	for i, name := range serverNames(d) {
-		rss := series{label: name + " RSS", server: i}
-		anon := series{label: name + " anonymous RSS", server: i, dashed: true}
-		for _, g := range d.Growth {
-			if g.Server == name {
-				rss.pts = append(rss.pts, plotter.XY{X: float64(g.Msgs), Y: g.RSS.MiB()})
-				anon.pts = append(anon.pts, plotter.XY{X: float64(g.Msgs), Y: g.AnonRSS.MiB()})
+		for _, l := range lines {
+			s := series{label: name + l.suffix, server: i, dashed: l.dashed}
+			for _, g := range d.Growth {
+				if g.Server == name {
+					s.pts = append(s.pts, plotter.XY{X: float64(g.Msgs), Y: l.y(g)})
+				}
 			}
+			c.lines = append(c.lines, s)
 		}
-		c.lines = append(c.lines, rss, anon)
 	}
 	return c
 }

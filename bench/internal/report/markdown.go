@@ -126,17 +126,17 @@ func writeTargets(m *md, d *Data, rows []Row, a, b string) {
 	}
 	m.table([]string{"target", "what is measured", "size", "mode", "metric", "ratio", "ratio per repetition (lowest–highest)", "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg", "CPU ratio", "client CPU-µs/msg (" + a + " / " + b + ")"}, out)
 	m.f("%d of %d targets met.\n\n", met, len(vs))
-	if l := growthRateLine(d); l != "" {
-		m.f("%s\n\n", l)
-	}
-	if l := memoryLine(d); l != "" {
-		m.f("%s\n\n", l)
-	}
-	if l := durableLine(d); l != "" {
-		m.f("%s\n\n", l)
-	}
-	if l := diskLine(d, rows); l != "" {
-		m.f("%s\n\n", l)
+	m.targetNotes(d, rows)
+}
+
+// targetNotes writes the paragraphs that follow a targets table (in the
+// report and in the README): growth rate, memory, durable consumers and
+// disk use, each when the data has it.
+func (m *md) targetNotes(d *Data, rows []Row) {
+	for _, l := range []string{growthRateLine(d), memoryLine(d), durableLine(d), diskLine(d, rows)} {
+		if l != "" {
+			m.f("%s\n\n", l)
+		}
 	}
 }
 

@@ -35,18 +35,7 @@ func WritePerformance(w io.Writer, d *Data) error {
 	}
 	m.table([]string{"target", "what is measured", "size", "mode", a + " / " + b, "per repetition", "required", "status", a + " CPU-µs/msg", b + " CPU-µs/msg"}, out)
 	m.f("Ratios above 1 mean %s is faster (for latency, below 1). The ratio is of the medians; \"per repetition\" is the lowest and highest ratio of the two servers' runs in one repetition, which shows how much this shared machine's noise moves it. CPU-µs/msg is the server process's CPU time per message moved, from /proc/PID/stat.\n\n", a)
-	if l := growthRateLine(d); l != "" {
-		m.f("%s\n\n", l)
-	}
-	if l := memoryLine(d); l != "" {
-		m.f("%s\n\n", l)
-	}
-	if l := durableLine(d); l != "" {
-		m.f("%s\n\n", l)
-	}
-	if l := diskLine(d, rows); l != "" {
-		m.f("%s\n\n", l)
-	}
+	m.targetNotes(d, rows)
 	out = out[:0]
 	for _, r := range rows {
 		if r.Size != 128 {

@@ -20,6 +20,21 @@ func apiCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, apiTimeout)
 }
 
+// connectJS opens a client connection for a workload, as connect does,
+// with a JetStream context on it; the caller closes the connection.
+func connectJS(url, role string) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := connect(url, role)
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("workload: jetstream context: %w", err)
+	}
+	return nc, js, nil
+}
+
 // connect opens a client connection for a workload.
 func connect(url, role string) (*nats.Conn, error) {
 	nc, err := nats.Connect(url,
@@ -92,17 +107,13 @@ func StreamConfig(name, subject string) jetstream.StreamConfig {
 
 // CreateStream creates (or replaces) the stream name capturing subject.
 func CreateStream(ctx context.Context, url, name, subject string) error {
-	nc, err := connect(url, "admin")
+	nc, js, err := connectJS(url, "admin")
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	ctx, cancel := apiCtx(ctx)
 	defer cancel()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return fmt.Errorf("workload: jetstream context: %w", err)
-	}
 	if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("workload: delete old stream %s: %w", name, err)
 	}
@@ -114,17 +125,13 @@ func CreateStream(ctx context.Context, url, name, subject string) error {
 
 // DeleteStream removes the stream name.
 func DeleteStream(ctx context.Context, url, name string) error {
-	nc, err := connect(url, "admin")
+	nc, js, err := connectJS(url, "admin")
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	ctx, cancel := apiCtx(ctx)
 	defer cancel()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return fmt.Errorf("workload: jetstream context: %w", err)
-	}
 	if err := js.DeleteStream(ctx, name); err != nil {
 		return fmt.Errorf("workload: delete stream %s: %w", name, err)
 	}
@@ -133,24 +140,30 @@ func DeleteStream(ctx context.Context, url, name string) error {
 
 // StreamMsgs returns the number of messages stored in stream name.
 func StreamMsgs(ctx context.Context, url, name string) (uint64, error) {
-	nc, err := connect(url, "admin")
+	info, err := streamInfo(ctx, url, name)
 	if err != nil {
 		return 0, err
+	}
+	return info.State.Msgs, nil
+}
+
+// streamInfo asks for the info of stream name once, on an admin
+// connection.
+func streamInfo(ctx context.Context, url, name string) (*jetstream.StreamInfo, error) {
+	nc, js, err := connectJS(url, "admin")
+	if err != nil {
+		return nil, err
 	}
 	defer nc.Close()
 	ctx, cancel := apiCtx(ctx)
 	defer cancel()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return 0, fmt.Errorf("workload: jetstream context: %w", err)
-	}
 	s, err := js.Stream(ctx, name)
 	if err != nil {
-		return 0, fmt.Errorf("workload: stream %s: %w", name, err)
+		return nil, fmt.Errorf("workload: stream %s: %w", name, err)
 	}
 	info, err := s.Info(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("workload: stream info %s: %w", name, err)
+		return nil, fmt.Errorf("workload: stream info %s: %w", name, err)
 	}
-	return info.State.Msgs, nil
+	return info, nil
 }

@@ -19,21 +19,32 @@ func Pub(ctx context.Context, p Params) (Result, error) {
 	defer nc.Close()
 	data := payload(p.Size)
 	start := time.Now()
+	sent, err := publishCore(ctx, p, nc, data, start)
+	if err != nil {
+		return Result{}, err
+	}
+	n := int64(sent)
+	return Result{Msgs: n, Bytes: n * int64(p.Size), Elapsed: time.Since(start)}, nil
+}
+
+// publishCore publishes up to p.Count core messages of data on p.Subject
+// through nc, stopping early when p's time is up (from start) or ctx
+// ends, and flushes; it returns how many it sent.
+func publishCore(ctx context.Context, p Params, nc *nats.Conn, data []byte, start time.Time) (int, error) {
 	sent := 0
 	for sent < p.Count {
 		if sent%256 == 0 && (p.expired(start) || ctx.Err() != nil) {
 			break
 		}
 		if err := nc.Publish(p.Subject, data); err != nil {
-			return Result{}, fmt.Errorf("workload: publish #%d: %w", sent, err)
+			return sent, fmt.Errorf("workload: publish #%d: %w", sent, err)
 		}
 		sent++
 	}
 	if err := nc.FlushTimeout(p.stall()); err != nil {
-		return Result{}, fmt.Errorf("workload: flush after %d publishes: %w", sent, err)
+		return sent, fmt.Errorf("workload: flush after %d publishes: %w", sent, err)
 	}
-	n := int64(sent)
-	return Result{Msgs: n, Bytes: n * int64(p.Size), Elapsed: time.Since(start)}, nil
+	return sent, nil
 }
 
 // PubSub publishes p.Count core messages from one connection to one
@@ -68,18 +79,9 @@ func PubSub(ctx context.Context, p Params) (Result, error) {
 	defer pc.Close()
 	data := payload(p.Size)
 	start := time.Now()
-	sent := 0
-	for sent < p.Count {
-		if sent%256 == 0 && (p.expired(start) || ctx.Err() != nil) {
-			break
-		}
-		if err := pc.Publish(p.Subject, data); err != nil {
-			return Result{}, fmt.Errorf("workload: publish #%d: %w", sent, err)
-		}
-		sent++
-	}
-	if err := pc.FlushTimeout(p.stall()); err != nil {
-		return Result{}, fmt.Errorf("workload: flush after %d publishes: %w", sent, err)
+	sent, err := publishCore(ctx, p, pc, data, start)
+	if err != nil {
+		return Result{}, err
 	}
 	// The subscriber may lose messages (slow consumer); wait for the count
 	// or for deliveries to stop, with no time cap.
@@ -127,18 +129,32 @@ func RequestReply(ctx context.Context, p Params) (Result, error) {
 	}
 	defer nc.Close()
 	data := payload(p.Size)
-	lat := make([]time.Duration, 0, min(p.Count, 1<<20))
-	start := time.Now()
-	for len(lat) < p.Count && !p.expired(start) {
+	return timeEach(p, func(i int) (time.Duration, error) {
 		if err := ctx.Err(); err != nil {
-			return Result{}, err
+			return 0, err
 		}
 		t0 := time.Now()
 		if _, err := nc.Request(p.Subject, data, p.stall()); err != nil {
-			return Result{}, fmt.Errorf("workload: request #%d: %w", len(lat), err)
+			return 0, fmt.Errorf("workload: request #%d: %w", i, err)
 		}
-		lat = append(lat, time.Since(t0))
+		return time.Since(t0), nil
+	})
+}
+
+// timeEach runs op (i counts from 0) one at a time, up to p.Count times or
+// until p's time is up, and reports the latencies op returns; an error of
+// op ends the run with it.
+func timeEach(p Params, op func(i int) (time.Duration, error)) (Result, error) {
+	lat := make([]time.Duration, 0, min(p.Count, 1<<20))
+	start := time.Now()
+	for len(lat) < p.Count && !p.expired(start) {
+		d, err := op(len(lat))
+		if err != nil {
+			return Result{}, err
+		}
+		lat = append(lat, d)
 	}
+	elapsed := time.Since(start)
 	n := int64(len(lat))
-	return Result{Msgs: n, Bytes: n * int64(p.Size), Elapsed: time.Since(start), Latency: Summarize(lat)}, nil
+	return Result{Msgs: n, Bytes: n * int64(p.Size), Elapsed: elapsed, Latency: Summarize(lat)}, nil
 }

@@ -14,15 +14,11 @@ func DurableName(i int) string { return fmt.Sprintf("D%05d", i) }
 // CreateDurables creates n durable pull consumers (explicit ack, deliver
 // all) on stream, one API request at a time, and returns how long that took.
 func CreateDurables(ctx context.Context, url, stream string, n int) (time.Duration, error) {
-	nc, err := connect(url, "durables")
+	nc, js, err := connectJS(url, "durables")
 	if err != nil {
 		return 0, err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return 0, fmt.Errorf("workload: jetstream context: %w", err)
-	}
 	start := time.Now()
 	for i := range n {
 		actx, cancel := apiCtx(ctx)
@@ -42,15 +38,11 @@ func CreateDurables(ctx context.Context, url, stream string, n int) (time.Durati
 // ConsumerInfo asks for the durable consumer name on stream once and
 // returns the number of messages it has pending.
 func ConsumerInfo(ctx context.Context, url, stream, name string) (uint64, error) {
-	nc, err := connect(url, "admin")
+	nc, js, err := connectJS(url, "admin")
 	if err != nil {
 		return 0, err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return 0, fmt.Errorf("workload: jetstream context: %w", err)
-	}
 	actx, cancel := apiCtx(ctx)
 	defer cancel()
 	c, err := js.Consumer(actx, stream, name)
@@ -66,24 +58,9 @@ func ConsumerInfo(ctx context.Context, url, stream, name string) (uint64, error)
 
 // StreamConsumers returns the number of consumers stream info reports.
 func StreamConsumers(ctx context.Context, url, stream string) (int, error) {
-	nc, err := connect(url, "admin")
+	info, err := streamInfo(ctx, url, stream)
 	if err != nil {
 		return 0, err
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return 0, fmt.Errorf("workload: jetstream context: %w", err)
-	}
-	actx, cancel := apiCtx(ctx)
-	defer cancel()
-	s, err := js.Stream(actx, stream)
-	if err != nil {
-		return 0, fmt.Errorf("workload: stream %s: %w", stream, err)
-	}
-	info, err := s.Info(actx)
-	if err != nil {
-		return 0, fmt.Errorf("workload: stream info %s: %w", stream, err)
 	}
 	return info.State.Consumers, nil
 }

@@ -75,30 +75,21 @@ func waitAcks(ctx context.Context, js jetstream.JetStream, stall time.Duration) 
 // PubSync publishes messages one at a time, waiting for each
 // acknowledgement, and records the latency of each.
 func PubSync(ctx context.Context, p Params) (Result, error) {
-	nc, err := connect(p.URL, "pub-sync")
+	nc, js, err := connectJS(p.URL, "pub-sync")
 	if err != nil {
 		return Result{}, err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return Result{}, fmt.Errorf("workload: jetstream context: %w", err)
-	}
 	data := payload(p.Size)
-	lat := make([]time.Duration, 0, min(p.Count, 1<<20))
-	start := time.Now()
-	for len(lat) < p.Count && !p.expired(start) {
+	return timeEach(p, func(i int) (time.Duration, error) {
 		c, cancel := context.WithTimeout(ctx, p.stall())
 		t0 := time.Now()
 		_, err := js.Publish(c, p.Subject, data)
 		d := time.Since(t0)
 		cancel()
 		if err != nil {
-			return Result{}, fmt.Errorf("workload: publish #%d: %w", len(lat), err)
+			return 0, fmt.Errorf("workload: publish #%d: %w", i, err)
 		}
-		lat = append(lat, d)
-	}
-	elapsed := time.Since(start)
-	n := int64(len(lat))
-	return Result{Msgs: n, Bytes: n * int64(p.Size), Elapsed: elapsed, Latency: Summarize(lat)}, nil
+		return d, nil
+	})
 }

@@ -54,15 +54,11 @@ func pullConsumer(ctx context.Context, js jetstream.JetStream, stream string) (j
 // Fetch reads p.Count messages from p.Stream with repeated Fetch calls on a
 // pull consumer, acknowledging each message.
 func Fetch(ctx context.Context, p Params) (Result, error) {
-	nc, err := connect(p.URL, "fetch")
+	nc, js, err := connectJS(p.URL, "fetch")
 	if err != nil {
 		return Result{}, err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return Result{}, fmt.Errorf("workload: jetstream context: %w", err)
-	}
 	cons, err := pullConsumer(ctx, js, p.Stream)
 	if err != nil {
 		return Result{}, err
@@ -111,15 +107,11 @@ func consume(ctx context.Context, p Params, ordered bool) (Result, error) {
 	if ordered {
 		role = "ordered"
 	}
-	nc, err := connect(p.URL, role)
+	nc, js, err := connectJS(p.URL, role)
 	if err != nil {
 		return Result{}, err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return Result{}, fmt.Errorf("workload: jetstream context: %w", err)
-	}
 	var cons jetstream.Consumer
 	if ordered {
 		actx, cancel := apiCtx(ctx)

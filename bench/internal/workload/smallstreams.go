@@ -3,23 +3,17 @@ package workload
 import (
 	"context"
 	"fmt"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // SmallStreams creates n file streams SMALL0000.. and stores one message
 // of size bytes in each: the shape of many small KV buckets or work queues,
 // where what a stream costs when nearly empty dominates.
 func SmallStreams(ctx context.Context, url string, n, size int) error {
-	nc, err := connect(url, "admin")
+	nc, js, err := connectJS(url, "admin")
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return fmt.Errorf("workload: jetstream context: %w", err)
-	}
 	data := payload(size)
 	for i := range n {
 		name, subj := fmt.Sprintf("SMALL%04d", i), fmt.Sprintf("small.%04d", i)
