@@ -186,8 +186,14 @@ func (r *Replica) handOver(want []string) error {
 // Leave takes this server out of the group (it is no longer among the
 // stream's peers, whose wanted members are want) and deletes its replica:
 // it hands its leadership over, waits until the group's configuration no
-// longer counts it (at most wait), then removes its data (Remove).
+// longer counts it (at most wait), then removes its data (Remove). Stay,
+// called meanwhile because the stream is this server's again, ends the
+// leave with the replica kept and running: Leave then returns ErrStayed.
 func (r *Replica) Leave(want []string, wait time.Duration) error {
+	r.mu.Lock()
+	r.leaving, r.stayed, r.stay = true, false, make(chan struct{})
+	stay := r.stay
+	r.mu.Unlock()
 	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
 		if r.IsLeader() {
@@ -197,11 +203,45 @@ func (r *Replica) Leave(want []string, wait time.Duration) error {
 		}
 		select {
 		case <-r.done:
-			return r.Remove()
+			return r.removeUnlessStayed()
+		case <-stay:
+			return ErrStayed
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+	return r.removeUnlessStayed()
+}
+
+// ErrStayed: a Leave ended because Stay kept the replica.
+var ErrStayed = errors.New("cluster: the replica stays: its stream is this server's again")
+
+// removeUnlessStayed removes the replica for Leave, unless Stay came
+// first; after it, Stay fails.
+func (r *Replica) removeUnlessStayed() error {
+	r.mu.Lock()
+	if r.stayed {
+		r.mu.Unlock()
+		return ErrStayed
+	}
+	r.removing = true
+	r.mu.Unlock()
 	return r.Remove()
+}
+
+// Stay ends a Leave under way with the replica kept (the stream was
+// assigned to this server again before its data was removed); the wanted
+// peers are the caller's to set again. It reports false when the removal
+// has begun (the caller opens the stream anew once it is done) or no
+// Leave is under way.
+func (r *Replica) Stay() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.leaving || r.removing {
+		return false
+	}
+	r.leaving, r.stayed = false, true
+	close(r.stay)
+	return true
 }
 
 // inConfiguration reports whether this server is still a member of the

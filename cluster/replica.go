@@ -56,7 +56,12 @@ type Replica struct {
 	failed   map[raft.ServerID]time.Time // followers whose heartbeats fail: the last failure
 	progress map[string]progress         // what each member last reported applying
 	closed   bool
-	progSub  *server.Subscription
+	// A Leave under way (membership.go): leaving once it began, stayed
+	// when Stay kept the replica (stay closed), removing once its data
+	// is being removed.
+	leaving, stayed, removing bool
+	stay                      chan struct{}
+	progSub                   *server.Subscription
 }
 
 // groupName is the raft group of a stream: its name when the preamble can

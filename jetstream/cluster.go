@@ -113,6 +113,9 @@ type Replica interface {
 	// that stay) and deletes its replica, waiting at most wait for the
 	// group to stop counting it.
 	Leave(want []string, wait time.Duration) error
+	// Stay ends a Leave under way with the replica kept (the stream is
+	// this server's again); false once its data is being removed.
+	Stay() bool
 	Close() error
 	Remove() error
 }
@@ -168,6 +171,12 @@ type clustering struct {
 	c          Cluster
 	mu         sync.Mutex
 	hosted     map[string]*hosted
+	// leaving are the replicas leaving their groups (leaveStream), until
+	// their data is removed or the stream comes back (applyStream).
+	leaving map[string]*hosted
+	// applyMu serializes applyStream: the meta group applies assignments
+	// in order, and a finished leave re-applies its stream's.
+	applyMu sync.Mutex
 	stopStates func() // serveStates' subscription
 	stopReads  func() // serveReads' subscription
 	stopWrites func() // serveWrites' subscription
@@ -275,6 +284,12 @@ func (js *JetStream) hostedStream(name string) *hosted {
 
 // applyStream creates or updates what this server holds of a stream.
 func (js *JetStream) applyStream(a streamAssignment) {
+	js.cl.applyMu.Lock()
+	defer js.cl.applyMu.Unlock()
+	js.applyStreamLocked(a)
+}
+
+func (js *JetStream) applyStreamLocked(a streamAssignment) {
 	cfg := a.Config
 	if !slices.Contains(a.Peers, js.cl.c.Self()) {
 		js.leaveStream(a)
@@ -308,6 +323,9 @@ func (js *JetStream) applyStream(a streamAssignment) {
 				js.log.Error("cluster: updating stream", "stream", cfg.Name, "error", aerr.Description)
 			}
 		}
+		return
+	}
+	if js.stayHosted(a) {
 		return
 	}
 	h := &hosted{asg: a}

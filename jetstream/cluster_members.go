@@ -70,12 +70,25 @@ func (js *JetStream) leaveStream(a streamAssignment) {
 	js.cl.mu.Lock()
 	h := js.cl.hosted[name]
 	delete(js.cl.hosted, name)
+	if h != nil && h.rep != nil {
+		js.cl.leaving[name] = h
+	}
 	js.cl.mu.Unlock()
 	if h == nil || h.rep == nil {
 		return
 	}
 	go func() {
-		if err := h.rep.Leave(a.Peers, leaveTimeout); err != nil {
+		err := h.rep.Leave(a.Peers, leaveTimeout)
+		js.cl.mu.Lock()
+		stayed := js.cl.leaving[name] != h
+		if !stayed {
+			delete(js.cl.leaving, name)
+		}
+		js.cl.mu.Unlock()
+		if stayed {
+			return // assigned here again before its data went: applyStream kept it
+		}
+		if err != nil {
 			js.log.Warn("cluster: leaving stream group", "stream", name, "error", err)
 		}
 		h.mu.Lock()
@@ -83,7 +96,47 @@ func (js *JetStream) leaveStream(a streamAssignment) {
 		h.mu.Unlock()
 		js.deactivate(h)
 		js.log.Info("stream replica removed from this server", "stream", name)
+		// Assigned here again while its data was being removed: open it
+		// anew now that it is gone.
+		js.cl.applyMu.Lock()
+		defer js.cl.applyMu.Unlock()
+		if b, ok := js.assignment(name); ok && b.grouped() && slices.Contains(b.Peers, js.cl.c.Self()) && js.hostedStream(name) == nil {
+			js.applyStreamLocked(b)
+		}
 	}()
+}
+
+// stayHosted takes back the replica of a stream assigned to this server
+// again while it was leaving the group: its Leave ends with the data
+// kept, the group gets a as its wanted members, and the leader adds it
+// back (it catches up from what it holds). It reports false when there
+// is nothing to take back; and true, with nothing opened, while the
+// replica's data is being removed: the leave re-applies the assignment
+// once it is gone, since opening the group now would find the old one.
+func (js *JetStream) stayHosted(a streamAssignment) bool {
+	name := a.Config.Name
+	js.cl.mu.Lock()
+	h := js.cl.leaving[name]
+	js.cl.mu.Unlock()
+	if h == nil {
+		return false
+	}
+	if !h.rep.Stay() {
+		return true
+	}
+	js.cl.mu.Lock()
+	delete(js.cl.leaving, name)
+	js.cl.hosted[name] = h
+	js.cl.mu.Unlock()
+	h.mu.Lock()
+	h.asg = a
+	h.mu.Unlock()
+	h.rep.SetPeers(a.Peers)
+	if err := h.rep.UpdateLimits(storeLimits(&a.Config)); err != nil {
+		js.log.Error("cluster: updating stream limits", "stream", name, "error", err)
+	}
+	js.log.Info("stream replica kept: the stream is this server's again", "stream", name)
+	return true
 }
 
 // rescale returns the assignment a with replicas peers: more are picked
