@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -54,6 +56,10 @@ func (f *FSM) Pending() bool {
 // Fetched returns the messages and their bytes (subject, header, data)
 // this replica has fetched from its leader since it opened.
 func (f *FSM) Fetched() (msgs, bytes uint64) { return f.fetchedMsgs.Load(), f.fetchedBytes.Load() }
+
+// Stop makes a restore's catch-up in progress, or to come, give up with
+// ErrStopped (the owner is closing; Close stops it too).
+func (f *FSM) Stop() { f.stopOnce.Do(func() { close(f.stop) }) }
 
 // readPending reads the pending restore file; nil when there is none.
 func (f *FSM) readPending() (*snapState, error) {
@@ -136,6 +142,9 @@ func (f *FSM) restoreState(s snapState) error {
 // so a crash anywhere resumes from the store as it is. It retries the
 // fetch until it succeeds or the FSM closes (ErrStopped).
 func (f *FSM) resume() error {
+	if !f.Pending() {
+		return nil
+	}
 	f.busy.Lock()
 	defer f.busy.Unlock()
 	f.pmu.Lock()
@@ -239,6 +248,11 @@ func (f *FSM) fill(st *wal.Store, s *snapState) error {
 		if have >= s.last {
 			return nil
 		}
+		select {
+		case <-f.stop:
+			return ErrStopped
+		default:
+		}
 		msgs, through, err := f.fetch.Fetch(have+1, s.last)
 		if err == nil {
 			err = checkAnswer(msgs, have+1, through, s.last)
@@ -330,4 +344,50 @@ func cmpErr(first, err error) error {
 		return first
 	}
 	return err
+}
+
+// Adopt takes up a snapshot that raft counts as applied and the replica
+// never restored (a crash after raft stored an installed snapshot, before
+// Restore recorded it; raft, configured with NoSnapshotRestoreOnStart,
+// will not hand it over again). A version 2 snapshot becomes the pending
+// restore, completed before anything else is applied; a version 1 one is
+// restored at once. Call it before raft starts.
+func (f *FSM) Adopt(rc io.ReadCloser) error {
+	defer rc.Close()
+	br := bufio.NewReaderSize(rc, 64<<10)
+	s, v2, err := peekState(br)
+	if err != nil {
+		return fmt.Errorf("stream: adopt a snapshot in %s: %w", f.dir, err)
+	}
+	if !v2 {
+		return f.Restore(io.NopCloser(br))
+	}
+	if s.index <= f.applied.Load() {
+		return nil
+	}
+	if err := f.writePending(&s); err != nil {
+		return err
+	}
+	f.pmu.Lock()
+	f.pending = &s
+	f.pmu.Unlock()
+	return nil
+}
+
+// peekState reads a version 2 snapshot whole from br; v2 is false, and
+// nothing read, when br holds another version (then left to rebuild).
+func peekState(br *bufio.Reader) (s snapState, v2 bool, err error) {
+	hb, err := br.Peek(snapHeader)
+	if err != nil {
+		return s, false, fmt.Errorf("header: %w", err)
+	}
+	if string(hb[:4]) != snapMagic || binary.LittleEndian.Uint32(hb[4:]) != snapVersion2 {
+		return s, false, nil
+	}
+	h := append([]byte(nil), hb...)
+	if _, err := br.Discard(snapHeader); err != nil {
+		return s, true, err
+	}
+	s, err = decodeState(h, br)
+	return s, true, err
 }

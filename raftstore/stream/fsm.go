@@ -249,7 +249,7 @@ func (f *FSM) LastTime() int64 { return f.lastTS.Load() }
 // Close makes everything applied durable, marks it and closes the store.
 // A restore's catch-up in progress stops (ErrStopped) first.
 func (f *FSM) Close() error {
-	f.stopOnce.Do(func() { close(f.stop) })
+	f.Stop()
 	f.busy.Lock()
 	defer f.busy.Unlock()
 	err := f.settle()

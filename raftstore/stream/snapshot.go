@@ -143,19 +143,11 @@ func (s *snapshot) Release() {}
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	br := bufio.NewReaderSize(rc, 256<<10)
-	hb, err := br.Peek(snapHeader)
+	s, v2, err := peekState(br)
 	if err != nil {
-		return fmt.Errorf("stream: restore %s: header: %w", f.dir, err)
+		return fmt.Errorf("stream: restore %s: %w", f.dir, err)
 	}
-	if string(hb[:4]) == snapMagic && binary.LittleEndian.Uint32(hb[4:]) == snapVersion2 {
-		h := append([]byte(nil), hb...)
-		if _, err := br.Discard(snapHeader); err != nil {
-			return err
-		}
-		s, err := decodeState(h, br)
-		if err != nil {
-			return fmt.Errorf("stream: restore %s: %w", f.dir, err)
-		}
+	if v2 {
 		return f.restoreState(s)
 	}
 	f.busy.Lock()
