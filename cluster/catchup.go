@@ -214,6 +214,6 @@ func (r *Replica) adoptSnapshot(snaps raft.SnapshotStore) error {
 // followers catching up, as their leader.
 func (r *Replica) CatchupSent() (msgs, bytes uint64) { return r.sentMsgs.Load(), r.sentBytes.Load() }
 
-// CatchupFetched returns the messages and their bytes this replica has
-// fetched from its leader since it opened.
-func (r *Replica) CatchupFetched() (msgs, bytes uint64) { return r.fsm.Fetched() }
+// CatchupFetched returns what this replica fetched from its leader since
+// it opened.
+func (r *Replica) CatchupFetched() stream.FetchStats { return r.fsm.Fetched() }

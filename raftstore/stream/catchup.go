@@ -53,9 +53,21 @@ func (f *FSM) Pending() bool {
 	return f.pending != nil
 }
 
-// Fetched returns the messages and their bytes (subject, header, data)
-// this replica has fetched from its leader since it opened.
-func (f *FSM) Fetched() (msgs, bytes uint64) { return f.fetchedMsgs.Load(), f.fetchedBytes.Load() }
+// FetchStats is what a replica's restores fetched since it opened.
+type FetchStats struct {
+	Msgs  uint64 // messages fetched from the leader
+	Bytes uint64 // their subjects, headers and data
+	// From and To are the range the last restore lacked: the sequences
+	// after the store's last (once reconciled) up to the snapshot's last.
+	From, To uint64
+}
+
+// Fetched returns what this replica's restores fetched since it opened.
+func (f *FSM) Fetched() FetchStats {
+	f.pmu.Lock()
+	defer f.pmu.Unlock()
+	return FetchStats{Msgs: f.fetchedMsgs.Load(), Bytes: f.fetchedBytes.Load(), From: f.lacked[0], To: f.lacked[1]}
+}
 
 // Stop makes a restore's catch-up in progress, or to come, give up with
 // ErrStopped (the owner is closing; Close stops it too).
@@ -168,6 +180,9 @@ func (f *FSM) resume() error {
 	if err := f.trim(st, s); err != nil {
 		return fail(err)
 	}
+	f.pmu.Lock()
+	f.lacked = [2]uint64{st.State().LastSeq + 1, s.last}
+	f.pmu.Unlock()
 	if err := f.fill(st, s); err != nil {
 		return fail(err)
 	}

@@ -131,8 +131,8 @@ func TestCatchupFetchesOnlyTheMissingRange(t *testing.T) {
 	if lf.msgs != 100 || b.Applied() != 1000 {
 		t.Fatalf("fetched %d messages, applied %d; want 100 and 1000", lf.msgs, b.Applied())
 	}
-	if n, by := b.Fetched(); n != 100 || by != 100*(3+100) {
-		t.Fatalf("Fetched() = %d messages, %d bytes", n, by)
+	if fs := b.Fetched(); fs.Msgs != 100 || fs.Bytes != 100*(3+100) || fs.From != 901 || fs.To != 1000 {
+		t.Fatalf("Fetched() = %+v", fs)
 	}
 	sameContents(t, "caught up", dump(t, b.Store()), dump(t, a.Store()))
 	// The log goes on after the snapshot.

@@ -62,8 +62,9 @@ type FSM struct {
 	stop         chan struct{} // closed by Close: a fetch in progress gives up
 	stopOnce     sync.Once
 	busy         sync.Mutex // held by a restore's catch-up; Close waits for it
-	pmu          sync.Mutex // guards pending
+	pmu          sync.Mutex // guards pending and lacked
 	pending      *snapState // the restore under way (its file on disk), nil when none
+	lacked       [2]uint64  // the range the last restore fetched (FetchStats)
 	fetchedMsgs  atomic.Uint64
 	fetchedBytes atomic.Uint64
 }
