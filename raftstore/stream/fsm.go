@@ -301,12 +301,19 @@ type pendingAppend struct {
 func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
 	// A restore interrupted by a crash is completed first: raft has the
-	// snapshot's index as applied.
-	if err := f.resume(); err != nil {
-		for i := range out {
-			out[i] = &Result{Err: err}
+	// snapshot's index as applied. Closing (ErrStopped) leaves these
+	// entries unapplied and unmarked, so raft gives them again after the
+	// restart; any other failure stops the FSM, as an I/O error does.
+	if f.failed == nil {
+		if err := f.resume(); err != nil {
+			if !errors.Is(err, ErrStopped) {
+				f.failed = err
+			}
+			for i := range out {
+				out[i] = &Result{Err: err}
+			}
+			return out
 		}
-		return out
 	}
 	var a appends
 	for i, l := range logs {

@@ -15,7 +15,8 @@ import (
 	"github.com/jetwal/jetwal/wal"
 )
 
-// A snapshot is the stream's messages at a raft index (little endian):
+// A version 1 snapshot is the stream's messages at a raft index (little
+// endian; doc.go draws both versions):
 //
 //	header   "JWRS" | version u32 | index u64 | first u64 | last u64 | last time i64
 //	message  seq u64 (> 0) | time i64 | uvarint len | subject | uvarint len | header | uvarint len | data

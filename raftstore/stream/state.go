@@ -51,8 +51,8 @@ func (s *snapState) isDeleted(seq uint64) bool {
 func stateOf(st *wal.Store, index, last uint64, lastTS int64) (s snapState, ok bool) {
 	ws := st.StateWithDeleted()
 	s = snapState{index: index, first: ws.FirstSeq, last: last, lastTS: lastTS}
-	if len(ws.Deleted) < ws.NumDeleted {
-		return s, false // the list was cut short
+	if len(ws.Deleted) < ws.NumDeleted || s.first > last+1 {
+		return s, false // the list was cut short, or the store is past the log
 	}
 	for _, q := range ws.Deleted {
 		if q < s.first || q > last {
