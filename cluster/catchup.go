@@ -17,38 +17,48 @@ import (
 
 // Catch-up. A stream group's snapshots are the stream's state (version 2,
 // raftstore/stream): a follower that installs one keeps its own messages
-// and fetches the ones it lacks from the group's leader, a range at a
-// time, on the group's catch-up subject in the internal account (so only
-// servers, over their authenticated routes, can ask or answer; no client
-// of any account can reach it). Every member listens; only the leader
-// answers, from its store.
+// and fetches the ones it lacks, a range at a time, on the group's
+// catch-up subject in the internal account (so only servers, over their
+// authenticated routes, can ask or answer; no client of any account can
+// reach it). Every member listens. A request asks the leader first; when
+// none answers within catchupLeaderWait, it asks any member: each member
+// that is not itself catching up answers with what it holds. Any member's
+// store agrees with the leader's on every sequence up to its own last (all
+// apply the same committed log), so any answer is right as far as it
+// goes; and while the follower installs the snapshot its raft can vote
+// for nobody, so a group whose other members have no leader then (one of
+// three down, the leader's lease lost meanwhile) could elect none until
+// the follower had caught up from someone.
 //
-//	request   from u64 | to u64                                   (little endian)
+//	request   from u64 | to u64 | who u8 (0: the leader, 1: any member)   (little endian)
 //	answer    through u64 | count u32 | count × message
 //	message   seq u64 | time i64 | uvarint len | subject | uvarint len | header | uvarint len | data
 //
 // An answer holds at most catchupMsgs messages and stops after the one
 // that takes it past catchupBytes; every sequence from the request's from
-// to through that it does not hold is deleted at the leader.
+// to through that it does not hold is deleted at the member that answered
+// (through is at most its store's last sequence).
 
 const (
-	catchupMsgs  = 1024
-	catchupBytes = 1 << 20
-	catchupWait  = 5 * time.Second // for one answer, before the fetcher retries
+	catchupMsgs       = 1024
+	catchupBytes      = 1 << 20
+	catchupLeaderWait = time.Second     // for the leader's answer, before asking any member
+	catchupWait       = 4 * time.Second // for any member's, before the fetcher retries
 )
 
 func (r *Replica) catchupSubject() string {
 	return "$JWAL.CLUSTER.CATCHUP." + hex.EncodeToString([]byte(r.name))
 }
 
-// startCatchup answers the group's catch-up requests while this member
-// leads it.
+// startCatchup answers the group's catch-up requests: those for the
+// leader while this member leads, those for any member always, unless
+// this member is catching up itself.
 func (r *Replica) startCatchup() error {
 	if r.n.srv == nil {
 		return nil
 	}
 	sub, err := r.n.internal().Subscribe(r.catchupSubject(), "", func(m *server.Msg) {
-		if m.Reply == "" || len(m.Data) != 16 || !r.IsLeader() || r.fsm.Pending() {
+		if m.Reply == "" || len(m.Data) != 17 || r.fsm.Pending() || (m.Data[16] == 0 && !r.IsLeader()) {
 			return
 		}
 		from, to := binary.LittleEndian.Uint64(m.Data), binary.LittleEndian.Uint64(m.Data[8:])
@@ -159,7 +169,7 @@ func decodeCatchup(b []byte) ([]store.Msg, uint64, error) {
 }
 
 // catchupFetcher is the replica's stream.Fetcher: it asks the group's
-// catch-up subject and takes the leader's answer.
+// leader, then any member, on the group's catch-up subject.
 type catchupFetcher struct {
 	r *Replica
 }
@@ -175,22 +185,47 @@ func (c catchupFetcher) Fetch(from, to uint64) ([]store.Msg, uint64, error) {
 	if r.n.srv == nil {
 		return nil, 0, errors.New("cluster: not started")
 	}
+	msgs, through, err := c.ask(from, to, 0)
+	if err == nil || errors.Is(err, stream.ErrStopped) {
+		return msgs, through, err
+	}
+	return c.ask(from, to, 1) // no leader answered
+}
+
+// ask sends one request (who: 0 the leader, 1 any member) and returns the
+// first answer that covers from, or an error when none came in time.
+func (c catchupFetcher) ask(from, to uint64, who byte) ([]store.Msg, uint64, error) {
+	r := c.r
 	reply, ch, forget, err := r.n.inbox()
 	if err != nil {
 		return nil, 0, err
 	}
 	defer forget()
 	req := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, from), to)
-	r.n.internal().Publish(r.catchupSubject(), reply, nil, req)
-	t := time.NewTimer(catchupWait)
+	r.n.internal().Publish(r.catchupSubject(), reply, nil, append(req, who))
+	wait := catchupWait
+	if who == 0 {
+		wait = catchupLeaderWait
+	}
+	t := time.NewTimer(wait)
 	defer t.Stop()
-	select {
-	case b := <-ch:
-		return decodeCatchup(b)
-	case <-t.C:
-		return nil, 0, fmt.Errorf("cluster: stream %s: no answer from a leader to catch up %d-%d", r.name, from, to)
-	case <-r.done:
-		return nil, 0, stream.ErrStopped
+	var last error
+	for {
+		select {
+		case b := <-ch:
+			msgs, through, err := decodeCatchup(b)
+			if err == nil && through >= from {
+				return msgs, through, nil
+			}
+			last = err // a member behind, or a bad answer: wait for another
+		case <-t.C:
+			if last == nil {
+				last = fmt.Errorf("cluster: stream %s: no answer to catch up %d-%d", r.name, from, to)
+			}
+			return nil, 0, last
+		case <-r.done:
+			return nil, 0, stream.ErrStopped
+		}
 	}
 }
 

@@ -102,7 +102,7 @@ func TestCatchupOnlyMissingRange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = nc.Request(leader.catchupSubject(), make([]byte, 16), 300*time.Millisecond)
+		_, err = nc.Request(leader.catchupSubject(), make([]byte, 17), 300*time.Millisecond)
 		nc.Close()
 		if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, nats.ErrNoResponders) {
 			t.Fatalf("a client's catch-up request: %v, want no answer", err)
@@ -180,6 +180,18 @@ func TestCatchupOnlyMissingRange(t *testing.T) {
 	t.Logf("follower %d messages behind on a %d-message stream: fetched %d messages (%d-%d), %d bytes of messages, %d bytes of answers",
 		last-held, last, fs.Msgs, fs.From, fs.To, fs.Bytes, sbytes)
 
+	// A request for any member is answered by followers too, each with
+	// what it holds (the fetcher's fallback when no leader answers).
+	before, _ := reps[other].CatchupSent()
+	msgs, through, err := catchupFetcher{r}.ask(held+1, last, 1)
+	if err != nil || through < held+1 || len(msgs) == 0 || msgs[0].Seq != held+1 {
+		t.Fatalf("asking any member: through %d, %d messages, %v", through, len(msgs), err)
+	}
+	waitFor(t, "the other member to answer", func() bool {
+		n, _ := reps[other].CatchupSent()
+		return n > before
+	})
+
 	time.Sleep(200 * time.Millisecond)
 	for {
 		select {
@@ -190,5 +202,71 @@ func TestCatchupOnlyMissingRange(t *testing.T) {
 		default:
 			return
 		}
+	}
+}
+
+// TestCatchupTwoOfThree: the third member is down when the follower comes
+// back, so the leader and the follower catching up are the group's
+// quorum. The follower's install blocks its raft while it fetches, so the
+// leader may lose its lease meanwhile, and the follower cannot vote: the
+// leader answers as a member (catchup.go), the follower fetches exactly
+// the range it lacks, and the two then elect a leader and commit writes.
+func TestCatchupTwoOfThree(t *testing.T) {
+	reps, lead, nodes := streamNodesOpts(t, wal.Options{}, func(o *Options) { o.StreamTrailingLogs = 1 })
+	f := (lead + 1) % len(reps)
+	other := 3 - lead - f
+	leader := reps[lead]
+	held := publishN(t, leader.Store(), 0, 500)
+	waitFor(t, "the follower to apply", func() bool { return reps[f].fsm.Applied() == leader.fsm.Applied() })
+	peers := nodes[0].n.Peers()
+	if err := reps[f].Close(); err != nil {
+		t.Fatal(err)
+	}
+	last := publishN(t, leader.Store(), 500, 2000)
+	waitFor(t, "the other member to apply", func() bool { return reps[other].fsm.Applied() == leader.fsm.Applied() })
+	if err := leader.g.r.Snapshot().Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := reps[other].Close(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(mux.DefaultPark + 500*time.Millisecond) // see TestCatchupOnlyMissingRange
+	r, err := nodes[f].n.OpenStream("ORDERS", peers, false, false, wal.Options{}, func(bool) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the follower to catch up", func() bool { return r.fsm.Applied() >= leader.fsm.Applied() && !r.fsm.Pending() })
+	if fs := r.CatchupFetched(); fs.From != held+1 || fs.To != last || fs.Msgs != last-held {
+		t.Fatalf("fetched %+v: want %d-%d, all of it", fs, held+1, last)
+	}
+	// The two elect a leader (the old one may have lost its lease while
+	// the follower could not answer its appends) and commit writes.
+	var cur *Replica
+	waitFor(t, "a leader of the two", func() bool {
+		for _, x := range []*Replica{leader, r} {
+			if x.IsLeader() {
+				cur = x
+				return true
+			}
+		}
+		return false
+	})
+	var end uint64
+	waitFor(t, "writes after the catch-up", func() bool {
+		last, _, err := cur.Store().Append("o.after", nil, []byte("after"))
+		if err != nil {
+			t.Logf("write after the catch-up: %v", err)
+			time.Sleep(200 * time.Millisecond)
+			return false
+		}
+		end = last
+		return true
+	})
+	waitFor(t, "both to apply the writes after", func() bool {
+		return r.fsm.Store().State().LastSeq == end && leader.fsm.Store().State().LastSeq == end
+	})
+	got, want := storeMsgs(t, r), storeMsgs(t, leader)
+	if len(got) != len(want) || got[len(got)-1].Seq != want[len(want)-1].Seq || string(got[held].Data) != string(want[held].Data) {
+		t.Fatalf("follower holds %d messages, leader %d", len(got), len(want))
 	}
 }

@@ -36,8 +36,9 @@
 //     the leader's compacted log installs one, keeps its own messages and
 //     fetches only the range it lacks from the group's leader
 //     (catchup.go), on "$JWAL.CLUSTER.CATCHUP.<hex of the stream name>"
-//     in the server-internal account. Every member listens there; only
-//     the leader answers, and not while its own store is catching up.
+//     in the server-internal account. Every member listens there; the
+//     leader is asked first, any member (with what it holds) when no
+//     leader answers; a member catching up itself never answers.
 //     That account has no client connection and no import or export:
 //     only the servers themselves publish and subscribe in it, and its
 //     messages cross between servers only on routes, which authenticate
