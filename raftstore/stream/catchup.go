@@ -14,14 +14,17 @@ import (
 	"github.com/jetwal/jetwal/wal"
 )
 
-// Fetcher asks the group's leader for messages a replica lacks (the
-// catch-up of a version 2 snapshot's restore). The FSM does not reach the
-// network itself: its owner gives it one (Options.Fetch).
+// Fetcher asks the group (its leader, or another member) for messages a
+// replica lacks (the catch-up of a version 2 snapshot's restore). The FSM
+// does not reach the network itself: its owner gives it one
+// (Options.Fetch).
 type Fetcher interface {
-	// Fetch returns the messages the leader holds in [from, to], in
+	// Fetch returns the messages a member holds in [from, to], in
 	// sequence order, with their sequences and times, and through: every
 	// sequence from from to through that is not among them is deleted at
-	// the leader. through < to (a bounded answer, or a leader behind)
+	// that member (through is at most its store's last sequence, below
+	// which every member's store agrees with the log). through < to (a
+	// bounded answer, or a member behind)
 	// means asking again from through+1. An error is retried with backoff
 	// (no leader, the leader changed or is unreachable); one wrapping
 	// ErrStopped ends the restore.

@@ -86,9 +86,10 @@
 //     snapshot lists as deleted, where the store holds them; a store that
 //     failed or runs past last is emptied first and all of it fetched;
 //  3. the sequences after the store's last up to the snapshot's last are
-//     fetched from the group's leader (Fetcher) in bounded answers and
-//     stored at their sequences and times; the sequences an answer covers
-//     without a message are deleted at the leader and stored as a gap
+//     fetched from the group (Fetcher: cluster asks the leader, then any
+//     member when no leader answers) in bounded answers and stored at
+//     their sequences and times; the sequences an answer covers without a
+//     message are deleted at the member that answered and stored as a gap
 //     (SkipTo), so sequences stay aligned; each answer is synced before
 //     the next question. A fetch that fails (no leader, a leader behind or
 //     unreachable, a bad answer) is retried with backoff (20 ms to 2 s)
