@@ -246,7 +246,7 @@ func (r *Replica) adoptSnapshot(snaps raft.SnapshotStore) error {
 }
 
 // CatchupSent returns the messages and bytes this replica has sent
-// followers catching up, as their leader.
+// members catching up.
 func (r *Replica) CatchupSent() (msgs, bytes uint64) { return r.sentMsgs.Load(), r.sentBytes.Load() }
 
 // CatchupFetched returns what this replica fetched from its leader since

@@ -60,7 +60,7 @@ type Replica struct {
 	progSub  *server.Subscription
 	catchSub *server.Subscription // the group's catch-up requests (catchup.go)
 
-	sentMsgs, sentBytes atomic.Uint64 // catch-up answers sent as leader
+	sentMsgs, sentBytes atomic.Uint64 // catch-up answers sent to members catching up
 }
 
 // groupName is the raft group of a stream: its name when the preamble can
@@ -178,7 +178,9 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 		return nil, err
 	}
 	if err := r.startCatchup(); err != nil {
-		r.progSub.Unsubscribe()
+		if r.progSub != nil {
+			r.progSub.Unsubscribe()
+		}
 		r.g.close()
 		fsm.Close()
 		return nil, err

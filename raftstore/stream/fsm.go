@@ -71,10 +71,11 @@ type FSM struct {
 
 // Options are an FSM's own options, besides its store's.
 type Options struct {
-	// Fetch reaches the group's leader. With it the FSM's snapshots are
-	// the stream's state (version 2: a follower that restores one fetches
-	// only the messages it lacks); without it they hold every message
-	// (version 1), and a version 2 snapshot cannot be restored.
+	// Fetch reaches the group (its leader first). With it the FSM's
+	// snapshots are the stream's state (version 2: a follower that
+	// restores one fetches only the messages it lacks); without it they
+	// hold every message (version 1), and a version 2 snapshot cannot be
+	// restored.
 	Fetch Fetcher
 }
 
