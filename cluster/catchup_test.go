@@ -270,3 +270,65 @@ func TestCatchupTwoOfThree(t *testing.T) {
 		t.Fatalf("follower holds %d messages, leader %d", len(got), len(want))
 	}
 }
+
+// TestCatchupResumesAfterClose: the follower is closed in the middle of
+// its catch-up (raft has stored the snapshot; the replica has not marked
+// it applied). Reopened, raft counts the snapshot applied and the replica
+// has the restore pending: the next write completes it first, fetching
+// only what the first attempt had not stored, and the follower ends with
+// the leader's messages.
+func TestCatchupResumesAfterClose(t *testing.T) {
+	reps, lead, nodes := streamNodesOpts(t, wal.Options{}, func(o *Options) { o.StreamTrailingLogs = 1 })
+	f := (lead + 1) % len(reps)
+	other := 3 - lead - f
+	leader := reps[lead]
+	held := publishN(t, leader.Store(), 0, 100)
+	waitFor(t, "the follower to apply", func() bool { return reps[f].fsm.Applied() == leader.fsm.Applied() })
+	peers := nodes[0].n.Peers()
+	if err := reps[f].Close(); err != nil {
+		t.Fatal(err)
+	}
+	last := publishN(t, leader.Store(), 100, 60000)
+	waitFor(t, "the other member to apply", func() bool { return reps[other].fsm.Applied() == leader.fsm.Applied() })
+	for _, i := range []int{lead, other} {
+		if err := reps[i].g.r.Snapshot().Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(mux.DefaultPark + 500*time.Millisecond) // see TestCatchupOnlyMissingRange
+	r, err := nodes[f].n.OpenStream("ORDERS", peers, false, false, wal.Options{}, func(bool) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the catch-up to begin", func() bool { return r.CatchupFetched().Msgs > 0 })
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	first := r.CatchupFetched()
+	if first.Msgs >= last-held {
+		t.Fatalf("the catch-up ended (%+v) before the close: the test proves nothing", first)
+	}
+	r, err = nodes[f].n.OpenStream("ORDERS", peers, false, false, wal.Options{}, func(bool) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.fsm.Pending() {
+		t.Fatal("reopened without the restore pending")
+	}
+	end := publishN(t, leader.Store(), 60100, 1)
+	waitFor(t, "the follower to catch up", func() bool { return r.fsm.Store().State().LastSeq == end && !r.fsm.Pending() })
+	second := r.CatchupFetched()
+	if first.Msgs+second.Msgs > last-held+catchupMsgs || second.From <= held+1 {
+		t.Fatalf("fetched %+v, then %+v: want the rest only (%d missing at first)", first, second, last-held)
+	}
+	got, want := storeMsgs(t, r), storeMsgs(t, leader)
+	if len(got) != len(want) {
+		t.Fatalf("follower holds %d messages, leader %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].Seq != want[i].Seq || got[i].Time != want[i].Time || string(got[i].Data) != string(want[i].Data) {
+			t.Fatalf("message %d: follower seq %d, leader seq %d", i, got[i].Seq, want[i].Seq)
+		}
+	}
+	t.Logf("fetched %d messages before the close, %d after (%d-%d)", first.Msgs, second.Msgs, second.From, second.To)
+}
