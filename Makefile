@@ -64,7 +64,7 @@ FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzReco
 	./consumerstate:FuzzConsumerStateDecode ./consumerstate:FuzzConsumerLogReplay \
 	./subject:FuzzValidLiteral ./jetstream/validate:FuzzStreamConfig ./jetstream:FuzzPubHeaders \
 	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform ./jetstream/internal/archive:FuzzReadArchive \
-	./raftstore/stream:FuzzStreamEntryDecode ./jetstream:FuzzSchedulePattern ./jetstream:FuzzParseFastReply \
+	./raftstore/stream:FuzzStreamEntryDecode ./raftstore/stream:FuzzSnapshotState ./jetstream:FuzzSchedulePattern ./jetstream:FuzzParseFastReply \
 	./server/websocket:FuzzFrames \
 	./crypt:FuzzOpenSealed
 

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/jetwal/jetwal/raftstore/stream"
+	"github.com/jetwal/jetwal/server"
 	"github.com/jetwal/jetwal/store"
 	"github.com/jetwal/jetwal/wal"
 )
@@ -349,7 +350,15 @@ func TestBatcherFailAndClose(t *testing.T) {
 // returns the replicas (in server order) and the leader's index.
 func streamNodes(t *testing.T, opts wal.Options) ([]*Replica, int) {
 	t.Helper()
-	nodes := startNodes(t, 3, func(int) func(string, []byte) { return func(string, []byte) {} })
+	reps, lead, _ := streamNodesOpts(t, opts, nil)
+	return reps, lead
+}
+
+// streamNodesOpts is streamNodes with each node's Options amended by
+// nodeOpt (nil: none); it also returns the nodes.
+func streamNodesOpts(t *testing.T, opts wal.Options, nodeOpt func(*Options)) ([]*Replica, int, []*testNode) {
+	t.Helper()
+	nodes := startNodesOpts(t, 3, func(int) func(string, []byte) { return func(string, []byte) {} }, func(*server.ClusterOptions) {}, nodeOpt)
 	metaLeader(t, nodes)
 	peers := nodes[0].n.Peers()
 	reps := make([]*Replica, len(nodes))
@@ -386,7 +395,7 @@ func streamNodes(t *testing.T, opts wal.Options) ([]*Replica, int) {
 		time.Sleep(100 * time.Millisecond)
 		return stable >= 10
 	})
-	return reps, lead
+	return reps, lead, nodes
 }
 
 // TestReplicatedBatches: concurrent publishers on a three-server stream;

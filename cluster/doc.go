@@ -31,6 +31,23 @@
 //     deletes and purges as entries of their own in their place; each
 //     message's callback gets its own result, in log order, and closing
 //     the replica fails what was never proposed with store.ErrClosed.
+//   - A stream group's raft snapshots are the stream's state, not its
+//     messages (raftstore/stream, version 2): a follower that fell behind
+//     the leader's compacted log installs one, keeps its own messages and
+//     fetches only the range it lacks from the group's leader
+//     (catchup.go), on "$JWAL.CLUSTER.CATCHUP.<hex of the stream name>"
+//     in the server-internal account. Every member listens there; the
+//     leader is asked first, any member (with what it holds) when no
+//     leader answers; a member catching up itself never answers.
+//     That account has no client connection and no import or export:
+//     only the servers themselves publish and subscribe in it, and its
+//     messages cross between servers only on routes, which authenticate
+//     (route credentials, TLS) before they carry anything. No client of
+//     any account can ask, answer or listen (TestCatchupOnlyMissingRange
+//     checks that ">" subscribers hear none of it). The answers carry the
+//     messages in the clear on the route, as raft's appends do.
+//     Options.StreamSnapshotThreshold and StreamTrailingLogs set how
+//     often a stream group snapshots and how much log it keeps.
 //   - Servers ask each other what only one of them knows (gather.go:
 //     Answer, Gather): the JetStream layer names the subjects, and the
 //     requests and answers live in the internal account, like the meta
@@ -47,8 +64,9 @@
 //	meta/snapshots/    its snapshots (the map, JSON)
 //	streams/<name>/    one replicated stream:
 //	    raft/          its log and stable store
-//	    snapshots/     raft snapshots of the stream (raftstore/stream)
-//	    fsm/           the replica's wal store and its applied marks
+//	    snapshots/     raft snapshots of the stream (raftstore/stream: its state)
+//	    fsm/           the replica's wal store, its applied marks, and a
+//	                   restore under way (raftstore/stream doc.go)
 //
 // With Options.Encryption set, every group's raft log (raftlog: each
 // entry sealed, a key file per log) and snapshots (raftstore.WrapSnapshots:

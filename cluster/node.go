@@ -52,6 +52,12 @@ type Options struct {
 	// refused. It does not reach a replica's wal store: OpenStream's
 	// wal.Options carry that.
 	Encryption crypt.Config
+	// StreamSnapshotThreshold and StreamTrailingLogs, when not zero,
+	// replace a stream group's raft SnapshotThreshold and TrailingLogs
+	// (65536 each): how many entries after the last snapshot make the
+	// next one, and how many a snapshot leaves in the log (a follower
+	// further behind catches up from a snapshot; tests lower them).
+	StreamSnapshotThreshold, StreamTrailingLogs uint64
 }
 
 // Default raft timing: faster than hashicorp/raft's 1 s defaults, so that a
@@ -205,6 +211,9 @@ type groupStart struct {
 	join      bool // added to an existing group: bootstrap nothing
 	campaign  bool // stand for the first election at once
 	outerLock bool // the caller's lock covers the directory
+	// adopt, when set, is given the group's snapshots before raft starts
+	// (Replica.adoptSnapshot).
+	adopt func(raft.SnapshotStore) error
 }
 
 // startGroup opens a group's stores in dir and starts raft with fsm,
@@ -252,6 +261,11 @@ func (n *Node) startGroup(name, dir string, fsm raft.FSM, peers []string, cfg *r
 		}
 		if err := raft.BootstrapCluster(cfg, g.log, g.log, snaps, g.trans, conf); err != nil {
 			return fail(fmt.Errorf("cluster: group %s: bootstrap: %w", name, err))
+		}
+	}
+	if how.adopt != nil {
+		if err := how.adopt(snaps); err != nil {
+			return fail(fmt.Errorf("cluster: group %s: %w", name, err))
 		}
 	}
 	if how.campaign && !has && !how.join {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -62,6 +63,9 @@ type Replica struct {
 	leaving, stayed, removing bool
 	stay                      chan struct{}
 	progSub                   *server.Subscription
+	catchSub                  *server.Subscription // the group's catch-up requests (catchup.go)
+
+	sentMsgs, sentBytes atomic.Uint64 // catch-up answers sent to members catching up
 }
 
 // groupName is the raft group of a stream: its name when the preamble can
@@ -115,20 +119,29 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
 	}
-	fsm, err := stream.Open(filepath.Join(dir, "fsm"), opts)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
-	}
-	r := &Replica{n: n, name: name, dir: dir, peers: slices.Clone(peers), fsm: fsm, onLeader: onLeader,
+	r := &Replica{n: n, name: name, dir: dir, peers: slices.Clone(peers), onLeader: onLeader,
 		memberKick: make(chan struct{}, 1),
 		done:       make(chan struct{}), failed: make(map[raft.ServerID]time.Time),
 		progress: make(map[string]progress)}
+	// The replica's snapshots are the stream's state: a follower that
+	// installs one fetches only what it lacks from the leader (catchup.go).
+	fsm, err := stream.OpenWith(filepath.Join(dir, "fsm"), opts, stream.Options{Fetch: catchupFetcher{r}})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
+	}
+	r.fsm = fsm
 	cfg := n.raftConfig()
 	cfg.NoSnapshotRestoreOnStart = true // the replica's store survives restarts
 	cfg.BatchApplyCh = true
 	cfg.MaxAppendEntries = 512
 	cfg.SnapshotThreshold = 65536
 	cfg.TrailingLogs = 65536
+	if n.opts.StreamSnapshotThreshold > 0 {
+		cfg.SnapshotThreshold = n.opts.StreamSnapshotThreshold
+	}
+	if n.opts.StreamTrailingLogs > 0 {
+		cfg.TrailingLogs = n.opts.StreamTrailingLogs
+	}
 	// What an idle group costs: its leader sends each follower an empty
 	// append every CommitTimeout to 2×CommitTimeout (so that it learns
 	// the commit index) and a heartbeat every HeartbeatTimeout/10 to
@@ -151,7 +164,7 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 	cfg.HeartbeatTimeout = streamTimeoutScale * n.opts.HeartbeatTimeout
 	cfg.ElectionTimeout = streamTimeoutScale * n.opts.ElectionTimeout
 	cfg.LeaderLeaseTimeout = cfg.HeartbeatTimeout / 2
-	if r.g, err = n.startGroup(groupName(name), dir, fsm, peers, cfg, groupStart{join: join, campaign: campaign, outerLock: opts.OuterLock}); err != nil {
+	if r.g, err = n.startGroup(groupName(name), dir, fsm, peers, cfg, groupStart{join: join, campaign: campaign, outerLock: opts.OuterLock, adopt: r.adoptSnapshot}); err != nil {
 		fsm.Close()
 		return nil, err
 	}
@@ -165,6 +178,14 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 	})
 	r.g.r.RegisterObserver(r.obs)
 	if err := r.startProgress(); err != nil {
+		r.g.close()
+		fsm.Close()
+		return nil, err
+	}
+	if err := r.startCatchup(); err != nil {
+		if r.progSub != nil {
+			r.progSub.Unsubscribe()
+		}
 		r.g.close()
 		fsm.Close()
 		return nil, err
@@ -270,6 +291,13 @@ func fenceKey(stream string) string { return fencePrefix + stream }
 // The fence is retried while there is no meta leader. It reports false
 // when this server no longer leads, or the replica is closing.
 func (r *Replica) readyToLead() bool {
+	if r.fsm.Pending() {
+		// Its store is still catching up from a snapshot, from the
+		// leader this server now is: another member leads instead.
+		r.n.log.Warn("stream group: elected while catching up; handing the leadership over", "stream", r.name)
+		go func() { _ = r.g.r.LeadershipTransfer().Error() }()
+		return false
+	}
 	// The barrier waits in raft's apply queue, which a shutdown leaves
 	// unanswered: close must not wait for it (awaitFuture).
 	if err := awaitFuture(r.g.r.Barrier(applyTimeout), r.done, nil); err != nil {
@@ -421,9 +449,13 @@ func (r *Replica) close() error {
 	if r.progSub != nil {
 		r.progSub.Unsubscribe()
 	}
+	if r.catchSub != nil {
+		r.catchSub.Unsubscribe()
+	}
 	// The watchers stop first: one may be waiting for the meta group
 	// (readyToLead), which gives up when done closes.
 	close(r.done)
+	r.fsm.Stop() // a catch-up in progress gives up: raft can stop
 	err := r.g.close()
 	// Raft is down: what was proposed has its answer; the rest fails.
 	r.batch.close()

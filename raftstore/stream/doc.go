@@ -56,12 +56,68 @@
 //
 // # Snapshots
 //
-// A snapshot (snapshot.go) is the stream's messages with their sequences
-// and times, read from the store while raft goes on applying; removals
-// applied meanwhile are replayed from the log after the snapshot's index.
-// Restore rebuilds the store from it, holes included (wal.Store.SkipTo). A
-// restore resends the whole stream: catching up from a follower's own
-// messages plus the missing tail is not built.
+// An FSM opened with a fetcher (Options.Fetch; package cluster gives one)
+// snapshots the stream's state, not its messages: version 2 (state.go),
+// read from the store when raft asks, a few dozen bytes plus the
+// interior deletes. Without a fetcher, or when the interior deletes would
+// not fit (more than 65,536 ranges, or more than store.MaxDeletedList
+// deleted sequences), the snapshot is version 1 (snapshot.go), every
+// message, read from the store while raft goes on applying (removals
+// applied meanwhile are replayed from the log after its index). Both are
+// read back; little endian:
+//
+//	version 1  "JWRS" | 1 u32 | index u64 | first u64 | last u64 | last time i64
+//	           then per message: seq u64 (> 0) | time i64 | uvarint len | subject | uvarint len | header | uvarint len | data
+//	           then 0 u64 | xxhash64 of everything before it
+//	version 2  "JWRS" | 2 u32 | index u64 | first u64 | last u64 | last time i64
+//	           | count u32 | count × (first seq u64 | length u64) | xxhash64 of everything before it
+//
+// In version 1 the holes between messages (and after the last one up to
+// last) are the deleted sequences; in version 2 the ranges list them, in
+// ascending order, apart, inside [first, last], at most 65,536.
+//
+// Restore of version 1 rebuilds the store from the snapshot's messages,
+// holes included (wal.Store.SkipTo). Restore of version 2 reconciles the
+// replica's own store with the state (catchup.go):
+//
+//  1. the snapshot's state is written to <dir>/restore (atomically,
+//     synced) before the store is touched;
+//  2. messages below first are removed (wal Compact), and those the
+//     snapshot lists as deleted, where the store holds them; a store that
+//     failed or runs past last is emptied first and all of it fetched;
+//  3. the sequences after the store's last up to the snapshot's last are
+//     fetched from the group (Fetcher: cluster asks the leader, then any
+//     member when no leader answers) in bounded answers and stored at
+//     their sequences and times; the sequences an answer covers without a
+//     message are deleted at the member that answered and stored as a gap
+//     (SkipTo), so sequences stay aligned; each answer is synced before
+//     the next question. A fetch that fails (no leader, a leader behind or
+//     unreachable, a bad answer) is retried with backoff (20 ms to 2 s)
+//     until one answers or the FSM stops (Stop, Close: ErrStopped, and
+//     Restore fails; raft installs the snapshot again later);
+//  4. only then is the snapshot's index marked applied (the mark), and
+//     <dir>/restore removed.
+//
+// A crash anywhere in between leaves the old mark and <dir>/restore. Raft
+// has the snapshot stored (it stores an installed snapshot before it
+// calls Restore) and counts its index applied, so Open takes the restore
+// file up as pending (Pending), and the next ApplyBatch or Snapshot
+// completes it before anything else: every step is idempotent and
+// resumes from the store as it is (what was fetched and synced is not
+// asked for again; the store's tail repair of Durability applies, with
+// only the store's own messages counting). Raft installing the snapshot
+// again does the same. A crash after raft stored the snapshot and before
+// <dir>/restore was written leaves no trace here: the owner gives raft's
+// latest snapshot to Adopt before raft starts, when it is newer than the
+// mark (cluster does). While a restore is pending the store must not be
+// served (cluster hands the group's leadership over).
+//
+// A restored follower fetches only what it lacks: one 1,000 messages
+// behind on a stream of 100,000 (128-byte bodies) restored a 52-byte
+// snapshot and fetched 1,000 messages (137 KB) in 1.3 ms, where the
+// version 1 snapshot was 15.7 MB, all rewritten on the follower, in
+// 116 ms (in memory; each periodic snapshot of the leader writes those
+// 52 bytes instead of the 15.7 MB).
 //
 // # Speed
 //
@@ -76,5 +132,6 @@
 //
 //	<dir>/applied   the applied mark
 //	<dir>/repair    only while a store is rebuilt after a crash (see Durability)
+//	<dir>/restore   only while a version 2 snapshot is being restored (see Snapshots)
 //	<dir>/store/    the replica's wal store
 package stream

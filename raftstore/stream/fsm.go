@@ -56,13 +56,37 @@ type FSM struct {
 	lastTS  atomic.Int64  // largest timestamp applied; entries never go below it
 	now     atomic.Int64
 	failed  error // sticky: an I/O error or a divergence
+
+	// Catch-up (catchup.go): a version 2 snapshot's restore.
+	fetch        Fetcher
+	stop         chan struct{} // closed by Close: a fetch in progress gives up
+	stopOnce     sync.Once
+	busy         sync.Mutex // held by a restore's catch-up; Close waits for it
+	pmu          sync.Mutex // guards pending and lacked
+	pending      *snapState // the restore under way (its file on disk), nil when none
+	lacked       [2]uint64  // the range the last restore fetched (FetchStats)
+	fetchedMsgs  atomic.Uint64
+	fetchedBytes atomic.Uint64
+}
+
+// Options are an FSM's own options, besides its store's.
+type Options struct {
+	// Fetch reaches the group (its leader first). With it the FSM's
+	// snapshots are the stream's state (version 2: a follower that
+	// restores one fetches only the messages it lacks); without it they
+	// hold every message (version 1), and a version 2 snapshot cannot be
+	// restored.
+	Fetch Fetcher
 }
 
 // Open opens (or creates) the replica in dir. opts configures the store
 // (limits, segment sizes, FS); its Sync, Now and NoReservation are the
 // FSM's: the raft log is the durable record, so the store is written
 // without fsync and made durable at marks (see doc.go).
-func Open(dir string, opts wal.Options) (*FSM, error) {
+func Open(dir string, opts wal.Options) (*FSM, error) { return OpenWith(dir, opts, Options{}) }
+
+// OpenWith is Open with the FSM's own options.
+func OpenWith(dir string, opts wal.Options, o Options) (*FSM, error) {
 	fs := opts.FS
 	if fs == nil {
 		fs = vfs.Default
@@ -70,7 +94,7 @@ func Open(dir string, opts wal.Options) (*FSM, error) {
 	if err := fs.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("stream: create %s: %w", dir, err)
 	}
-	f := &FSM{dir: dir, fs: fs, opts: opts}
+	f := &FSM{dir: dir, fs: fs, opts: opts, fetch: o.Fetch, stop: make(chan struct{})}
 	f.opts.FS = fs
 	f.opts.Sync = wal.SyncNever
 	f.opts.NoReservation = true
@@ -96,13 +120,35 @@ func Open(dir string, opts wal.Options) (*FSM, error) {
 			return fail(err)
 		}
 	}
+	// A restore that a crash interrupted resumes before anything is
+	// applied (resume): meanwhile the store may hold less than the mark
+	// (rebuilt from nothing) and only its own messages count.
+	pending, err := f.readPending()
+	if err != nil {
+		return fail(err)
+	}
+	if pending != nil && pending.index <= m.Index {
+		if err := f.dropPending(); err != nil {
+			return fail(err)
+		}
+		pending = nil
+	}
+	f.pending = pending
 	last := f.Store().State().LastSeq
-	if last < m.LastSeq {
+	held := max(m.LastSeq, lastStored(f.Store()))
+	if pending != nil {
+		held = lastStored(f.Store())
+	} else if last < m.LastSeq {
 		return fail(fmt.Errorf("stream: %s: store ends at sequence %d, before its applied mark %d (raft index %d)",
 			dir, last, m.LastSeq, m.Index))
 	}
-	if held := max(m.LastSeq, lastStored(f.Store())); last > held {
-		if err := f.repairTail(m, held); err != nil {
+	if last > held {
+		first := f.Store().State().FirstSeq
+		if pending != nil && held == 0 {
+			// Nothing of its own: the restore compacts it again.
+			first = 1
+		}
+		if err := f.repairTail(m, first, held); err != nil {
 			return fail(err)
 		}
 		last = held
@@ -142,14 +188,14 @@ func lastStored(st *wal.Store) uint64 {
 // messages up to held (through a snapshot file, so that a crash midway
 // leaves either the old store or the complete file to rebuild from), and
 // the replay then appends the lost ones again at their sequences.
-func (f *FSM) repairTail(m mark, held uint64) error {
+func (f *FSM) repairTail(m mark, first, held uint64) error {
 	st := f.Store()
 	tmp := f.repairPath() + ".tmp"
 	w, err := f.fs.Create(tmp)
 	if err != nil {
 		return fmt.Errorf("stream: %s: repair: %w", f.dir, err)
 	}
-	snap := &snapshot{st: st, index: m.Index, first: st.State().FirstSeq, last: held, lastTS: m.LastTS}
+	snap := &snapshot{st: st, index: m.Index, first: first, last: held, lastTS: m.LastTS}
 	err = snap.write(w)
 	if err == nil {
 		err = w.Sync()
@@ -203,7 +249,11 @@ func (f *FSM) Applied() uint64 { return f.applied.Load() }
 func (f *FSM) LastTime() int64 { return f.lastTS.Load() }
 
 // Close makes everything applied durable, marks it and closes the store.
+// A restore's catch-up in progress stops (ErrStopped) first.
 func (f *FSM) Close() error {
+	f.Stop()
+	f.busy.Lock()
+	defer f.busy.Unlock()
 	err := f.settle()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -251,6 +301,21 @@ type pendingAppend struct {
 // store already holds (replays of appends are recognised by sequence).
 func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
+	// A restore interrupted by a crash is completed first: raft has the
+	// snapshot's index as applied. Closing (ErrStopped) leaves these
+	// entries unapplied and unmarked, so raft gives them again after the
+	// restart; any other failure stops the FSM, as an I/O error does.
+	if f.failed == nil {
+		if err := f.resume(); err != nil {
+			if !errors.Is(err, ErrStopped) {
+				f.failed = err
+			}
+			for i := range out {
+				out[i] = &Result{Err: err}
+			}
+			return out
+		}
+	}
 	var a appends
 	for i, l := range logs {
 		if l.Type != raft.LogCommand || l.Index <= f.applied.Load() {

@@ -15,7 +15,8 @@ import (
 	"github.com/jetwal/jetwal/wal"
 )
 
-// A snapshot is the stream's messages at a raft index (little endian):
+// A version 1 snapshot is the stream's messages at a raft index (little
+// endian; doc.go draws both versions):
 //
 //	header   "JWRS" | version u32 | index u64 | first u64 | last u64 | last time i64
 //	message  seq u64 (> 0) | time i64 | uvarint len | subject | uvarint len | header | uvarint len | data
@@ -40,8 +41,12 @@ type snapshot struct {
 }
 
 // Snapshot makes what is applied durable and marks it, then returns a
-// snapshot that reads the store as Persist runs.
+// snapshot: with a fetcher the stream's state (version 2, state.go), read
+// here, else one that reads the store's messages as Persist runs.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	if err := f.resume(); err != nil {
+		return nil, err
+	}
 	if f.failed != nil {
 		return nil, f.failed
 	}
@@ -49,9 +54,27 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 		return nil, err
 	}
 	st := f.Store()
+	if f.fetch != nil {
+		if s, ok := stateOf(st, f.applied.Load(), f.seq, f.lastTS.Load()); ok {
+			return &stateSnapshot{b: s.encode()}, nil
+		}
+	}
 	s := st.State()
 	return &snapshot{st: st, index: f.applied.Load(), first: s.FirstSeq, last: f.seq, lastTS: f.lastTS.Load()}, nil
 }
+
+// stateSnapshot is a version 2 snapshot, encoded.
+type stateSnapshot struct{ b []byte }
+
+func (s *stateSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s.b); err != nil {
+		_ = sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s *stateSnapshot) Release() {}
 
 // Persist writes the snapshot to sink.
 func (s *snapshot) Persist(sink raft.SnapshotSink) error {
@@ -114,11 +137,23 @@ func (s *snapshot) write(w io.Writer) error {
 // Release is a no-op: the snapshot holds nothing but the store it reads.
 func (s *snapshot) Release() {}
 
-// Restore replaces the replica's store with the snapshot's messages, at
-// their sequences and times, and marks the snapshot's index applied.
+// Restore brings the replica's store to the snapshot's and marks the
+// snapshot's index applied. A version 1 snapshot replaces the store with
+// its messages, at their sequences and times; a version 2 one (the state)
+// is reconciled with the store, fetching only what it lacks (catchup.go).
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	index, last, lastTS, err := f.rebuild(rc)
+	br := bufio.NewReaderSize(rc, 256<<10)
+	s, v2, err := peekState(br)
+	if err != nil {
+		return fmt.Errorf("stream: restore %s: %w", f.dir, err)
+	}
+	if v2 {
+		return f.restoreState(s)
+	}
+	f.busy.Lock()
+	defer f.busy.Unlock()
+	index, last, lastTS, err := f.rebuild(br)
 	if err != nil {
 		return err
 	}
@@ -127,7 +162,13 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.applied.Store(index)
 	f.sub = 0
 	f.failed = nil
-	return f.mw.write(mark{Index: index, LastSeq: last, LastTS: lastTS})
+	if err := f.mw.write(mark{Index: index, LastSeq: last, LastTS: lastTS}); err != nil {
+		return err
+	}
+	f.pmu.Lock()
+	f.pending = nil
+	f.pmu.Unlock()
+	return f.dropPending()
 }
 
 // rebuild replaces the replica's store with the messages of the snapshot
