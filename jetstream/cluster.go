@@ -168,15 +168,15 @@ type hosted struct {
 
 // clustering is JetStream's clustered state.
 type clustering struct {
-	c          Cluster
-	mu         sync.Mutex
-	hosted     map[string]*hosted
+	c      Cluster
+	mu     sync.Mutex
+	hosted map[string]*hosted
 	// leaving are the replicas leaving their groups (leaveStream), until
 	// their data is removed or the stream comes back (applyStream).
 	leaving map[string]*hosted
 	// applyMu serializes applyStream: the meta group applies assignments
 	// in order, and a finished leave re-applies its stream's.
-	applyMu sync.Mutex
+	applyMu    sync.Mutex
 	stopStates func() // serveStates' subscription
 	stopReads  func() // serveReads' subscription
 	stopWrites func() // serveWrites' subscription
