@@ -97,14 +97,7 @@ func (r *Replica) answerCatchup(from, to uint64) ([]byte, error) {
 		if m.Seq > through {
 			break
 		}
-		b = le.AppendUint64(b, m.Seq)
-		b = le.AppendUint64(b, uint64(m.Time))
-		b = binary.AppendUvarint(b, uint64(len(m.Subject)))
-		b = append(b, m.Subject...)
-		b = binary.AppendUvarint(b, uint64(len(m.Header)))
-		b = append(b, m.Header...)
-		b = binary.AppendUvarint(b, uint64(len(m.Data)))
-		b = append(b, m.Data...)
+		b = stream.AppendMsg(b, &m)
 		count++
 		size += len(m.Subject) + len(m.Header) + len(m.Data)
 		if count == catchupMsgs || size >= catchupBytes {

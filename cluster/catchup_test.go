@@ -80,20 +80,7 @@ func TestCatchupOnlyMissingRange(t *testing.T) {
 	held := publishN(t, leader.Store(), 0, 3000)
 	waitFor(t, "the follower to apply", func() bool { return reps[f].fsm.Applied() == leader.fsm.Applied() })
 
-	seen := make(chan string, 4096)
-	for _, tn := range nodes {
-		nc, err := nats.Connect("nats://" + tn.srv.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		if _, err := nc.Subscribe(">", func(m *nats.Msg) { seen <- m.Subject }); err != nil {
-			t.Fatal(err)
-		}
-		if err := nc.Flush(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seen := watchEverything(t, nodes, 4096)
 	// A client's request in the catch-up's form, on a connection of its
 	// own (the listeners above hear it: it is $G's, and their interest
 	// makes it time out rather than find no responders): nobody answers.

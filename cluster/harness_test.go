@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/nats-io/nats.go"
 
 	"github.com/jetwal/jetwal/internal/testport"
 	"github.com/jetwal/jetwal/server"
@@ -147,4 +148,26 @@ func agreedLeader(nodes []*testNode) int {
 		}
 	}
 	return lead
+}
+
+// watchEverything subscribes a plain client to ">" on every node and
+// returns the subjects it sees (a buffer of size): what a user of the
+// default account can observe of the cluster's traffic.
+func watchEverything(t *testing.T, nodes []*testNode, size int) chan string {
+	t.Helper()
+	seen := make(chan string, size)
+	for _, tn := range nodes {
+		nc, err := nats.Connect("nats://" + tn.srv.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		if _, err := nc.Subscribe(">", func(m *nats.Msg) { seen <- m.Subject }); err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return seen
 }

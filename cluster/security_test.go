@@ -319,20 +319,7 @@ func TestHardeningInternalSubjectsOutOfReach(t *testing.T) {
 			t.Fatalf("a user's proposal: %v, want no responders", err)
 		}
 	}
-	seen := make(chan string, 1024)
-	for _, tn := range nodes {
-		nc, err := nats.Connect("nats://" + tn.srv.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		if _, err := nc.Subscribe(">", func(m *nats.Msg) { seen <- m.Subject }); err != nil {
-			t.Fatal(err)
-		}
-		if err := nc.Flush(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seen := watchEverything(t, nodes, 1024)
 	time.Sleep(200 * time.Millisecond) // the subscriptions reach every server
 	if err := follower.n.Put("streams/PAYMENTS", []byte("{}")); err != nil {
 		t.Fatal(err)

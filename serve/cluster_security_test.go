@@ -69,12 +69,7 @@ func TestHardeningClusterTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "create R3 stream", 30*time.Second, func() error {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		_, err := js.CreateStream(ctx, njs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
-		return err
-	})
+	createOrdersR3(t, ctx, js)
 	for i := range 5 {
 		if _, err := js.Publish(ctx, "orders.new", []byte(fmt.Sprint("order ", i))); err != nil {
 			t.Fatal(err)

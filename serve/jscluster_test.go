@@ -80,12 +80,7 @@ func TestClusteredJetStreamFromFlags(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, js1 := connectAddrJS(t, ms[0].run.addr)
-	eventually(t, "create R3 stream", 30*time.Second, func() error {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		_, err := js1.CreateStream(ctx, njs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
-		return err
-	})
+	createOrdersR3(t, ctx, js1)
 	var jss []njs.JetStream
 	for _, m := range ms {
 		_, js := connectAddrJS(t, m.run.addr)
@@ -280,12 +275,7 @@ func TestClusteredConsumer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, js1 := connectAddrJS(t, ms[0].run.addr)
-	eventually(t, "create R3 stream", 30*time.Second, func() error {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		_, err := js1.CreateStream(ctx, njs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
-		return err
-	})
+	createOrdersR3(t, ctx, js1)
 	for i := range 50 {
 		eventually(t, "publish", 30*time.Second, func() error {
 			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -539,12 +529,7 @@ func TestClusteredStepDownReachesEveryServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	_, js1 := connectAddrJS(t, ms[0].run.addr)
-	eventually(t, "create R3 stream", 30*time.Second, func() error {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		_, err := js1.CreateStream(ctx, njs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
-		return err
-	})
+	createOrdersR3(t, ctx, js1)
 	for i := range 5 {
 		if _, err := js1.Publish(ctx, "orders.new", []byte(fmt.Sprintf("m%d", i))); err != nil {
 			t.Fatal(err)
@@ -586,4 +571,16 @@ func TestClusteredStepDownReachesEveryServer(t *testing.T) {
 	if len(led) != 3 {
 		t.Fatalf("after step-downs %v only %v came to lead", moves, led)
 	}
+}
+
+// createOrdersR3 creates the R3 stream ORDERS (orders.>) through js,
+// again while the cluster has no meta leader yet.
+func createOrdersR3(t *testing.T, ctx context.Context, js njs.JetStream) {
+	t.Helper()
+	eventually(t, "create R3 stream", 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := js.CreateStream(ctx, njs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
+		return err
+	})
 }

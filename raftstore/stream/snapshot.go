@@ -111,15 +111,7 @@ func (s *snapshot) write(w io.Writer) error {
 		if m.Seq > s.last {
 			break
 		}
-		b = b[:0]
-		b = le.AppendUint64(b, m.Seq)
-		b = le.AppendUint64(b, uint64(m.Time))
-		b = binary.AppendUvarint(b, uint64(len(m.Subject)))
-		b = append(b, m.Subject...)
-		b = binary.AppendUvarint(b, uint64(len(m.Header)))
-		b = append(b, m.Header...)
-		b = binary.AppendUvarint(b, uint64(len(m.Data)))
-		b = append(b, m.Data...)
+		b = AppendMsg(b[:0], &m)
 		if _, err := bw.Write(b); err != nil {
 			return err
 		}
@@ -326,4 +318,19 @@ func (r *hashReader) ReadByte() (byte, error) {
 		r.h.Write([]byte{b})
 	}
 	return b, err
+}
+
+// AppendMsg appends m in the message layout of version 1 snapshots, which
+// the cluster's catch-up answers use too: seq u64 | time i64 | uvarint len
+// | subject | uvarint len | header | uvarint len | data (little endian).
+func AppendMsg(b []byte, m *store.Msg) []byte {
+	le := binary.LittleEndian
+	b = le.AppendUint64(b, m.Seq)
+	b = le.AppendUint64(b, uint64(m.Time))
+	b = binary.AppendUvarint(b, uint64(len(m.Subject)))
+	b = append(b, m.Subject...)
+	b = binary.AppendUvarint(b, uint64(len(m.Header)))
+	b = append(b, m.Header...)
+	b = binary.AppendUvarint(b, uint64(len(m.Data)))
+	return append(b, m.Data...)
 }
