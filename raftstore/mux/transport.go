@@ -30,6 +30,12 @@ import (
 // requests of the dialing side, which carry the entries, and the
 // requests the accepting side reads) and answerBuffer for the small
 // answers.
+//
+// A leader also sends its heartbeats (and any other RPC but a snapshot)
+// on its open pipeline to the follower rather than on a connection of
+// their own (pipeline.call), and a pooled connection left idle for
+// poolIdle is closed: a stream group of three keeps two connections
+// open, one from its leader to each follower.
 type Transport struct {
 	layer   *Layer
 	timeout time.Duration
@@ -43,8 +49,12 @@ type Transport struct {
 	hb   func(raft.RPC) // the heartbeat fast path (SetHeartbeatHandler)
 
 	poolMu sync.Mutex
-	pool   map[raft.ServerAddress]*rpcConn // one idle connection per peer
+	pool   map[raft.ServerAddress]*rpcConn  // one idle connection per peer
+	pipes  map[raft.ServerAddress]*pipeline // the open pipeline per peer
 }
+
+// poolIdle is how long a pooled connection stays open unused.
+const poolIdle = 10 * time.Second
 
 const (
 	// transportBuffer is the buffer of requests, sent and read: appends
@@ -81,7 +91,7 @@ var (
 func NewTransport(l *Layer, timeout time.Duration) *Transport {
 	t := &Transport{layer: l, timeout: timeout, handle: &codec.MsgpackHandle{},
 		consumer: make(chan raft.RPC), shutdown: make(chan struct{}),
-		pool: make(map[raft.ServerAddress]*rpcConn)}
+		pool: make(map[raft.ServerAddress]*rpcConn), pipes: make(map[raft.ServerAddress]*pipeline)}
 	go t.accept()
 	return t
 }
@@ -139,6 +149,10 @@ type rpcConn struct {
 	w      *bufio.Writer
 	enc    *codec.Encoder
 	dec    *codec.Decoder
+
+	// Guarded by the transport's poolMu:
+	used time.Time   // when it last went back to the pool
+	idle *time.Timer // closes it once unused for poolIdle
 }
 
 func (c *rpcConn) close() { c.c.Close() }
@@ -170,11 +184,60 @@ func (t *Transport) conn(target raft.ServerAddress) (*rpcConn, error) {
 func (t *Transport) release(c *rpcConn) {
 	t.poolMu.Lock()
 	defer t.poolMu.Unlock()
-	if t.closed() || t.pool[c.target] != nil {
+	if t.closed() || t.pool[c.target] != nil || t.pipes[c.target] != nil {
 		c.close()
 		return
 	}
 	t.pool[c.target] = c
+	c.used = time.Now()
+	if c.idle == nil {
+		c.idle = time.AfterFunc(poolIdle, func() { t.closeIdle(c) })
+	}
+}
+
+// closeIdle closes c if it sits in the pool unused for poolIdle, else
+// looks again when it would be.
+func (t *Transport) closeIdle(c *rpcConn) {
+	t.poolMu.Lock()
+	defer t.poolMu.Unlock()
+	if t.pool[c.target] != c {
+		c.idle = nil // in use (release arms a new timer) or closed
+		return
+	}
+	if left := poolIdle - time.Since(c.used); left > 0 {
+		c.idle.Reset(left)
+		return
+	}
+	delete(t.pool, c.target)
+	c.close()
+}
+
+// addPipeline makes p the connection the calls to target take; the idle
+// pooled connection to target is closed.
+func (t *Transport) addPipeline(target raft.ServerAddress, p *pipeline) {
+	t.poolMu.Lock()
+	defer t.poolMu.Unlock()
+	t.pipes[target] = p
+	if c := t.pool[target]; c != nil {
+		delete(t.pool, target)
+		c.close()
+	}
+}
+
+// removePipeline forgets p, closed.
+func (t *Transport) removePipeline(p *pipeline) {
+	t.poolMu.Lock()
+	defer t.poolMu.Unlock()
+	if t.pipes[p.c.target] == p {
+		delete(t.pipes, p.c.target)
+	}
+}
+
+// pipelineTo returns the open pipeline to target, nil if none.
+func (t *Transport) pipelineTo(target raft.ServerAddress) *pipeline {
+	t.poolMu.Lock()
+	defer t.poolMu.Unlock()
+	return t.pipes[target]
 }
 
 // send writes one request. On error c is closed.
@@ -211,8 +274,16 @@ func (c *rpcConn) receive(resp any) (ok bool, err error) {
 	return true, nil
 }
 
-// call makes one RPC on a pooled connection.
+// call makes one RPC on the open pipeline to target, else on a pooled
+// connection.
 func (t *Transport) call(target raft.ServerAddress, typ uint8, req, resp any) error {
+	if p := t.pipelineTo(target); p != nil {
+		// A pipeline closed under the call sends it again on a
+		// connection of its own: raft's RPCs may arrive twice.
+		if err := p.call(typ, req, resp); !errors.Is(err, raft.ErrPipelineShutdown) {
+			return err
+		}
+	}
 	c, err := t.conn(target)
 	if err != nil {
 		return err
