@@ -3,8 +3,6 @@ package segment
 import (
 	"fmt"
 	"sync"
-
-	"github.com/jetwal/jetwal/vfs"
 )
 
 // A background write: records handed to a pwrite on a goroutine of its own
@@ -17,7 +15,7 @@ import (
 type bgWrite struct {
 	buf  []byte
 	off  int64
-	file vfs.File
+	file *fileHandle
 	path string
 	err  error         // set before done closes
 	done chan struct{} // closed when the pwrite returned

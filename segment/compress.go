@@ -2,6 +2,7 @@ package segment
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/jetwal/jetwal/vfs"
@@ -59,7 +60,7 @@ func writeFileSync(fs vfs.FS, path string, b []byte) error {
 
 // decodeCompressed reads and decodes a compressed segment file of the given
 // size into header + records, so offsets match the plain layout.
-func decodeCompressed(f vfs.File, path string, size int64) ([]byte, error) {
+func decodeCompressed(f io.ReaderAt, path string, size int64) ([]byte, error) {
 	raw := make([]byte, size)
 	if _, err := f.ReadAt(raw, 0); err != nil {
 		return nil, fmt.Errorf("segment: read %s: %w", path, err)

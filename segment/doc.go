@@ -110,6 +110,13 @@
 // ftruncate and the same pwrite path reports ENOSPC. Reads go through a
 // read-only shared mapping (mmap-go), which sees pwritten bytes immediately.
 //
+// The mapping stays valid without the file's descriptor, so a segment keeps
+// its descriptor only while it is used (handle.go): one unused for
+// IdleClose with everything written through it synced is closed, and the
+// next write, sync, trim or pread opens the file again. A server holding
+// thousands of streams, most of them idle, holds descriptors for the few
+// it writes, not one per segment.
+//
 // A flush may run in the background (StartFlush): the buffer is handed to a
 // pwrite on a goroutine of its own and a second buffer takes the appends,
 // at file offsets after it. At most one such write is in flight; its

@@ -25,7 +25,7 @@ var ErrSealed = errors.New("segment: sealed")
 type Segment struct {
 	fs   vfs.FS
 	path string
-	f    vfs.File
+	f    *fileHandle // released while unused (handle.go); nil once closed
 	hdr  segHeader
 
 	m        vfs.Mapping // nil for compressed segments
@@ -69,7 +69,7 @@ func CreateKey(fs vfs.FS, dir string, base uint64, created int64, capacity int64
 	if err != nil {
 		return nil, err
 	}
-	return newWritable(fs, path, f, m, base, created, capacity, key), nil
+	return newWritable(fs, path, f, false, m, base, created, capacity, key), nil
 }
 
 // keyFlags is the header flags of a new segment sealed by key (nil: plain).
@@ -81,9 +81,10 @@ func keyFlags(key *crypt.DataKey) byte {
 }
 
 // newWritable is an empty segment on a prepared file whose header holds
-// base, created and the flags of key.
-func newWritable(fs vfs.FS, path string, f vfs.File, m vfs.Mapping, base uint64, created, capacity int64, key *crypt.DataKey) *Segment {
-	s := &Segment{fs: fs, path: path, f: f, hdr: segHeader{base: base, created: created, flags: keyFlags(key)}, capacity: capacity,
+// base, created and the flags of key; dirty says the file holds writes not
+// synced yet.
+func newWritable(fs vfs.FS, path string, f vfs.File, dirty bool, m vfs.Mapping, base uint64, created, capacity int64, key *crypt.DataKey) *Segment {
+	s := &Segment{fs: fs, path: path, f: newHandle(fs, path, f, false, dirty), hdr: segHeader{base: base, created: created, flags: keyFlags(key)}, capacity: capacity,
 		end: HeaderSize, m: m, data: m.Bytes(), key: key}
 	if key != nil {
 		s.ov = crypt.Overhead
@@ -152,8 +153,10 @@ func OpenKey(fs vfs.FS, path string, writable bool, key *crypt.DataKey) (*Segmen
 	// Plain segments open read-write even when sealed, so Erase can
 	// overwrite a record in place; compressed ones are read-only.
 	f, err := fs.OpenRW(path)
+	readOnly := false
 	if err != nil && strings.HasSuffix(path, SuffixCompressed) {
 		f, err = fs.Open(path)
+		readOnly = true
 	}
 	if err != nil {
 		return nil, fmt.Errorf("segment: open %s: %w", path, err)
@@ -180,7 +183,7 @@ func OpenKey(fs vfs.FS, path string, writable bool, key *crypt.DataKey) (*Segmen
 		f.Close()
 		return nil, err
 	}
-	s := &Segment{fs: fs, path: path, f: f, hdr: hdr, capacity: size, end: size}
+	s := &Segment{fs: fs, path: path, f: newHandle(fs, path, f, readOnly, false), hdr: hdr, capacity: size, end: size}
 	if hdr.flags&SegFlagEncrypted != 0 {
 		s.ov, s.key = crypt.Overhead, key
 		if key == nil {
@@ -191,9 +194,9 @@ func OpenKey(fs vfs.FS, path string, writable bool, key *crypt.DataKey) (*Segmen
 		s.compressed, s.sealed = true, true
 		return s, nil
 	}
-	m, err := f.Map(int(size))
+	m, err := s.f.Map(int(size))
 	if err != nil {
-		f.Close()
+		s.f.Close()
 		return nil, fmt.Errorf("segment: map %s: %w", path, err)
 	}
 	s.m, s.data = m, m.Bytes()

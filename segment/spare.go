@@ -66,7 +66,7 @@ func (sp *Spare) UseKey(base uint64, created int64, key *crypt.DataKey) (*Segmen
 		sp.Discard()
 		return nil, fmt.Errorf("segment: rename %s to %s: %w", sp.path, path, err)
 	}
-	s := newWritable(sp.fs, path, sp.f, sp.m, base, created, sp.capacity, key)
+	s := newWritable(sp.fs, path, sp.f, true, sp.m, base, created, sp.capacity, key)
 	s.nameUnsynced.Store(true)
 	sp.f, sp.m = nil, nil
 	return s, nil

@@ -52,10 +52,14 @@ const (
 	markSize    = markOffset2 + 2*markSlot2
 )
 
+// markWriter writes the mark file. It holds no descriptor between writes:
+// marks are written between entries that are not plain appends (deletes,
+// purges, snapshots, a batch cut short), rarely next to the syncs each
+// costs, and a server holding thousands of replicas would otherwise keep a
+// descriptor open for each.
 type markWriter struct {
 	fs   vfs.FS
 	path string
-	f    vfs.File
 	gen  uint32
 }
 
@@ -75,10 +79,12 @@ func openMark(fs vfs.FS, dir string) (*markWriter, mark, error) {
 			return nil, m, fmt.Errorf("stream: sync %s: %w", dir, err)
 		}
 	}
-	mf.f = f
 	var b [markSize]byte
 	n, _ := f.ReadAt(b[:], 0)
 	m, mf.gen, _ = readMarks(b[:n])
+	if err := f.Close(); err != nil {
+		return nil, m, fmt.Errorf("stream: close %s: %w", path, err)
+	}
 	return mf, m, nil
 }
 
@@ -120,13 +126,20 @@ func (mf *markWriter) write(m mark) error {
 	le.PutUint64(s[32:], uint64(m.LastTS))
 	le.PutUint64(s[40:], xxhash.Sum64(s[:40]))
 	off := int64(markOffset2) + int64(mf.gen%2)*markSlot2
-	if _, err := mf.f.WriteAt(s[:], off); err != nil {
+	f, err := mf.fs.OpenRW(mf.path)
+	if err != nil {
+		return fmt.Errorf("stream: open %s to write the applied mark: %w", mf.path, err)
+	}
+	if _, err := f.WriteAt(s[:], off); err != nil {
+		f.Close()
 		return fmt.Errorf("stream: %s: offset %d: write applied mark: %w", mf.path, off, err)
 	}
-	if err := mf.f.Sync(); err != nil {
+	if err := f.Sync(); err != nil {
+		f.Close()
 		return fmt.Errorf("stream: %s: sync applied mark: %w", mf.path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("stream: %s: close after writing the applied mark: %w", mf.path, err)
 	}
 	return nil
 }
-
-func (mf *markWriter) close() error { return mf.f.Close() }

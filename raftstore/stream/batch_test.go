@@ -181,14 +181,10 @@ func TestMarkV1(t *testing.T) {
 	}
 	// A v2 mark with a position inside an entry reads back.
 	mw := &markWriter{fs: fs, path: "/r/applied", gen: gen}
-	if mw.f, err = fs.OpenRW("/r/applied"); err != nil {
-		t.Fatal(err)
-	}
 	want := mark{Index: 11, Sub: 3, LastSeq: 5, LastTS: 99}
 	if err := mw.write(want); err != nil {
 		t.Fatal(err)
 	}
-	mw.close()
 	if b, err = readAll(fs, "/r/applied"); err != nil {
 		t.Fatal(err)
 	}

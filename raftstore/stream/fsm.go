@@ -105,13 +105,11 @@ func OpenWith(dir string, opts wal.Options, o Options) (*FSM, error) {
 	}
 	st, err := wal.Open(f.storeDir(), f.opts)
 	if err != nil {
-		mw.close()
 		return nil, err
 	}
 	f.mw, f.st = mw, st
 	fail := func(err error) (*FSM, error) {
 		f.Store().Close()
-		mw.close()
 		return nil, err
 	}
 	// A repair that a crash interrupted is finished first.
@@ -258,9 +256,6 @@ func (f *FSM) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if cerr := f.st.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := f.mw.close(); err == nil {
 		err = cerr
 	}
 	return err
