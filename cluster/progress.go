@@ -6,12 +6,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/jetwal/jetwal/server"
 )
 
 // Follower progress. hashicorp/raft does not tell a leader how far each
-// follower has got, so every member of a stream's group reports, once a
-// progressInterval, the raft index it has applied, on a subject of the
+// follower has got, so every member of a stream's group reports, when its
+// replica opens and then once a progressInterval, the raft index it has
+// applied, on a subject of the
 // group; the leader's stream info shows each follower's lag (entries
 // applied by the leader and not yet by the follower at its last report)
 // and when it last reported.
@@ -52,19 +55,31 @@ func (r *Replica) startProgress() error {
 	return nil
 }
 
-// reportProgress publishes this member's applied index until closed.
-func (r *Replica) reportProgress() {
+// watchFollowers publishes this member's applied index, at once (a
+// restarted member is seen back without waiting a progressInterval) and
+// then every progressInterval, and records what raft observes of the
+// heartbeats to the followers (noteHeartbeat), until the replica closes:
+// one goroutine per replica for both.
+func (r *Replica) watchFollowers(obs <-chan raft.Observation) {
 	defer r.wg.Done()
 	t := time.NewTicker(progressInterval)
 	defer t.Stop()
+	r.reportProgress()
 	for {
 		select {
 		case <-r.done:
 			return
+		case o := <-obs:
+			r.noteHeartbeat(o)
 		case <-t.C:
-			if r.n.srv != nil && !r.IsLeader() {
-				r.n.internal().Publish(r.progressSubject(), "", nil, []byte(r.n.opts.Self+" "+strconv.FormatUint(r.fsm.Applied(), 10)))
-			}
+			r.reportProgress()
 		}
+	}
+}
+
+// reportProgress publishes this member's applied index, unless it leads.
+func (r *Replica) reportProgress() {
+	if r.n.srv != nil && !r.IsLeader() {
+		r.n.internal().Publish(r.progressSubject(), "", nil, []byte(r.n.opts.Self+" "+strconv.FormatUint(r.fsm.Applied(), 10)))
 	}
 }

@@ -191,11 +191,10 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 		return nil, err
 	}
 	r.batch = newBatcher(name, func(b []byte) raft.ApplyFuture { return r.g.r.Apply(b, applyTimeout) })
-	r.wg.Add(4)
+	r.wg.Add(3)
 	go r.manageMembers()
 	go r.watchLeader()
-	go r.watchHeartbeats(obsCh)
-	go r.reportProgress()
+	go r.watchFollowers(obsCh)
 	n.mu.Lock()
 	if n.closed {
 		// Close ran while the group started (a stream assigned as the
@@ -339,22 +338,16 @@ func (r *Replica) Checkpoint(key string, val []byte) error {
 	return err
 }
 
-func (r *Replica) watchHeartbeats(ch chan raft.Observation) {
-	defer r.wg.Done()
-	for {
-		select {
-		case <-r.done:
-			return
-		case o := <-ch:
-			r.mu.Lock()
-			switch d := o.Data.(type) {
-			case raft.FailedHeartbeatObservation:
-				r.failed[d.PeerID] = time.Now()
-			case raft.ResumedHeartbeatObservation:
-				delete(r.failed, d.PeerID)
-			}
-			r.mu.Unlock()
-		}
+// noteHeartbeat records what raft observed of the leader's heartbeats to
+// a follower (watchFollowers).
+func (r *Replica) noteHeartbeat(o raft.Observation) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch d := o.Data.(type) {
+	case raft.FailedHeartbeatObservation:
+		r.failed[d.PeerID] = time.Now()
+	case raft.ResumedHeartbeatObservation:
+		delete(r.failed, d.PeerID)
 	}
 }
 

@@ -46,8 +46,13 @@ func (p *pipeline) readAnswers() {
 			if p.t.timeout > 0 {
 				_ = p.c.c.SetReadDeadline(time.Now().Add(p.t.timeout))
 			}
-			_, err := p.c.receive(f.resp)
+			ok, err := p.c.receive(f.resp)
 			f.finish(err)
+			if !ok {
+				// The connection is broken: calls take a connection of
+				// their own from now on; raft hears of it from the answer.
+				p.t.removePipeline(p)
+			}
 			if f.rpc {
 				continue // a call's answer goes to its caller only
 			}

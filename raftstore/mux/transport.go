@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
@@ -169,7 +170,7 @@ func (t *Transport) conn(target raft.ServerAddress) (*rpcConn, error) {
 	if c != nil {
 		return c, nil
 	}
-	nc, err := t.layer.Dial(target, t.timeout)
+	nc, err := t.dial(target)
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +178,37 @@ func (t *Transport) conn(target raft.ServerAddress) (*rpcConn, error) {
 	return &rpcConn{target: target, c: nc, w: w,
 		enc: codec.NewEncoder(w, t.handle),
 		dec: codec.NewDecoder(bufio.NewReaderSize(nc, answerBuffer), t.handle)}, nil
+}
+
+// A dial the peer refuses (its server is down, its host up) is tried
+// again every refusedRetry for refusedWait before the RPC fails.
+// hashicorp/raft backs off exponentially after each failed RPC to a
+// follower (10 ms, doubling, up to 10 s for its replication) and a refusal
+// takes microseconds, so a follower restarted within a second or two found
+// its leaders (the meta group's first) waiting most of a second more before
+// they tried it again, and every replica of the restarted server waited
+// for that. Failing no sooner than refusedWait keeps the failures, and so
+// the backoff, few, and the retries see the peer back within refusedRetry.
+const (
+	refusedWait  = 250 * time.Millisecond
+	refusedRetry = 25 * time.Millisecond
+)
+
+// dial opens a connection to target through the layer, retrying a refused
+// dial for refusedWait.
+func (t *Transport) dial(target raft.ServerAddress) (net.Conn, error) {
+	end := time.Now().Add(refusedWait)
+	for {
+		nc, err := t.layer.Dial(target, t.timeout)
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Now().After(end) {
+			return nc, err
+		}
+		select {
+		case <-t.shutdown:
+			return nil, err
+		case <-time.After(refusedRetry):
+		}
+	}
 }
 
 // release keeps c as target's idle connection, or closes it when there
