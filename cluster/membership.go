@@ -43,22 +43,38 @@ func (r *Replica) SetPeers(peers []string) {
 	r.kickMembers()
 }
 
+// kickMembers asks for the configuration to be brought to the wanted
+// peers: manageMembers runs, started if it is not running already. It
+// runs only while there is something to do, so an idle replica has no
+// goroutine waiting for this.
 func (r *Replica) kickMembers() {
-	select {
-	case r.memberKick <- struct{}{}:
-	default:
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
 	}
+	r.memberKicked = true
+	if r.managing {
+		return // it looks again before it returns
+	}
+	r.managing = true
+	r.wg.Add(1) // under mu with closed false: close has not begun to Wait
+	go r.manageMembers()
 }
 
-// manageMembers runs the membership changes while this server leads.
+// manageMembers runs the membership changes while this server leads,
+// one kick after another until no kick is left.
 func (r *Replica) manageMembers() {
 	defer r.wg.Done()
 	for {
-		select {
-		case <-r.done:
+		r.mu.Lock()
+		if !r.memberKicked || r.closed {
+			r.managing = false
+			r.mu.Unlock()
 			return
-		case <-r.memberKick:
 		}
+		r.memberKicked = false
+		r.mu.Unlock()
 		for {
 			err := r.reconcile()
 			if err == nil {
@@ -67,6 +83,9 @@ func (r *Replica) manageMembers() {
 			r.n.log.Warn("stream group: changing members; retrying", "stream", r.name, "error", err)
 			select {
 			case <-r.done:
+				r.mu.Lock()
+				r.managing = false
+				r.mu.Unlock()
 				return
 			case <-time.After(time.Second):
 			}

@@ -46,17 +46,19 @@ type Replica struct {
 	g     *group
 	obs   *raft.Observer
 
-	onLeader   func(bool)
-	memberKick chan struct{} // wakes manageMembers (membership.go)
-	batch      *batcher      // every write, in order: appends batched (batcher.go)
-	done       chan struct{}
-	wg         sync.WaitGroup
+	onLeader func(bool)
+	batch    *batcher // every write, in order: appends batched (batcher.go)
+	done     chan struct{}
+	wg       sync.WaitGroup
 
 	mu       sync.Mutex
 	token    []byte                      // this leadership's fence token (readyToLead); nil when not leading
 	failed   map[raft.ServerID]time.Time // followers whose heartbeats fail: the last failure
 	progress map[string]progress         // what each member last reported applying
 	closed   bool
+	// Membership changes (membership.go): a change is asked for, and
+	// manageMembers runs (only while there is something to do).
+	memberKicked, managing bool
 	// A Leave under way (membership.go): leaving once it began, stayed
 	// when Stay kept the replica (stay closed), removing once its data
 	// is being removed.
@@ -120,8 +122,7 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 		return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
 	}
 	r := &Replica{n: n, name: name, dir: dir, peers: slices.Clone(peers), onLeader: onLeader,
-		memberKick: make(chan struct{}, 1),
-		done:       make(chan struct{}), failed: make(map[raft.ServerID]time.Time),
+		done: make(chan struct{}), failed: make(map[raft.ServerID]time.Time),
 		progress: make(map[string]progress)}
 	// The replica's snapshots are the stream's state: a follower that
 	// installs one fetches only what it lacks from the leader (catchup.go).
@@ -191,8 +192,7 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 		return nil, err
 	}
 	r.batch = newBatcher(name, func(b []byte) raft.ApplyFuture { return r.g.r.Apply(b, applyTimeout) })
-	r.wg.Add(3)
-	go r.manageMembers()
+	r.wg.Add(2)
 	go r.watchLeader()
 	go r.watchFollowers(obsCh)
 	n.mu.Lock()

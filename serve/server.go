@@ -352,9 +352,10 @@ func (s *Server) LameDuck(ctx context.Context) error {
 	return s.Shutdown(ctx)
 }
 
-// Shutdown stops the monitor and the $SYS requests, closes every client
-// and route, then JetStream and the cluster, within ctx. Calling it again
-// does nothing.
+// Shutdown hands the raft leaderships it holds to servers it still has a
+// route to (cluster.Node.HandOverOnStop, at most a few seconds), stops the
+// monitor and the $SYS requests, closes every client and route, then
+// JetStream and the cluster, within ctx. Calling it again does nothing.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.stopped {
@@ -364,6 +365,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.stopped = true
 	mon, sys, prof := s.mon, s.sys, s.prof
 	s.mu.Unlock()
+	if n := s.node.Load(); n != nil {
+		if err := n.HandOverOnStop(ctx); err != nil {
+			s.log.Warn("shutdown: handing over raft leadership", "err", err)
+		}
+	}
 	if prof != nil {
 		_ = prof.Close()
 	}

@@ -121,7 +121,8 @@ func (m *Mux) Layer(group string) (*Layer, error) {
 // Dispatch hands c, an authenticated connection whose first line named
 // group, to that group's layer. A connection for a group not started
 // waits for it up to DefaultPark (at most maxParked at once), then is
-// closed. It blocks while c waits: call it on c's own goroutine.
+// closed. It blocks while c waits, and while the layer's handler serves
+// c (SetHandler): call it on c's own goroutine.
 func (m *Mux) Dispatch(c net.Conn, group string) {
 	m.mu.Lock()
 	l := m.groups[group]
@@ -155,10 +156,73 @@ func (m *Mux) Dispatch(c net.Conn, group string) {
 		c.Close()
 		return
 	}
+	if l.hand(c) {
+		return
+	}
 	select {
 	case l.conns <- c:
 	case <-l.done:
 		c.Close()
+		return
+	}
+	l.handQueued() // a handler set while c waited for room is given c
+}
+
+// hand serves c on this goroutine if the layer has a handler (SetHandler)
+// and reports true, or queues c for Accept if there is room (true too);
+// false: the queue is full.
+func (l *Layer) hand(c net.Conn) bool {
+	l.hmu.Lock()
+	fn := l.handler
+	if fn == nil {
+		defer l.hmu.Unlock()
+		select {
+		case l.conns <- c:
+			return true
+		default:
+			return false
+		}
+	}
+	l.hmu.Unlock()
+	tc, err := l.track(c, true)
+	if err != nil {
+		return true // the layer is closed: track closed c
+	}
+	fn(tc)
+	return true
+}
+
+// SetHandler makes fn serve every connection accepted for the group from
+// now on, each on the goroutine that dispatched it (the one the route
+// listener started for it), instead of queueing it for Accept: a group
+// then needs no goroutine of its own waiting in Accept. The connections
+// already queued are served on goroutines of their own.
+func (l *Layer) SetHandler(fn func(net.Conn)) {
+	l.hmu.Lock()
+	defer l.hmu.Unlock()
+	l.handler = fn
+	l.drainLocked()
+}
+
+// handQueued serves the queued connections if a handler is set.
+func (l *Layer) handQueued() {
+	l.hmu.Lock()
+	defer l.hmu.Unlock()
+	if l.handler != nil {
+		l.drainLocked()
+	}
+}
+
+func (l *Layer) drainLocked() {
+	for {
+		select {
+		case c := <-l.conns:
+			if tc, err := l.track(c, true); err == nil {
+				go l.handler(tc)
+			}
+		default:
+			return
+		}
 	}
 }
 
@@ -187,9 +251,14 @@ func (m *Mux) Close() error {
 type Layer struct {
 	mux   *Mux
 	group string
-	conns chan net.Conn
+	conns chan net.Conn // accepted, for Accept (no handler set yet)
 	done  chan struct{}
 	once  sync.Once
+
+	// hmu guards handler, and makes its check and a queueing of a
+	// connection one step, so none is left queued once it is set.
+	hmu     sync.Mutex
+	handler func(net.Conn) // SetHandler
 
 	// live holds the connections handed to raft (accepted or dialed) and
 	// not yet closed: closing the layer closes them, so that an RPC raft

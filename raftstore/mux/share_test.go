@@ -142,3 +142,41 @@ func TestRefusedDialRetried(t *testing.T) {
 	}
 	c.Close()
 }
+
+// TestSetHandlerServesQueued: a connection dispatched before the layer
+// has a handler is served once SetHandler sets one, and one dispatched
+// after is served on the dispatching goroutine; no goroutine waits in
+// Accept.
+func TestSetHandlerServesQueued(t *testing.T) {
+	m := New(&net.TCPAddr{}, nil, nil)
+	defer m.Close()
+	l, err := m.Layer("G")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan string, 2)
+	early, earlyPeer := net.Pipe()
+	defer earlyPeer.Close()
+	m.Dispatch(early, "G") // queued: no handler yet
+	l.SetHandler(func(c net.Conn) { served <- "early"; c.Close() })
+	select {
+	case s := <-served:
+		if s != "early" {
+			t.Fatalf("served %q", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the connection queued before SetHandler was not served")
+	}
+	late, latePeer := net.Pipe()
+	defer latePeer.Close()
+	l.SetHandler(func(c net.Conn) { served <- "late"; c.Close() })
+	m.Dispatch(late, "G") // served here, before Dispatch returns
+	select {
+	case s := <-served:
+		if s != "late" {
+			t.Fatalf("served %q", s)
+		}
+	default:
+		t.Fatal("Dispatch returned before the handler served the connection")
+	}
+}

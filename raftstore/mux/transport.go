@@ -93,7 +93,7 @@ func NewTransport(l *Layer, timeout time.Duration) *Transport {
 	t := &Transport{layer: l, timeout: timeout, handle: &codec.MsgpackHandle{},
 		consumer: make(chan raft.RPC), shutdown: make(chan struct{}),
 		pool: make(map[raft.ServerAddress]*rpcConn), pipes: make(map[raft.ServerAddress]*pipeline)}
-	go t.accept()
+	l.SetHandler(t.serve)
 	return t
 }
 
@@ -375,17 +375,6 @@ func (t *Transport) InstallSnapshot(_ raft.ServerID, target raft.ServerAddress, 
 	}
 	_, err = c.receive(resp)
 	return err
-}
-
-// accept serves every connection the layer accepts until it is closed.
-func (t *Transport) accept() {
-	for {
-		c, err := t.layer.Accept()
-		if err != nil {
-			return // the layer is closed
-		}
-		go t.serve(c)
-	}
 }
 
 // serve answers the RPCs of one accepted connection until it fails or
