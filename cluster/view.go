@@ -63,7 +63,7 @@ func (v *view) AppendAt(subject string, hdr, data []byte, ts int64) (uint64, int
 		err error
 	}
 	ch := make(chan result, 1)
-	if err := v.r.batch.append(subject, hdr, data, ts, func(seq uint64, ts int64, err error) { ch <- result{seq, ts, err} }); err != nil {
+	if err := v.r.batch.add(subject, hdr, data, ts, func(seq uint64, ts int64, err error) { ch <- result{seq, ts, err} }, false); err != nil {
 		return 0, 0, err
 	}
 	r := <-ch
@@ -76,8 +76,22 @@ func (v *view) AppendAsync(subject string, hdr, data []byte, done store.AppendDo
 	if v.closed.Load() {
 		return store.ErrClosed
 	}
-	return v.r.batch.append(subject, hdr, data, v.now(), done)
+	return v.r.batch.add(subject, hdr, data, v.now(), done, false)
 }
+
+var _ store.HeldAppender = (*view)(nil)
+
+// AppendAsyncHeld is AppendAsync without starting the batch: the messages
+// that follow join it until Flush (store.HeldAppender).
+func (v *view) AppendAsyncHeld(subject string, hdr, data []byte, done store.AppendDone) error {
+	if v.closed.Load() {
+		return store.ErrClosed
+	}
+	return v.r.batch.add(subject, hdr, data, v.now(), done, true)
+}
+
+// Flush starts the held appends' batch.
+func (v *view) Flush() { v.r.batch.flush() }
 
 func (v *view) st() store.StreamStore { return v.r.fsm.Store() }
 
