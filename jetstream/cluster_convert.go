@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jetwal/jetwal/consumerstate"
@@ -207,6 +208,8 @@ func (js *JetStream) convertOnce(name, token string, cv *conversion) error {
 	if err := waitLead(lead, cv.stop); err != nil {
 		return err
 	}
+	js.log.Info("JetStream cluster: copying the stream into its group", "stream", name,
+		"group_last_seq", rep.Store().State().LastSeq, "last_seq", src.store.State().LastSeq)
 	if err := copyToGroup(src.store, rep.Store(), cv.stop); err != nil {
 		return err
 	}
@@ -298,42 +301,89 @@ func waitLead(lead <-chan bool, stop <-chan struct{}) error {
 	}
 }
 
+// asyncRawWriter is a group's store that takes copied messages without
+// waiting for each (cluster's view): appends are pipelined, and a skip is
+// ordered after the appends queued before it.
+type asyncRawWriter interface {
+	rawWriter
+	AppendAtAsync(subject string, hdr, data []byte, ts int64, done store.AppendDone) error
+}
+
 // copyToGroup appends the messages of src that dst lacks at their
 // sequences and times (step 3).
 func copyToGroup(src, dst store.StreamStore, stop <-chan struct{}) error {
-	w, ok := dst.(rawWriter)
+	w, ok := dst.(asyncRawWriter)
 	if !ok {
 		return errors.New("the group's store cannot take copied messages")
+	}
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if failed == nil {
+			failed = err
+		}
+		mu.Unlock()
+	}
+	check := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return failed
 	}
 	last := dst.State().LastSeq
 	srcLast := src.State().LastSeq
 	var m store.Msg
-	for next := last + 1; ; {
-		select {
-		case <-stop:
-			return errConvertOver
-		default:
+	for n, next := 0, last+1; ; n++ {
+		if n%1024 == 1023 {
+			select {
+			case <-stop:
+				wg.Wait()
+				return errConvertOver
+			default:
+			}
+			if err := check(); err != nil {
+				wg.Wait()
+				return err
+			}
 		}
 		err := src.LoadNext("", next, &m)
 		if errors.Is(err, store.ErrEOF) {
 			break
 		}
 		if err != nil {
+			wg.Wait()
 			return fmt.Errorf("reading message %d: %w", next, err)
 		}
 		if m.Seq > last+1 {
 			if err := w.SkipTo(m.Seq); err != nil {
+				wg.Wait()
 				return err
 			}
 		}
-		seq, _, err := w.AppendAt(m.Subject, m.Header, m.Data, m.Time)
+		want := m.Seq
+		wg.Add(1)
+		err = w.AppendAtAsync(m.Subject, m.Header, m.Data, m.Time, func(seq uint64, _ int64, err error) {
+			defer wg.Done()
+			switch {
+			case err != nil:
+				fail(fmt.Errorf("copying message %d: %w", want, err))
+			case seq != want:
+				fail(fmt.Errorf("message %d copied at sequence %d", want, seq))
+			}
+		})
 		if err != nil {
-			return fmt.Errorf("copying message %d: %w", m.Seq, err)
+			wg.Done()
+			wg.Wait()
+			return fmt.Errorf("copying message %d: %w", want, err)
 		}
-		if seq != m.Seq {
-			return fmt.Errorf("message %d copied at sequence %d", m.Seq, seq)
-		}
-		last, next = seq, seq+1
+		last, next = want, want+1
+	}
+	wg.Wait()
+	if err := check(); err != nil {
+		return err
 	}
 	if srcLast > last {
 		return w.SkipTo(srcLast + 1)
@@ -429,11 +479,19 @@ func (cv *conversion) cancel() {
 	}
 }
 
-func (js *JetStream) removeMarked(name string) {
+// marked reports whether this server holds the local stream name marked
+// as converting (not served).
+func (js *JetStream) marked(name string) bool {
 	dir := filepath.Join(streamsDir(js.cfg.StoreDir, js.cfg.Account), name)
-	if _, err := js.cfg.FS.Stat(filepath.Join(dir, convertMarker)); err != nil {
+	_, err := js.cfg.FS.Stat(filepath.Join(dir, convertMarker))
+	return err == nil
+}
+
+func (js *JetStream) removeMarked(name string) {
+	if !js.marked(name) {
 		return
 	}
+	dir := filepath.Join(streamsDir(js.cfg.StoreDir, js.cfg.Account), name)
 	if err := js.removeStreamDir(dir); err != nil {
 		js.log.Error("JetStream cluster: deleting the local copy of a stream converted into a group", "stream", name, "error", err)
 		return
