@@ -319,8 +319,9 @@ func (js *JetStream) applyStreamLocked(a streamAssignment) {
 			}
 			return
 		}
-		if js.marked(cfg.Name) {
-			return // an earlier assignment replayed: the conversion holds it (cluster_convert.go)
+		if js.convertingHere(cfg.Name) {
+			js.createAfterConversion(cfg.Name) // cluster_convert.go
+			return
 		}
 		if _, _, aerr := js.createStream(cfg); aerr != nil {
 			js.log.Error("cluster: creating stream", "stream", cfg.Name, "error", aerr.Description)

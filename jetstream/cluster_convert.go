@@ -92,6 +92,8 @@ type streamConvert struct {
 type conversion struct {
 	stop chan struct{}
 	done chan struct{}
+	// putConsumers: step 4 began (its keys may outlive a deletion).
+	putConsumers bool
 }
 
 // startConversion answers the update that grows the R1 stream of a to
@@ -158,13 +160,13 @@ func (js *JetStream) runConversion(name, token string, cv *conversion) {
 			js.log.Info("JetStream cluster: stream converted into a group", "stream", name)
 			return
 		case errors.Is(err, errConvertOver):
-			js.convertAbandoned(name)
+			js.convertAbandoned(name, cv)
 			return
 		}
 		js.log.Warn("JetStream cluster: converting a stream into a group; retrying", "stream", name, "error", err)
 		select {
 		case <-cv.stop:
-			js.convertAbandoned(name)
+			js.convertAbandoned(name, cv)
 			return
 		case <-time.After(convertRetry):
 		}
@@ -213,6 +215,7 @@ func (js *JetStream) convertOnce(name, token string, cv *conversion) error {
 	if err := copyToGroup(src.store, rep.Store(), cv.stop); err != nil {
 		return err
 	}
+	cv.putConsumers = true // only this goroutine reads it
 	if err := js.convertConsumers(src); err != nil {
 		return err
 	}
@@ -431,8 +434,9 @@ func (js *JetStream) convertConsumers(src *stream) error {
 
 // convertAbandoned cleans up after a conversion the assignment no longer
 // holds: unless the switch made the stream this server's group, the group
-// built here goes, and with no stream left, the consumer keys put.
-func (js *JetStream) convertAbandoned(name string) {
+// built here goes, and with no stream left, the consumer keys cv put
+// (the deletion may have come between its check and its puts).
+func (js *JetStream) convertAbandoned(name string, cv *conversion) {
 	a, ok := js.assignment(name)
 	if ok && a.grouped() && slices.Contains(a.Peers, js.cl.c.Self()) {
 		return
@@ -443,7 +447,7 @@ func (js *JetStream) convertAbandoned(name string) {
 	if err := js.cl.c.RemoveStreamData(name); err != nil {
 		js.log.Warn("JetStream cluster: removing the group of an abandoned conversion", "stream", name, "error", err)
 	}
-	if !ok {
+	if !ok && cv.putConsumers {
 		for _, k := range js.cl.c.Keys(consumerKeyPrefix + name + "/") {
 			if err := js.cl.c.Delete(k); err != nil {
 				js.log.Warn("JetStream cluster: dropping a consumer of a deleted stream", "key", k, "error", err)
@@ -497,6 +501,56 @@ func (js *JetStream) removeMarked(name string) {
 		return
 	}
 	js.log.Info("JetStream cluster: local copy of a stream converted into a group deleted", "stream", name)
+}
+
+// convertingHere reports whether a conversion of the stream name runs
+// here or left its marked local copy.
+func (js *JetStream) convertingHere(name string) bool {
+	js.cl.mu.Lock()
+	running := js.cl.converting[name] != nil
+	js.cl.mu.Unlock()
+	return running || js.marked(name)
+}
+
+// createAfterConversion creates the local stream name assigned here once
+// the marked local copy holding its name is out of the way: that of a
+// conversion whose later entries are being replayed (the current
+// assignment, applied then, is the conversion's, and nothing is created
+// here), or that of a stream deleted while it converted and assigned
+// again (its conversion stopping or over, the copy goes first).
+func (js *JetStream) createAfterConversion(name string) {
+	go func() {
+		for {
+			js.cl.mu.Lock()
+			cv := js.cl.converting[name]
+			js.cl.mu.Unlock()
+			if cv != nil {
+				<-cv.done
+				continue
+			}
+			if err := js.cl.c.SyncMeta(); err != nil {
+				if js.isClosed() {
+					return
+				}
+				time.Sleep(convertRetry)
+				continue
+			}
+			break
+		}
+		js.cl.applyMu.Lock()
+		defer js.cl.applyMu.Unlock()
+		a, ok := js.assignment(name)
+		js.cl.mu.Lock()
+		running := js.cl.converting[name] != nil
+		js.cl.mu.Unlock()
+		if !ok || a.grouped() || a.Convert != nil || running || !slices.Contains(a.Peers, js.cl.c.Self()) || js.lookup(name) != nil {
+			return
+		}
+		if js.removeMarked(name); js.marked(name) {
+			return // logged
+		}
+		js.applyStreamLocked(a)
+	}()
 }
 
 // stopConversions stops the conversions running here (JetStream closes);

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -188,5 +189,70 @@ func TestClusterGrowStreamCreatedWithOneReplica(t *testing.T) {
 	m, err := s.GetMsg(ctx, 61)
 	if err != nil || string(m.Data) != "60" {
 		t.Fatalf("message 61: %+v %v", m, err)
+	}
+}
+
+// TestClusterGrowThenDelete: a stream created with one replica deleted
+// right after its growth was asked for (while it converts, or just
+// after) is gone with its consumer, and a stream created again under its
+// name starts empty, with no consumer, wherever it is placed.
+func TestClusterGrowThenDelete(t *testing.T) {
+	servers := startOpsCluster(t, 3)
+	awaitMetaLeader(t, servers)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, js := connectJS(t, servers[0], "")
+	cfg := jetstream.StreamConfig{Name: "GD", Subjects: []string{"gd.>"}, Replicas: 1}
+	eventually(t, "create GD", 60*time.Second, func() error {
+		_, err := js.CreateStream(ctx, cfg)
+		return err
+	})
+	for i := range 500 {
+		if _, err := js.Publish(ctx, "gd."+strconv.Itoa(i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := js.CreateOrUpdateConsumer(ctx, "GD", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	grown := cfg
+	grown.Replicas = 3
+	if _, err := js.UpdateStream(ctx, grown); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "delete GD", 60*time.Second, func() error {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := js.DeleteStream(c, "GD"); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return err
+		}
+		return nil
+	})
+	eventually(t, "create GD again", 60*time.Second, func() error {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := js.CreateStream(c, cfg)
+		return err
+	})
+	eventually(t, "GD served, empty", 60*time.Second, func() error {
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		s, err := js.Stream(c, "GD")
+		if err != nil {
+			return err
+		}
+		info := s.CachedInfo()
+		// The old stream's server may not have applied the deletion yet.
+		if info.State.Msgs != 0 || info.State.LastSeq != 0 || info.State.Consumers != 0 || info.Config.Replicas != 1 {
+			return fmt.Errorf("GD created again: %+v", info.State)
+		}
+		return nil
+	})
+	if _, err := js.Consumer(ctx, "GD", "D"); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		t.Fatalf("consumer of the deleted stream: %v", err)
+	}
+	ack, err := js.Publish(ctx, "gd.new", []byte("y"))
+	if err != nil || ack.Sequence != 1 {
+		t.Fatalf("publish into GD created again: %+v %v", ack, err)
 	}
 }
