@@ -66,10 +66,19 @@ import (
 //     start leaves the marked directory unserved and applying the
 //     assignment deletes it and opens the group.
 //
+// A replayed meta log applies the stream's earlier assignments first:
+// the conversion acts only on the current map (a read barrier first),
+// and a local stream assigned here while a conversion runs, or its marked
+// copy is there, is created only once they are gone, if the current
+// assignment still asks for it (createAfterConversion).
+//
 // Deleting the stream during a conversion stops it: the switch finds
 // another value (no assignment) and fails; the converter drops the group
-// it built and the consumer keys it put, and the marked directory goes.
-// A stream update is refused while a conversion runs. Not built: aborting
+// it built and the consumer keys it put, and the marked directory goes
+// (a stream created again under the name waits for that). A stream
+// update is refused while a conversion runs. The stream's mirror or
+// sources resume from the copied messages, as after a restart
+// (stream_source.go). Not built: aborting
 // a conversion whose server stays down (the stream waits for it, as an R1
 // stream does), converting a memory stream (its data would not survive
 // the close of step 2), and keeping the dedupe window.
