@@ -70,6 +70,15 @@ func (v *view) AppendAt(subject string, hdr, data []byte, ts int64) (uint64, int
 	return r.seq, r.ts, r.err
 }
 
+// AppendAtAsync is AppendAt without the wait: done is called with the
+// result, in log order (a conversion's copy: jetstream/cluster_convert.go).
+func (v *view) AppendAtAsync(subject string, hdr, data []byte, ts int64, done store.AppendDone) error {
+	if v.closed.Load() {
+		return store.ErrClosed
+	}
+	return v.r.batch.append(subject, hdr, data, ts, done)
+}
+
 // AppendAsync queues the message for the replica's next batch entry
 // (batcher.go); done is called with its result, in log order.
 func (v *view) AppendAsync(subject string, hdr, data []byte, done store.AppendDone) error {
