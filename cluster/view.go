@@ -76,7 +76,7 @@ func (v *view) AppendAtAsync(subject string, hdr, data []byte, ts int64, done st
 	if v.closed.Load() {
 		return store.ErrClosed
 	}
-	return v.r.batch.append(subject, hdr, data, ts, done)
+	return v.r.batch.add(subject, hdr, data, ts, done, false)
 }
 
 // AppendAsync queues the message for the replica's next batch entry
