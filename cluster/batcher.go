@@ -15,11 +15,16 @@ import (
 // order they were made; one goroutine proposes what is queued, the
 // appends that queued up together as one OpAppendBatch entry, each other
 // write as an entry of its own, with at most batchInflight proposals not
-// yet applied. A lone publisher's message is proposed at once, alone;
-// under load the messages that arrive while the proposals in flight
-// commit make the next batch, so raft's per-entry costs (encoding, the
-// log record, the pipeline, the follower's decode, the FSM's result) are
-// paid once per batch. A second goroutine waits for the proposals in
+// yet applied. A publish is held (add with hold) until the publisher's
+// connection has handled the rest of what it read with it
+// (server.Msg.Defer calls flush), so the messages of one input chunk, one
+// to some hundreds, leave as one entry: a lone publisher's message goes
+// at once, alone, and a client sending a window of asynchronous
+// publishes has them proposed together instead of the first alone and
+// the rest after it commits. Under load the messages that arrive while
+// the proposals in flight commit make the next batch, so raft's per-entry
+// costs (encoding, the log record, the pipeline, the follower's decode,
+// the FSM's result) are paid once per batch. A second goroutine waits for the proposals in
 // order and calls each message's callback with its own result.
 const (
 	batchMaxMsgs  = 512
@@ -46,6 +51,7 @@ type proposal struct {
 	op    []byte        // a non-append entry; nil for a batch
 	opRes chan opResult // its outcome (buffered)
 	f     raft.ApplyFuture
+	held  bool  // gathering appends that asked to be held: not proposed before flush
 	err   error // not proposed: the error every write in it gets
 }
 
@@ -76,8 +82,11 @@ func newBatcher(name string, apply func([]byte) raft.ApplyFuture) *batcher {
 	return b
 }
 
-// append queues a message stamped ts; done is called with its result.
-func (b *batcher) append(subject string, hdr, data []byte, ts int64, done store.AppendDone) error {
+// add queues a message stamped ts; done is called with its result. Held
+// (hold), it joins the batch being gathered without waking the proposer,
+// unless that batch is full: flush (or the next write, or a proposal's
+// completion) sends it.
+func (b *batcher) add(subject string, hdr, data []byte, ts int64, done store.AppendDone, hold bool) error {
 	size := stream.BatchMsgSize(subject, hdr, data)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -94,6 +103,7 @@ func (b *batcher) append(subject string, hdr, data []byte, ts int64, done store.
 		}
 	}
 	if p == nil {
+		b.unhold()
 		p = &proposal{}
 		p.batch.Grow(min(size*8, batchMaxBytes))
 		b.queue = append(b.queue, p)
@@ -101,8 +111,28 @@ func (b *batcher) append(subject string, hdr, data []byte, ts int64, done store.
 	p.batch.Add(subject, hdr, data, ts)
 	p.dones = append(p.dones, done)
 	b.queued++
-	b.work.Signal()
+	if hold {
+		p.held = true
+	} else {
+		b.unhold()
+	}
 	return nil
+}
+
+// flush lets what add held be proposed.
+func (b *batcher) flush() {
+	b.mu.Lock()
+	b.unhold()
+	b.mu.Unlock()
+}
+
+// unhold lets every queued batch be proposed and wakes the proposer.
+// Only the last one can be held. Called with mu held.
+func (b *batcher) unhold() {
+	if n := len(b.queue); n > 0 {
+		b.queue[n-1].held = false
+	}
+	b.work.Signal()
 }
 
 // write queues a non-append entry and waits for its outcome.
@@ -113,6 +143,7 @@ func (b *batcher) write(entry []byte) (*stream.Result, error) {
 		b.mu.Unlock()
 		return nil, store.ErrClosed
 	}
+	b.unhold() // the op waits for the appends before it: they must go
 	b.queue = append(b.queue, p)
 	b.work.Signal()
 	b.mu.Unlock()
@@ -137,7 +168,7 @@ func (b *batcher) close() {
 func (b *batcher) propose() {
 	b.mu.Lock()
 	for {
-		for !b.closed && (len(b.queue) == 0 || b.inflight >= batchInflight) {
+		for !b.closed && (len(b.queue) == 0 || b.queue[0].held || b.inflight >= batchInflight) {
 			b.work.Wait()
 		}
 		if b.closed {

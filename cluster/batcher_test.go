@@ -174,13 +174,27 @@ func TestBatcherOrder(t *testing.T) {
 				if id%1000 == 999 {
 					data = make([]byte, 600<<10) // large: bytes bound the batch
 				}
+				// Odd publishers hold their messages in chunks of 7, as
+				// a connection's input chunk does (flush at its end).
+				hold := p%2 == 1
 				qmu.Lock()
-				err := b.append(subj, nil, data, int64(id), cb.done(id))
+				err := b.add(subj, nil, data, int64(id), cb.done(id), hold)
 				queued = append(queued, id)
 				qmu.Unlock()
 				if err != nil {
 					t.Error(err)
 					return
+				}
+				if hold && (i%7 == 6 || i == each-1) {
+					b.flush()
+				}
+				if p == 1 && i%300 == 150 {
+					// A write in the middle of a held chunk, on the
+					// goroutine holding it: the held messages go first.
+					if _, err := b.write(stream.EncodeDelete(1, false)); err != nil {
+						t.Error(err)
+					}
+					writes.Add(1)
 				}
 				if p == 0 && i%300 == 0 {
 					if _, err := b.write(stream.EncodeDelete(1, false)); err != nil {
@@ -255,6 +269,73 @@ func TestBatcherOrder(t *testing.T) {
 	t.Logf("%d entries, largest batch %d", len(fr.entries), maxBatch)
 }
 
+// TestBatcherHold: held appends are not proposed until flush, except a
+// batch that filled; a non-held append or a write sends the held batch
+// (a write from the goroutine holding it does not wait forever); every
+// message keeps its order.
+func TestBatcherHold(t *testing.T) {
+	fr := newFakeRaft(t)
+	b := newBatcher("test", fr.apply)
+	defer b.close()
+	cb := newCallbacks()
+	entries := func() []stream.Entry {
+		fr.mu.Lock()
+		defer fr.mu.Unlock()
+		return append([]stream.Entry(nil), fr.entries...)
+	}
+	id := 0
+	add := func(k int, hold bool) {
+		for range k {
+			if err := b.add("s", nil, []byte("x"), 1, cb.done(id), hold); err != nil {
+				t.Fatal(err)
+			}
+			id++
+		}
+	}
+	quiet := func(want int) {
+		time.Sleep(30 * time.Millisecond)
+		if n := len(entries()); n != want {
+			t.Fatalf("%d entries proposed, want %d", n, want)
+		}
+	}
+	add(10, true)
+	quiet(0)
+	b.flush()
+	waitFor(t, "the flushed batch", func() bool { return len(entries()) == 1 })
+	if n := len(entries()[0].Msgs); n != 10 {
+		t.Fatalf("flushed batch of %d messages, want 10", n)
+	}
+
+	add(batchMaxMsgs+5, true) // one full batch goes; 5 stay held
+	waitFor(t, "the full batch", func() bool { return len(entries()) == 2 })
+	quiet(2)
+	if _, err := b.write(stream.EncodeDelete(1, false)); err != nil {
+		t.Fatal(err)
+	}
+	add(3, true)
+	add(1, false) // joins the held batch and sends it
+	waitFor(t, "every callback", func() bool { return cb.count() == id })
+	es := entries()
+	var got []string
+	for _, e := range es {
+		if e.Op == stream.OpAppendBatch {
+			got = append(got, fmt.Sprint(len(e.Msgs)))
+		} else {
+			got = append(got, "op")
+		}
+	}
+	if want := fmt.Sprint([]string{"10", fmt.Sprint(batchMaxMsgs), "5", "op", "4"}); fmt.Sprint(got) != want {
+		t.Fatalf("entries %v, want %v", got, want)
+	}
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	for i, id := range cb.order {
+		if id != i || cb.results[id] != nil {
+			t.Fatalf("callback %d: message %d (%v)", i, id, cb.results[id])
+		}
+	}
+}
+
 // TestBatcherFailAndClose: when raft answers proposals with an error (a
 // lost leadership), every message in them gets it; close fails what is
 // still queued with store.ErrClosed, after what was proposed, never drops
@@ -276,7 +357,7 @@ func TestBatcherFailAndClose(t *testing.T) {
 	id := 0
 	queue := func(k int) {
 		for range k {
-			if err := b.append("s", nil, []byte("x"), 1, cb.done(id)); err != nil {
+			if err := b.add("s", nil, []byte("x"), 1, cb.done(id), false); err != nil {
 				t.Fatal(err)
 			}
 			id++
@@ -308,7 +389,7 @@ func TestBatcherFailAndClose(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("close hangs")
 	}
-	if err := b.append("s", nil, nil, 1, cb.done(-1)); !errors.Is(err, store.ErrClosed) {
+	if err := b.add("s", nil, nil, 1, cb.done(-1), false); !errors.Is(err, store.ErrClosed) {
 		t.Fatalf("append after close: %v", err)
 	}
 	if _, err := b.write(stream.EncodeCompact(3)); !errors.Is(err, store.ErrClosed) {

@@ -401,6 +401,14 @@ func (n *Node) Put(key string, val []byte) error {
 	return err
 }
 
+// PutIf commits key=val only while key holds old (compare and swap):
+// ErrFenced when it holds something else or nothing. The entry is a
+// fenced put whose fence is key itself.
+func (n *Node) PutIf(key string, old, val []byte) error {
+	_, err := n.propose(encodeFenced(key, old, encodeMeta(key, val, false)))
+	return err
+}
+
 // Delete commits the removal of key through the meta group.
 func (n *Node) Delete(key string) error {
 	_, err := n.propose(encodeMeta(key, nil, true))

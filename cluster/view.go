@@ -63,11 +63,20 @@ func (v *view) AppendAt(subject string, hdr, data []byte, ts int64) (uint64, int
 		err error
 	}
 	ch := make(chan result, 1)
-	if err := v.r.batch.append(subject, hdr, data, ts, func(seq uint64, ts int64, err error) { ch <- result{seq, ts, err} }); err != nil {
+	if err := v.r.batch.add(subject, hdr, data, ts, func(seq uint64, ts int64, err error) { ch <- result{seq, ts, err} }, false); err != nil {
 		return 0, 0, err
 	}
 	r := <-ch
 	return r.seq, r.ts, r.err
+}
+
+// AppendAtAsync is AppendAt without the wait: done is called with the
+// result, in log order (a conversion's copy: jetstream/cluster_convert.go).
+func (v *view) AppendAtAsync(subject string, hdr, data []byte, ts int64, done store.AppendDone) error {
+	if v.closed.Load() {
+		return store.ErrClosed
+	}
+	return v.r.batch.add(subject, hdr, data, ts, done, false)
 }
 
 // AppendAsync queues the message for the replica's next batch entry
@@ -76,8 +85,22 @@ func (v *view) AppendAsync(subject string, hdr, data []byte, done store.AppendDo
 	if v.closed.Load() {
 		return store.ErrClosed
 	}
-	return v.r.batch.append(subject, hdr, data, v.now(), done)
+	return v.r.batch.add(subject, hdr, data, v.now(), done, false)
 }
+
+var _ store.HeldAppender = (*view)(nil)
+
+// AppendAsyncHeld is AppendAsync without starting the batch: the messages
+// that follow join it until Flush (store.HeldAppender).
+func (v *view) AppendAsyncHeld(subject string, hdr, data []byte, done store.AppendDone) error {
+	if v.closed.Load() {
+		return store.ErrClosed
+	}
+	return v.r.batch.add(subject, hdr, data, v.now(), done, true)
+}
+
+// Flush starts the held appends' batch.
+func (v *view) Flush() { v.r.batch.flush() }
 
 func (v *view) st() store.StreamStore { return v.r.fsm.Store() }
 

@@ -30,6 +30,12 @@
 //   - TestClusterMembershipUnderLoad: the same checks while an R3 stream on
 //     four servers has its leader peer-removed (the stream moves) and its
 //     replicas go to 4, 2 and 3 again.
+//   - TestClusterConvertKill9: a stream created with one replica grows to
+//     three under publishers and a consumer, and its server is killed
+//     midway through converting it into a raft group (once the local
+//     stream is marked, once the group holds part of the copy); the
+//     restarted server finishes: the same checks, every replica holds the
+//     same messages, and the local copy is gone.
 //   - TestClusterLinearizableKV and TestClusterLinearizableKVMove: a KV
 //     workload checked with porcupine through a leader kill, and through a
 //     move of the bucket off its leader's server.

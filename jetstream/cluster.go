@@ -43,6 +43,9 @@ type Cluster interface {
 	IsMetaLeader() bool
 	MetaLeader() string
 	Put(key string, val []byte) error
+	// PutIf commits key=val only while key still holds old; it fails
+	// otherwise (cluster_convert.go's switch).
+	PutIf(key string, old, val []byte) error
 	Delete(key string) error
 	Get(key string) ([]byte, bool)
 	Keys(prefix string) []string
@@ -139,6 +142,10 @@ type streamAssignment struct {
 	// (it had more replicas once, and can have more again), not a local
 	// stream; a stream of several replicas is always a group.
 	Group bool `json:"group,omitempty"`
+	// Convert marks a stream created with one replica (a local stream)
+	// that is being made a raft group (cluster_convert.go); the
+	// assignment stays the local stream's until the switch.
+	Convert *streamConvert `json:"convert,omitempty"`
 }
 
 // grouped reports whether the stream is a raft group (hosted by its
@@ -174,6 +181,9 @@ type clustering struct {
 	// leaving are the replicas leaving their groups (leaveStream), until
 	// their data is removed or the stream comes back (applyStream).
 	leaving map[string]*hosted
+	// converting are the conversions of local streams into groups
+	// running on this server (cluster_convert.go).
+	converting map[string]*conversion
 	// applyMu serializes applyStream: the meta group applies assignments
 	// in order, and a finished leave re-applies its stream's.
 	applyMu    sync.Mutex
@@ -263,6 +273,7 @@ func (js *JetStream) applyMetaDelete(key string) {
 				js.log.Error("cluster: deleting stream", "stream", name, "error", aerr.Description)
 			}
 		}
+		js.dropConverted(name) // a local stream being made a group
 		return
 	}
 	h.mu.Lock()
@@ -295,6 +306,10 @@ func (js *JetStream) applyStreamLocked(a streamAssignment) {
 		js.leaveStream(a)
 		return
 	}
+	if a.Convert != nil {
+		js.applyConvert(a) // cluster_convert.go
+		return
+	}
 	if !a.grouped() {
 		if s := js.lookup(cfg.Name); s != nil {
 			if old := s.config(); !validate.SameStream(&old, &cfg) {
@@ -302,6 +317,10 @@ func (js *JetStream) applyStreamLocked(a streamAssignment) {
 					js.log.Error("cluster: updating stream", "stream", cfg.Name, "error", aerr.Description)
 				}
 			}
+			return
+		}
+		if js.convertingHere(cfg.Name) {
+			js.createAfterConversion(cfg.Name) // cluster_convert.go
 			return
 		}
 		if _, _, aerr := js.createStream(cfg); aerr != nil {
@@ -328,6 +347,14 @@ func (js *JetStream) applyStreamLocked(a streamAssignment) {
 	if js.stayHosted(a) {
 		return
 	}
+	// A stream created with one replica and converted into this group
+	// leaves its local copy (cluster_convert.go, step 6).
+	if s := js.lookup(cfg.Name); s != nil && s.rep == nil {
+		if aerr := js.deleteStream(cfg.Name); aerr != nil {
+			js.log.Error("cluster: deleting the local stream a group replaces", "stream", cfg.Name, "error", aerr.Description)
+		}
+	}
+	js.dropConverted(cfg.Name)
 	h := &hosted{asg: a}
 	js.cl.mu.Lock()
 	js.cl.hosted[cfg.Name] = h
@@ -335,14 +362,7 @@ func (js *JetStream) applyStreamLocked(a streamAssignment) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	join := len(a.Initial) > 0 && !slices.Contains(a.Initial, js.cl.c.Self())
-	rep, err := js.cl.c.OpenStream(cfg.Name, a.Peers, join, a.Preferred == js.cl.c.Self(), wal.Options{
-		FS:         js.cfg.FS,
-		Encryption: js.cfg.Encryption,
-		Limits:     storeLimits(&cfg),
-		Compress:   cfg.Compression == api.S2Compression,
-		Metrics:    &js.walMetrics,
-		OuterLock:  true, // the store lock (storelock.go) keeps other processes out
-	}, func(lead bool) {
+	rep, err := js.cl.c.OpenStream(cfg.Name, a.Peers, join, a.Preferred == js.cl.c.Self(), js.replicaOptions(&cfg), func(lead bool) {
 		if lead {
 			js.activate(h)
 		} else {
@@ -357,6 +377,19 @@ func (js *JetStream) applyStreamLocked(a streamAssignment) {
 		return
 	}
 	h.rep = rep
+}
+
+// replicaOptions are the store options of this server's replica of a
+// replicated stream.
+func (js *JetStream) replicaOptions(cfg *api.StreamConfig) wal.Options {
+	return wal.Options{
+		FS:         js.cfg.FS,
+		Encryption: js.cfg.Encryption,
+		Limits:     storeLimits(cfg),
+		Compress:   cfg.Compression == api.S2Compression,
+		Metrics:    &js.walMetrics,
+		OuterLock:  true, // the store lock (storelock.go) keeps other processes out
+	}
 }
 
 // activate makes this server serve a replicated stream it now leads.
@@ -441,6 +474,7 @@ func (js *JetStream) restoreConsumers(s *stream) {
 // Cluster, which package serve owns).
 func (js *JetStream) closeCluster() {
 	js.stopDirect()
+	js.stopConversions()
 	js.cl.mu.Lock()
 	hs, stops := js.cl.hosted, []func(){js.cl.stopStates, js.cl.stopReads, js.cl.stopWrites}
 	js.cl.hosted, js.cl.stopStates, js.cl.stopReads, js.cl.stopWrites = map[string]*hosted{}, nil, nil, nil

@@ -122,6 +122,9 @@ func (js *JetStream) clusterUpdateStream(norm api.StreamConfig) (*api.StreamInfo
 	if !ok {
 		return nil, api.NewError(api.ErrStreamNotFound)
 	}
+	if a.Convert != nil {
+		return nil, api.Errorf(api.ErrStreamUpdate, "stream %s is being converted into a replicated stream: try again once it is", norm.Name)
+	}
 	cfg, aerr := validate.StreamUpdate(&a.Config, &norm)
 	if aerr == nil {
 		aerr = js.checkClusterStreamLimits(cfg.Name, &cfg)
@@ -130,6 +133,9 @@ func (js *JetStream) clusterUpdateStream(norm api.StreamConfig) (*api.StreamInfo
 		return nil, aerr
 	}
 	if n := max(cfg.Replicas, 1); n != max(a.Config.Replicas, 1) {
+		if n > 1 && !a.grouped() {
+			return js.startConversion(a, cfg, n) // cluster_convert.go
+		}
 		if a, aerr = js.rescale(a, &cfg, n); aerr != nil {
 			return nil, aerr
 		}

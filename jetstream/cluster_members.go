@@ -16,47 +16,29 @@ import (
 // removed ones leave and delete their data).
 //
 // A stream created with one replica is an ordinary local stream, not a
-// raft group, so growing it to several is refused (moving its data into a
-// group is not built). A replicated stream that shrinks to one replica
-// stays a raft group, of one (streamAssignment.Group, as nats-server's R1
-// streams are), so it can grow again through the same membership changes. nats-server does it without
-// stopping publishes: its R1 stream already has a group of one, the new
-// members join it and the R1 server, preferred as leader, sends them its
-// stream snapshot. jetwal has no such group, so a conversion has to copy.
-// A design for the local stream's conversion that stays crash-safe (not
-// built; nothing here implements it):
+// raft group. A replicated stream that shrinks to one replica stays a raft
+// group, of one (streamAssignment.Group, as nats-server's R1 streams are),
+// so it can grow again through the same membership changes. nats-server
+// grows an R1 stream without stopping publishes: its R1 stream already
+// has a group of one, the new members join it and the R1 server,
+// preferred as leader, sends them its stream snapshot. jetwal's R1 stream
+// has no group, so growing it first converts it into one
+// (cluster_convert.go, built): its server stops serving it, copies its
+// messages (at their sequences and times) and durable consumers into a
+// raft group of one it builds apart, and switches the assignment, by one
+// compare-and-swap meta put, to that group with the other servers as
+// joining members; from there it is the ordinary 1 -> N growth below.
+// Every crash point leaves the local stream or the group complete (see
+// there). The stream is not served during the copy (publishes hear "no
+// responders" and are retried by clients); nats-server's way, with no
+// such pause, would need the local stream to be a group from its
+// creation. The reverse (a stream going down to one replica) keeps the
+// group of one: nothing is converted back.
 //
-//   - One meta entry starts it: the assignment keeps its peers (the old
-//     side stays authoritative and served) and gains a Convert part (the
-//     target peers and a token); the token is also put under a fence key
-//     of its own ("_convert/<stream>"), so that only this conversion can
-//     finish it. The old side refuses writes (publishes, purges, message
-//     deletes, consumer creates) with a retryable error from then on, and
-//     again after a restart while Convert is in its assignment.
-//   - R1 -> Rn: the target peers open the stream's group (streams/<name>
-//     of the cluster directory, apart from the local store, so the R1
-//     server holds both) but nobody activates it while Convert is set. The
-//     R1 server hands the group's leader its messages with their
-//     sequences and times (writeRestored: idempotent by sequence, so a
-//     copy restarted after any crash resumes), skips to the first and
-//     last sequence, stops its consumers and puts their states (cstate/)
-//     and assignments (consumers/), which no server applies while the
-//     stream is not a hosted group.
-//   - Rn -> R1: the leader (the one peer of Convert) builds a hidden local
-//     store from its replica (raw appends at the same sequences), writes
-//     its consumers' states there, syncs it and marks it complete.
-//   - The switch is one fenced meta put of the assignment (the new peers,
-//     no Convert), applied only while "_convert/<stream>" still holds the
-//     token: before it the old side is complete and served; after it the
-//     new side is, as every server applies the same entry (R1 -> Rn: the
-//     R1 server closes and deletes its local stream and the group
-//     activates; Rn -> R1: the kept server renames the complete hidden
-//     store into place, idempotently after a restart, and the others leave
-//     the group and delete their replicas).
-//   - The meta leader aborts a conversion that stalls (a target down, the
-//     copier gone): a fenced put clearing Convert and the token; the
-//     targets delete what they copied, and the stale-replica sweep and the
-//     start-up load must treat Convert's peers and hidden stores so.
+// A placement change (nats stream edit --tag) of a stream created with
+// one replica still only changes its config: its data stays where it is
+// (moving it is not built; after a conversion, the stream is a group and
+// moves like one).
 
 // leaveTimeout bounds how long a server no longer holding a stream waits
 // for the group to stop counting it before deleting its replica.
@@ -142,9 +124,6 @@ func (js *JetStream) stayHosted(a streamAssignment) bool {
 // rescale returns the assignment a with replicas peers: more are picked
 // by placement, fewer drop the servers without a route first.
 func (js *JetStream) rescale(a streamAssignment, cfg *api.StreamConfig, replicas int) (streamAssignment, *api.ApiError) {
-	if !a.grouped() {
-		return a, api.Errorf(api.ErrStreamUpdate, "changing a stream created with one replica to several is not supported by jetwal")
-	}
 	// A group keeps being one at one replica (a raft group of one, as in
 	// nats-server), so it can grow again.
 	a.Group = true

@@ -31,7 +31,7 @@ func (js *JetStream) sweepStaleReplicas() {
 		return
 	}
 	for _, name := range names {
-		if a, ok := js.assignment(name); ok && slices.Contains(a.Peers, js.cl.c.Self()) || js.hostedStream(name) != nil {
+		if a, ok := js.assignment(name); ok && slices.Contains(a.Peers, js.cl.c.Self()) && (a.grouped() || a.Convert != nil) || js.hostedStream(name) != nil {
 			continue
 		}
 		if err := js.cl.c.RemoveStreamData(name); err != nil {

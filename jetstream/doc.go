@@ -113,6 +113,8 @@
 //   - consumer_maxdeliver.go: messages past max_deliver.
 //   - consumer_retention.go: interest and workqueue retention.
 //   - cluster_members.go: changing a replicated stream's servers (replicas, RemovePeer).
+//   - cluster_convert.go: a stream created with one replica growing to
+//     several: made a raft group of one on its server, crash-safely.
 //   - cluster_placement.go: picking a stream's servers (placement cluster and tags).
 //   - cluster.go: clustered JetStream: the meta group and replicated streams.
 //   - cluster_api.go: the meta leader's side of the stream operations (clusterCreateStream, …), StepDownStream.

@@ -191,7 +191,8 @@ func New(srv Host, cfg Config) (*JetStream, error) {
 	js.api = apiserver.New(js, apiserver.Config{StoreDir: cfg.StoreDir, Logger: cfg.Logger, Clustered: cfg.Cluster != nil})
 	js.registerAPI()
 	if cfg.Cluster != nil {
-		js.cl = &clustering{c: cfg.Cluster, hosted: make(map[string]*hosted), leaving: make(map[string]*hosted)}
+		js.cl = &clustering{c: cfg.Cluster, hosted: make(map[string]*hosted), leaving: make(map[string]*hosted),
+			converting: make(map[string]*conversion)}
 	}
 	if err := js.startConsumers(); err != nil {
 		js.Close()

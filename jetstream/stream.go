@@ -474,8 +474,18 @@ func (s *stream) appendMsgLocked(m *server.Msg, h *pubHeaders, reply string, rol
 	s.appending = true
 	s.pmu.Unlock()
 
-	// The store copies subject, header and data before returning.
-	err := s.store.AppendAsync(m.Subject, m.Header, m.Data, s.onAppend)
+	// The store copies subject, header and data before returning. A
+	// replicated stream's store holds the message for its next raft entry
+	// until the publisher's input chunk is done (server.Msg.Defer), so one
+	// entry takes the whole chunk (cluster/batcher.go).
+	var err error
+	if hs, ok := s.store.(store.HeldAppender); ok {
+		if err = hs.AppendAsyncHeld(m.Subject, m.Header, m.Data, s.onAppend); err == nil {
+			m.Defer(hs)
+		}
+	} else {
+		err = s.store.AppendAsync(m.Subject, m.Header, m.Data, s.onAppend)
+	}
 
 	s.pmu.Lock()
 	s.appending = false

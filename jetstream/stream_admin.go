@@ -39,6 +39,12 @@ func (js *JetStream) loadStreams(root string) error {
 			continue
 		}
 		if fi, err := fs.Stat(dir); err == nil && fi.IsDir {
+			if _, err := fs.Stat(filepath.Join(dir, convertMarker)); err == nil {
+				// Being made a raft group (cluster_convert.go): the
+				// conversion, or the switch's deletion, takes it.
+				js.log.Info("stream not loaded: it is being converted into a replicated stream", "stream", n)
+				continue
+			}
 			dirs = append(dirs, dir)
 		}
 	}

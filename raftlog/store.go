@@ -264,6 +264,7 @@ func (s *Store) openSegment(base uint64, newest bool) (*seg, error) {
 			ss.Close()
 			return nil, fmt.Errorf("raftlog: %w", err)
 		}
+		ss.SetZeroAhead(true)
 		return sg, nil
 	}
 	// Rebuild the missing or stale index; it is a cache, so a failure to

@@ -147,6 +147,7 @@ func (s *Store) newSegment(base uint64, size, need int64) (*seg, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
+	ss.SetZeroAhead(true) // every write is synced (segment/zeroahead.go)
 	sg := &seg{s: ss, base: base}
 	s.segs = append(s.segs, sg)
 	return sg, nil

@@ -17,8 +17,11 @@ type bgWrite struct {
 	off  int64
 	file *fileHandle
 	path string
-	err  error         // set before done closes
-	done chan struct{} // closed when the pwrite returned
+	// zeros to write after buf (zeroahead.go), and whether that failed
+	zfrom, zto int64
+	zerr       error
+	err        error         // set before done closes
+	done       chan struct{} // closed when the pwrite returned
 }
 
 // maxSpare caps the capacity of a write buffer kept for reuse.
@@ -124,6 +127,7 @@ func (s *Segment) detach(limit int) (*bgWrite, error) {
 		}
 	}
 	w := &bgWrite{buf: s.wbuf, off: s.end, done: make(chan struct{}), file: s.f, path: s.path}
+	w.zfrom, w.zto = s.planZero(s.end + int64(len(s.wbuf)))
 	s.inflight = w
 	s.wbuf, s.spare = s.spare[:0], nil
 	return w, nil
@@ -137,6 +141,8 @@ func (w *bgWrite) run() {
 	}
 	if err != nil {
 		w.err = fmt.Errorf("segment: write %s at offset %d: %w", w.path, w.off, err)
+	} else if w.zto > w.zfrom {
+		w.zerr = writeZeros(w.file, w.path, w.zfrom, w.zto)
 	}
 	close(w.done)
 }
@@ -178,6 +184,9 @@ func (s *Segment) settle(w *bgWrite) error {
 	s.inflight = nil
 	if w.err != nil {
 		return w.err
+	}
+	if w.zerr != nil {
+		s.zeroAhead = false
 	}
 	s.end += int64(len(w.buf))
 	if cap(w.buf) <= maxSpare {

@@ -109,6 +109,10 @@
 // into a mapping; where preallocation is unsupported the file is grown with
 // ftruncate and the same pwrite path reports ENOSPC. Reads go through a
 // read-only shared mapping (mmap-go), which sees pwritten bytes immediately.
+// A segment whose every write is synced (a raft log, a SyncAlways store)
+// turns on zero-ahead (zeroahead.go): zeros written in 1 MiB chunks just
+// past the records, so that a record's fdatasync need not also commit the
+// extent changes of fallocated space.
 //
 // The mapping stays valid without the file's descriptor, so a segment keeps
 // its descriptor only while it is used (handle.go): one unused for

@@ -39,6 +39,11 @@ type Segment struct {
 	sealed     bool
 	compressed bool
 
+	// Zero-ahead (zeroahead.go): on, and the file offset below which the
+	// reserved space is known written.
+	zeroAhead bool
+	zeroed    int64
+
 	// key opens (and seals) the records of an encrypted segment; nil for
 	// a plain one, or an encrypted one opened to check its structure. ov
 	// is the sealing overhead of its records (0 when plain), set from the
@@ -386,6 +391,11 @@ func (s *Segment) Flush() error {
 		return fmt.Errorf("segment: write %s at offset %d: %w", s.path, s.end, err)
 	}
 	s.end += int64(n)
+	if from, to := s.planZero(s.end); to > from {
+		if writeZeros(s.f, s.path, from, to) != nil {
+			s.zeroAhead = false
+		}
+	}
 	if cap(s.wbuf) > maxSpare {
 		s.wbuf = nil
 	} else {

@@ -152,7 +152,10 @@ func (c jsCluster) key(k string) string { return accountKeyPrefix(c.account) + k
 
 func (c jsCluster) Put(key string, val []byte) error { return c.Node.Put(c.key(key), val) }
 func (c jsCluster) Delete(key string) error          { return c.Node.Delete(c.key(key)) }
-func (c jsCluster) Get(key string) ([]byte, bool)    { return c.Node.Get(c.key(key)) }
+func (c jsCluster) PutIf(key string, old, val []byte) error {
+	return c.Node.PutIf(c.key(key), old, val)
+}
+func (c jsCluster) Get(key string) ([]byte, bool) { return c.Node.Get(c.key(key)) }
 
 func (c jsCluster) Keys(prefix string) []string {
 	p := accountKeyPrefix(c.account)

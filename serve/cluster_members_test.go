@@ -22,8 +22,8 @@ import (
 // TestClusterStreamReplicasAndPeerRemove: with the CLI on three servers,
 // an R2 stream's replicas go to 3 (`stream edit --replicas 3`: the new
 // replica holds the messages published before, shown by making it the
-// leader) and back to 2 (the removed server drops its group); 5, and
-// an R1 stream's change to 3, are refused; `stream cluster peer-remove` moves a
+// leader) and back to 2 (the removed server drops its group); 5 is
+// refused; `stream cluster peer-remove` moves a
 // replica to the spare server, and is refused as nats-server refuses it
 // for a server that holds no replica, or when no server is spare. An R1
 // memory consumer of the R3 stream is taken, an R5 one refused.
@@ -105,16 +105,13 @@ func TestClusterStreamReplicasAndPeerRemove(t *testing.T) {
 		t.Fatalf("R5 consumer of an R3 stream: %v\n%s", err, out)
 	}
 
-	// Refusals: more servers than there are, a stream created with one
-	// replica going to several, a server that holds none, and a move with
-	// no spare server.
-	cli("", "stream", "add", "ONE", "--subjects", "one", "--replicas", "1", "--defaults")
+	// Refusals: more servers than there are, a server that holds none,
+	// and a move with no spare server.
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"stream", "edit", "M", "--replicas", "5", "-f"}, "no suitable peers for placement (10005)"},
-		{[]string{"stream", "edit", "ONE", "--replicas", "3", "-f"}, "changing a stream created with one replica to several is not supported"},
 		{[]string{"stream", "cluster", "peer-remove", "M", "nope", "-f"}, "peer not a member"},
 		{[]string{"stream", "cluster", "peer-remove", "M", peers[0], "-f"}, "peer remap failed"},
 	} {

@@ -143,6 +143,7 @@ type client struct {
 	announced     atomic.Bool // the connect event was reported (conn_events.go)
 	firstPongSent bool
 	pending       []*client // writers fed directly, to wake after this chunk
+	deferred      []Flusher // handlers' work deferred to the end of this chunk (defer.go)
 	stages        []stage   // per-receiver staged output (stage.go)
 	lastStage     int
 	stalled       time.Duration
@@ -248,6 +249,7 @@ func (c *client) recoverPanic() {
 		return
 	}
 	c.srv.logger.Error("connection goroutine panicked", "cid", c.id, "panic", p, "stack", string(debug.Stack()))
+	c.runDeferred() // held work (a stream's batch) goes without this chunk's end
 	c.close(closeInternalError, "")
 }
 

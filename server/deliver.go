@@ -109,6 +109,7 @@ func (s *Server) callHandler(d *delivery, sub *subscription) {
 	if d.pub != nil {
 		m = &d.pub.msg
 		m.ClientID = d.pub.id
+		m.from = d.pub
 	} else {
 		m = &Msg{}
 	}
@@ -124,7 +125,7 @@ func (s *Server) callHandler(d *delivery, sub *subscription) {
 		m.Header = d.hdr
 	}
 	sub.handler(m)
-	m.Header, m.Data = nil, nil
+	m.Header, m.Data, m.from = nil, nil, nil
 }
 
 // slowConsumer cuts off a client whose queue passed MaxPending. It closes
@@ -147,6 +148,7 @@ func (c *client) stallFor(dst *client, queued int64) {
 	if c.stalled >= stallTotal {
 		return
 	}
+	c.runDeferred()
 	c.handOverAll()
 	for _, p := range c.pending {
 		p.kickWriter()

@@ -16,6 +16,8 @@ type Msg struct {
 	Data    []byte
 	// ClientID is the id of the publishing client, 0 for Server.Publish.
 	ClientID uint64
+
+	from *client // the publishing connection, for Defer; nil for Server.Publish
 }
 
 // Handler receives messages for an internal subscription. It runs

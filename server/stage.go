@@ -146,6 +146,7 @@ func (c *client) stageMsg(dst *client, sid, subj, reply, hdr, data []byte) bool 
 // flushPending hands over every stage and wakes every writer this read
 // goroutine fed directly. Called at the end of each input chunk.
 func (c *client) flushPending() {
+	c.runDeferred()
 	// checkQueued may stall, and a stall hands over all stages; iterate by
 	// index and reset only at the end.
 	for i := 0; i < len(c.stages); i++ {

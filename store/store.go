@@ -195,6 +195,18 @@ type StreamStore interface {
 	Remove() error
 }
 
+// HeldAppender is a StreamStore that writes its appends in batches (a
+// replicated stream: one raft entry per batch) and can be told that more
+// appends follow at once. AppendAsyncHeld queues like AppendAsync but does
+// not start the batch's write; Flush starts whatever is held. The caller
+// must call Flush after its last AppendAsyncHeld (package jetstream does
+// it at the end of the publisher's input chunk, server.Msg.Defer): a held
+// append otherwise waits for the next append, write or completed batch.
+type HeldAppender interface {
+	AppendAsyncHeld(subject string, hdr, data []byte, done AppendDone) error
+	Flush()
+}
+
 // Errors. Implementations wrap them with context; test with errors.Is.
 var (
 	ErrNotFound        = errors.New("store: message not found")

@@ -219,6 +219,7 @@ func (s *Store) rollLocked(base uint64, need int) error {
 	}
 	s.unsynced = false
 	s.nextID++
+	seg.SetZeroAhead(s.opts.Sync == SyncAlways) // every commit fsyncs (segment/zeroahead.go)
 	s.active = &segEntry{id: s.nextID, seg: seg}
 	s.segs = append(s.segs, s.active)
 	s.wantSpareLocked()

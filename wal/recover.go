@@ -229,6 +229,8 @@ func (s *Store) recover() error {
 		s.segs = append(s.segs, &segEntry{id: s.nextID, seg: seg})
 	}
 	s.active = s.segs[len(s.segs)-1]
+	// Every commit fsyncs with SyncAlways (segment/zeroahead.go).
+	s.active.seg.SetZeroAhead(s.opts.Sync == SyncAlways)
 	if err := s.tombOpenBatchLocked(); err != nil { // batch.go
 		return err
 	}

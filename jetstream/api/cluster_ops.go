@@ -13,6 +13,8 @@ const (
 	TypeMetaServerEvacuate     = "io.nats.jetstream.api.v1.meta_server_evacuate_response"
 	TypeMetaLeaderStepDown     = "io.nats.jetstream.api.v1.meta_leader_stepdown_response"
 	TypeConsumerLeaderStepDown = "io.nats.jetstream.api.v1.consumer_leader_stepdown_response"
+	TypeConsumerRemovePeer     = "io.nats.jetstream.api.v1.consumer_remove_peer_response"
+	TypeConsumerEvacuatePeer   = "io.nats.jetstream.api.v1.consumer_evacuate_peer_response"
 )
 
 // LeaderStepDownRequest is the optional body of a step-down: where the

@@ -16,6 +16,13 @@ func (s *Server) registerCluster(clustered bool) {
 	// which is what jetwal's peer removal does already: one operation,
 	// two response types.
 	moves := map[string]string{"STREAM.PEER.REMOVE": api.TypeStreamRemovePeer, "STREAM.PEER.EVACUATE": api.TypeStreamEvacuatePeer}
+	// A consumer's replicas are its stream's (it runs with the stream's
+	// leader; its state is checkpointed through the meta group), so a
+	// consumer replica cannot move on its own: nats consumer cluster
+	// evacuate and peer-remove get a clear refusal.
+	for op, typ := range map[string]string{"CONSUMER.PEER.REMOVE": api.TypeConsumerRemovePeer, "CONSUMER.PEER.EVACUATE": api.TypeConsumerEvacuatePeer} {
+		s.Register(op, Mgmt, func(r *Request) { s.consumerPeerMove(typ, clustered, r) })
+	}
 	if !clustered {
 		for op, typ := range moves {
 			s.Register(op, Mgmt, func(r *Request) {
@@ -78,6 +85,21 @@ func (s *Server) consumerStepDown(r *Request) {
 		return
 	}
 	s.Respond(r, api.LeaderStepDownResponse{Response: api.Response{Type: typ}, Success: true}, false)
+}
+
+// consumerPeerMove refuses CONSUMER.PEER.REMOVE and .EVACUATE
+// <stream>.<consumer>: see registerCluster.
+func (s *Server) consumerPeerMove(typ string, clustered bool, r *Request) {
+	stream, consumer, ok := strings.Cut(r.Args, ".")
+	switch {
+	case !ok || stream == "" || consumer == "" || strings.Contains(consumer, "."):
+		s.RespondError(r, typ, api.NewError(api.ErrBadRequest))
+	case !clustered:
+		s.RespondError(r, typ, api.NewError(api.ErrClusterRequired))
+	default:
+		s.RespondError(r, typ, api.Errorf(api.ErrBadRequest,
+			"a consumer's replicas are its stream's in jetwal: move the stream's replica instead (stream peer-remove or evacuate)"))
+	}
 }
 
 // streamRemovePeer serves STREAM.PEER.REMOVE.<stream> and

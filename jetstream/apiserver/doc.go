@@ -38,7 +38,8 @@
 //   - msg.go: the STREAM.MSG.GET and STREAM.MSG.DELETE handlers.
 //   - consumer.go: the CONSUMER.* handlers (create, info, delete, names, list, pause, unpin, reset).
 //   - cluster.go: the operations only a cluster has (step-downs,
-//     STREAM.PEER.REMOVE and .EVACUATE), DecodeStepDown.
+//     STREAM.PEER.REMOVE and .EVACUATE; CONSUMER.PEER.REMOVE and
+//     .EVACUATE, refused), DecodeStepDown.
 //   - snapshot.go: the STREAM.SNAPSHOT and STREAM.RESTORE handlers.
 //   - doc.go: this overview.
 package apiserver

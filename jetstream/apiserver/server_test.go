@@ -114,3 +114,35 @@ func TestServeRefusesLevelAndPanics(t *testing.T) {
 		t.Fatalf("HidePaths left %q", got)
 	}
 }
+
+// TestConsumerPeerMoveRefused: nats consumer cluster peer-remove and
+// evacuate get their own response types and a refusal that says why (a
+// consumer's replicas are its stream's); without a cluster, 10010; a
+// malformed subject, a bad request.
+func TestConsumerPeerMoveRefused(t *testing.T) {
+	for _, clustered := range []bool{false, true} {
+		s, f := newTestServer(clustered)
+		for _, c := range []struct{ op, typ string }{
+			{"CONSUMER.PEER.REMOVE", api.TypeConsumerRemovePeer},
+			{"CONSUMER.PEER.EVACUATE", api.TypeConsumerEvacuatePeer},
+		} {
+			serve(t, s, "$JS.API."+c.op+".S.C", "", `{"peer":"n1"}`)
+			var resp api.Response
+			if err := json.Unmarshal([]byte(f.replies[len(f.replies)-1]), &resp); err != nil {
+				t.Fatal(err)
+			}
+			want := api.ErrClusterRequired
+			if clustered {
+				want = api.ErrBadRequest
+			}
+			if resp.Type != c.typ || resp.Error == nil || resp.Error.ErrCode != want ||
+				clustered && !strings.Contains(resp.Error.Description, "replicas are its stream's") {
+				t.Fatalf("clustered=%v %s: %s", clustered, c.op, f.replies[len(f.replies)-1])
+			}
+			serve(t, s, "$JS.API."+c.op+".S", "", `{"peer":"n1"}`)
+			if e := lastError(t, f); e == nil || e.ErrCode != api.ErrBadRequest || strings.Contains(e.Description, "replicas") {
+				t.Fatalf("clustered=%v %s without a consumer: %+v", clustered, c.op, e)
+			}
+		}
+	}
+}
