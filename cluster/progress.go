@@ -62,7 +62,9 @@ func (r *Replica) reportProgress() {
 		case <-r.done:
 			return
 		case <-t.C:
-			if r.n.srv != nil && !r.IsLeader() {
+			// A leader reports too when its followers answer reads
+			// (followerreads.go: they compare its report with their log).
+			if r.n.srv != nil && (!r.IsLeader() || r.followerReads.Load()) {
 				r.n.internal().Publish(r.progressSubject(), "", nil, []byte(r.n.opts.Self+" "+strconv.FormatUint(r.fsm.Applied(), 10)))
 			}
 		}

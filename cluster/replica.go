@@ -66,6 +66,9 @@ type Replica struct {
 	catchSub                  *server.Subscription // the group's catch-up requests (catchup.go)
 
 	sentMsgs, sentBytes atomic.Uint64 // catch-up answers sent to members catching up
+	followerReads       atomic.Bool   // followers answer reads (followerreads.go)
+	commitKick          chan struct{} // wakes sendCommits (followerreads.go)
+	gaveUp              atomic.Uint64 // the last received entry AwaitApplied gave up on
 }
 
 // groupName is the raft group of a stream: its name when the preamble can
@@ -120,8 +123,8 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 		return nil, fmt.Errorf("cluster: stream %s: %w", name, err)
 	}
 	r := &Replica{n: n, name: name, dir: dir, peers: slices.Clone(peers), onLeader: onLeader,
-		memberKick: make(chan struct{}, 1),
-		done:       make(chan struct{}), failed: make(map[raft.ServerID]time.Time),
+		memberKick: make(chan struct{}, 1), commitKick: make(chan struct{}, 1),
+		done: make(chan struct{}), failed: make(map[raft.ServerID]time.Time),
 		progress: make(map[string]progress)}
 	// The replica's snapshots are the stream's state: a follower that
 	// installs one fetches only what it lacks from the leader (catchup.go).
@@ -191,7 +194,9 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 		return nil, err
 	}
 	r.batch = newBatcher(name, func(b []byte) raft.ApplyFuture { return r.g.r.Apply(b, applyTimeout) })
-	r.wg.Add(4)
+	r.batch.onDrain(r.flushCommit)
+	r.wg.Add(5)
+	go r.sendCommits()
 	go r.manageMembers()
 	go r.watchLeader()
 	go r.watchHeartbeats(obsCh)

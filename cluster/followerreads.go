@@ -1,0 +1,254 @@
+package cluster
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Follower reads. A follower may answer reads (direct gets of an
+// allow_direct stream) from its own copy while it is Current. What keeps
+// its copy close to the leader's is what a hashicorp/raft follower lacks:
+// it learns that an entry is committed only with the next append, and an
+// idle group sends one only after its CommitTimeout (1 s for stream
+// groups, see OpenStream: shorter costs idle CPU for every stream). So a
+// follower answering a get sent right after a publish was acknowledged
+// would miss the publish most of the time.
+//
+// With follower reads on (SetFollowerReads), the leader's write queue
+// (batcher.go) tells flushCommit when it drains: the last write proposed
+// has committed and been applied here, and nothing else is queued or in
+// flight. The leader then appends a raft barrier (raft's own no-op entry:
+// no FSM sees it), whose append carries the commit index of that write to
+// every follower at once, as the next batch would have. It is proposed
+// before the write's callbacks run, so it leaves as the acknowledgement
+// does. Under continuous load the queue does not drain and no barrier is
+// added: each batch carries the commit of the ones before. A barrier's
+// own commit reaches the followers later, which changes nothing: no FSM
+// applies it.
+//
+// The leader also reports its applied index on the group's progress
+// subject (progress.go), which a follower compares with its own log to
+// tell whether it is catching up.
+
+// SetFollowerReads turns follower reads of the stream on or off: with
+// them on, the leader makes its commits known to the followers as soon as
+// its writes stop (flushCommit) and reports its progress to them, so that
+// a Current follower answers nearly every read as the leader would.
+func (r *Replica) SetFollowerReads(on bool) { r.followerReads.Store(on) }
+
+// flushCommit asks sendCommits to tell the followers the commit index now
+// that the leader's writes drained.
+func (r *Replica) flushCommit() {
+	if !r.followerReads.Load() {
+		return
+	}
+	select {
+	case r.commitKick <- struct{}{}:
+	default: // a notice is pending: it will carry this commit too
+	}
+}
+
+// sendCommits sends the followers the leader's commit index each time
+// flushCommit asks, until the replica closes.
+func (r *Replica) sendCommits() {
+	defer r.wg.Done()
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-r.commitKick:
+			r.sendCommit()
+		}
+	}
+}
+
+// A commit notice refused by a follower whose log did not reach the
+// commit yet is sent again commitTries times, commitRetry apart.
+const (
+	commitTries = 10
+	commitRetry = time.Millisecond
+)
+
+// sendCommit sends every other member an append without entries that
+// carries the leader's commit index: the append raft itself sends a
+// CommitTimeout after the last one. Its previous entry is the committed
+// entry itself (index and term), so a follower takes the commit only when
+// its log holds that entry, and then its log matches the leader's up to
+// there (raft's log matching); a follower without it refuses, and learns
+// the commit from raft's next append. The answers are dropped: raft's
+// replication of each follower knows nothing of these appends, and needs
+// nothing from them. Each costs the follower no disk write.
+func (r *Replica) sendCommit() {
+	term := r.g.r.CurrentTerm()
+	if r.g.r.State() != raft.Leader {
+		return
+	}
+	commit := r.g.r.CommitIndex()
+	var entry raft.Log
+	if commit == 0 || r.g.log.GetLog(commit, &entry) != nil || entry.Term > term {
+		return
+	}
+	f := r.g.r.GetConfiguration()
+	if f.Error() != nil {
+		return
+	}
+	self := raft.ServerID(r.n.opts.Self)
+	addr := raft.ServerAddress(r.n.opts.Self)
+	var wg sync.WaitGroup
+	for _, s := range f.Configuration().Servers {
+		if s.ID == self {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := &raft.AppendEntriesRequest{
+				RPCHeader:         raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(self), Addr: r.g.trans.EncodePeer(self, addr)},
+				Term:              term,
+				PrevLogEntry:      commit,
+				PrevLogTerm:       entry.Term,
+				LeaderCommitIndex: commit,
+			}
+			// A follower still storing the entry refuses (its log is
+			// shorter): it is asked again, a little later, a few times.
+			for try := 0; try < commitTries; try++ {
+				var resp raft.AppendEntriesResponse
+				err := r.g.trans.AppendEntries(s.ID, s.Address, req, &resp)
+				if err != nil || resp.Success || resp.Term > term || resp.LastLog >= commit {
+					return
+				}
+				select {
+				case <-r.done:
+					return
+				case <-time.After(commitRetry):
+				}
+			}
+
+		}()
+	}
+	wg.Wait()
+}
+
+// Current reports whether this member may answer reads from its own copy
+// now: it leads; or it is a voting follower that has heard from its
+// leader within the group's heartbeat timeout, is not restoring a
+// snapshot (nor fetching what it lacks after one, catchup.go), has
+// received every entry the leader had applied at its last progress report
+// (at most currentReportAge old) and has applied nearly all it knows
+// committed. A follower catching up after a restart, a member being added
+// and one cut off from its leader are not current.
+func (r *Replica) Current() bool {
+	switch r.g.r.State() {
+	case raft.Leader:
+		return true
+	case raft.Follower:
+	default:
+		return false
+	}
+	_, leader := r.g.r.LeaderWithID()
+	if leader == "" || time.Since(r.g.r.LastContact()) > streamTimeoutScale*r.n.opts.HeartbeatTimeout {
+		return false
+	}
+	if r.fsm.Pending() {
+		return false
+	}
+	voter := false
+	if f := r.g.r.GetConfiguration(); f.Error() == nil {
+		for _, s := range f.Configuration().Servers {
+			if s.ID == raft.ServerID(r.n.opts.Self) {
+				voter = s.Suffrage == raft.Voter
+			}
+		}
+	}
+	if !voter {
+		return false
+	}
+	// Committed entries not yet applied: barriers (which no FSM applies)
+	// and a few in flight; more is a backlog.
+	if commit, applied := r.g.r.CommitIndex(), r.fsm.Applied(); commit > applied+currentApplyBacklog {
+		return false
+	}
+	r.mu.Lock()
+	pr, seen := r.progress[string(leader)]
+	r.mu.Unlock()
+	// The leader had applied pr.applied when it reported: a follower in
+	// the replication stream has received it already (entries reach the
+	// followers before the leader commits them), one catching up has not.
+	return seen && time.Since(pr.at) <= currentReportAge && r.g.r.LastIndex() >= pr.applied
+}
+
+const (
+	// currentApplyBacklog is how many committed entries a current
+	// follower may not have applied yet.
+	currentApplyBacklog = 16
+	// currentReportAge is how old the leader's last progress report may
+	// be for a follower to count as current.
+	currentReportAge = 3 * progressInterval
+)
+
+// A follower's reads wait for what it has received. A get sent right after
+// a publish was acknowledged reaches a follower as early as raft's append
+// of the publish does when the other follower made the quorum: this one may
+// still be storing the append before it (each is synced to disk before
+// raft answers it, and the next is read only then), then has to store the
+// publish, learn its commit (sendCommit) and apply it. So a follower
+// answers once it has applied every command entry it had received when the
+// get came, and everything up to the highest commit index its leader had
+// announced (its transport notes both as soon as an append is read),
+// waiting at most a given time: a command a new leader's log replaced is
+// never applied, and the get waits only once for any such entry.
+
+// readTarget is the raft index a read waits for (AwaitApplied).
+func (r *Replica) readTarget() uint64 {
+	command, commit := r.g.trans.Received()
+	return max(command, commit)
+}
+
+// Applying reports whether this member has received entries it has not
+// applied yet: a read should AwaitApplied first.
+func (r *Replica) Applying() bool {
+	target := r.readTarget()
+	return target > r.fsm.Applied() && target > r.gaveUp.Load()
+}
+
+// AwaitApplied waits until this member has applied what it had received
+// when called (see above), at most max.
+func (r *Replica) AwaitApplied(max time.Duration) {
+	target := r.readTarget()
+	deadline := time.Now().Add(max)
+	for r.fsm.Applied() < target && target > r.gaveUp.Load() {
+		if r.g.r.AppliedIndex() >= target {
+			// Handed to the FSM: done unless the entry is a command
+			// (a leader's no-op, a barrier, a configuration are not).
+			var e raft.Log
+			if r.g.log.GetLog(target, &e) != nil || e.Type != raft.LogCommand {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			raiseTo(&r.gaveUp, target)
+			return
+		}
+		select {
+		case <-r.done:
+			return
+		case <-time.After(applyPoll):
+		}
+	}
+}
+
+// raiseTo sets v to n unless it is already at least n.
+func raiseTo(v *atomic.Uint64, n uint64) {
+	for {
+		old := v.Load()
+		if n <= old || v.CompareAndSwap(old, n) {
+			return
+		}
+	}
+}
+
+// applyPoll is how often AwaitApplied looks at the FSM's progress.
+const applyPoll = 200 * time.Microsecond
