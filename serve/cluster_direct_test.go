@@ -121,6 +121,118 @@ func TestClusterDirectGetByEveryReplica(t *testing.T) {
 	everyReplicaAnswers()
 }
 
+// TestClusterDirectGetFollowerCatchingUp: a follower's server stopped
+// while 5,000 messages were published, then restarted: a client on that
+// server asking for the last message over and over, from the moment the
+// server's routes are back, always gets it, and the restarted follower
+// answers once it has caught up. (Catching up 5,000 messages takes less
+// than the 250 ms in which a follower joins the queue group, so this is
+// the end to end check; cluster.TestFollowerCurrent samples Current
+// itself while a follower catches up, and fails without its rules.)
+func TestClusterDirectGetFollowerCatchingUp(t *testing.T) {
+	servers := startCluster(t, 3)
+	_, js := connectJS(t, servers[0], "")
+	eventually(t, "create", 60*time.Second, func() error {
+		return within(func(ctx context.Context) error {
+			_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "D", Subjects: []string{"d.>"}, Replicas: 3, AllowDirect: true})
+			return err
+		})
+	})
+	eventually(t, "every replica subscribed", 30*time.Second, func() error {
+		if got := directAnswering(servers, "D"); len(got) != len(servers) {
+			return fmt.Errorf("answering: %v", got)
+		}
+		return nil
+	})
+	leader, err := streamLeader(js, "D")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := slices.IndexFunc(servers, func(s *Server) bool { return s.Core().Name() != leader })
+	var rest []*Server
+	for i, s := range servers {
+		if i != f {
+			rest = append(rest, s)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opts := servers[f].Options()
+	if err := servers[f].Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Published through a server that stays, in windows of 500.
+	_, jsRest := connectJS(t, rest[0], "")
+	const msgs = 5000
+	var last uint64
+	for i := 0; i < msgs; i += 500 {
+		var acks []jetstream.PubAckFuture
+		for j := i; j < i+500; j++ {
+			a, err := jsRest.PublishAsync(fmt.Sprintf("d.%d", j%10), []byte(fmt.Sprint("m", j)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			acks = append(acks, a)
+		}
+		for _, a := range acks {
+			select {
+			case ack := <-a.Ok():
+				last = max(last, ack.Sequence)
+			case err := <-a.Err():
+				t.Fatal(err)
+			case <-ctx.Done():
+				t.Fatal("publishing: timed out")
+			}
+		}
+	}
+	back, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = back.Shutdown(ctx)
+	})
+	// Raw direct gets, from the moment the server is back and its routes
+	// carry the other replicas' subscriptions (no stream info first):
+	// {"seq": last}, answered with the message's headers.
+	eventually(t, "the restarted server's routes", 30*time.Second, func() error {
+		for _, r := range back.Core().Routes() {
+			if slices.Contains(r.Subs, "$JS.API.DIRECT.GET.D _sys_") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no route carries the direct get subscriptions")
+	})
+	ncBack, _ := connectJS(t, back, "")
+	req := []byte(fmt.Sprintf(`{"seq":%d}`, last))
+	start, gets := time.Now(), 0
+	for {
+		_, byFollower := back.jss[0].DirectAnswered()
+		if byFollower >= 20 {
+			break
+		}
+		if time.Since(start) > 60*time.Second {
+			t.Fatalf("the restarted follower answered %d of %d gets in 60 s", byFollower, gets)
+		}
+		gets++
+		m, err := ncBack.Request("$JS.API.DIRECT.GET.D", req, 5*time.Second)
+		if err == nil && (m.Header.Get("Nats-Sequence") != fmt.Sprint(last) || string(m.Data) != fmt.Sprint("m", msgs-1)) {
+			err = fmt.Errorf("got status %q sequence %q data %q", m.Header.Get("Status"), m.Header.Get("Nats-Sequence"), m.Data)
+		}
+		if err != nil {
+			_, byFollower := back.jss[0].DirectAnswered()
+			t.Fatalf("get %d of the last message (seq %d), %v after the restart (the restarted follower had answered %d): %v",
+				gets, last, time.Since(start), byFollower, err)
+		}
+	}
+	t.Logf("the restarted follower answered from %v after its restart; %d gets, all with the last message", time.Since(start), gets)
+}
+
 const (
 	// readAfterWriteTries are the publishes, each followed by a direct
 	// get, that a read-after-write check makes through one server.
