@@ -81,14 +81,16 @@ func TestClusterDirectGetByEveryReplica(t *testing.T) {
 	// through each server: the queue group picks any replica, so the
 	// followers answer about two thirds of them.
 	before := directAnswers(servers)
+	stale := 0
 	for n, s := range servers {
 		_, js := connectJS(t, s, "")
-		stale := readAfterWrite(t, js, fmt.Sprint("fresh-", n))
-		t.Logf("through %s: %d of %d gets stale", s.Core().Name(), stale, readAfterWriteTries)
-		if stale > readAfterWriteStale {
-			t.Errorf("through %s: %d of %d gets right after the publish's ack missed it (at most %d allowed)",
-				s.Core().Name(), stale, readAfterWriteTries, readAfterWriteStale)
-		}
+		k := readAfterWrite(t, js, fmt.Sprint("fresh-", n))
+		t.Logf("through %s: %d of %d gets stale", s.Core().Name(), k, readAfterWriteTries)
+		stale += k
+	}
+	if total := len(servers) * readAfterWriteTries; stale > len(servers)*readAfterWriteStale {
+		t.Errorf("%d of %d gets right after the publish's ack missed it (at most %d allowed)",
+			stale, total, len(servers)*readAfterWriteStale)
 	}
 	after := directAnswers(servers)
 	for i, s := range servers {
@@ -238,9 +240,10 @@ const (
 	// get, that a read-after-write check makes through one server.
 	readAfterWriteTries = 60
 	// readAfterWriteStale is how many of those gets may miss their
-	// publish. nats-server v2.15.2's followers missed about 3 of 60;
-	// jetwal's, with the leader flushing its commits, 0 to 2 in 3 runs
-	// under a parallel test load (TestClusterDirectGetByEveryReplica's log).
+	// publish, on average over the servers: 55 of 60 must see it.
+	// nats-server v2.15.2's followers missed about 3 of 60; jetwal's 0 to
+	// 3 (0 to 3 of 180 in a run; 10 runs, 4 of them beside the jetstream
+	// package's tests).
 	readAfterWriteStale = 5
 )
 
