@@ -85,8 +85,10 @@ const (
 // CommitTimeout after the last one. Its previous entry is the committed
 // entry itself (index and term), so a follower takes the commit only when
 // its log holds that entry, and then its log matches the leader's up to
-// there (raft's log matching); a follower without it refuses, and learns
-// the commit from raft's next append. The answers are dropped: raft's
+// there (raft's log matching: entries of one index and term are the same,
+// as are the logs before them); a follower without it yet refuses and is
+// asked again (commitTries), and one still without it learns the commit
+// from raft's next append. The answers are dropped: raft's
 // replication of each follower knows nothing of these appends, and needs
 // nothing from them. Each costs the follower no disk write.
 func (r *Replica) sendCommit() {
@@ -94,9 +96,16 @@ func (r *Replica) sendCommit() {
 	if r.g.r.State() != raft.Leader {
 		return
 	}
+	// The committed entry's term is the leader's: every entry from the
+	// one that opened its term on is, and its commit index is past that
+	// one once it has committed anything. Right after an election it may
+	// not be; the claim is then false, and as no log holds an entry of
+	// this term at that index, every follower refuses it.
+	// With the term the same before and after, this server led in that
+	// term when it read the commit index: only it makes entries of that
+	// term, so a follower holding one at that index holds its entry.
 	commit := r.g.r.CommitIndex()
-	var entry raft.Log
-	if commit == 0 || r.g.log.GetLog(commit, &entry) != nil || entry.Term > term {
+	if commit == 0 || r.g.r.CurrentTerm() != term {
 		return
 	}
 	f := r.g.r.GetConfiguration()
@@ -117,7 +126,7 @@ func (r *Replica) sendCommit() {
 				RPCHeader:         raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(self), Addr: r.g.trans.EncodePeer(self, addr)},
 				Term:              term,
 				PrevLogEntry:      commit,
-				PrevLogTerm:       entry.Term,
+				PrevLogTerm:       term,
 				LeaderCommitIndex: commit,
 			}
 			// A follower still storing the entry refuses (its log is
