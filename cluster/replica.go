@@ -68,6 +68,8 @@ type Replica struct {
 	sentMsgs, sentBytes atomic.Uint64 // catch-up answers sent to members catching up
 	followerReads       atomic.Bool   // followers answer reads (followerreads.go)
 	commitKick          chan struct{} // wakes sendCommits (followerreads.go)
+	drainedAt           atomic.Uint64 // the last raft index when the writes last drained
+	drainTime, writeGap atomic.Int64  // when they drained (unix ns; 0: a write came since), how long before the next write
 	settled             atomic.Uint64 // reads wait for no entry up to it (AwaitApplied)
 }
 
@@ -194,7 +196,11 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 		fsm.Close()
 		return nil, err
 	}
-	r.batch = newBatcher(name, func(b []byte) raft.ApplyFuture { return r.g.r.Apply(b, applyTimeout) })
+	r.writeGap.Store(int64(commitDelay))
+	r.batch = newBatcher(name, func(b []byte) raft.ApplyFuture {
+		r.noteProposal()
+		return r.g.r.Apply(b, applyTimeout)
+	})
 	r.batch.onDrain(r.flushCommit)
 	r.wg.Add(5)
 	go r.sendCommits()
