@@ -13,8 +13,8 @@ import (
 // every millisecond from the moment it opens), and is once it has what
 // the leader applied; the leader is always current. A follower answering
 // a read waits for what it has received (AwaitApplied): right after each
-// of 30 writes acknowledged one at a time, each follower has applied it
-// once AwaitApplied returns.
+// of 30 writes acknowledged one at a time, a follower has applied it once
+// AwaitApplied returns (the quorum's; the other may not have received it).
 func TestFollowerCurrent(t *testing.T) {
 	reps, lead, nodes := streamNodesOpts(t, wal.Options{}, nil)
 	for _, r := range reps {
@@ -29,18 +29,29 @@ func TestFollowerCurrent(t *testing.T) {
 		t.Fatal("the leader is not current")
 	}
 
-	// Read after write: the commit reaches the followers at once.
+	// Read after write: the follower that stored the write before the
+	// leader committed it (the quorum's) has received it, and applies it
+	// once the commit reaches it, at once or within commitDelay; the
+	// other may not have received it yet.
+	both := 0
 	for i := range 30 {
 		publishN(t, leader.Store(), 100+i, 1)
 		want := leader.fsm.Applied()
+		fresh := 0
 		for _, r := range []*Replica{reps[f], reps[other]} {
-			start := time.Now()
 			r.AwaitApplied(time.Second)
-			if got := r.fsm.Applied(); got < want {
-				t.Fatalf("write %d: a follower applied %d after %v, the leader %d", i, got, time.Since(start), want)
+			if r.fsm.Applied() >= want {
+				fresh++
 			}
 		}
+		if fresh == 0 {
+			t.Fatalf("write %d: neither follower applied it (index %d)", i, want)
+		}
+		if fresh == 2 {
+			both++
+		}
 	}
+	t.Logf("both followers had applied %d of 30 writes when their reads returned", both)
 
 	peers := nodes[0].n.Peers()
 	if err := reps[f].Close(); err != nil {
