@@ -68,6 +68,7 @@ type batcher struct {
 	queued   int // messages in queue
 	inflight int
 	closed   bool
+	drained  func() // told when the queue drains (drain.go)
 
 	toComplete chan *proposal // proposer → completer, in log order
 	exited     chan struct{}  // the completer is done
@@ -204,6 +205,9 @@ func (b *batcher) propose() {
 func (b *batcher) complete() {
 	defer close(b.exited)
 	for p := range b.toComplete {
+		if p.f != nil {
+			b.notifyDrained(p)
+		}
 		b.finish(p)
 		if p.f != nil {
 			b.mu.Lock()

@@ -31,6 +31,16 @@
 //     deletes and purges as entries of their own in their place; each
 //     message's callback gets its own result, in log order, and closing
 //     the replica fails what was never proposed with store.ErrClosed.
+//   - A replica is Current (followerreads.go) while it leads, or follows
+//     a leader it hears from, with no snapshot or catch-up under way, has
+//     received what the leader last reported applying (progress.go) and
+//     has applied what it knows committed: it may then answer reads
+//     (direct gets) itself. With follower reads on, the leader sends the
+//     followers its commit index (an append without entries) as soon as
+//     its write queue drains (drain.go), and a follower's read waits
+//     until it has applied what its transport has received
+//     (AwaitApplied), so that a read sent right after a write was
+//     acknowledged nearly always sees it.
 //   - A stream group's raft snapshots are the stream's state, not its
 //     messages (raftstore/stream, version 2): a follower that fell behind
 //     the leader's compacted log installs one, keeps its own messages and

@@ -77,9 +77,12 @@ func (r *Replica) watchFollowers(obs <-chan raft.Observation) {
 	}
 }
 
-// reportProgress publishes this member's applied index, unless it leads.
+// reportProgress publishes this member's applied index (a leader's only
+// when its followers answer reads).
 func (r *Replica) reportProgress() {
-	if r.n.srv != nil && !r.IsLeader() {
+	// A leader reports too when its followers answer reads
+	// (followerreads.go: they compare its report with their log).
+	if r.n.srv != nil && (!r.IsLeader() || r.followerReads.Load()) {
 		r.n.internal().Publish(r.progressSubject(), "", nil, []byte(r.n.opts.Self+" "+strconv.FormatUint(r.fsm.Applied(), 10)))
 	}
 }

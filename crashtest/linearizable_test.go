@@ -65,7 +65,7 @@ var kvModel = porcupine.Model{
 }
 
 // TestClusterLinearizableKV runs concurrent KV puts and gets on an R3
-// bucket through all three servers while the bucket's leader is killed
+// bucket (read through its leader, see below) through all three servers while the bucket's leader is killed
 // (SIGKILL) and restarted, and checks the history with porcupine: every
 // read sees the latest acknowledged write, across the leader change. A put
 // that failed or timed out may or may not have happened; it is recorded as
@@ -129,10 +129,16 @@ func peerRemove(ctx context.Context, nc *nats.Conn, stream, server string) error
 // once a third of the way in, and checks the history with porcupine.
 func checkLinearizableKV(t *testing.T, nodes []*clusterNode, js jetstream.JetStream, try func(string, func(context.Context) error), d time.Duration, disrupt func()) {
 	t.Helper()
-	// nats.go makes the bucket with allow_direct: its gets are direct
-	// gets, answered by the stream's leader (jetstream/cluster_direct.go).
+	// The bucket's stream as nats.go makes it, but without allow_direct:
+	// direct gets are answered by any current replica (as in nats-server,
+	// jetstream/cluster_direct.go), which may not have applied the latest
+	// write yet, so only gets through the leader ($JS.API.STREAM.MSG.GET,
+	// which nats.go's KV uses when the stream has no allow_direct) promise
+	// linearizable reads.
 	try("create bucket", func(ctx context.Context) error {
-		_, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "LIN", Replicas: 3})
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "KV_LIN", Subjects: []string{"$KV.LIN.>"},
+			MaxMsgsPerSubject: 1, Discard: jetstream.DiscardNew, AllowRollup: true, DenyDelete: true,
+			Replicas: 3, Duplicates: 2 * time.Minute, MaxAge: 0})
 		return err
 	})
 	var mu sync.Mutex

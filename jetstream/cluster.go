@@ -119,6 +119,16 @@ type Replica interface {
 	// Stay ends a Leave under way with the replica kept (the stream is
 	// this server's again); false once its data is being removed.
 	Stay() bool
+	// SetFollowerReads says whether followers answer reads (direct gets)
+	// of the stream: the leader then makes its commits known to them as
+	// soon as its writes stop. Current reports whether this member may
+	// answer them from its own copy now (cluster_direct.go).
+	SetFollowerReads(on bool)
+	Current() bool
+	// Applying reports whether this member has received writes it has
+	// not applied yet; AwaitApplied waits (at most max) until it has.
+	Applying() bool
+	AwaitApplied(max time.Duration)
 	Close() error
 	Remove() error
 }

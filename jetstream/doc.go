@@ -129,7 +129,7 @@
 //     the streams (asked over the cluster).
 //   - cluster_limits.go: account limits counted across the cluster.
 //   - cluster_direct.go: direct gets of replicated streams, answered by
-//     their leaders (why not by followers: see there).
+//     every current replica (a follower through a read-only stream).
 //   - cluster_source.go: mirrors and sources whose origin another server
 //     serves.
 //   - cluster_restore.go: restoring an archive into the cluster.

@@ -38,6 +38,7 @@ type Server struct {
 	mon     *monitor.Monitor
 	sys     *sysreq.Service
 	prof    *http.Server // ProfPort's listener, nil without one
+	jss     jetStreams   // one per account with JetStream, once started (tests look inside)
 	stopped bool
 }
 
@@ -154,6 +155,9 @@ func (s *Server) Start() error {
 		if err != nil {
 			return abort(fmt.Errorf("start jetstream: %w", err))
 		}
+		s.mu.Lock()
+		s.jss = jss
+		s.mu.Unlock()
 		switch len(jss) {
 		case 0:
 		case 1:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -52,6 +53,9 @@ type Transport struct {
 	poolMu sync.Mutex
 	pool   map[raft.ServerAddress]*rpcConn  // one idle connection per peer
 	pipes  map[raft.ServerAddress]*pipeline // the open pipeline per peer
+
+	received atomic.Uint64 // the last command entry received (Received)
+	commit   atomic.Uint64 // the highest commit index a leader sent (Received)
 }
 
 // poolIdle is how long a pooled connection stays open unused.
@@ -412,6 +416,7 @@ func (t *Transport) answer(r *bufio.Reader, dec *codec.Decoder, enc *codec.Encod
 		}
 		rpc.Command = &req
 		heartbeat = isHeartbeat(&req)
+		t.noteReceived(&req)
 	case rpcRequestVote:
 		var req raft.RequestVoteRequest
 		if err := dec.Decode(&req); err != nil {
@@ -481,4 +486,34 @@ func isHeartbeat(req *raft.AppendEntriesRequest) bool {
 	}
 	return req.Term != 0 && len(leader) != 0 && req.PrevLogEntry == 0 && req.PrevLogTerm == 0 &&
 		len(req.Entries) == 0 && req.LeaderCommitIndex == 0
+}
+
+// Received returns what appends have brought this member, as soon as each
+// is read, before raft stores it: the index of the last command entry (what
+// the FSM applies) and the highest commit index a leader announced. A
+// member that has applied less is still storing, committing or applying
+// them (or raft will drop a command a new leader's log replaces; a commit
+// index may name an entry no FSM applies). 0 before any.
+func (t *Transport) Received() (command, commit uint64) {
+	return t.received.Load(), t.commit.Load()
+}
+
+func (t *Transport) noteReceived(req *raft.AppendEntriesRequest) {
+	raiseTo(&t.commit, req.LeaderCommitIndex)
+	for i := len(req.Entries) - 1; i >= 0; i-- {
+		if e := req.Entries[i]; e.Type == raft.LogCommand {
+			raiseTo(&t.received, e.Index)
+			return
+		}
+	}
+}
+
+// raiseTo sets v to n unless it is already at least n.
+func raiseTo(v *atomic.Uint64, n uint64) {
+	for {
+		old := v.Load()
+		if n <= old || v.CompareAndSwap(old, n) {
+			return
+		}
+	}
 }
