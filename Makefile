@@ -213,7 +213,8 @@ bench-compare: build peer bench-tool
 # successful publish); ROUNDS alternating runs; bench/results/cluster.txt.
 # SYNC=always gives nats-server sync_interval: always (jetwal acknowledges
 # after a quorum's fsync either way; bench/results/cluster-sync-always.txt);
-# FETCH_EACH=1 adds fetches with the client on each server in turn; TESTS
+# FETCH_EACH=1 adds fetches with the client on each server in turn,
+# PUB_EACH=1 publishes likewise; TESTS
 # picks tests (pub fetch failover).
 CLUSTER_OUT = bench/results/cluster$(if $(SYNC),-sync-$(SYNC)).txt
 bench-cluster: build peer tools

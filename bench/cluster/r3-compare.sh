@@ -10,6 +10,8 @@
 #   - fetch1..fetch3 (with FETCH_EACH=1): fetch with the client connected
 #     to server 1, 2 or 3 alone, so every round meets the leader and both
 #     followers
+#   - pub1..pub3 (with PUB_EACH=1): publish likewise from server 1, 2 or 3
+#     (pub lets the client pick a server at random, as nats.go does)
 # SYNC=always runs nats-server with `jetstream { sync_interval: always }`
 # (jetwal acknowledges after a quorum's fsync either way); TESTS picks the
 # tests (default "pub fetch failover").
@@ -19,6 +21,7 @@ set -eu
 JETWAL=$1 NATS_SERVER=$2 NATS=$3 ROUNDS=${4:-3}
 MSGS=${MSGS:-200000} SIZE=${SIZE:-128} SYNC=${SYNC:-default} TESTS=${TESTS:-pub fetch failover}
 [ "${FETCH_EACH:-0}" = 1 ] && TESTS="$TESTS fetch1 fetch2 fetch3"
+[ "${PUB_EACH:-0}" = 1 ] && TESTS="$TESTS pub1 pub2 pub3"
 work=$(mktemp -d)
 export HOME=$work # no saved nats contexts
 # Every server's command line names $work: that is how they are found.
@@ -92,6 +95,9 @@ for test in $TESTS; do
 			k=${test#fetch}
 			pub "$JW" >/dev/null; a=$(fetch nats://127.0.0.1:$((14400 + k)))
 			pub "$NS" >/dev/null; b=$(fetch nats://127.0.0.1:$((14410 + k)))
+		elif [ "${test#pub}" != "$test" ] && [ "$test" != pub ]; then
+			k=${test#pub}
+			a=$(pub nats://127.0.0.1:$((14400 + k))); b=$(pub nats://127.0.0.1:$((14410 + k)))
 		elif [ "$test" = failover ]; then
 			a=$(failover "$JW" jw); b=$(failover "$NS" ns)
 		elif [ $((i % 2)) -eq 1 ]; then a=$($test "$JW"); b=$($test "$NS")
