@@ -100,12 +100,7 @@ func TestLeaderOneConnectionPerFollower(t *testing.T) {
 // refusedWait, so a peer that starts listening meanwhile is reached, and
 // one that does not makes the RPC fail with the refusal after refusedWait.
 func TestRefusedDialRetried(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now: dials are refused
+	addr := freedAddr(t) // nothing listens there now: dials are refused
 	_, m := listenMux(t)
 	layer, err := m.Layer("G")
 	if err != nil {
@@ -122,25 +117,48 @@ func TestRefusedDialRetried(t *testing.T) {
 	if d := time.Since(t0); d < refusedWait {
 		t.Fatalf("refused dial failed after %v, want no sooner than %v", d, refusedWait)
 	}
-	listening := make(chan net.Listener, 1)
-	go func() {
-		time.Sleep(refusedWait / 3)
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			ln = nil
+	// A peer that starts listening within refusedWait is reached. Another
+	// process may take a freed port meanwhile: then try a fresh one.
+	for try := 1; ; try++ {
+		listening := make(chan net.Listener, 1)
+		go func() {
+			time.Sleep(refusedWait / 3)
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				ln = nil
+			}
+			listening <- ln
+		}()
+		c, err := trans.dial(raft.ServerAddress(addr))
+		ln := <-listening
+		if ln == nil {
+			if c != nil {
+				c.Close()
+			}
+			if try == 5 {
+				t.Fatalf("no freed port could be listened on again in %d tries", try)
+			}
+			addr = freedAddr(t)
+			continue
 		}
-		listening <- ln
-	}()
-	c, err := trans.dial(raft.ServerAddress(addr))
-	if ln := <-listening; ln != nil {
 		defer ln.Close()
-	} else {
-		t.Skip("the port was taken meanwhile")
+		if err != nil {
+			t.Fatalf("dial to a peer listening within refusedWait: %v", err)
+		}
+		c.Close()
+		return
 	}
+}
+
+// freedAddr returns a loopback address nothing listens on any more.
+func freedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("dial to a peer listening within refusedWait: %v", err)
+		t.Fatal(err)
 	}
-	c.Close()
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // TestSetHandlerServesQueued: a connection dispatched before the layer
