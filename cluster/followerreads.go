@@ -45,7 +45,23 @@ import (
 // them on, the leader makes its commits known to the followers as soon as
 // its writes stop (flushCommit) and reports its progress to them, so that
 // a Current follower answers nearly every read as the leader would.
-func (r *Replica) SetFollowerReads(on bool) { r.followerReads.Store(on) }
+//
+// The goroutine that sends the commits (sendCommits) starts the first time
+// follower reads are turned on, so a stream without them costs none.
+func (r *Replica) SetFollowerReads(on bool) {
+	r.followerReads.Store(on)
+	if !on {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.sendingCommits {
+		return
+	}
+	r.sendingCommits = true
+	r.wg.Add(1) // close sets closed under mu before it waits
+	go r.sendCommits()
+}
 
 // flushCommit asks sendCommits to tell the followers the commit index now
 // that the leader's writes drained.

@@ -56,6 +56,8 @@ type Replica struct {
 	failed   map[raft.ServerID]time.Time // followers whose heartbeats fail: the last failure
 	progress map[string]progress         // what each member last reported applying
 	closed   bool
+	// sendCommits runs (started by SetFollowerReads, followerreads.go)
+	sendingCommits bool
 	// Membership changes (membership.go): a change is asked for, and
 	// manageMembers runs (only while there is something to do).
 	memberKicked, managing bool
@@ -203,8 +205,7 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 		return r.g.r.Apply(b, applyTimeout)
 	})
 	r.batch.onDrain(r.flushCommit)
-	r.wg.Add(3)
-	go r.sendCommits()
+	r.wg.Add(2)
 	go r.watchLeader()
 	go r.watchFollowers(obsCh)
 	n.mu.Lock()
