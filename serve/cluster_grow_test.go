@@ -86,34 +86,7 @@ func TestClusterGrowStreamCreatedWithOneReplica(t *testing.T) {
 	}
 	fetchOne := func(wantSeq uint64) {
 		t.Helper()
-		var got uint64
-		eventually(t, fmt.Sprintf("fetch of %d", wantSeq), 60*time.Second, func() error {
-			c, err := js.Consumer(ctx, "GROW", "D")
-			if err != nil {
-				return err
-			}
-			batch, err := c.Fetch(1, jetstream.FetchMaxWait(3*time.Second))
-			if err != nil {
-				return err
-			}
-			for m := range batch.Messages() {
-				md, _ := m.Metadata()
-				if md == nil {
-					return fmt.Errorf("no metadata")
-				}
-				got = md.Sequence.Stream
-				if err := m.DoubleAck(ctx); err != nil {
-					return err
-				}
-			}
-			if got == 0 {
-				return fmt.Errorf("nothing fetched: %v", batch.Error())
-			}
-			return nil
-		})
-		if got != wantSeq {
-			t.Fatalf("fetched stream sequence %d, want %d", got, wantSeq)
-		}
+		fetchAcked(t, ctx, func(ctx context.Context) (jetstream.Consumer, error) { return js.Consumer(ctx, "GROW", "D") }, wantSeq)
 	}
 	for seq := uint64(1); seq <= 10; seq++ {
 		fetchOne(seq)

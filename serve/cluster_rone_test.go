@@ -67,30 +67,7 @@ func TestClusterReplicasDownToOneAndBack(t *testing.T) {
 	}
 	fetchOne := func(wantSeq uint64) {
 		t.Helper()
-		var got uint64
-		eventually(t, fmt.Sprintf("fetch of %d", wantSeq), 60*time.Second, func() error {
-			batch, err := cons.Fetch(1, jetstream.FetchMaxWait(3*time.Second))
-			if err != nil {
-				return err
-			}
-			for m := range batch.Messages() {
-				md, _ := m.Metadata()
-				if md == nil {
-					return fmt.Errorf("no metadata")
-				}
-				got = md.Sequence.Stream
-				if err := m.DoubleAck(ctx); err != nil {
-					return err
-				}
-			}
-			if got == 0 {
-				return fmt.Errorf("nothing fetched: %v", batch.Error())
-			}
-			return nil
-		})
-		if got != wantSeq {
-			t.Fatalf("fetched stream sequence %d, want %d", got, wantSeq)
-		}
+		fetchAcked(t, ctx, func(context.Context) (jetstream.Consumer, error) { return cons, nil }, wantSeq)
 	}
 	for seq := uint64(1); seq <= 10; seq++ {
 		fetchOne(seq)
@@ -123,5 +100,40 @@ func TestClusterReplicasDownToOneAndBack(t *testing.T) {
 		if err != nil || string(m.Data) != strconv.Itoa(int(seq-1)) {
 			t.Fatalf("message %d: %v %v", seq, m, err)
 		}
+	}
+}
+
+// fetchAcked fetches one message from the consumer get returns (asked
+// again on every try, as a failover may replace it), double-acks it and
+// checks that it is the stream's message wantSeq.
+func fetchAcked(t *testing.T, ctx context.Context, get func(context.Context) (jetstream.Consumer, error), wantSeq uint64) {
+	t.Helper()
+	var got uint64
+	eventually(t, fmt.Sprintf("fetch of %d", wantSeq), 60*time.Second, func() error {
+		c, err := get(ctx)
+		if err != nil {
+			return err
+		}
+		batch, err := c.Fetch(1, jetstream.FetchMaxWait(3*time.Second))
+		if err != nil {
+			return err
+		}
+		for m := range batch.Messages() {
+			md, _ := m.Metadata()
+			if md == nil {
+				return fmt.Errorf("no metadata")
+			}
+			got = md.Sequence.Stream
+			if err := m.DoubleAck(ctx); err != nil {
+				return err
+			}
+		}
+		if got == 0 {
+			return fmt.Errorf("nothing fetched: %v", batch.Error())
+		}
+		return nil
+	})
+	if got != wantSeq {
+		t.Fatalf("fetched stream sequence %d, want %d", got, wantSeq)
 	}
 }
