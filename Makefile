@@ -66,7 +66,7 @@ FUZZ_TARGETS := ./fuzz:FuzzSegmentDecode ./fuzz:FuzzSubjectMatch ./fuzz:FuzzReco
 	./raftlog:FuzzRaftlogRecover ./subject/transform:FuzzTransform ./jetstream/internal/archive:FuzzReadArchive \
 	./raftstore/stream:FuzzStreamEntryDecode ./raftstore/stream:FuzzSnapshotState ./jetstream:FuzzSchedulePattern ./jetstream:FuzzParseFastReply \
 	./server/websocket:FuzzFrames \
-	./crypt:FuzzOpenSealed
+	./crypt:FuzzOpenSealed ./raftstore/mux:FuzzBeatRound
 
 # fuzz/run.sh runs each target in turn (and retries once the fuzz engine's
 # own spurious "context deadline exceeded" report, see there).

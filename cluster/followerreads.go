@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -118,84 +117,13 @@ func (r *Replica) sendCommits() {
 	}
 }
 
-// A commit notice refused by a follower whose log did not reach the
-// commit yet is sent again commitTries times, commitRetry apart.
-const (
-	// commitDelay is how close writes follow each other for the
-	// notice to wait for the next one (sendCommits).
-	commitDelay = 500 * time.Microsecond
-	commitTries = 10
-	commitRetry = time.Millisecond
-)
+// commitDelay is how close writes follow each other for the notice to
+// wait for the next one (sendCommits).
+const commitDelay = 500 * time.Microsecond
 
-// sendCommit sends every other member an append without entries that
-// carries the leader's commit index: the append raft itself sends a
-// CommitTimeout after the last one. Its previous entry is the committed
-// entry itself (index and term), so a follower takes the commit only when
-// its log holds that entry, and then its log matches the leader's up to
-// there (raft's log matching: entries of one index and term are the same,
-// as are the logs before them); a follower without it yet refuses and is
-// asked again (commitTries), and one still without it learns the commit
-// from raft's next append. The answers are dropped: raft's
-// replication of each follower knows nothing of these appends, and needs
-// nothing from them. Each costs the follower no disk write.
-func (r *Replica) sendCommit() {
-	term := r.g.r.CurrentTerm()
-	if r.g.r.State() != raft.Leader {
-		return
-	}
-	// The committed entry's term is the leader's: every entry from the
-	// one that opened its term on is, and its commit index is past that
-	// one once it has committed anything. Right after an election it may
-	// not be; the claim is then false, and as no log holds an entry of
-	// this term at that index, every follower refuses it.
-	// With the term the same before and after, this server led in that
-	// term when it read the commit index: only it makes entries of that
-	// term, so a follower holding one at that index holds its entry.
-	commit := r.g.r.CommitIndex()
-	if commit == 0 || r.g.r.CurrentTerm() != term {
-		return
-	}
-	f := r.g.r.GetConfiguration()
-	if f.Error() != nil {
-		return
-	}
-	self := raft.ServerID(r.n.opts.Self)
-	addr := raft.ServerAddress(r.n.opts.Self)
-	var wg sync.WaitGroup
-	for _, s := range f.Configuration().Servers {
-		if s.ID == self {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req := &raft.AppendEntriesRequest{
-				RPCHeader:         raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(self), Addr: r.g.trans.EncodePeer(self, addr)},
-				Term:              term,
-				PrevLogEntry:      commit,
-				PrevLogTerm:       term,
-				LeaderCommitIndex: commit,
-			}
-			// A follower still storing the entry refuses (its log is
-			// shorter): it is asked again, a little later, a few times.
-			for try := 0; try < commitTries; try++ {
-				var resp raft.AppendEntriesResponse
-				err := r.g.trans.AppendEntries(s.ID, s.Address, req, &resp)
-				if err != nil || resp.Success || resp.Term > term || resp.LastLog >= commit {
-					return
-				}
-				select {
-				case <-r.done:
-					return
-				case <-time.After(commitRetry):
-				}
-			}
-
-		}()
-	}
-	wg.Wait()
-}
+// sendCommit sends the other members the leader's commit index
+// (group.sendCommit).
+func (r *Replica) sendCommit() { r.g.sendCommit(r.n.opts.Self, r.done) }
 
 // Current reports whether this member may answer reads from its own copy
 // now: it leads; or it is a voting follower that has heard from its

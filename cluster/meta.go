@@ -117,6 +117,7 @@ type meta struct {
 	sub *server.Subscription // proposeSubject, while leader
 
 	applied atomic.Uint64 // index of the last entry Apply finished
+	notice  *noticer      // tells the followers each commit (commitnotice.go)
 
 	done     chan struct{} // closed by stop: the node is closing
 	stopOnce sync.Once
@@ -129,6 +130,7 @@ func startMeta(n *Node, put func(string, []byte), del func(string)) (*meta, erro
 		return nil, err
 	}
 	m.g = g
+	m.notice = newNoticer(g, n.opts.Self, m.done)
 	go m.watchLeader()
 	go m.announce()
 	return m, nil
@@ -288,6 +290,10 @@ func (m *meta) apply(entry []byte, abort <-chan struct{}) (uint64, error) {
 	if err := awaitFuture(f, m.done, abort); err != nil {
 		return 0, err
 	}
+	// Every server acts on every meta entry (a stream's assignment
+	// starts its replicas): the followers are told it committed now, not
+	// with raft's next append (commitnotice.go).
+	m.notice.send()
 	if err, ok := f.Response().(error); ok {
 		return 0, err
 	}
@@ -392,7 +398,9 @@ func (m *meta) close() error {
 		m.sub = nil
 	}
 	m.mu.Unlock()
-	return m.g.close()
+	err := m.g.close()
+	m.notice.wait()
+	return err
 }
 
 // Put commits key=val through the meta group.

@@ -201,6 +201,23 @@ func TestHardeningRaftNeedsRouteCredentials(t *testing.T) {
 	if string(got) != "-ERR 'Authorization Violation'\r\n" {
 		t.Fatalf("unauthenticated raft connection read %q", got)
 	}
+	// The shared heartbeat connection ("$beats", raftstore/mux) is
+	// refused the same way: its rounds could otherwise keep a follower
+	// from electing, or tell it of a term.
+	for name, creds := range map[string][2]string{"no credentials": {"", ""}, "wrong password": {routeUser, "guess"}} {
+		b, _ := json.Marshal(map[string]string{"user": creds[0], "pass": creds[1]})
+		c, err := net.Dial("tcp", nodes[1].n.Self())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.Write([]byte("RAFT $beats " + string(b) + "\r\n\x00\x00\x00\x01\x00"))
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		got, _ := io.ReadAll(c)
+		c.Close()
+		if string(got) != "-ERR 'Authorization Violation'\r\n" {
+			t.Fatalf("%s: the shared heartbeat connection read %q", name, got)
+		}
+	}
 	assertUndisturbed(t, nodes, leader, terms)
 	for _, tn := range nodes {
 		reachesRaft(t, &attacker{line: preamble(routeUser, routePass)}, tn.n.Self(), terms[0])

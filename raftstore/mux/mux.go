@@ -14,6 +14,12 @@
 // with (server.Server.DialRaft), so an outgoing raft connection gets the
 // same TLS and credentials. After the first line, a connection carries
 // hashicorp/raft's NetworkTransport protocol unchanged.
+//
+// One connection per pair of servers is not a group's: the shared
+// heartbeats' (beats.go), named "$beats" in its first line, which no group
+// name can be. It reaches Dispatch the same way, so only the route
+// listener's authenticated peers send rounds, and a round reaches only
+// groups whose Transport shares heartbeats.
 package mux
 
 import (
@@ -57,11 +63,14 @@ type Mux struct {
 	log  *slog.Logger
 	park time.Duration // DefaultPark; tests shorten it (guarded by mu)
 
+	beats *beater // the shared heartbeats (beats.go)
+
 	mu     sync.Mutex
 	groups map[string]*Layer
 	births map[string]*birth // groups connections are parked for
 	parked int               // connections parked, all groups
 	closed bool
+	done   chan struct{} // closed by Close
 }
 
 // birth is closed when its group's Layer is made, waking the connections
@@ -77,8 +86,10 @@ func New(addr net.Addr, dial DialFunc, log *slog.Logger) *Mux {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Mux{addr: addr, dial: dial, log: log, park: DefaultPark,
-		groups: make(map[string]*Layer), births: make(map[string]*birth)}
+	m := &Mux{addr: addr, dial: dial, log: log, park: DefaultPark,
+		groups: make(map[string]*Layer), births: make(map[string]*birth), done: make(chan struct{})}
+	m.beats = newBeater(m)
+	return m
 }
 
 // ValidGroup reports whether name can name a group: 1 to 200 printable
@@ -124,6 +135,10 @@ func (m *Mux) Layer(group string) (*Layer, error) {
 // closed. It blocks while c waits, and while the layer's handler serves
 // c (SetHandler): call it on c's own goroutine.
 func (m *Mux) Dispatch(c net.Conn, group string) {
+	if group == beatsGroup {
+		m.answerBeats(c)
+		return
+	}
 	m.mu.Lock()
 	l := m.groups[group]
 	if l == nil && !m.closed && m.parked < maxParked && ValidGroup(group) {
@@ -234,6 +249,7 @@ func (m *Mux) Close() error {
 		return nil
 	}
 	m.closed = true
+	close(m.done)
 	groups := m.groups
 	m.groups = map[string]*Layer{}
 	for g, b := range m.births {
@@ -241,6 +257,7 @@ func (m *Mux) Close() error {
 		delete(m.births, g)
 	}
 	m.mu.Unlock()
+	m.beats.close()
 	for _, l := range groups {
 		l.shut()
 	}
@@ -259,6 +276,9 @@ type Layer struct {
 	// connection one step, so none is left queued once it is set.
 	hmu     sync.Mutex
 	handler func(net.Conn) // SetHandler
+	// beat answers the group's shared heartbeats (beats.go); set by its
+	// Transport.
+	beat func(*raft.AppendEntriesRequest) (raft.AppendEntriesResponse, error)
 
 	// live holds the connections handed to raft (accepted or dialed) and
 	// not yet closed: closing the layer closes them, so that an RPC raft
@@ -333,6 +353,37 @@ func (l *Layer) WaitHandlers(d time.Duration) bool {
 	case <-time.After(d):
 		return false
 	}
+}
+
+// setBeat makes fn answer the group's shared heartbeats.
+func (l *Layer) setBeat(fn func(*raft.AppendEntriesRequest) (raft.AppendEntriesResponse, error)) {
+	l.hmu.Lock()
+	l.beat = fn
+	l.hmu.Unlock()
+}
+
+// heartbeat answers one shared heartbeat for the group. It counts as one
+// of the layer's handlers while it runs (raft's handler may write the
+// term to the stable store: WaitHandlers), and fails once the layer is
+// closed.
+func (l *Layer) heartbeat(req *raft.AppendEntriesRequest) (raft.AppendEntriesResponse, error) {
+	l.hmu.Lock()
+	fn := l.beat
+	l.hmu.Unlock()
+	if fn == nil {
+		return raft.AppendEntriesResponse{}, fmt.Errorf("mux: group %s takes no shared heartbeats", l.group)
+	}
+	l.liveMu.Lock()
+	select {
+	case <-l.done:
+		l.liveMu.Unlock()
+		return raft.AppendEntriesResponse{}, ErrClosed
+	default:
+	}
+	l.handlers.Add(1)
+	l.liveMu.Unlock()
+	defer l.handlers.Done()
+	return fn(req)
 }
 
 var _ raft.StreamLayer = (*Layer)(nil)

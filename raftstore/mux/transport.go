@@ -54,6 +54,8 @@ type Transport struct {
 	pool   map[raft.ServerAddress]*rpcConn  // one idle connection per peer
 	pipes  map[raft.ServerAddress]*pipeline // the open pipeline per peer
 
+	shared atomic.Bool // heartbeats go by the Mux's shared rounds (ShareHeartbeats)
+
 	received atomic.Uint64 // the last command entry received (Received)
 	commit   atomic.Uint64 // the highest commit index a leader sent (Received)
 }
@@ -98,7 +100,52 @@ func NewTransport(l *Layer, timeout time.Duration) *Transport {
 		consumer: make(chan raft.RPC), shutdown: make(chan struct{}),
 		pool: make(map[raft.ServerAddress]*rpcConn), pipes: make(map[raft.ServerAddress]*pipeline)}
 	l.SetHandler(t.serve)
+	l.setBeat(t.beat)
 	return t
+}
+
+// ShareHeartbeats sends this group's heartbeats with every other sharing
+// group's to the same server, in one round per pair of servers at least
+// every every (beats.go). Call it before raft starts; raft's heartbeat
+// interval (HeartbeatTimeout/10) is the natural every.
+func (t *Transport) ShareHeartbeats(every time.Duration) {
+	t.layer.mux.beats.share(every)
+	t.shared.Store(true)
+}
+
+// beat answers a shared heartbeat as the heartbeat handler answers one
+// received alone.
+func (t *Transport) beat(req *raft.AppendEntriesRequest) (raft.AppendEntriesResponse, error) {
+	if !t.shared.Load() {
+		return raft.AppendEntriesResponse{}, fmt.Errorf("mux: group %s takes no shared heartbeats", t.layer.group)
+	}
+	respCh := make(chan raft.RPCResponse, 1)
+	rpc := raft.RPC{Command: req, RespChan: respCh}
+	t.hbMu.Lock()
+	fn := t.hb
+	t.hbMu.Unlock()
+	if fn != nil {
+		fn(rpc)
+	} else {
+		select {
+		case t.consumer <- rpc:
+		case <-t.shutdown:
+			return raft.AppendEntriesResponse{}, ErrTransportClosed
+		}
+	}
+	select {
+	case r := <-respCh:
+		if r.Error != nil {
+			return raft.AppendEntriesResponse{}, r.Error
+		}
+		resp, ok := r.Response.(*raft.AppendEntriesResponse)
+		if !ok {
+			return raft.AppendEntriesResponse{}, fmt.Errorf("mux: group %s: heartbeat answered with %T", t.layer.group, r.Response)
+		}
+		return *resp, nil
+	case <-t.shutdown:
+		return raft.AppendEntriesResponse{}, ErrTransportClosed
+	}
 }
 
 // Consumer is where raft takes the RPCs received.
@@ -128,6 +175,9 @@ func (t *Transport) SetHeartbeatHandler(fn func(raft.RPC)) {
 func (t *Transport) Close() error {
 	t.once.Do(func() {
 		close(t.shutdown)
+		if t.shared.Load() {
+			t.layer.mux.beats.forget(t.layer.group)
+		}
 		t.poolMu.Lock()
 		for addr, c := range t.pool {
 			c.close()
@@ -339,6 +389,12 @@ func (t *Transport) call(target raft.ServerAddress, typ uint8, req, resp any) er
 
 // AppendEntries sends one append (or heartbeat) and waits for the answer.
 func (t *Transport) AppendEntries(_ raft.ServerID, target raft.ServerAddress, req *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	if t.shared.Load() && isHeartbeat(req) {
+		if t.closed() {
+			return ErrTransportClosed
+		}
+		return t.layer.mux.beats.beat(t.layer.group, target, req, resp, t.timeout)
+	}
 	return t.call(target, rpcAppendEntries, req, resp)
 }
 
@@ -480,12 +536,16 @@ func (t *Transport) answer(r *bufio.Reader, dec *codec.Decoder, enc *codec.Encod
 // isHeartbeat: an append that carries only the leader's term and
 // address (what raft's heartbeat sends).
 func isHeartbeat(req *raft.AppendEntriesRequest) bool {
-	leader := req.RPCHeader.Addr
-	if len(leader) == 0 {
-		leader = req.Leader //nolint:staticcheck // older senders fill only this
-	}
-	return req.Term != 0 && len(leader) != 0 && req.PrevLogEntry == 0 && req.PrevLogTerm == 0 &&
+	return req.Term != 0 && len(leaderAddr(req)) != 0 && req.PrevLogEntry == 0 && req.PrevLogTerm == 0 &&
 		len(req.Entries) == 0 && req.LeaderCommitIndex == 0
+}
+
+// leaderAddr is the address of the leader that sent req.
+func leaderAddr(req *raft.AppendEntriesRequest) []byte {
+	if len(req.RPCHeader.Addr) != 0 {
+		return req.RPCHeader.Addr
+	}
+	return req.Leader //nolint:staticcheck // older senders fill only this
 }
 
 // Received returns what appends have brought this member, as soon as each
