@@ -81,6 +81,9 @@ type Node struct {
 	meta *meta
 	asks asks // Gather's requests in flight (gather.go)
 
+	progStop chan struct{} // closed by Close: the progress reports stop (progress.go)
+	progWG   sync.WaitGroup
+
 	mu       sync.Mutex
 	replicas map[string]*Replica
 	opening  map[string]int // OpenStream calls under way, by stream
@@ -118,7 +121,7 @@ func New(opts Options) (*Node, error) {
 		return nil, fmt.Errorf("cluster: route address %q: %w", opts.Self, err)
 	}
 	return &Node{opts: opts, log: opts.Logger, mux: mux.New(addr, opts.Dial, opts.Logger),
-		replicas: make(map[string]*Replica), opening: make(map[string]int)}, nil
+		replicas: make(map[string]*Replica), opening: make(map[string]int), progStop: make(chan struct{})}, nil
 }
 
 // Handoff takes a raft connection the route listener accepted and
@@ -139,6 +142,9 @@ func (n *Node) internal() *server.Account { return n.srv.InternalAccount() }
 // on the meta group's apply goroutine, one at a time.
 func (n *Node) Start(srv *server.Server, put func(key string, val []byte), del func(key string)) error {
 	n.srv = srv
+	if err := n.startProgress(n.progStop); err != nil {
+		return err
+	}
 	m, err := startMeta(n, put, del)
 	if err != nil {
 		return err
@@ -403,6 +409,8 @@ func (n *Node) Close() error {
 	n.replicas = map[string]*Replica{}
 	m := n.meta
 	n.mu.Unlock()
+	close(n.progStop)
+	n.progWG.Wait()
 	if m != nil {
 		m.stop()
 	}

@@ -12,58 +12,136 @@ import (
 )
 
 // Follower progress. hashicorp/raft does not tell a leader how far each
-// follower has got, so every member of a stream's group reports, when its
-// replica opens and then once a progressInterval, the raft index it has
-// applied, on a subject of the
-// group; the leader's stream info shows each follower's lag (entries
-// applied by the leader and not yet by the follower at its last report)
-// and when it last reported.
+// follower has got, so every member of a stream's group reports the raft
+// index it has applied: once when its replica opens (a restarted member is
+// seen back at once), and then once a progressInterval with every other
+// replica of its server, in one message per server
+// (progressSubject: a first line naming the server, then a line
+// "<hex of the stream name> <applied>" per replica), so that a server
+// with many streams sends one message a second, not one per stream. The
+// leader's stream info shows each follower's lag (entries applied by the
+// leader and not yet by the follower at its last report) and when it last
+// reported. The subject is in the server-internal account, out of every
+// client's reach (node.internal).
 
-const progressInterval = time.Second
+const (
+	progressInterval = time.Second
+	progressSubject  = "$JWAL.CLUSTER.PROGRESS"
+	// progressChunk bounds one report message's size: a server with more
+	// replicas than fit sends several.
+	progressChunk = 32 << 10
+)
 
 type progress struct {
 	applied uint64
 	at      time.Time
 }
 
-func (r *Replica) progressSubject() string {
-	return "$JWAL.CLUSTER.PROGRESS." + hex.EncodeToString([]byte(r.name))
-}
-
-// startProgress subscribes to the group's progress reports.
-func (r *Replica) startProgress() error {
-	if r.n.srv == nil {
+// startProgress subscribes to the servers' progress reports and starts
+// this server's, every progressInterval until stop closes.
+func (n *Node) startProgress(stop <-chan struct{}) error {
+	if n.srv == nil {
 		return nil
 	}
-	sub, err := r.n.internal().Subscribe(r.progressSubject(), "", func(m *server.Msg) {
-		peer, applied, ok := strings.Cut(string(m.Data), " ")
-		if !ok {
-			return
-		}
-		n, err := strconv.ParseUint(applied, 10, 64)
-		if err != nil {
-			return
-		}
-		r.mu.Lock()
-		r.progress[peer] = progress{applied: n, at: time.Now()}
-		r.mu.Unlock()
-	})
+	sub, err := n.internal().Subscribe(progressSubject, "", n.takeProgress)
 	if err != nil {
 		return err
 	}
-	r.progSub = sub
+	n.progWG.Add(1)
+	go func() {
+		defer n.progWG.Done()
+		defer sub.Unsubscribe()
+		t := time.NewTicker(progressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				n.reportProgress()
+			}
+		}
+	}()
 	return nil
 }
 
-// watchFollowers publishes this member's applied index, at once (a
-// restarted member is seen back without waiting a progressInterval) and
-// then every progressInterval, and records what raft observes of the
-// heartbeats to the followers (noteHeartbeat), until the replica closes:
-// one goroutine per replica for both.
+// takeProgress records a server's report in each replica it names.
+func (n *Node) takeProgress(m *server.Msg) {
+	peer, lines, ok := strings.Cut(string(m.Data), "\n")
+	if !ok || peer == "" {
+		return
+	}
+	now := time.Now()
+	for line := range strings.Lines(lines) {
+		name, applied, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+		if !ok {
+			continue
+		}
+		raw, err := hex.DecodeString(name)
+		if err != nil {
+			continue
+		}
+		idx, err := strconv.ParseUint(applied, 10, 64)
+		if err != nil {
+			continue
+		}
+		n.mu.Lock()
+		r := n.replicas[string(raw)]
+		n.mu.Unlock()
+		if r == nil {
+			continue
+		}
+		r.mu.Lock()
+		r.progress[peer] = progress{applied: idx, at: now}
+		r.mu.Unlock()
+	}
+}
+
+// reportProgress publishes the applied index of every replica of this
+// server that reports (Replica.reports).
+func (n *Node) reportProgress() {
+	n.mu.Lock()
+	reps := make([]*Replica, 0, len(n.replicas))
+	for _, r := range n.replicas {
+		reps = append(reps, r)
+	}
+	n.mu.Unlock()
+	head := n.opts.Self + "\n"
+	msg := []byte(head)
+	for _, r := range reps {
+		if !r.reports() {
+			continue
+		}
+		msg = r.appendProgress(msg)
+		if len(msg) >= progressChunk {
+			n.internal().Publish(progressSubject, "", nil, msg)
+			msg = append(msg[:0:0], head...)
+		}
+	}
+	if len(msg) > len(head) {
+		n.internal().Publish(progressSubject, "", nil, msg)
+	}
+}
+
+// reports: a follower always reports its progress; a leader only when its
+// followers answer reads (followerreads.go: they compare its report with
+// their log).
+func (r *Replica) reports() bool { return !r.IsLeader() || r.followerReads.Load() }
+
+// appendProgress appends the replica's line of a progress report.
+func (r *Replica) appendProgress(b []byte) []byte {
+	b = hex.AppendEncode(b, []byte(r.name))
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, r.fsm.Applied(), 10)
+	return append(b, '\n')
+}
+
+// watchFollowers publishes this member's applied index at once (a
+// restarted member is seen back without waiting for its server's next
+// report) and records what raft observes of the heartbeats to the
+// followers (noteHeartbeat), until the replica closes.
 func (r *Replica) watchFollowers(obs <-chan raft.Observation) {
 	defer r.wg.Done()
-	t := time.NewTicker(progressInterval)
-	defer t.Stop()
 	r.reportProgress()
 	for {
 		select {
@@ -71,18 +149,13 @@ func (r *Replica) watchFollowers(obs <-chan raft.Observation) {
 			return
 		case o := <-obs:
 			r.noteHeartbeat(o)
-		case <-t.C:
-			r.reportProgress()
 		}
 	}
 }
 
-// reportProgress publishes this member's applied index (a leader's only
-// when its followers answer reads).
+// reportProgress publishes this member's applied index alone.
 func (r *Replica) reportProgress() {
-	// A leader reports too when its followers answer reads
-	// (followerreads.go: they compare its report with their log).
-	if r.n.srv != nil && (!r.IsLeader() || r.followerReads.Load()) {
-		r.n.internal().Publish(r.progressSubject(), "", nil, []byte(r.n.opts.Self+" "+strconv.FormatUint(r.fsm.Applied(), 10)))
+	if r.n.srv != nil && r.reports() {
+		r.n.internal().Publish(progressSubject, "", nil, r.appendProgress([]byte(r.n.opts.Self+"\n")))
 	}
 }

@@ -66,7 +66,6 @@ type Replica struct {
 	// is being removed.
 	leaving, stayed, removing bool
 	stay                      chan struct{}
-	progSub                   *server.Subscription
 	catchSub                  *server.Subscription // the group's catch-up requests (catchup.go)
 
 	sentMsgs, sentBytes atomic.Uint64 // catch-up answers sent to members catching up
@@ -186,15 +185,7 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 		return false
 	})
 	r.g.r.RegisterObserver(r.obs)
-	if err := r.startProgress(); err != nil {
-		r.g.close()
-		fsm.Close()
-		return nil, err
-	}
 	if err := r.startCatchup(); err != nil {
-		if r.progSub != nil {
-			r.progSub.Unsubscribe()
-		}
 		r.g.close()
 		fsm.Close()
 		return nil, err
@@ -452,9 +443,6 @@ func (r *Replica) close() error {
 	r.closed = true
 	r.mu.Unlock()
 	r.g.r.DeregisterObserver(r.obs)
-	if r.progSub != nil {
-		r.progSub.Unsubscribe()
-	}
 	if r.catchSub != nil {
 		r.catchSub.Unsubscribe()
 	}

@@ -201,6 +201,9 @@ type clustering struct {
 	stopReads  func() // serveReads' subscription
 	stopWrites func() // serveWrites' subscription
 	direct     directState
+	// watchConsumerStates runs until cstatesStop closes, then closes
+	// cstatesDone (cluster_consumer.go).
+	cstatesStop, cstatesDone chan struct{}
 }
 
 func (js *JetStream) clustered() bool { return js.cl != nil }
@@ -221,6 +224,11 @@ func (js *JetStream) startCluster() error {
 		return err
 	}
 	js.startDirect()
+	js.cl.cstatesStop, js.cl.cstatesDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(js.cl.cstatesDone)
+		js.watchConsumerStates(js.cl.cstatesStop)
+	}()
 	go js.sweepStaleReplicas() // cluster_stale.go
 	return nil
 }
@@ -484,6 +492,11 @@ func (js *JetStream) restoreConsumers(s *stream) {
 // Cluster, which package serve owns).
 func (js *JetStream) closeCluster() {
 	js.stopDirect()
+	if js.cl.cstatesStop != nil {
+		close(js.cl.cstatesStop)
+		<-js.cl.cstatesDone
+		js.cl.cstatesStop = nil
+	}
 	js.stopConversions()
 	js.cl.mu.Lock()
 	hs, stops := js.cl.hosted, []func(){js.cl.stopStates, js.cl.stopReads, js.cl.stopWrites}

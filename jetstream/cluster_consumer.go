@@ -28,28 +28,34 @@ const (
 	consumerSyncInterval = 250 * time.Millisecond
 )
 
-// consumerSync is the checkpointing of one led replicated stream.
+// consumerSync is the checkpointing of one led replicated stream: its
+// goroutine checkpoints the stream's consumers when kicked. One ticker per
+// server (watchConsumerStates) looks every consumerSyncInterval for led
+// streams whose consumers changed and kicks only those, so that an idle
+// stream costs no wakeup (a ticker per stream was ~130 a second on a
+// server leading 33 idle streams).
 type consumerSync struct {
+	s    *stream
 	mu   sync.Mutex // serializes checkpoints; guards last
 	last map[string][]byte
+	kick chan struct{}
 	stop chan struct{}
 	done chan struct{}
 }
 
 func cstateKey(stream, consumer string) string { return cstatePrefix + stream + "/" + consumer }
 
-// startConsumerSync checkpoints s's durable consumers until stopped.
+// startConsumerSync checkpoints s's durable consumers when kicked, until
+// stopped.
 func (js *JetStream) startConsumerSync(s *stream) *consumerSync {
-	cs := &consumerSync{last: map[string][]byte{}, stop: make(chan struct{}), done: make(chan struct{})}
+	cs := &consumerSync{s: s, last: map[string][]byte{}, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(cs.done)
-		t := time.NewTicker(consumerSyncInterval)
-		defer t.Stop()
 		for {
 			select {
 			case <-cs.stop:
 				return
-			case <-t.C:
+			case <-cs.kick:
 				for _, c := range s.cons.all() {
 					if err := js.checkpointConsumer(cs, c); err != nil {
 						js.log.Warn("cluster: consumer state not checkpointed", "stream", s.name, "consumer", c.name, "error", err)
@@ -66,6 +72,66 @@ func (cs *consumerSync) close() {
 	<-cs.done
 }
 
+// changed reports whether a durable consumer's state differs from its
+// last checkpoint.
+func (cs *consumerSync) changed() bool {
+	for _, c := range cs.s.cons.all() {
+		enc, durable := c.checkpointState()
+		if !durable {
+			continue
+		}
+		cs.mu.Lock()
+		same := bytes.Equal(cs.last[c.name], enc)
+		cs.mu.Unlock()
+		if !same {
+			return true
+		}
+	}
+	return false
+}
+
+// watchConsumerStates kicks, every consumerSyncInterval until stop closes,
+// the checkpointing of every led stream whose consumers changed.
+func (js *JetStream) watchConsumerStates(stop <-chan struct{}) {
+	t := time.NewTicker(consumerSyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		js.cl.mu.Lock()
+		hs := make([]*hosted, 0, len(js.cl.hosted))
+		for _, h := range js.cl.hosted {
+			hs = append(hs, h)
+		}
+		js.cl.mu.Unlock()
+		for _, h := range hs {
+			h.mu.Lock()
+			cs := h.sync
+			h.mu.Unlock()
+			if cs != nil && cs.changed() {
+				select {
+				case cs.kick <- struct{}{}:
+				default: // a checkpoint is due already
+				}
+			}
+		}
+	}
+}
+
+// checkpointState is what a checkpoint of c holds (durable: c is a
+// durable consumer whose state the stream's leader checkpoints).
+func (c *consumer) checkpointState() (enc []byte, durable bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cfg.Durable == "" || c.cs != nil || c.closed {
+		return nil, false
+	}
+	return consumerstate.Encode(&c.mem), true
+}
+
 // checkpointConsumer proposes c's state when it changed since the last
 // checkpoint. The state is encoded under cs.mu, so checkpoints are proposed
 // in the order of the states they hold: encoded before it, the ticker's
@@ -75,13 +141,7 @@ func (cs *consumerSync) close() {
 func (js *JetStream) checkpointConsumer(cs *consumerSync, c *consumer) error {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	c.mu.Lock()
-	durable := c.cfg.Durable != "" && c.cs == nil && !c.closed
-	var enc []byte
-	if durable {
-		enc = consumerstate.Encode(&c.mem)
-	}
-	c.mu.Unlock()
+	enc, durable := c.checkpointState()
 	if !durable {
 		return nil
 	}

@@ -195,7 +195,7 @@ func TestInternalAccountAcrossRoutes(t *testing.T) {
 		if _, err := nc.Request("$JWAL.CLUSTER.META.PROPOSE", []byte("forged"), 500*time.Millisecond); err == nil {
 			t.Fatal("a client's request reached the internal account")
 		}
-		if err := nc.Publish("$JWAL.CLUSTER.PROGRESS.x", []byte("forged 99")); err != nil {
+		if err := nc.Publish("$JWAL.CLUSTER.PROGRESS", []byte("forged\n00 99")); err != nil {
 			t.Fatal(err)
 		}
 		if err := nc.Flush(); err != nil {

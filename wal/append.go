@@ -158,6 +158,7 @@ func (s *Store) appendLocked(subj string, hdr, data []byte, size uint64) (uint64
 	s.msgs++
 	s.bytes += size
 	s.dirty, s.unsynced = true, true
+	s.armSyncLocked()
 	s.opts.Metrics.appended(size)
 	s.limitAfterAppendLocked(seq, subj)
 	if wasEmpty {
@@ -213,6 +214,7 @@ func (s *Store) rollLocked(base uint64, need int) error {
 		return s.failLocked(err)
 	}
 	s.sealing = append(s.sealing, old)
+	s.armSyncLocked()
 	select {
 	case s.sealKick <- struct{}{}:
 	default:
@@ -423,7 +425,7 @@ func (s *Store) settleLocked(ent *segEntry, written <-chan struct{}) error {
 // reads used to wait for it.
 func (s *Store) syncOutsideLock() {
 	s.mu.Lock()
-	if s.closed || s.werr != nil || !s.unsynced && len(s.tombs) == 0 && len(s.sealing) == 0 {
+	if s.closed || s.werr != nil || !s.syncDueLocked() {
 		s.mu.Unlock()
 		return
 	}
@@ -443,6 +445,31 @@ func (s *Store) syncOutsideLock() {
 		ws = s.takeWaitersLocked(target)
 	}
 	s.unlockNotify(ws, nil)
+}
+
+// syncDueLocked: something written or queued waits for an fsync.
+func (s *Store) syncDueLocked() bool {
+	return s.unsynced || len(s.tombs) != 0 || len(s.sealing) != 0
+}
+
+// armSyncLocked sets the SyncInterval timer unless it is set (or the
+// policy is another).
+func (s *Store) armSyncLocked() {
+	if s.syncT != nil && !s.syncArmed {
+		s.syncArmed = true
+		s.syncT.Reset(s.opts.SyncInterval)
+	}
+}
+
+// intervalSync is SyncInterval's timed fsync; what is written while it
+// runs, or what it could not sync, sets the timer again.
+func (s *Store) intervalSync() {
+	s.syncOutsideLock()
+	s.mu.Lock()
+	if !s.closed && s.werr == nil && s.syncDueLocked() {
+		s.armSyncLocked()
+	}
+	s.mu.Unlock()
 }
 
 // gather lets the writers released by the previous commit append again
@@ -676,6 +703,7 @@ func (s *Store) appendTombLocked(first, count uint64) error {
 	}
 	_, err := s.active.seg.Append(segment.FlagTombstone, first, s.lastTS, "", nil, le64(count))
 	s.unsynced, s.dirty = true, true
+	s.armSyncLocked()
 	return err
 }
 

@@ -70,6 +70,7 @@ func (s *Store) tombLocked(seq uint64) {
 	r := ranges(s.tombs)
 	r.add(seq)
 	s.tombs = r
+	s.armSyncLocked()
 }
 
 // persistRemovalLocked writes tombstones for explicitly removed ranges and

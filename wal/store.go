@@ -90,7 +90,13 @@ type Store struct {
 	clk      clock
 	dirty    bool // index changed since the last checkpoint
 	unsynced bool // bytes written or buffered since the last fsync
-	rolls    int  // segment rolls since the last checkpoint
+	// SyncInterval: syncT fires SyncInterval after the first write that
+	// waits for an fsync (armSyncLocked), so that an idle store sets no
+	// timer (a ticker per store woke a server with 100 idle replicated
+	// streams 500 times a second); syncArmed while it is set.
+	syncT     *time.Timer
+	syncArmed bool
+	rolls     int // segment rolls since the last checkpoint
 
 	pending pendingCounts // NumPending's counts per filter (pending.go)
 
@@ -192,11 +198,18 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.report.Took = time.Since(began)
 	s.synced, s.lastCkpt = s.last, time.Now()
+	if s.opts.Sync == SyncInterval {
+		s.syncT = time.NewTimer(s.opts.SyncInterval)
+		s.syncT.Stop()
+	}
 	s.wg.Add(1)
 	go s.background()
 	s.mu.Lock()
 	s.opened = true
 	s.scheduleAgeLocked()
+	if s.syncDueLocked() {
+		s.armSyncLocked()
+	}
 	s.mu.Unlock()
 	return s, nil
 }
@@ -347,10 +360,9 @@ func (s *Store) Remove() error {
 func (s *Store) background() {
 	defer s.wg.Done()
 	var tick <-chan time.Time
-	if s.opts.Sync == SyncInterval {
-		t := time.NewTicker(s.opts.SyncInterval)
-		defer t.Stop()
-		tick = t.C
+	if s.syncT != nil {
+		defer s.syncT.Stop()
+		tick = s.syncT.C
 	}
 	var ckpt <-chan time.Time
 	if s.opts.CheckpointEvery > 0 {
@@ -368,7 +380,15 @@ func (s *Store) background() {
 		case <-s.sealKick:
 			s.finishSeals()
 		case <-tick:
-			s.spawn(&syncing, s.syncOutsideLock)
+			s.mu.Lock()
+			s.syncArmed = false
+			s.mu.Unlock()
+			if !s.spawn(&syncing, s.intervalSync) {
+				// The last one still runs: look again an interval on.
+				s.mu.Lock()
+				s.armSyncLocked()
+				s.mu.Unlock()
+			}
 		case <-ckpt:
 			s.releaseIdleWindows()
 			s.releaseIdleBuffers()
@@ -416,9 +436,9 @@ func (s *Store) periodicCheckpoint() error {
 // through running is still at work: the interval sync and the periodic
 // checkpoint wait for fsyncs, and the group commits and seals on the
 // background goroutine must not wait behind them.
-func (s *Store) spawn(running *atomic.Bool, fn func()) {
+func (s *Store) spawn(running *atomic.Bool, fn func()) bool {
 	if !running.CompareAndSwap(false, true) {
-		return
+		return false
 	}
 	s.wg.Add(1)
 	go func() {
@@ -426,4 +446,5 @@ func (s *Store) spawn(running *atomic.Bool, fn func()) {
 		defer running.Store(false)
 		fn()
 	}()
+	return true
 }
