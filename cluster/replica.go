@@ -166,8 +166,8 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 	// default) rather than four times: with four, a lost stream leader
 	// took 3.2-4.6 s to replace (make bench-cluster, nats-server
 	// 4.1-6.2 s), with two 1.7-2.1 s (nats-server 5.2-6.4 s), for about
-	// one point of idle CPU. What would cut the rest is in
-	// ARCHITECTURE.md (one heartbeat per pair of servers).
+	// one point of idle CPU. The heartbeats themselves now go once per
+	// pair of servers for all the groups (shareBeats; ARCHITECTURE.md).
 	cfg.CommitTimeout = streamCommitTimeout
 	cfg.HeartbeatTimeout = streamTimeoutScale * n.opts.HeartbeatTimeout
 	cfg.ElectionTimeout = streamTimeoutScale * n.opts.ElectionTimeout

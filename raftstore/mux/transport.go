@@ -37,7 +37,9 @@ import (
 // on its open pipeline to the follower rather than on a connection of
 // their own (pipeline.call), and a pooled connection left idle for
 // poolIdle is closed: a stream group of three keeps two connections
-// open, one from its leader to each follower.
+// open, one from its leader to each follower. A group that shares its
+// heartbeats (ShareHeartbeats) sends them in the Mux's rounds instead
+// (beats.go).
 type Transport struct {
 	layer   *Layer
 	timeout time.Duration
