@@ -68,6 +68,7 @@ type batcher struct {
 	queued   int // messages in queue
 	inflight int
 	closed   bool
+	lastSize int // the size of the last batch begun: the next one's first guess
 	drained  func() // told when the queue drains (drain.go)
 
 	toComplete chan *proposal // proposer → completer, in log order
@@ -106,7 +107,9 @@ func (b *batcher) add(subject string, hdr, data []byte, ts int64, done store.App
 	if p == nil {
 		b.unhold()
 		p = &proposal{}
-		p.batch.Grow(min(size*8, batchMaxBytes))
+		// As large as the batch before (load changes slowly), so that
+		// a batch is not copied as it grows.
+		p.batch.Grow(min(max(size*8, b.lastSize), batchMaxBytes))
 		b.queue = append(b.queue, p)
 	}
 	p.batch.Add(subject, hdr, data, ts)
@@ -184,6 +187,9 @@ func (b *batcher) propose() {
 			return
 		}
 		p := b.queue[0]
+		if p.op == nil {
+			b.lastSize = p.batch.Size()
+		}
 		b.queue[0] = nil
 		b.queue = b.queue[1:]
 		b.queued -= p.msgs()

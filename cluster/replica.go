@@ -172,7 +172,7 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 	cfg.HeartbeatTimeout = streamTimeoutScale * n.opts.HeartbeatTimeout
 	cfg.ElectionTimeout = streamTimeoutScale * n.opts.ElectionTimeout
 	cfg.LeaderLeaseTimeout = cfg.HeartbeatTimeout / 2
-	if r.g, err = n.startGroup(groupName(name), dir, fsm, peers, cfg, groupStart{join: join, campaign: campaign, outerLock: opts.OuterLock, shareBeats: true, adopt: r.adoptSnapshot}); err != nil {
+	if r.g, err = n.startGroup(groupName(name), dir, fsm, peers, cfg, groupStart{join: join, campaign: campaign, outerLock: opts.OuterLock, shareBeats: true, cacheLogs: true, adopt: r.adoptSnapshot}); err != nil {
 		fsm.Close()
 		return nil, err
 	}

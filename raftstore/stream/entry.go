@@ -176,7 +176,11 @@ func EncodeAppendBatch(msgs []Msg) []byte {
 }
 
 // Decode parses an entry. The slices in it alias b.
-func Decode(b []byte) (Entry, error) {
+func Decode(b []byte) (Entry, error) { return DecodeInto(b, nil) }
+
+// DecodeInto is Decode with a batch's messages decoded into msgs' array
+// when it is large enough (the caller's, reused from entry to entry).
+func DecodeInto(b []byte, msgs []Msg) (Entry, error) {
 	if len(b) == 0 {
 		return Entry{}, fmt.Errorf("%w: empty", ErrEntry)
 	}
@@ -251,7 +255,12 @@ func Decode(b []byte) (Entry, error) {
 		if n == 0 || uint64(n) > uint64(len(p))/11 {
 			return Entry{}, fmt.Errorf("%w: op %d: count %d in %d bytes", ErrEntry, e.Op, n, len(b))
 		}
-		e.Msgs = make([]Msg, n)
+		if cap(msgs) >= int(n) {
+			e.Msgs = msgs[:n]
+			clear(e.Msgs)
+		} else {
+			e.Msgs = make([]Msg, n)
+		}
 		for i := range e.Msgs {
 			if err := need(8); err != nil {
 				return Entry{}, err

@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -132,6 +133,36 @@ func TestBatchRoundTrip(t *testing.T) {
 	} {
 		if _, err := Decode(bad); !errors.Is(err, ErrEntry) {
 			t.Fatalf("%x: %v", bad, err)
+		}
+	}
+}
+
+// TestDecodeIntoReuses: batches decoded into one caller's array come out
+// whole each time: the array is reused when large enough (no stale header
+// from a longer batch before), and a larger batch gets an array of its own.
+func TestDecodeIntoReuses(t *testing.T) {
+	long := []Msg{{Time: 1, Subject: "a", Header: []byte("H"), Data: []byte("1")}, {Time: 2, Subject: "b", Header: []byte("H2"), Data: []byte("2")}, {Time: 3, Subject: "c", Data: []byte("3")}}
+	short := []Msg{{Time: 9, Subject: "z", Data: []byte("9")}}
+	var scratch []Msg
+	for round, want := range [][]Msg{long, short, long, append(slices.Clone(long), short...)} {
+		e, err := DecodeInto(EncodeAppendBatch(want), scratch)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if len(e.Msgs) != len(want) {
+			t.Fatalf("round %d: %d messages, want %d", round, len(e.Msgs), len(want))
+		}
+		for i, m := range e.Msgs {
+			if m.Time != want[i].Time || m.Subject != want[i].Subject || string(m.Header) != string(want[i].Header) || string(m.Data) != string(want[i].Data) {
+				t.Fatalf("round %d message %d: %+v, want %+v", round, i, m, want[i])
+			}
+		}
+		reused := cap(scratch) >= len(want)
+		if reused && &e.Msgs[0] != &scratch[:1][0] {
+			t.Fatalf("round %d: a large enough array was not reused", round)
+		}
+		if len(e.Msgs) > cap(scratch) {
+			scratch = e.Msgs
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,7 @@ type FSM struct {
 	st *wal.Store
 
 	mw      *markWriter
+	msgs    []Msg         // ApplyBatch's decoded messages, reused from entry to entry
 	applied atomic.Uint64 // last raft index applied
 	sub     uint64        // messages of entry applied+1 applied (from the mark at Open)
 	seq     uint64        // the store's last sequence as the log has it
@@ -326,7 +328,10 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 			out[i] = &Result{Err: f.failed}
 			continue
 		}
-		e, err := Decode(l.Data)
+		e, err := DecodeInto(l.Data, f.msgs)
+		if len(e.Msgs) > cap(f.msgs) {
+			f.msgs = e.Msgs
+		}
 		if err != nil {
 			out[i] = &Result{Err: fmt.Errorf("raft index %d: %w", l.Index, err)}
 			f.applied.Store(l.Index)
@@ -340,6 +345,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 		case OpAppendBatch:
 			br := &BatchResult{Msgs: make([]Result, len(e.Msgs))}
 			out[i] = br
+			a.pending = slices.Grow(a.pending, len(e.Msgs))
 			for k := range e.Msgs {
 				r := &br.Msgs[k]
 				if uint64(k) < sub {
