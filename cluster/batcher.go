@@ -68,7 +68,7 @@ type batcher struct {
 	queued   int // messages in queue
 	inflight int
 	closed   bool
-	lastSize int // the size of the last batch begun: the next one's first guess
+	lastSize int    // the size of the last batch begun: the next one's first guess
 	drained  func() // told when the queue drains (drain.go)
 
 	toComplete chan *proposal // proposer → completer, in log order

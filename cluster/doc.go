@@ -42,10 +42,11 @@
 //     (AwaitApplied), so that a read sent right after a write was
 //     acknowledged nearly always sees it.
 //   - Every meta entry is acted on by every server, so the meta leader
-//     sends the same commit notice after each of its writes
-//     (commitnotice.go), each follower's on a goroutine of its own, and
-//     the meta group's raft CommitTimeout is 1 s rather than the 5 ms
-//     that once carried its commits (most of a quiet server's CPU).
+//     sends the same commit notice after each of its writes and when a
+//     follower answers its heartbeats again (commitnotice.go), each
+//     follower's on a goroutine of its own, and the meta group's raft
+//     CommitTimeout is 50 ms rather than the 5 ms that once carried its
+//     commits (most of a quiet server's CPU).
 //   - Stream groups share their heartbeats (mux.Transport.ShareHeartbeats):
 //     one round per pair of servers every HeartbeatTimeout/10 carries the
 //     heartbeat of every group one leads and the other follows, on a

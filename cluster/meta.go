@@ -116,8 +116,9 @@ type meta struct {
 	kv  map[string][]byte
 	sub *server.Subscription // proposeSubject, while leader
 
-	applied atomic.Uint64 // index of the last entry Apply finished
-	notice  *noticer      // tells the followers each commit (commitnotice.go)
+	applied atomic.Uint64  // index of the last entry Apply finished
+	notice  *noticer       // tells the followers each commit (commitnotice.go)
+	resumed *raft.Observer // a follower answers heartbeats again (watchResumed)
 
 	done     chan struct{} // closed by stop: the node is closing
 	stopOnce sync.Once
@@ -131,6 +132,13 @@ func startMeta(n *Node, put func(string, []byte), del func(string)) (*meta, erro
 	}
 	m.g = g
 	m.notice = newNoticer(g, n.opts.Self, m.done)
+	obs := make(chan raft.Observation, 8)
+	m.resumed = raft.NewObserver(obs, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.ResumedHeartbeatObservation)
+		return ok
+	})
+	g.r.RegisterObserver(m.resumed)
+	go m.watchResumed(obs)
 	go m.watchLeader()
 	go m.announce()
 	return m, nil
@@ -235,6 +243,21 @@ func (s metaSnapshot) Persist(sink raft.SnapshotSink) error {
 }
 
 func (metaSnapshot) Release() {}
+
+// watchResumed sends the commit index to the followers when the leader's
+// heartbeats reach one again after failing (a server back from a restart,
+// or a partition): it then applies what its log holds at once, rather
+// than at the next append.
+func (m *meta) watchResumed(obs <-chan raft.Observation) {
+	for {
+		select {
+		case <-m.done:
+			return
+		case <-obs:
+			m.notice.send()
+		}
+	}
+}
 
 // watchLeader serves proposeSubject while this server leads the group.
 func (m *meta) watchLeader() {
@@ -398,6 +421,7 @@ func (m *meta) close() error {
 		m.sub = nil
 	}
 	m.mu.Unlock()
+	m.g.r.DeregisterObserver(m.resumed)
 	err := m.g.close()
 	m.notice.wait()
 	return err

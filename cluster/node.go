@@ -204,8 +204,17 @@ const logCacheEntries = 32
 
 // metaCommitTimeout is the meta group's raft CommitTimeout: how long its
 // leader waits without a write before it sends the followers an append
-// that carries the commit index.
-const metaCommitTimeout = time.Second
+// that carries the commit index. Its writes' commits go out at once as
+// notices (commitnotice.go); this is what tells a follower whose log is
+// complete but who does not know what of it is committed (a restarted
+// server: raft learns the commit index only from its leader), which then
+// applies its own log. 5 ms cost a quiet cluster ~260 empty appends a
+// second from its meta leader (2.8% of a core per server); with 1 s a
+// restarted server applied the meta map up to 2 s late, and answered
+// requests about streams from a map that old (serve's
+// TestClusterDirectGetFollowerCatchingUp failed under load); 50 ms costs
+// ~40 appends a second.
+const metaCommitTimeout = 50 * time.Millisecond
 
 // raftConfig is the configuration of every group of this node.
 func (n *Node) raftConfig() *raft.Config {
@@ -214,9 +223,6 @@ func (n *Node) raftConfig() *raft.Config {
 	c.HeartbeatTimeout = n.opts.HeartbeatTimeout
 	c.ElectionTimeout = n.opts.ElectionTimeout
 	c.LeaderLeaseTimeout = n.opts.HeartbeatTimeout / 2
-	// Followers learn a meta commit from the leader's notice
-	// (commitnotice.go), not from this: 5 ms cost a quiet cluster
-	// ~260 empty appends a second from its meta leader.
 	c.CommitTimeout = metaCommitTimeout
 	c.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Output: io.Discard, Level: hclog.Off})
 	return c
