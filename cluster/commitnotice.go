@@ -100,21 +100,6 @@ func (g *group) deliver(n commitNotice, done <-chan struct{}) {
 	}
 }
 
-// sendCommit sends every other member the leader's commit index and
-// returns once each has answered or failed; closing done stops the
-// retries.
-func (g *group) sendCommit(self string, done <-chan struct{}) {
-	var wg sync.WaitGroup
-	for _, n := range g.notices(self) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			g.deliver(n, done)
-		}()
-	}
-	wg.Wait()
-}
-
 // noticer sends commit notices without waiting for them: each follower's
 // go out one after the other on a goroutine of its own, started when one
 // is due and gone when none is, so that a follower that is down or slow

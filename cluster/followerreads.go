@@ -121,9 +121,19 @@ func (r *Replica) sendCommits() {
 // wait for the next one (sendCommits).
 const commitDelay = 500 * time.Microsecond
 
-// sendCommit sends the other members the leader's commit index
-// (group.sendCommit).
-func (r *Replica) sendCommit() { r.g.sendCommit(r.n.opts.Self, r.done) }
+// sendCommit sends the other members the leader's commit index, each on
+// its own (noticer): a follower that is down or slow to answer (a refused
+// dial is retried for 250 ms) must not hold back the notice to the one
+// that made the quorum, whose reads wait for it.
+func (r *Replica) sendCommit() {
+	r.mu.Lock()
+	if r.notice == nil {
+		r.notice = newNoticer(r.g, r.n.opts.Self, r.done)
+	}
+	t := r.notice
+	r.mu.Unlock()
+	t.send()
+}
 
 // Current reports whether this member may answer reads from its own copy
 // now: it leads; or it is a voting follower that has heard from its

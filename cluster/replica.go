@@ -58,6 +58,7 @@ type Replica struct {
 	closed   bool
 	// sendCommits runs (started by SetFollowerReads, followerreads.go)
 	sendingCommits bool
+	notice         *noticer // sendCommit's, made on first use
 	// Membership changes (membership.go): a change is asked for, and
 	// manageMembers runs (only while there is something to do).
 	memberKicked, managing bool
@@ -454,6 +455,12 @@ func (r *Replica) close() error {
 	// Raft is down: what was proposed has its answer; the rest fails.
 	r.batch.close()
 	r.wg.Wait()
+	r.mu.Lock()
+	notice := r.notice
+	r.mu.Unlock()
+	if notice != nil {
+		notice.wait() // the transport is closed: each gives up at once
+	}
 	if errors.Is(err, errStillRunning) {
 		return err // raft may still apply to the stream's store
 	}
