@@ -311,6 +311,18 @@ func (js *JetStream) hostedStream(name string) *hosted {
 	return js.cl.hosted[name]
 }
 
+// hostedStreams returns the replicated streams this server holds a member
+// of, at the time of the call.
+func (js *JetStream) hostedStreams() []*hosted {
+	js.cl.mu.Lock()
+	defer js.cl.mu.Unlock()
+	hs := make([]*hosted, 0, len(js.cl.hosted))
+	for _, h := range js.cl.hosted {
+		hs = append(hs, h)
+	}
+	return hs
+}
+
 // applyStream creates or updates what this server holds of a stream.
 func (js *JetStream) applyStream(a streamAssignment) {
 	js.cl.applyMu.Lock()

@@ -53,14 +53,8 @@ func (js *JetStream) servesStream(name string) bool {
 // (it answers the create as soon as it serves), so that new streams'
 // leaders spread over the servers.
 func (js *JetStream) preferredLeader(peers []string) string {
-	js.cl.mu.Lock()
-	hs := make([]*hosted, 0, len(js.cl.hosted))
-	for _, h := range js.cl.hosted {
-		hs = append(hs, h)
-	}
-	js.cl.mu.Unlock()
 	led := map[string]int{}
-	for _, h := range hs {
+	for _, h := range js.hostedStreams() {
 		h.mu.Lock()
 		rep := h.rep
 		h.mu.Unlock()

@@ -101,13 +101,7 @@ func (js *JetStream) watchConsumerStates(stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		js.cl.mu.Lock()
-		hs := make([]*hosted, 0, len(js.cl.hosted))
-		for _, h := range js.cl.hosted {
-			hs = append(hs, h)
-		}
-		js.cl.mu.Unlock()
-		for _, h := range hs {
+		for _, h := range js.hostedStreams() {
 			h.mu.Lock()
 			cs := h.sync
 			h.mu.Unlock()
