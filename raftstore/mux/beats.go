@@ -163,6 +163,9 @@ func (b *beater) forget(group string) {
 			for _, ch := range e.waiting {
 				ch <- beatResult{err: ErrTransportClosed}
 			}
+			// A round under way holds e: it must find nobody to answer
+			// (each channel holds one result).
+			e.waiting = nil
 			delete(s.groups, group)
 		}
 		s.mu.Unlock()

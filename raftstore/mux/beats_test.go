@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -340,4 +341,53 @@ func FuzzBeatRound(f *testing.F) {
 			t.Fatalf("re-encoded round refused: %v", err)
 		}
 	})
+}
+
+// TestBeatForgottenDuringRound: a group whose call gave up (its timeout)
+// while a round with its heartbeat is out, and whose transport then
+// closes, leaves nothing the round's end could block on: the sender goes
+// on serving other calls (each waiting call's channel holds one result;
+// forget answers it, and the round must not answer it again).
+func TestBeatForgottenDuringRound(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // read nothing, answer nothing: the round waits
+		}
+	}()
+	_, m := listenMux(t)
+	m.beats.share(20 * time.Millisecond)
+	target := raft.ServerAddress(ln.Addr().String())
+	req := &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{ID: []byte("s0"), Addr: []byte("s0")}, Term: 1}
+	var resp raft.AppendEntriesResponse
+	if err := m.beats.beat("G", target, req, &resp, 200*time.Millisecond); err == nil {
+		t.Fatal("a heartbeat to a peer that answers nothing succeeded")
+	}
+	var peer net.Conn
+	select {
+	case peer = <-accepted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no round was sent")
+	}
+	m.beats.forget("G") // answers the call that gave up: nobody reads it
+	peer.Close()        // the round fails now, with G's entry in hand
+	second := make(chan error, 1)
+	go func() {
+		var resp raft.AppendEntriesResponse
+		second <- m.beats.beat("H", target, req, &resp, 2*time.Second)
+	}()
+	select {
+	case <-second: // answered (an error: the peer answers nothing)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sender is stuck after a forgotten group's round ended")
+	}
 }
