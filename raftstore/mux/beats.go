@@ -23,10 +23,12 @@ import (
 //   - A heartbeat call (Transport.AppendEntries of a heartbeat) registers
 //     the group's request with the sender to its target server and returns
 //     the answer the target gave to the last round, if that round ended
-//     within beatFresh and answered this very request (same term and
-//     leader). Otherwise it asks for a round at once and waits for it.
-//   - A sender per target server runs a round every beatEvery while some
-//     group has called within beatForget: one frame with the requests of
+//     within fresh (1.5 periods, see timing) and answered this very
+//     request (same term and leader). Otherwise it asks for a round at
+//     once and waits for it.
+//   - A sender per target server runs a round every period (the shortest
+//     any sharing group asked for) while some group has called within
+//     forget (3 periods): one frame with the requests of
 //     all those groups on a connection of its own (a raft connection for
 //     the group beatsGroup, authenticated on the route port as every raft
 //     connection is), and one frame back with an answer per request.
@@ -36,11 +38,11 @@ import (
 //     a later term says so, and the leader steps down on its next call.
 //
 // What this changes for raft: a leader learns of a follower's contact up
-// to beatFresh late (the answer it is given is at most that old), so a
-// partitioned leader keeps its lease up to beatFresh longer; a follower is
-// told of its leader every beatEvery whatever raft's own heartbeat timing;
+// to fresh late (the answer it is given is at most that old), so a
+// partitioned leader keeps its lease up to fresh longer; a follower is
+// told of its leader every period whatever raft's own heartbeat timing;
 // and a group whose leader stopped calling (stepped down, closed) is in
-// the rounds up to beatForget longer (Transport.Close removes it at once).
+// the rounds up to forget longer (Transport.Close removes it at once).
 const (
 	// beatsGroup names the shared heartbeat connection in its raft
 	// preamble; group names of streams and of the meta group never
@@ -231,7 +233,7 @@ func (s *beatSender) stop() {
 	s.once.Do(func() { close(s.done) })
 }
 
-// run makes a round every beatEvery, or at once when kicked, while some
+// run makes a round every period, or at once when kicked, while some
 // group calls.
 func (s *beatSender) run() {
 	defer s.hangUp()
@@ -250,7 +252,7 @@ func (s *beatSender) run() {
 	}
 }
 
-// round sends the requests of the groups that called within beatForget
+// round sends the requests of the groups that called within forget
 // and hands out the answers.
 func (s *beatSender) round() {
 	_, _, forget := s.b.timing()
