@@ -47,6 +47,7 @@ type ackOutcome struct {
 	wasPending  bool  // the message was pending (and a nak or ack applied to it)
 	deliveredAt int64 // its last delivery (unix ns), when wasPending
 	sample      bool  // an explicit ack picked by sample_freq
+	closed      bool  // the consumer was closed: nothing was applied
 }
 
 // ackTokens reads the delivery count and the consumer sequence from an ack

@@ -57,7 +57,7 @@ func (js *JetStream) startConsumerSync(s *stream) *consumerSync {
 				return
 			case <-cs.kick:
 				for _, c := range s.cons.all() {
-					if err := js.checkpointConsumer(cs, c); err != nil {
+					if err := js.checkpointConsumer(cs, c); err != nil && !errors.Is(err, errNotLeader) {
 						js.log.Warn("cluster: consumer state not checkpointed", "stream", s.name, "consumer", c.name, "error", err)
 					}
 				}
@@ -76,8 +76,8 @@ func (cs *consumerSync) close() {
 // last checkpoint.
 func (cs *consumerSync) changed() bool {
 	for _, c := range cs.s.cons.all() {
-		enc, durable := c.checkpointState()
-		if !durable {
+		enc, durable, err := c.checkpointState()
+		if !durable || err != nil {
 			continue
 		}
 		cs.mu.Lock()
@@ -116,14 +116,20 @@ func (js *JetStream) watchConsumerStates(stop <-chan struct{}) {
 }
 
 // checkpointState is what a checkpoint of c holds (durable: c is a
-// durable consumer whose state the stream's leader checkpoints).
-func (c *consumer) checkpointState() (enc []byte, durable bool) {
+// durable consumer whose state the stream's leader checkpoints). A closed
+// durable consumer (its stream's leadership moved, or it was deleted) has
+// nothing to checkpoint: errNotLeader, so that an ack which reached it is
+// never confirmed.
+func (c *consumer) checkpointState() (enc []byte, durable bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cfg.Durable == "" || c.cs != nil || c.closed {
-		return nil, false
+	if c.cfg.Durable == "" || c.cs != nil {
+		return nil, false, nil
 	}
-	return consumerstate.Encode(&c.mem), true
+	if c.closed {
+		return nil, true, errNotLeader
+	}
+	return consumerstate.Encode(&c.mem), true, nil
 }
 
 // checkpointConsumer proposes c's state when it changed since the last
@@ -135,9 +141,9 @@ func (c *consumer) checkpointState() (enc []byte, durable bool) {
 func (js *JetStream) checkpointConsumer(cs *consumerSync, c *consumer) error {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	enc, durable := c.checkpointState()
-	if !durable {
-		return nil
+	enc, durable, err := c.checkpointState()
+	if err != nil || !durable {
+		return err
 	}
 	if bytes.Equal(cs.last[c.name], enc) {
 		return nil

@@ -135,12 +135,7 @@ func (cm *consumerManager) ackTarget(subj string) (*consumer, uint64) {
 func (cm *consumerManager) handleAck(m *server.Msg) {
 	c, sseq := cm.ackTarget(m.Subject)
 	if c == nil || c.noAcks {
-		if c == nil && cm.js.cl != nil && !cm.js.servesStream(ackStream(m.Subject)) {
-			return // every server of the cluster sees acks: the stream's answers
-		}
-		// nats-server subscribes acks only for consumers that take them:
-		// whoever asks for a reply gets a no-responders status.
-		cm.js.noResponders(m.Subject, m.Reply)
+		cm.notTaken(m, c == nil)
 		return
 	}
 	kind, rest, ok := parseAck(m.Data)
@@ -161,6 +156,13 @@ func (cm *consumerManager) handleAck(m *server.Msg) {
 		}
 	}
 	out := c.applyAck(kind, consumerstate.StreamSeq(sseq), delay)
+	if out.closed {
+		// The consumer stopped between ackTarget and applyAck (deleted, or
+		// its stream's leadership moved to another server): nothing was
+		// applied, so nothing may be confirmed.
+		cm.notTaken(m, true)
+		return
+	}
 	if kind == ackTerm || out.wasPending && (kind == ackNak || out.sample) {
 		c.adviseAck(kind, m.Subject, sseq, rest, out)
 	}
@@ -170,6 +172,18 @@ func (cm *consumerManager) handleAck(m *server.Msg) {
 	case m.Reply != "":
 		cm.confirm(c, strings.Clone(m.Reply))
 	}
+}
+
+// notTaken answers an ack no consumer here takes (absent: none by its
+// name; otherwise one that takes no acks). nats-server subscribes acks only
+// for consumers that take them: whoever asks for a reply gets a
+// no-responders status. In a cluster every server sees acks, and an absent
+// consumer's is answered by the server that serves its stream.
+func (cm *consumerManager) notTaken(m *server.Msg, absent bool) {
+	if absent && cm.js.cl != nil && !cm.js.servesStream(ackStream(m.Subject)) {
+		return
+	}
+	cm.js.noResponders(m.Subject, m.Reply)
 }
 
 // hdrAckNotPersisted answers a double ack whose state could not be written.
@@ -216,6 +230,7 @@ func (c *consumer) applyAck(kind ackKind, sseq consumerstate.StreamSeq, delay ti
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
+		out.closed = true
 		return out
 	}
 	c.active = now
