@@ -58,12 +58,17 @@ func (l *ledger) last() uint64 {
 // bodies is a problem. A failed publish may or may not be stored and is
 // not recorded; the publisher waits pause before the next. The longest
 // time from a failed publish to the next acknowledged one is the ledger's
-// outage.
+// outage, and one still going on at stop counts up to then.
 func (l *ledger) publishUntil(stop <-chan struct{}, js jetstream.JetStream, subj, tag string, timeout, pause time.Duration) {
 	var failingSince time.Time
 	for i := 0; ; i++ {
 		select {
 		case <-stop:
+			if !failingSince.IsZero() {
+				l.mu.Lock()
+				l.outage = max(l.outage, time.Since(failingSince))
+				l.mu.Unlock()
+			}
 			return
 		default:
 		}
