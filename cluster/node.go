@@ -175,7 +175,7 @@ func (n *Node) route(peer string) (server.RouteInfo, bool) {
 	if n.srv == nil {
 		return server.RouteInfo{}, false
 	}
-	for _, r := range n.srv.Routes() {
+	for _, r := range n.srv.RoutesBrief() {
 		if strings.Contains(r.RouteURL, "//"+peer+"/") || strings.HasSuffix(r.RouteURL, "//"+peer) {
 			return r, true
 		}

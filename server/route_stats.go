@@ -29,7 +29,16 @@ type RouteInfo struct {
 }
 
 // Routes returns every registered route, by RID.
-func (s *Server) Routes() []RouteInfo {
+func (s *Server) Routes() []RouteInfo { return s.routes(true) }
+
+// RoutesBrief is Routes without each route's interest (Subs): what
+// finding a peer's route, or counting its traffic, needs. Routes lists and sorts every
+// subscription of every route, which with a thousand replicated streams
+// made each STREAM.INFO of one cost milliseconds (its replicas are looked
+// up by route).
+func (s *Server) RoutesBrief() []RouteInfo { return s.routes(false) }
+
+func (s *Server) routes(full bool) []RouteInfo {
 	cl := s.cluster
 	if cl == nil {
 		return nil
@@ -63,6 +72,11 @@ func (s *Server) Routes() []RouteInfo {
 		c.out.mu.Unlock()
 		r.mu.Lock()
 		ri.RemoteID, ri.RemoteName, ri.RouteURL = r.mu.remoteID, r.mu.remoteName, r.mu.routeURL
+		if !full {
+			r.mu.Unlock()
+			out = append(out, ri)
+			continue
+		}
 		for k := range r.mu.subs {
 			if k.acc == c.srv.gacc {
 				ri.Subs = append(ri.Subs, k.key)

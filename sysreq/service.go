@@ -352,7 +352,7 @@ func (s *Service) statsz() *StatsMsg {
 		js.Config.StoreDir = ""
 		st.JetStream = &js
 	}
-	routes := s.opts.Server.Routes()
+	routes := s.opts.Server.RoutesBrief()
 	for _, r := range routes {
 		st.Routes = append(st.Routes, &RouteStat{
 			ID: r.RID, Name: r.RemoteName, Pending: r.Pending,
