@@ -84,9 +84,17 @@ type Node struct {
 	progStop chan struct{} // closed by Close: the progress reports stop (progress.go)
 	progWG   sync.WaitGroup
 
+	// beatObs carries every stream group's heartbeat observations to one
+	// goroutine per node (watchHeartbeats), which hands each to its
+	// replica by observed: a goroutine per group did the same for one
+	// group each, a thousand goroutines on a server with a thousand
+	// replicas.
+	beatObs chan raft.Observation
+
 	mu       sync.Mutex
 	replicas map[string]*Replica
-	opening  map[string]int // OpenStream calls under way, by stream
+	observed map[*raft.Raft]*Replica // replicas whose heartbeats are observed
+	opening  map[string]int          // OpenStream calls under way, by stream
 	closed   bool
 }
 
@@ -120,8 +128,12 @@ func New(opts Options) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: route address %q: %w", opts.Self, err)
 	}
-	return &Node{opts: opts, log: opts.Logger, mux: mux.New(addr, opts.Dial, opts.Logger),
-		replicas: make(map[string]*Replica), opening: make(map[string]int), progStop: make(chan struct{})}, nil
+	n := &Node{opts: opts, log: opts.Logger, mux: mux.New(addr, opts.Dial, opts.Logger),
+		replicas: make(map[string]*Replica), observed: make(map[*raft.Raft]*Replica), opening: make(map[string]int),
+		progStop: make(chan struct{}), beatObs: make(chan raft.Observation, beatObsQueue)}
+	n.progWG.Add(1)
+	go n.watchHeartbeats(n.progStop)
+	return n, nil
 }
 
 // Handoff takes a raft connection the route listener accepted and

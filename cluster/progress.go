@@ -136,21 +136,52 @@ func (r *Replica) appendProgress(b []byte) []byte {
 	return append(b, '\n')
 }
 
-// watchFollowers publishes this member's applied index at once (a
-// restarted member is seen back without waiting for its server's next
-// report) and records what raft observes of the heartbeats to the
-// followers (noteHeartbeat), until the replica closes.
-func (r *Replica) watchFollowers(obs <-chan raft.Observation) {
-	defer r.wg.Done()
-	r.reportProgress()
+// beatObsQueue is how many heartbeat observations wait for
+// watchHeartbeats; raft drops one that finds the queue full (the
+// observers do not block), which Followers tolerates (a follower's
+// progress reports say it is back).
+const beatObsQueue = 1024
+
+// watchHeartbeats records, until stop closes, what raft observes of every
+// stream group's heartbeats to its followers (Replica.noteHeartbeat).
+func (n *Node) watchHeartbeats(stop <-chan struct{}) {
+	defer n.progWG.Done()
 	for {
 		select {
-		case <-r.done:
+		case <-stop:
 			return
-		case o := <-obs:
-			r.noteHeartbeat(o)
+		case o := <-n.beatObs:
+			n.mu.Lock()
+			r := n.observed[o.Raft]
+			n.mu.Unlock()
+			if r != nil {
+				r.noteHeartbeat(o)
+			}
 		}
 	}
+}
+
+// observeHeartbeats has watchHeartbeats record r's heartbeat observations.
+func (r *Replica) observeHeartbeats() {
+	r.n.mu.Lock()
+	r.n.observed[r.g.r] = r
+	r.n.mu.Unlock()
+	r.obs = raft.NewObserver(r.n.beatObs, false, func(o *raft.Observation) bool {
+		switch o.Data.(type) {
+		case raft.FailedHeartbeatObservation, raft.ResumedHeartbeatObservation:
+			return true
+		}
+		return false
+	})
+	r.g.r.RegisterObserver(r.obs)
+}
+
+// unobserveHeartbeats undoes observeHeartbeats.
+func (r *Replica) unobserveHeartbeats() {
+	r.g.r.DeregisterObserver(r.obs)
+	r.n.mu.Lock()
+	delete(r.n.observed, r.g.r)
+	r.n.mu.Unlock()
 }
 
 // reportProgress publishes this member's applied index alone.

@@ -177,16 +177,9 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 		fsm.Close()
 		return nil, err
 	}
-	obsCh := make(chan raft.Observation, 16)
-	r.obs = raft.NewObserver(obsCh, false, func(o *raft.Observation) bool {
-		switch o.Data.(type) {
-		case raft.FailedHeartbeatObservation, raft.ResumedHeartbeatObservation:
-			return true
-		}
-		return false
-	})
-	r.g.r.RegisterObserver(r.obs)
+	r.observeHeartbeats()
 	if err := r.startCatchup(); err != nil {
+		r.unobserveHeartbeats()
 		r.g.close()
 		fsm.Close()
 		return nil, err
@@ -197,9 +190,11 @@ func (n *Node) OpenStream(name string, peers []string, join, campaign bool, opts
 		return r.g.r.Apply(b, applyTimeout)
 	})
 	r.batch.onDrain(r.flushCommit)
-	r.wg.Add(2)
+	r.wg.Add(1)
 	go r.watchLeader()
-	go r.watchFollowers(obsCh)
+	// This member's applied index at once: a restarted member is seen
+	// back without waiting for its server's next report.
+	r.reportProgress()
 	n.mu.Lock()
 	if n.closed {
 		// Close ran while the group started (a stream assigned as the
@@ -344,7 +339,7 @@ func (r *Replica) Checkpoint(key string, val []byte) error {
 }
 
 // noteHeartbeat records what raft observed of the leader's heartbeats to
-// a follower (watchFollowers).
+// a follower (Node.watchHeartbeats).
 func (r *Replica) noteHeartbeat(o raft.Observation) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -443,7 +438,7 @@ func (r *Replica) close() error {
 	}
 	r.closed = true
 	r.mu.Unlock()
-	r.g.r.DeregisterObserver(r.obs)
+	r.unobserveHeartbeats()
 	if r.catchSub != nil {
 		r.catchSub.Unsubscribe()
 	}
