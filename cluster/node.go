@@ -81,7 +81,9 @@ type Node struct {
 	meta *meta
 	asks asks // Gather's requests in flight (gather.go)
 
-	progStop chan struct{} // closed by Close: the progress reports stop (progress.go)
+	// progStop is closed by Close: the node's own goroutines stop (the
+	// progress reports and watchHeartbeats, progress.go); progWG counts them.
+	progStop chan struct{}
 	progWG   sync.WaitGroup
 
 	// beatObs carries every stream group's heartbeat observations to one

@@ -22,25 +22,7 @@ func TestDoubleAckOnClosedConsumerNotConfirmed(t *testing.T) {
 	js, _ := njs.New(ts.connect())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := js.CreateStream(ctx, njs.StreamConfig{Name: "A", Subjects: []string{"a.>"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.Publish(ctx, "a.x", []byte("m")); err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.CreateOrUpdateConsumer(ctx, njs.ConsumerConfig{Durable: "D", AckPolicy: njs.AckExplicitPolicy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := c.Fetch(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, ok := <-b.Messages()
-	if !ok {
-		t.Fatal("nothing fetched")
-	}
+	m := fetchFromNewDurable(ctx, t, js, 1)[0]
 	// Close the consumer as a lost leadership does, leaving it registered:
 	// the window in which an ack finds it and then finds it closed.
 	con := ts.js.lookup("A").cons.get("D")

@@ -23,30 +23,7 @@ func TestDoubleAckNotConfirmedWhenNotPersisted(t *testing.T) {
 			js, _ := njs.New(ts.connect())
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			s, err := js.CreateStream(ctx, njs.StreamConfig{Name: "A", Subjects: []string{"a.>"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for range 2 {
-				if _, err := js.Publish(ctx, "a.x", []byte("m")); err != nil {
-					t.Fatal(err)
-				}
-			}
-			c, err := s.CreateOrUpdateConsumer(ctx, njs.ConsumerConfig{Durable: "D", AckPolicy: njs.AckExplicitPolicy})
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := c.Fetch(2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var msgs []njs.Msg
-			for m := range b.Messages() {
-				msgs = append(msgs, m)
-			}
-			if len(msgs) != 2 {
-				t.Fatalf("fetched %d", len(msgs))
-			}
+			msgs := fetchFromNewDurable(ctx, t, js, 2)
 			if err := msgs[0].DoubleAck(ctx); err != nil {
 				t.Fatalf("first ack on a healthy disk: %v", err)
 			}
@@ -58,6 +35,37 @@ func TestDoubleAckNotConfirmedWhenNotPersisted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fetchFromNewDurable publishes n messages on stream A ("a.>"), creates
+// durable D with explicit acks and fetches them, unacknowledged.
+func fetchFromNewDurable(ctx context.Context, t *testing.T, js njs.JetStream, n int) []njs.Msg {
+	t.Helper()
+	s, err := js.CreateStream(ctx, njs.StreamConfig{Name: "A", Subjects: []string{"a.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if _, err := js.Publish(ctx, "a.x", []byte("m")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := s.CreateOrUpdateConsumer(ctx, njs.ConsumerConfig{Durable: "D", AckPolicy: njs.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Fetch(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []njs.Msg
+	for m := range b.Messages() {
+		msgs = append(msgs, m)
+	}
+	if len(msgs) != n {
+		t.Fatalf("fetched %d, want %d", len(msgs), n)
+	}
+	return msgs
 }
 
 // TestStreamDeleteOnFullDisk: deleting a stream when nothing can be written

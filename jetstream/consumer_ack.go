@@ -175,7 +175,8 @@ func (cm *consumerManager) handleAck(m *server.Msg) {
 }
 
 // notTaken answers an ack no consumer here takes (absent: none by its
-// name; otherwise one that takes no acks). nats-server subscribes acks only
+// name, or one closed since it was found; otherwise one that takes no
+// acks). nats-server subscribes acks only
 // for consumers that take them: whoever asks for a reply gets a
 // no-responders status. In a cluster every server sees acks, and an absent
 // consumer's is answered by the server that serves its stream.
