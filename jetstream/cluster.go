@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jetwal/jetwal/jetstream/api"
@@ -175,12 +176,13 @@ const (
 
 // hosted is a replicated stream this server holds a member of.
 type hosted struct {
-	mu     sync.Mutex
-	asg    streamAssignment
-	rep    Replica
-	active *stream       // while this server leads the group
-	sync   *consumerSync // its consumers' checkpoints, while leading
-	gone   bool
+	mu      sync.Mutex
+	opening atomic.Bool // its open is in flight, holding mu (cluster_open.go)
+	asg     streamAssignment
+	rep     Replica
+	active  *stream       // while this server leads the group
+	sync    *consumerSync // its consumers' checkpoints, while leading
+	gone    bool
 }
 
 // clustering is JetStream's clustered state.
@@ -197,9 +199,10 @@ type clustering struct {
 	// applyMu serializes applyStream: the meta group applies assignments
 	// in order, and a finished leave re-applies its stream's.
 	applyMu    sync.Mutex
-	stopStates func() // serveStates' subscription
-	stopReads  func() // serveReads' subscription
-	stopWrites func() // serveWrites' subscription
+	opens      replicaOpens // replicas being opened (cluster_open.go)
+	stopStates func()       // serveStates' subscription
+	stopReads  func()       // serveReads' subscription
+	stopWrites func()       // serveWrites' subscription
 	direct     directState
 	// watchConsumerStates runs until cstatesStop closes, then closes
 	// cstatesDone (cluster_consumer.go).
@@ -264,7 +267,11 @@ func (js *JetStream) applyMetaPut(key string, val []byte) {
 		js.applyStream(a)
 	case strings.HasPrefix(key, consumerKeyPrefix):
 		stream, _, _ := strings.Cut(strings.TrimPrefix(key, consumerKeyPrefix), "/")
-		if h := js.hostedStream(stream); h != nil {
+		// A replica still opening has nothing to restore yet: once it
+		// leads, activate restores every consumer the meta map then
+		// holds, this one included. Waiting for its open here would
+		// make the opens of a restart's replay one at a time again.
+		if h := js.hostedStream(stream); h != nil && !h.opening.Load() {
 			h.mu.Lock()
 			s := h.active
 			h.mu.Unlock()
@@ -294,11 +301,15 @@ func (js *JetStream) applyMetaDelete(key string) {
 		js.dropConverted(name) // a local stream being made a group
 		return
 	}
-	h.mu.Lock()
+	h.mu.Lock() // waits for its open (cluster_open.go)
 	h.gone = true
+	rep := h.rep
 	h.mu.Unlock()
 	js.deactivate(h)
-	if err := h.rep.Remove(); err != nil {
+	if rep == nil {
+		return // its open failed: nothing was opened
+	}
+	if err := rep.Remove(); err != nil {
 		js.log.Error("cluster: removing stream replica", "stream", name, "error", err)
 	}
 	js.adviseStream(name, api.ActionDelete)
@@ -359,12 +370,19 @@ func (js *JetStream) applyStreamLocked(a streamAssignment) {
 		return
 	}
 	if h := js.hostedStream(cfg.Name); h != nil {
-		h.mu.Lock()
+		h.mu.Lock() // waits for its open (cluster_open.go)
+		rep := h.rep
+		if rep == nil {
+			// The open failed: h is no longer hosted; open anew.
+			h.mu.Unlock()
+			js.applyStreamLocked(a)
+			return
+		}
 		h.asg = a
 		s := h.active
 		h.mu.Unlock()
-		h.rep.SetPeers(a.Peers)
-		if err := h.rep.UpdateLimits(storeLimits(&cfg)); err != nil {
+		rep.SetPeers(a.Peers)
+		if err := rep.UpdateLimits(storeLimits(&cfg)); err != nil {
 			js.log.Error("cluster: updating stream limits", "stream", cfg.Name, "error", err)
 		}
 		if s != nil {
@@ -385,28 +403,7 @@ func (js *JetStream) applyStreamLocked(a streamAssignment) {
 		}
 	}
 	js.dropConverted(cfg.Name)
-	h := &hosted{asg: a}
-	js.cl.mu.Lock()
-	js.cl.hosted[cfg.Name] = h
-	js.cl.mu.Unlock()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	join := len(a.Initial) > 0 && !slices.Contains(a.Initial, js.cl.c.Self())
-	rep, err := js.cl.c.OpenStream(cfg.Name, a.Peers, join, a.Preferred == js.cl.c.Self(), js.replicaOptions(&cfg), func(lead bool) {
-		if lead {
-			js.activate(h)
-		} else {
-			js.deactivate(h)
-		}
-	})
-	if err != nil {
-		js.log.Error("cluster: opening stream replica", "stream", cfg.Name, "error", err)
-		js.cl.mu.Lock()
-		delete(js.cl.hosted, cfg.Name)
-		js.cl.mu.Unlock()
-		return
-	}
-	h.rep = rep
+	js.openHosted(&hosted{asg: a}) // cluster_open.go
 }
 
 // replicaOptions are the store options of this server's replica of a
@@ -519,10 +516,11 @@ func (js *JetStream) closeCluster() {
 			stop()
 		}
 	}
+	js.cl.opens.wait() // cluster_open.go
 	for _, h := range hs {
 		js.deactivate(h)
-		if h.rep != nil {
-			_ = h.rep.Close()
+		if rep := h.replica(); rep != nil {
+			_ = rep.Close()
 		}
 	}
 }

@@ -195,9 +195,11 @@ func (js *JetStream) assignedInfo(a streamAssignment, wait bool) *api.StreamInfo
 			break
 		}
 		// A leader elsewhere: it marks the stream served in the meta map.
-		if h := js.hostedStream(name); h != nil && h.rep != nil {
-			if l := h.rep.Leader(); l != "" && l != js.srv.ServerName() && h.rep.Serving() {
-				break
+		if h := js.hostedStream(name); h != nil {
+			if rep := h.replica(); rep != nil {
+				if l := rep.Leader(); l != "" && l != js.srv.ServerName() && rep.Serving() {
+					break
+				}
 			}
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -209,10 +211,14 @@ func (js *JetStream) assignedInfo(a streamAssignment, wait bool) *api.StreamInfo
 	}
 	info := &api.StreamInfo{Config: a.Config, Created: a.Created, TimeStamp: time.Now().UTC(),
 		Cluster: &api.ClusterInfo{Name: js.cl.c.Name()}}
-	if h := js.hostedStream(name); h != nil && h.rep != nil {
-		st := h.rep.Store().State()
+	var rep Replica
+	if h := js.hostedStream(name); h != nil {
+		rep = h.replica()
+	}
+	if rep != nil {
+		st := rep.Store().State()
 		info.State = apiState(&st, 0)
-		info.Cluster.Leader = h.rep.Leader()
+		info.Cluster.Leader = rep.Leader()
 	} else if !a.grouped() {
 		info.Cluster.Leader = js.cl.c.NameOf(a.Peers[0])
 	}

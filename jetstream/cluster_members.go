@@ -49,18 +49,24 @@ const leaveTimeout = 30 * time.Second
 // (it keeps serving while it leads, until it hands over).
 func (js *JetStream) leaveStream(a streamAssignment) {
 	name := a.Config.Name
+	h := js.hostedStream(name)
+	if h == nil {
+		return
+	}
+	rep := h.replica() // after its open (cluster_open.go)
 	js.cl.mu.Lock()
-	h := js.cl.hosted[name]
-	delete(js.cl.hosted, name)
-	if h != nil && h.rep != nil {
+	if js.cl.hosted[name] == h {
+		delete(js.cl.hosted, name)
+	}
+	if rep != nil {
 		js.cl.leaving[name] = h
 	}
 	js.cl.mu.Unlock()
-	if h == nil || h.rep == nil {
+	if rep == nil {
 		return
 	}
 	go func() {
-		err := h.rep.Leave(a.Peers, leaveTimeout)
+		err := rep.Leave(a.Peers, leaveTimeout)
 		js.cl.mu.Lock()
 		stayed := js.cl.leaving[name] != h
 		if !stayed {
