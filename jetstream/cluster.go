@@ -199,10 +199,11 @@ type clustering struct {
 	// applyMu serializes applyStream: the meta group applies assignments
 	// in order, and a finished leave re-applies its stream's.
 	applyMu    sync.Mutex
-	opens      replicaOpens // replicas being opened (cluster_open.go)
-	stopStates func()       // serveStates' subscription
-	stopReads  func()       // serveReads' subscription
-	stopWrites func()       // serveWrites' subscription
+	opens      replicaOpens    // replicas being opened (cluster_open.go)
+	asgs       assignmentCache // decoded assignments (cluster_assignments.go)
+	stopStates func()          // serveStates' subscription
+	stopReads  func()          // serveReads' subscription
+	stopWrites func()          // serveWrites' subscription
 	direct     directState
 	// watchConsumerStates runs until cstatesStop closes, then closes
 	// cstatesDone (cluster_consumer.go).
@@ -243,16 +244,6 @@ func (js *JetStream) assignment(name string) (streamAssignment, bool) {
 		return a, false
 	}
 	return a, true
-}
-
-func (js *JetStream) assignments() []streamAssignment {
-	var out []streamAssignment
-	for _, k := range js.cl.c.Keys(streamKeyPrefix) {
-		if a, ok := js.assignment(strings.TrimPrefix(k, streamKeyPrefix)); ok {
-			out = append(out, a)
-		}
-	}
-	return out
 }
 
 // applyMetaPut applies a committed assignment on this server.

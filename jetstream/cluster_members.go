@@ -157,10 +157,11 @@ func (js *JetStream) rescale(a streamAssignment, cfg *api.StreamConfig, replicas
 // initial, the others join.
 func (a streamAssignment) withPeers(peers []string) streamAssignment {
 	if len(a.Initial) == 0 {
-		a.Initial = slices.Clone(a.Peers)
+		a.Initial = a.Peers
 	}
 	a.Peers = peers
-	a.Initial = slices.DeleteFunc(a.Initial, func(p string) bool { return !slices.Contains(peers, p) })
+	// A copy: a's slices may be shared (assignments' cache).
+	a.Initial = slices.DeleteFunc(slices.Clone(a.Initial), func(p string) bool { return !slices.Contains(peers, p) })
 	return a
 }
 

@@ -118,6 +118,7 @@
 //   - cluster_placement.go: picking a stream's servers (placement cluster and tags).
 //   - cluster.go: clustered JetStream: the meta group and replicated streams.
 //   - cluster_open.go: opening replicas in the background, several at a time.
+//   - cluster_assignments.go: the stream assignments, decoded once.
 //   - cluster_api.go: the meta leader's side of the stream operations (clusterCreateStream, …), StepDownStream.
 //   - cluster_consumer.go: consumer state of replicated streams.
 //   - cluster_stepdown.go: meta and consumer leader step-downs (StepDownConsumer).
