@@ -68,7 +68,7 @@ type batcher struct {
 	queued   int // messages in queue
 	inflight int
 	closed   bool
-	lastSize int    // the size of the last batch begun: the next one's first guess
+	lastSize int    // about the largest of the recent batches: the next one's first guess
 	drained  func() // told when the queue drains (drain.go)
 
 	toComplete chan *proposal // proposer → completer, in log order
@@ -188,7 +188,12 @@ func (b *batcher) propose() {
 		}
 		p := b.queue[0]
 		if p.op == nil {
-			b.lastSize = p.batch.Size()
+			// The largest of the recent batches, fading by an eighth a
+			// batch: sized from the last one alone, a batch larger
+			// than the one before it was copied as it grew (on the
+			// leader under load, more bytes allocated growing batches
+			// than in the batches themselves).
+			b.lastSize = max(p.batch.Size(), b.lastSize-b.lastSize/8)
 		}
 		b.queue[0] = nil
 		b.queue = b.queue[1:]

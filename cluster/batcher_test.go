@@ -625,3 +625,42 @@ func checkStored(t *testing.T, st store.StreamStore, want map[uint64]int, payloa
 		}
 	}
 }
+
+// TestBatcherSizeGuess: a new batch starts with room for about the
+// largest recent batch, not only the last one, so a large batch after a
+// small one is not copied as it grows; the guess fades as batches stay
+// small.
+func TestBatcherSizeGuess(t *testing.T) {
+	fr := newFakeRaft(t)
+	b := newBatcher("test", fr.apply)
+	defer b.close()
+	cb := newCallbacks()
+	id := 0
+	batch := func(k int) {
+		for range k {
+			if err := b.add("s", nil, make([]byte, 100), 1, cb.done(id), true); err != nil {
+				t.Fatal(err)
+			}
+			id++
+		}
+		b.flush()
+		waitFor(t, "the batch's callbacks", func() bool { return cb.count() == id })
+	}
+	guess := func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.lastSize
+	}
+	batch(300)
+	big := stream.BatchMsgSize("s", nil, make([]byte, 100)) * 300
+	batch(1)
+	if g := guess(); g < big*3/4 {
+		t.Fatalf("after a batch of %d bytes and a small one, a new batch starts with room for %d", big, g)
+	}
+	for range 40 {
+		batch(1)
+	}
+	if g := guess(); g > big/50 {
+		t.Fatalf("after 40 small batches the guess is still %d (the big batch: %d)", g, big)
+	}
+}
