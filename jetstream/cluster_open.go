@@ -18,9 +18,10 @@ import (
 // the hosted with its mu already locked, and the open unlocks it when the
 // replica is set (or the open failed and the hosted is gone from the
 // map). Whatever finds the hosted — the next assignment of the stream, a
-// consumer's, a removal, a leadership change, an API request — waits
-// there until the open is over, as it waited for applyStream before;
-// only a consumer's assignment does not wait (applyMetaPut).
+// removal, a leadership change, an API request — waits there until the
+// open is over, as it waited for applyStream before. Only the assignment
+// of one of its consumers does not wait (applyMetaPut): the stream
+// restores its consumers when it leads.
 // closeCluster waits for the opens in flight.
 
 // maxReplicaOpens bounds the opens in flight: enough to overlap their
