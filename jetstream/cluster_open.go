@@ -35,12 +35,17 @@ type replicaOpens struct {
 	running int
 }
 
-// start waits for a free slot and takes it.
-func (o *replicaOpens) start() {
+// lock takes mu; the zero replicaOpens is ready to use.
+func (o *replicaOpens) lock() {
 	o.mu.Lock()
 	if o.changed.L == nil {
 		o.changed.L = &o.mu
 	}
+}
+
+// start waits for a free slot and takes it.
+func (o *replicaOpens) start() {
+	o.lock()
 	for o.running >= maxReplicaOpens {
 		o.changed.Wait()
 	}
@@ -50,20 +55,15 @@ func (o *replicaOpens) start() {
 
 // done frees a slot.
 func (o *replicaOpens) done() {
-	o.mu.Lock()
+	o.lock()
 	o.running--
-	if o.changed.L != nil {
-		o.changed.Broadcast()
-	}
+	o.changed.Broadcast()
 	o.mu.Unlock()
 }
 
 // wait returns when no open is in flight.
 func (o *replicaOpens) wait() {
-	o.mu.Lock()
-	if o.changed.L == nil {
-		o.changed.L = &o.mu
-	}
+	o.lock()
 	for o.running > 0 {
 		o.changed.Wait()
 	}
