@@ -418,9 +418,11 @@ func (c *consumer) deliver(st *consumerstate.State, now int64, interest bool, so
 			continue
 		}
 		if w == nil && c.rate != nil {
-			if next := c.rate.take(now, size); next > 0 {
+			// The bucket's own clock (monotonic); the wake-up in unix ns.
+			t := c.rate.clock()
+			if next := c.rate.take(t, size); next > 0 {
 				c.replyBuf = c.replyBuf[:at]
-				soon(next)
+				soon(now + (next - t))
 				return false
 			}
 		}
