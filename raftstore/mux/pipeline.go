@@ -1,6 +1,7 @@
 package mux
 
 import (
+	"reflect"
 	"sync"
 	"time"
 
@@ -105,12 +106,21 @@ func (p *pipeline) enqueue(typ uint8, req any, f *appendFuture) error {
 // pipeline's connection and waits for its answer, which the remote
 // decodes into resp. The request waits behind the appends sent before it.
 func (p *pipeline) call(typ uint8, req, resp any) error {
-	f := &appendFuture{rpc: true, resp: resp, ready: make(chan struct{})}
+	// The answer is read into a value of the call's own and copied to
+	// resp once it is in: a call that gives up on a shut pipeline sends
+	// again elsewhere into resp, while readAnswers may still be decoding
+	// the first answer (a data race the race detector caught in
+	// TestTransportInstallSnapshot).
+	into := reflect.New(reflect.TypeOf(resp).Elem())
+	f := &appendFuture{rpc: true, resp: into.Interface(), ready: make(chan struct{})}
 	if err := p.enqueue(typ, req, f); err != nil {
 		return err
 	}
 	select {
 	case <-f.ready:
+		if f.err == nil {
+			reflect.ValueOf(resp).Elem().Set(into.Elem())
+		}
 		return f.err
 	case <-p.shutdown:
 		return raft.ErrPipelineShutdown
